@@ -1,0 +1,1 @@
+//! convoy-actors: the deployment domain as a pure, deterministic core, and the leader-side actors.

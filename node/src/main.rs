@@ -1,0 +1,2 @@
+//! The `convoy` binary.
+fn main() {}

@@ -1,0 +1,118 @@
+//! The internal transport: length-prefixed bincode frames over authenticated TCP, no gRPC.
+//!
+//! Wire protocol, per connection: the server sends a random challenge, the client answers with
+//! HMAC-SHA256(cluster secret, challenge) and its own challenge, the server proves itself the same
+//! way; then the client sends [`RpcRequest`] frames and reads one [`RpcResponse`] frame for each.
+//! Every frame is a 4-byte big-endian length followed by that many bincode bytes; the length is
+//! checked against the cap before the body is read.
+
+pub mod auth;
+pub mod client;
+pub mod frame;
+pub mod server;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::{Member, NodeId, Reply, TypeConfig};
+
+/// A request a client (a follower or a peer's raft core) sends to a server.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum RpcRequest {
+    /// openraft: append entries / heartbeat.
+    AppendEntries(openraft::raft::AppendEntriesRequest<TypeConfig>),
+    /// openraft: request a vote.
+    Vote(openraft::raft::VoteRequest<TypeConfig>),
+    /// openraft: pre-vote (does not disturb the current leader).
+    PreVote(openraft::raft::VoteRequest<TypeConfig>),
+    /// openraft: install a whole snapshot (vote, meta, bytes).
+    FullSnapshot {
+        /// The sender's vote.
+        vote: openraft::alias::VoteOf<TypeConfig>,
+        /// What the snapshot covers.
+        meta: openraft::alias::SnapshotMetaOf<TypeConfig>,
+        /// The snapshot bytes.
+        data: Vec<u8>,
+    },
+    /// openraft: the leader hands leadership to the receiver.
+    TransferLeader(openraft::raft::TransferLeaderRequest<TypeConfig>),
+    /// An application request forwarded by a follower to the leader.
+    Client(ClientRequest),
+}
+
+/// A server's answer to one [`RpcRequest`].
+#[derive(Debug, Serialize, Deserialize)]
+pub enum RpcResponse {
+    /// Answer to [`RpcRequest::AppendEntries`].
+    AppendEntries(openraft::raft::AppendEntriesResponse<TypeConfig>),
+    /// Answer to [`RpcRequest::Vote`] and [`RpcRequest::PreVote`].
+    Vote(openraft::raft::VoteResponse<TypeConfig>),
+    /// Answer to [`RpcRequest::FullSnapshot`].
+    Snapshot(openraft::raft::SnapshotResponse<TypeConfig>),
+    /// Answer to [`RpcRequest::TransferLeader`].
+    TransferLeader,
+    /// Answer to [`RpcRequest::Client`].
+    Client(Result<ClientResponse, ClientError>),
+    /// The raft core refused the RPC (shutting down, or a fatal error); the message says why.
+    RaftError(String),
+}
+
+/// What a client of the cluster can ask the leader to do.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ClientRequest {
+    /// Propose an encoded application command; the leader stamps its time on it.
+    Propose(Vec<u8>),
+    /// Add a server: as a learner first, then as a voter once it has caught up.
+    AddMember {
+        /// The new server's id.
+        id: NodeId,
+        /// Its addresses.
+        member: Member,
+    },
+    /// Remove a server from the voters and the cluster.
+    RemoveMember {
+        /// The id of the server to remove.
+        id: NodeId,
+    },
+    /// Confirm leadership and return the log index a linearizable read must wait for.
+    ReadIndex,
+}
+
+/// The leader's answer to a [`ClientRequest`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum ClientResponse {
+    /// The state machine's reply to [`ClientRequest::Propose`].
+    Applied(Reply),
+    /// The membership change is committed.
+    MembershipChanged,
+    /// Reads are linearizable once this index is applied locally.
+    ReadIndex(u64),
+}
+
+/// Why a forwarded client request failed. Travels over the wire, so it is plain data.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// No leader is known (an election is in progress); retry shortly.
+    #[error("no leader is known yet")]
+    NoLeader,
+    /// The receiver is not the leader; `leader` is who it believes leads.
+    #[error("server is not the leader (leader is {leader:?})")]
+    NotLeader {
+        /// The believed leader, if any.
+        leader: Option<(NodeId, Member)>,
+    },
+    /// The request was invalid (e.g. removing an unknown member).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// The leader failed to carry it out (storage error, shutdown, timeout).
+    #[error("leader failed: {0}")]
+    Failed(String),
+}
+
+/// What the transport's server calls for [`RpcRequest::Client`]: implemented by [`crate::RaftNode`].
+pub trait ClientHandler: Send + Sync + 'static {
+    /// Carries out `request` on this server as leader (never forwards again).
+    fn handle(
+        &self,
+        request: ClientRequest,
+    ) -> futures::future::BoxFuture<'static, Result<ClientResponse, ClientError>>;
+}

@@ -1,0 +1,57 @@
+//! The openraft type configuration shared by the log store, the transport and the node.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A server's id in the cluster.
+pub type NodeId = u64;
+
+/// What the cluster knows about a server: where its peers and its clients reach it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// Address of the internal bincode/TCP transport.
+    pub raft_addr: String,
+    /// Address of the HTTP API.
+    pub http_addr: String,
+}
+
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "raft={} http={}", self.raft_addr, self.http_addr)
+    }
+}
+
+/// One log entry's application payload: an encoded command stamped with the leader's clock.
+///
+/// The state machine store clamps `at_ms` so that applied times never go backwards, even across
+/// leaders whose clocks differ a little.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proposal {
+    /// Milliseconds since the Unix epoch on the leader when it accepted the proposal.
+    pub at_ms: u64,
+    /// The command, encoded with [`crate::codec`].
+    pub command: Vec<u8>,
+}
+
+impl fmt::Display for Proposal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "proposal(at={}ms, {} bytes)", self.at_ms, self.command.len())
+    }
+}
+
+/// The state machine's answer to one proposal, encoded with [`crate::codec`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply(pub Vec<u8>);
+
+openraft::declare_raft_types!(
+    /// convoy's openraft type configuration.
+    pub TypeConfig:
+        D = Proposal,
+        R = Reply,
+        NodeId = NodeId,
+        Node = Member,
+);
+
+/// Shorthand for openraft's Raft handle with convoy's types.
+pub type Raft = openraft::Raft<TypeConfig>;

@@ -1,0 +1,1 @@
+//! convoy-tests: fixtures that start real `convoy` server processes and talk to them.
