@@ -1,1 +1,2 @@
 //! convoy-actors: the deployment domain as a pure, deterministic core, and the leader-side actors.
+pub mod domain;

@@ -1,0 +1,240 @@
+//! Commands (everything the API can write, plus the leader's `MarkInactive` and `Tick`) and their responses.
+
+use super::ids::{Actor, DeploymentId, GroupDeploymentId};
+use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
+use super::status::Status;
+use super::strategy::{Completion, Strategy};
+use super::group::StepItem;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Parameters of `StartDeployment`; `None` takes the subscription's value or the default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentSpec {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version; default: the selected version (pin, dependency invariant, newest).
+    pub version: Option<u64>,
+    /// Strategy; default: the subscription's, else all_at_once.
+    pub strategy: Option<Strategy>,
+    /// Ordinal ranges of the consumer's nodes, e.g. `"0-1,5"`.
+    pub nodes: Option<String>,
+    /// Watch time.
+    pub min_healthy_ms: Option<u64>,
+    /// Retries per node.
+    pub max_failures_per_node: Option<u32>,
+    /// Failed nodes tolerated.
+    pub max_failed_nodes: Option<u32>,
+    /// Default true.
+    pub rollback_on_failure: Option<bool>,
+    /// Makes it coordinated.
+    pub pulse_interval_ms: Option<u64>,
+    /// Default: the subscription's, else all nodes, no timeout.
+    pub completion: Option<Completion>,
+    /// Recorded on the creation event.
+    pub message: Option<String>,
+}
+
+/// Every state change. Applied by `ClusterState::apply(cmd, at)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Command {
+    /// Create a resource.
+    CreateResource {
+        /// Name.
+        name: String,
+    },
+    /// Publish the next version of a resource.
+    PublishVersion {
+        /// Resource.
+        resource: String,
+        /// Label.
+        label: Option<String>,
+        /// Artifact.
+        artifact: Option<Artifact>,
+        /// Metadata.
+        metadata: BTreeMap<String, String>,
+        /// Dependency links (each must name an existing version).
+        depends_on: Vec<Dependency>,
+        /// Health-check port for the agent.
+        health_port: Option<u16>,
+    },
+    /// Create a consumer.
+    CreateConsumer {
+        /// Name.
+        name: String,
+        /// Node ids (ordinal = index).
+        nodes: Vec<String>,
+    },
+    /// Add and remove nodes.
+    UpdateConsumerNodes {
+        /// Consumer.
+        name: String,
+        /// Appended (ordinals after the existing ones).
+        add: Vec<String>,
+        /// Removed (skipped by active deployments).
+        remove: Vec<String>,
+    },
+    /// Create or replace a subscription.
+    Subscribe {
+        /// Consumer.
+        consumer: String,
+        /// Resource.
+        resource: String,
+        /// weak or strong.
+        mode: Mode,
+        /// Default strategy.
+        strategy: Option<Strategy>,
+        /// Manual pin.
+        pin: Option<u64>,
+        /// Default completion.
+        completion: Option<Completion>,
+    },
+    /// Node progress, batched; only changes should reach the log (see `report_changes`).
+    ReportNodes(Vec<NodeReport>),
+    /// The leader saw these nodes stop reporting for `node_timeout`.
+    MarkInactive {
+        /// Node ids.
+        nodes: Vec<String>,
+    },
+    /// Start a deployment.
+    StartDeployment(DeploymentSpec),
+    /// Pause.
+    Pause {
+        /// Deployment.
+        id: DeploymentId,
+        /// Message.
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// Resume.
+    Resume {
+        /// Deployment.
+        id: DeploymentId,
+        /// Message.
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// Abort; nodes keep what they have.
+    Abort {
+        /// Deployment.
+        id: DeploymentId,
+        /// Message.
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// Roll back.
+    Rollback {
+        /// Deployment.
+        id: DeploymentId,
+        /// Message.
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// A pulse from the coordinating service.
+    Pulse {
+        /// Deployment.
+        id: DeploymentId,
+    },
+    /// Create a consumer group.
+    CreateGroup {
+        /// Name.
+        name: String,
+        /// Members.
+        members: Vec<Member>,
+    },
+    /// Plan and start a group deployment.
+    StartGroupDeployment {
+        /// Group.
+        group: String,
+        /// Versions per resource; default: each member's selected version.
+        versions: Option<BTreeMap<String, u64>>,
+    },
+    /// Abort a group deployment and its running deployments.
+    AbortGroupDeployment {
+        /// Group deployment.
+        id: GroupDeploymentId,
+    },
+    /// Evaluate every time-based rule due at `at`.
+    Tick,
+}
+
+/// Answer to a pulse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PulseAnswer {
+    /// Keep pulsing.
+    Ok,
+    /// Stop: finished, unknown, or held by a person.
+    Stop,
+}
+
+/// Status of a group deployment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum GroupStatus {
+    /// Steps in progress.
+    Running,
+    /// Every step succeeded.
+    Succeeded,
+    /// A step failed.
+    Failed,
+    /// Aborted.
+    Aborted,
+}
+
+/// What an applied command returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    /// Applied (or a no-op).
+    Done,
+    /// `PublishVersion`: the new number.
+    VersionPublished {
+        /// Resource.
+        resource: String,
+        /// New version.
+        version: u64,
+    },
+    /// `StartDeployment`.
+    DeploymentStarted {
+        /// New id.
+        id: DeploymentId,
+        /// Its status after creation.
+        status: Status,
+    },
+    /// Pause/Resume/Abort/Rollback: the status after the command.
+    Deployment {
+        /// Deployment.
+        id: DeploymentId,
+        /// Status now.
+        status: Status,
+        /// False for a no-op.
+        changed: bool,
+    },
+    /// `Pulse`.
+    Pulse {
+        /// OK or STOP.
+        answer: PulseAnswer,
+        /// Status now (`None` for an unknown deployment).
+        status: Option<Status>,
+    },
+    /// `StartGroupDeployment`.
+    GroupDeploymentStarted {
+        /// New id.
+        id: GroupDeploymentId,
+        /// The planned steps.
+        steps: Vec<Vec<StepItem>>,
+    },
+    /// `AbortGroupDeployment`.
+    GroupDeployment {
+        /// Id.
+        id: GroupDeploymentId,
+        /// Status now.
+        status: GroupStatus,
+    },
+}

@@ -1,0 +1,325 @@
+//! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
+
+use super::errors::DomainError;
+use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use super::status::{self, PausedBy, Status};
+use super::strategy::Settings;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// A node's state inside one deployment (API.md: `pending` ... `rolled_back`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodePhase {
+    /// Not yet admitted.
+    Pending,
+    /// In the download (prefetch) window.
+    Downloading,
+    /// In the download window, fetched.
+    Downloaded,
+    /// In the install window.
+    Installing,
+    /// Installed, healthy, inside `min_healthy`.
+    Watching,
+    /// Done.
+    Succeeded,
+    /// Out of retries (forward) or its rollback failed.
+    Failed,
+    /// Its activity, interest or membership changed; counts as neither.
+    Skipped,
+    /// Being re-targeted at its from-version.
+    RollingBack,
+    /// Back on its from-version.
+    RolledBack,
+}
+
+/// One node of a deployment, at its position in the fixed order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeploymentNode {
+    /// Node id.
+    pub id: String,
+    /// Its ordinal in the consumer at creation.
+    pub ordinal: u32,
+    /// The version it ran before (rollback target).
+    pub from_version: Option<u64>,
+    /// State.
+    pub phase: NodePhase,
+    /// Failed attempts so far.
+    pub failures: u32,
+    /// The current failed attempt has been counted (reset once the node retries).
+    pub error_seen: bool,
+    /// End of its healthy watch.
+    pub watch_until: Option<Timestamp>,
+}
+
+/// What an event records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A status transition (or creation).
+    Status,
+    /// Admitted to the download window.
+    Download,
+    /// Admitted to the install window.
+    Install,
+    /// Healthy; watch started.
+    Watch,
+    /// Succeeded.
+    Succeeded,
+    /// A failed attempt with retries left.
+    Retry,
+    /// Failed.
+    Failed,
+    /// Skipped.
+    Skipped,
+    /// Re-targeted at its from-version.
+    Rollback,
+    /// Back on its from-version.
+    RolledBack,
+}
+
+/// A compact event: node events carry the node's position, not its id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// When.
+    pub at: Timestamp,
+    /// What.
+    pub kind: EventKind,
+    /// Status entered (status events).
+    pub status: Option<Status>,
+    /// Node position (node events).
+    pub node: Option<u32>,
+    /// Who.
+    pub by: Actor,
+    /// Why.
+    pub message: Option<String>,
+}
+
+/// A deployment and its progress. Counters are maintained incrementally so a node report is O(log n).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deployment {
+    /// Id.
+    pub id: DeploymentId,
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Target version.
+    pub version: u64,
+    /// Status.
+    pub status: Status,
+    /// Why it is held.
+    pub paused_by: Option<PausedBy>,
+    /// Settings.
+    pub settings: Settings,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Last pulse (replicated, so a new leader can re-arm the countdown).
+    pub last_pulse_at: Option<Timestamp>,
+    /// The node set in its fixed order.
+    pub nodes: Vec<DeploymentNode>,
+    /// The whole consumer (not narrowed by ordinal ranges).
+    pub full: bool,
+    /// The group deployment that started it.
+    pub group: Option<GroupDeploymentId>,
+    /// Events.
+    pub events: Vec<Event>,
+    /// Next position to admit to install (forward).
+    pub install_cursor: u32,
+    /// Next position to admit to download (forward).
+    pub download_cursor: u32,
+    /// Install slots taken: installing, watching and failed nodes (forward).
+    pub install_used: u32,
+    /// Download slots taken.
+    pub download_used: u32,
+    /// Unfinished nodes of the current batch.
+    pub batch_open: u32,
+    /// Batches after which it auto-paused.
+    pub autopaused: u32,
+    /// Succeeded nodes.
+    pub succeeded: u32,
+    /// Failed nodes (forward).
+    pub failed: u32,
+    /// Skipped nodes.
+    pub skipped: u32,
+    /// Positions in the order they were admitted to install.
+    pub touched: Vec<u32>,
+    /// How many nodes each forward batch touched (rolled back in reverse).
+    pub batches: Vec<u32>,
+    /// Entries of reversed `touched` admitted to rollback.
+    pub rb_cursor: u32,
+    /// Nodes rolling back now.
+    pub rb_used: u32,
+    /// Rollback batches formed.
+    pub rb_batch: u32,
+    /// Nodes whose rollback failed.
+    pub rb_failed: u32,
+    /// Watching nodes by watch end.
+    pub watches: BTreeSet<(Timestamp, u32)>,
+    /// When it became terminal.
+    pub ended_at: Option<Timestamp>,
+}
+
+impl Deployment {
+    /// A new deployment in its initial status (AWAITING_PULSE when coordinated).
+    pub(crate) fn new(
+        id: DeploymentId,
+        consumer: String,
+        resource: String,
+        version: u64,
+        settings: Settings,
+        nodes: Vec<DeploymentNode>,
+        full: bool,
+        at: Timestamp,
+    ) -> Self {
+        let status = if settings.pulse_interval_ms.is_some() {
+            Status::RollForwardAwaitingPulse
+        } else {
+            Status::RollingForward
+        };
+        Deployment {
+            id,
+            consumer,
+            resource,
+            version,
+            status,
+            paused_by: None,
+            settings,
+            created_at: at,
+            last_pulse_at: None,
+            nodes,
+            full,
+            group: None,
+            events: Vec::new(),
+            install_cursor: 0,
+            download_cursor: 0,
+            install_used: 0,
+            download_used: 0,
+            batch_open: 0,
+            autopaused: 0,
+            succeeded: 0,
+            failed: 0,
+            skipped: 0,
+            touched: Vec::new(),
+            batches: Vec::new(),
+            rb_cursor: 0,
+            rb_used: 0,
+            rb_batch: 0,
+            rb_failed: 0,
+            watches: BTreeSet::new(),
+            ended_at: None,
+        }
+    }
+
+    /// Has a pulse interval.
+    pub fn coordinated(&self) -> bool {
+        self.settings.pulse_interval_ms.is_some()
+    }
+
+    /// The pulse countdown has run out at `at` (never pulsed counts as expired).
+    pub fn pulse_expired(&self, at: Timestamp) -> bool {
+        match self.settings.pulse_interval_ms {
+            None => false,
+            Some(interval) => self.last_pulse_at.is_none_or(|t| t.saturating_add(interval) <= at),
+        }
+    }
+
+    pub(crate) fn push_event(&mut self, at: Timestamp, kind: EventKind, node: Option<u32>, by: Actor, message: Option<String>) {
+        let status = (kind == EventKind::Status).then_some(self.status);
+        self.events.push(Event { at, kind, status, node, by, message });
+    }
+
+    /// Moves to `to` if the table allows it and records the event; `Ok(false)` for a no-op.
+    pub(crate) fn transition(&mut self, to: Status, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if !status::check(self.id, self.status, to)? {
+            return Ok(false);
+        }
+        self.status = to;
+        if !to.is_paused() && !to.is_awaiting() {
+            self.paused_by = None;
+        }
+        if to.is_terminal() {
+            self.ended_at = Some(at);
+        }
+        self.push_event(at, EventKind::Status, None, by, message);
+        Ok(true)
+    }
+
+    /// Enters ROLLING_* in `forward` direction, or AWAITING_PULSE at once if the pulse countdown has expired.
+    pub(crate) fn enter_rolling(&mut self, forward: bool, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if self.coordinated() && self.pulse_expired(at) && !self.status.is_rolling() {
+            let changed = self.transition(Status::awaiting(forward), at, by, message)?;
+            self.paused_by = Some(PausedBy::PulseTimeout);
+            return Ok(changed);
+        }
+        let changed = self.transition(Status::rolling(forward), at, by, message)?;
+        if self.coordinated() && self.pulse_expired(at) {
+            self.block_on_pulse(at);
+        }
+        Ok(changed)
+    }
+
+    /// ROLLING_* → AWAITING_PULSE with `paused_by = pulse_timeout`.
+    pub(crate) fn block_on_pulse(&mut self, at: Timestamp) {
+        let to = Status::awaiting(self.status == Status::RollingForward);
+        if self.transition(to, at, Actor::Timer, Some("pulses timed out".into())).unwrap_or(false) {
+            self.paused_by = Some(PausedBy::PulseTimeout);
+        }
+    }
+
+    fn refuse(&self, op: &str) -> DomainError {
+        DomainError::Transition { id: self.id.to_string(), from: self.status, op: op.into() }
+    }
+
+    /// Pause: rolling or awaiting → PAUSED (`paused_by = user`); already paused: no-op.
+    pub(crate) fn pause(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if self.status.is_terminal() {
+            return Err(self.refuse("pause a terminal deployment"));
+        }
+        if self.status.is_paused() {
+            return Ok(false);
+        }
+        let changed = self.transition(Status::paused(self.status.is_forward()), at, by, message)?;
+        self.paused_by = Some(PausedBy::User);
+        Ok(changed)
+    }
+
+    /// Resume: PAUSED → ROLLING_* (or AWAITING_PULSE if the pulse expired). Never un-blocks AWAITING_PULSE.
+    pub(crate) fn resume(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if self.status.is_terminal() {
+            return Err(self.refuse("resume a terminal deployment"));
+        }
+        if self.status.is_awaiting() {
+            return Err(self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it"));
+        }
+        if self.status.is_rolling() {
+            return Ok(false);
+        }
+        self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)
+    }
+
+    /// Abort: any active → ABORTED; nodes keep what they have.
+    pub(crate) fn abort(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if self.status == Status::Aborted {
+            return Ok(false);
+        }
+        if self.status.is_terminal() {
+            return Err(self.refuse("abort a terminal deployment"));
+        }
+        self.transition(Status::Aborted, at, by, message)
+    }
+
+    /// Rollback: ROLLING_FORWARD, forward PAUSED or AWAITING_PULSE → ROLLING_BACK.
+    pub(crate) fn rollback(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+        if self.status == Status::RollingBack {
+            return Ok(false);
+        }
+        if self.status.is_terminal() {
+            return Err(self.refuse("roll back a terminal deployment"));
+        }
+        if !self.status.is_forward() {
+            return Err(self.refuse("roll back a deployment that is already rolling back"));
+        }
+        self.start_rollback(at, by, message)
+    }
+}

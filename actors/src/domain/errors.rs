@@ -1,0 +1,196 @@
+//! Domain errors: every refusal names the thing and the value; `kind()` maps them to 404/409/400.
+
+use super::status::Status;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Longest message accepted on any command.
+pub const MAX_MESSAGE_LEN: usize = 1024;
+
+/// Coarse class of a refusal, for the HTTP layer: 404, 409 and 400.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorKind {
+    /// An unknown id or name (404).
+    NotFound,
+    /// The request clashes with the current state (409).
+    Conflict,
+    /// The request itself is malformed or meaningless (400).
+    Invalid,
+}
+
+/// The kinds of named things an error can point at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entity {
+    /// A resource.
+    Resource,
+    /// A consumer.
+    Consumer,
+    /// A node.
+    Node,
+    /// A deployment.
+    Deployment,
+    /// A consumer group.
+    Group,
+    /// A group deployment.
+    GroupDeployment,
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Entity::Resource => "resource",
+            Entity::Consumer => "consumer",
+            Entity::Node => "node",
+            Entity::Deployment => "deployment",
+            Entity::Group => "group",
+            Entity::GroupDeployment => "group deployment",
+        })
+    }
+}
+
+/// A refused command. A refusal never changes the state.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+pub enum DomainError {
+    /// Unknown id or name.
+    #[error("{entity} \"{name}\" not found")]
+    NotFound {
+        /// What kind of thing.
+        entity: Entity,
+        /// The name or id asked for.
+        name: String,
+    },
+    /// A name that is already taken.
+    #[error("{entity} \"{name}\" already exists")]
+    AlreadyExists {
+        /// What kind of thing.
+        entity: Entity,
+        /// The name.
+        name: String,
+    },
+    /// A version that was never published.
+    #[error("resource \"{resource}\" has no version {version}")]
+    UnknownVersion {
+        /// The resource.
+        resource: String,
+        /// The version asked for.
+        version: u64,
+    },
+    /// A second active deployment for one (consumer, resource).
+    #[error("consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\"")]
+    ActiveDeployment {
+        /// The consumer.
+        consumer: String,
+        /// The resource.
+        resource: String,
+        /// The deployment that is active.
+        id: String,
+    },
+    /// A status change that the transition table forbids.
+    #[error("deployment \"{id}\" is {from}; cannot {op}")]
+    Transition {
+        /// The deployment.
+        id: String,
+        /// Its current status.
+        from: Status,
+        /// What was asked, in words.
+        op: String,
+    },
+    /// A group deployment that is not running.
+    #[error("group deployment \"{id}\" is {status}; cannot {op}")]
+    GroupTransition {
+        /// The group deployment.
+        id: String,
+        /// Its current status.
+        status: String,
+        /// What was asked.
+        op: String,
+    },
+    /// A setting whose value is meaningless.
+    #[error("{field} = {value} is invalid: {reason}")]
+    InvalidSetting {
+        /// The field name.
+        field: String,
+        /// The value given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// An ordinal range outside the consumer's node set.
+    #[error("node range \"{range}\" is outside the node set of consumer \"{consumer}\" ({count} nodes)")]
+    OrdinalOutOfRange {
+        /// The consumer.
+        consumer: String,
+        /// The range as given.
+        range: String,
+        /// How many nodes the consumer has.
+        count: usize,
+    },
+    /// A dependency cycle inside a group.
+    #[error("dependency cycle in group \"{group}\": {path}")]
+    Cycle {
+        /// The group.
+        group: String,
+        /// The cycle, `a/r@1 -> b/s@2 -> a/r@1`.
+        path: String,
+    },
+    /// A dependency that points outside the group or at nothing.
+    #[error("dangling dependency in group \"{group}\": {path}")]
+    Dangling {
+        /// The group.
+        group: String,
+        /// The offending edge and why.
+        path: String,
+    },
+    /// A message longer than [`MAX_MESSAGE_LEN`].
+    #[error("message is {len} characters long; at most 1024 are allowed")]
+    MessageTooLong {
+        /// Its length in characters.
+        len: usize,
+    },
+    /// Snapshot bytes that do not decode.
+    #[error("snapshot cannot be decoded: {0}")]
+    Snapshot(String),
+}
+
+impl DomainError {
+    /// The coarse class, for mapping to HTTP statuses.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            DomainError::NotFound { .. } | DomainError::UnknownVersion { .. } => ErrorKind::NotFound,
+            DomainError::AlreadyExists { .. }
+            | DomainError::ActiveDeployment { .. }
+            | DomainError::Transition { .. }
+            | DomainError::GroupTransition { .. } => ErrorKind::Conflict,
+            DomainError::InvalidSetting { .. }
+            | DomainError::OrdinalOutOfRange { .. }
+            | DomainError::Cycle { .. }
+            | DomainError::Dangling { .. }
+            | DomainError::MessageTooLong { .. }
+            | DomainError::Snapshot(_) => ErrorKind::Invalid,
+        }
+    }
+
+    pub(crate) fn not_found(entity: Entity, name: impl fmt::Display) -> Self {
+        DomainError::NotFound { entity, name: name.to_string() }
+    }
+
+    pub(crate) fn invalid(field: &str, value: impl fmt::Display, reason: &str) -> Self {
+        DomainError::InvalidSetting { field: field.into(), value: value.to_string(), reason: reason.into() }
+    }
+}
+
+/// Refuses messages over [`MAX_MESSAGE_LEN`] characters.
+pub fn check_message(message: Option<&str>) -> Result<(), DomainError> {
+    match message {
+        Some(m) if m.chars().count() > MAX_MESSAGE_LEN => Err(DomainError::MessageTooLong { len: m.chars().count() }),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses empty or absurdly long names.
+pub fn check_name(field: &str, name: &str) -> Result<(), DomainError> {
+    if name.is_empty() || name.len() > 256 || name.chars().any(char::is_control) {
+        return Err(DomainError::invalid(field, format!("{name:?}"), "names must be 1-256 printable characters"));
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Deployment lifecycle on the state: creation (node set, order, from-versions), user operations, pulses,
+//! and automatic deployments of strong subscriptions (DEPLOYMENTS.md §4–§7).
+
+use super::command::{DeploymentSpec, PulseAnswer, Response};
+use super::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
+use super::errors::{check_message, DomainError, Entity};
+use super::ids::{Actor, DeploymentId};
+use super::model::Mode;
+use super::ranges::parse_ranges;
+use super::state::{ClusterState, Cx, Op};
+use super::strategy::Settings;
+
+impl ClusterState {
+    pub(crate) fn start_deployment_cmd(&mut self, spec: DeploymentSpec, cx: &mut Cx) -> Result<Response, DomainError> {
+        let id = self.start_deployment(spec, Actor::User, false, cx)?.expect("manual deployments are always created");
+        let status = self.deployments[&id].status;
+        Ok(Response::DeploymentStarted { id, status })
+    }
+
+    /// Validates and creates a deployment. With `require_nodes`, an empty node set creates nothing (`Ok(None)`).
+    pub(crate) fn start_deployment(&mut self, spec: DeploymentSpec, by: Actor, require_nodes: bool, cx: &mut Cx) -> Result<Option<DeploymentId>, DomainError> {
+        check_message(spec.message.as_deref())?;
+        let consumer = self.consumers.get(&spec.consumer).ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
+        let res = self.resources.get(&spec.resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
+        if let Some(id) = consumer.active.get(&spec.resource) {
+            return Err(DomainError::ActiveDeployment { consumer: spec.consumer, resource: spec.resource, id: id.to_string() });
+        }
+        let version = match spec.version {
+            Some(v) if res.versions.contains_key(&v) => v,
+            Some(v) => return Err(DomainError::UnknownVersion { resource: spec.resource, version: v }),
+            None => self.selected_version(&spec.consumer, &spec.resource).ok_or_else(|| {
+                DomainError::invalid("version", "none", &format!("resource \"{}\" has no selectable version", spec.resource))
+            })?,
+        };
+        let sub = consumer.subscriptions.get(&spec.resource);
+        let settings = Settings {
+            strategy: spec.strategy.or_else(|| sub.and_then(|s| s.strategy.clone())).unwrap_or_default(),
+            min_healthy_ms: spec.min_healthy_ms.unwrap_or(0),
+            max_failures_per_node: spec.max_failures_per_node.unwrap_or(0),
+            max_failed_nodes: spec.max_failed_nodes,
+            rollback_on_failure: spec.rollback_on_failure.unwrap_or(true),
+            pulse_interval_ms: spec.pulse_interval_ms,
+            completion: spec.completion.or_else(|| sub.and_then(|s| s.completion.clone())).unwrap_or_default(),
+        };
+        settings.validate()?;
+        let ordinals = match &spec.nodes {
+            Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
+            None => None,
+        };
+        let mut nodes = Vec::new();
+        let mut pre_done = 0;
+        for (ordinal, nid) in consumer.nodes.iter().enumerate() {
+            let ordinal = ordinal as u32;
+            if ordinals.as_ref().is_some_and(|o| !o.contains(&ordinal)) {
+                continue;
+            }
+            let Some(ns) = self.nodes.get(nid) else { continue };
+            if !ns.active || !ns.interested(&spec.resource) {
+                continue;
+            }
+            let from_version = ns.current(&spec.resource);
+            let phase = if from_version == Some(version) {
+                pre_done += 1;
+                NodePhase::Succeeded
+            } else {
+                NodePhase::Pending
+            };
+            nodes.push(DeploymentNode { id: nid.clone(), ordinal, from_version, phase, failures: 0, error_seen: false, watch_until: None });
+        }
+        if require_nodes && nodes.is_empty() {
+            return Ok(None);
+        }
+        self.next_deployment += 1;
+        let id = DeploymentId(self.next_deployment);
+        let full = ordinals.is_none();
+        let mut d = Deployment::new(id, spec.consumer.clone(), spec.resource.clone(), version, settings, nodes, full, cx.at);
+        d.succeeded = pre_done;
+        let message = spec.message.or_else(|| Some(format!("deploy version {version} to {} nodes", d.nodes.len())));
+        d.push_event(cx.at, EventKind::Status, None, by, message);
+        for (p, n) in d.nodes.iter().enumerate() {
+            if let Some(ns) = self.nodes.get_mut(&n.id) {
+                ns.deployments.insert(id, p as u32);
+            }
+        }
+        let c = self.consumers.get_mut(&spec.consumer).expect("checked");
+        c.active.insert(spec.resource.clone(), id);
+        if let Some(s) = c.subscriptions.get_mut(&spec.resource) {
+            s.last_started = Some(version);
+        }
+        self.active.insert(id);
+        d.advance(cx.at, &self.nodes);
+        self.deployments.insert(id, d);
+        self.touch(id, cx);
+        Ok(Some(id))
+    }
+
+    pub(crate) fn deployment_op(&mut self, id: DeploymentId, message: Option<String>, by: Actor, op: Op, cx: &mut Cx) -> Result<Response, DomainError> {
+        check_message(message.as_deref())?;
+        let d = self.deployments.get_mut(&id).ok_or_else(|| DomainError::not_found(Entity::Deployment, id))?;
+        let changed = match op {
+            Op::Pause => d.pause(cx.at, by, message)?,
+            Op::Resume => d.resume(cx.at, by, message)?,
+            Op::Abort => d.abort(cx.at, by, message)?,
+            Op::Rollback => d.rollback(cx.at, by, message)?,
+        };
+        d.advance(cx.at, &self.nodes);
+        let status = d.status;
+        self.touch(id, cx);
+        Ok(Response::Deployment { id, status, changed })
+    }
+
+    pub(crate) fn pulse(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
+        let Some(d) = self.deployments.get_mut(&id) else {
+            return Response::Pulse { answer: PulseAnswer::Stop, status: None };
+        };
+        let answer = d.pulse(cx.at, &self.nodes);
+        let status = d.status;
+        self.touch(id, cx);
+        Response::Pulse { answer, status: Some(status) }
+    }
+
+    /// Strong subscriptions whose selected version changed get a deployment (unless one is active, a running
+    /// group deployment will deploy them, or no node could take part yet).
+    pub(crate) fn reconcile(&mut self, cx: &mut Cx) {
+        let mut todo = Vec::new();
+        for (cname, c) in &self.consumers {
+            for (r, sub) in &c.subscriptions {
+                if sub.mode != Mode::Strong || c.active.contains_key(r) || self.held_by_group(cname, r) {
+                    continue;
+                }
+                if let Some(v) = self.selected_version(cname, r) {
+                    if sub.last_started != Some(v) {
+                        todo.push((cname.clone(), r.clone(), v));
+                    }
+                }
+            }
+        }
+        for (consumer, resource, version) in todo {
+            let spec = DeploymentSpec {
+                consumer,
+                resource,
+                version: Some(version),
+                message: Some(format!("selected version changed to {version}")),
+                ..DeploymentSpec::default()
+            };
+            let _ = self.start_deployment(spec, Actor::System, true, cx);
+        }
+    }
+}

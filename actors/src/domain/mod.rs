@@ -1,0 +1,41 @@
+//! The deployment domain as a pure, deterministic core: no I/O, no clock, no actix (DEPLOYMENTS.md in full).
+//!
+//! `ClusterState::apply(command, at)` is the only place state changes; every server applies the same log and
+//! gets byte-identical snapshots. See `docs/ARCHITECTURE.md` ("Domain core") for the map from each section of
+//! DEPLOYMENTS.md to modules and tests.
+
+mod command;
+mod deployment;
+mod errors;
+mod group;
+mod ids;
+mod lifecycle;
+mod model;
+mod progress;
+mod pulse;
+mod ranges;
+mod registry;
+mod selection;
+mod state;
+mod status;
+mod strategy;
+mod targets;
+mod views;
+
+pub use command::{Command, DeploymentSpec, GroupStatus, PulseAnswer, Response};
+pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
+pub use errors::{check_message, DomainError, Entity, ErrorKind, MAX_MESSAGE_LEN};
+pub use group::{GroupDeployment, StepItem};
+pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+pub use model::{
+    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState, Resource, ResourceReport,
+    Subscription, Version, VersionProgress,
+};
+pub use ranges::parse_ranges;
+pub use state::{ClusterState, SNAPSHOT_LIMIT};
+pub use status::{allowed, PausedBy, Status, TRANSITIONS};
+pub use strategy::{Completion, Settings, Strategy};
+pub use views::{
+    ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView, EventView, GroupDeploymentView,
+    GroupView, NodeView, ResourceView, StatusFilter, StepItemView, SubscriptionView, Target, VersionView,
+};

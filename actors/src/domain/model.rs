@@ -1,0 +1,224 @@
+//! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
+
+use super::ids::{DeploymentId, Timestamp};
+use super::strategy::{Completion, Strategy};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a version's artifact lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Download URL.
+    pub url: String,
+    /// Expected SHA-256, hex.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Size in bytes.
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+/// "This version needs `resource` at `version` (or newer) installed where it must be".
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Dependency {
+    /// The resource depended on.
+    pub resource: String,
+    /// The minimum version of it.
+    pub version: u64,
+}
+
+/// An immutable published release of a resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Version {
+    /// Its number: 1, 2, ... per resource.
+    pub version: u64,
+    /// Optional human label.
+    pub label: Option<String>,
+    /// Optional artifact.
+    pub artifact: Option<Artifact>,
+    /// Free metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Dependency links.
+    pub depends_on: Vec<Dependency>,
+    /// Port the agent health-checks, if any.
+    pub health_port: Option<u16>,
+    /// When it was published.
+    pub published_at: Timestamp,
+}
+
+/// A named, versioned artifact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Name.
+    pub name: String,
+    /// Versions by number.
+    pub versions: BTreeMap<u64, Version>,
+}
+
+impl Resource {
+    /// The newest published version number.
+    pub fn newest(&self) -> Option<u64> {
+        self.versions.keys().next_back().copied()
+    }
+}
+
+/// Consistency mode of a subscription (DEPLOYMENTS.md §4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Every node on its own, at once, no deployment.
+    #[default]
+    Weak,
+    /// Nodes converge through deployments.
+    Strong,
+}
+
+/// A consumer's policy for one resource.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// weak or strong.
+    pub mode: Mode,
+    /// Default strategy of its deployments.
+    pub strategy: Option<Strategy>,
+    /// Manual pin (highest selection priority).
+    pub pin: Option<u64>,
+    /// Default completion conditions.
+    pub completion: Option<Completion>,
+    /// The version of the last deployment started for it (auto or by hand); a strong subscription
+    /// starts a new deployment when the selected version differs from it.
+    pub last_started: Option<u64>,
+    /// The version the whole consumer converged on (last ROLLED_FORWARD over its full node set).
+    pub version: Option<u64>,
+}
+
+/// A named group of nodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Consumer {
+    /// Name.
+    pub name: String,
+    /// Node ids; a node's ordinal is its index here.
+    pub nodes: Vec<String>,
+    /// Subscriptions by resource.
+    pub subscriptions: BTreeMap<String, Subscription>,
+    /// The active deployment per resource (at most one).
+    pub active: BTreeMap<String, DeploymentId>,
+}
+
+/// What a node holds of one version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionProgress {
+    /// Fetched.
+    #[serde(default)]
+    pub downloaded: bool,
+    /// Installed.
+    #[serde(default)]
+    pub installed: bool,
+    /// Installation finished (success if `error` is empty).
+    #[serde(default)]
+    pub done: bool,
+    /// Installation error.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Health check result; `None` means the version has no health check (counts as healthy).
+    #[serde(default)]
+    pub healthy: Option<bool>,
+}
+
+impl VersionProgress {
+    /// Finished with an error, or finished but reporting unhealthy.
+    pub fn is_failure(&self) -> bool {
+        self.done && (self.error.is_some() || self.healthy == Some(false))
+    }
+
+    /// Done without error and healthy.
+    pub fn is_ok(&self) -> bool {
+        self.done && self.error.is_none() && self.healthy != Some(false)
+    }
+}
+
+/// A node's replicated state for one resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeResource {
+    /// Still wants the resource.
+    pub interested: bool,
+    /// The version it runs now.
+    pub current: Option<u64>,
+    /// The versions it holds.
+    pub versions: BTreeMap<u64, VersionProgress>,
+}
+
+impl Default for NodeResource {
+    fn default() -> Self {
+        NodeResource { interested: true, current: None, versions: BTreeMap::new() }
+    }
+}
+
+/// A node's replicated state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeState {
+    /// Reporting (a node becomes inactive through `MarkInactive`).
+    pub active: bool,
+    /// Consumers it belongs to.
+    pub consumers: BTreeSet<String>,
+    /// Per-resource state.
+    pub resources: BTreeMap<String, NodeResource>,
+    /// Active deployments that contain it, with its position in each.
+    pub deployments: BTreeMap<DeploymentId, u32>,
+}
+
+impl NodeState {
+    /// Interested in `resource` (true until the node says otherwise).
+    pub fn interested(&self, resource: &str) -> bool {
+        self.resources.get(resource).is_none_or(|r| r.interested)
+    }
+
+    /// The version of `resource` it runs now.
+    pub fn current(&self, resource: &str) -> Option<u64> {
+        self.resources.get(resource).and_then(|r| r.current)
+    }
+}
+
+/// A node's report for one resource: `None` fields leave the stored value unchanged; `versions` replaces.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceReport {
+    /// Still wants it.
+    #[serde(default)]
+    pub interested: Option<bool>,
+    /// Runs this version now.
+    #[serde(default)]
+    pub current: Option<u64>,
+    /// Every version it holds.
+    #[serde(default)]
+    pub versions: BTreeMap<u64, VersionProgress>,
+}
+
+/// One node's report. A report is proof of life: `active: None` means active.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeReport {
+    /// Node id.
+    pub node: String,
+    /// Active flag; `None` = active.
+    #[serde(default)]
+    pub active: Option<bool>,
+    /// Per-resource state.
+    #[serde(default)]
+    pub resources: BTreeMap<String, ResourceReport>,
+}
+
+/// A consumer group member.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Member {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource (at most once per group).
+    pub resource: String,
+}
+
+/// A named set of (consumer, resource) members.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// Name.
+    pub name: String,
+    /// Members, in the order given.
+    pub members: Vec<Member>,
+}

@@ -1,0 +1,74 @@
+//! Coordinated deployments (DEPLOYMENTS.md §7) and every time-based rule: pulse deadline, healthy watch, timeout.
+//!
+//! How a leader uses this: after `apply`, its per-deployment actor arms one timer at
+//! [`ClusterState::deployment_deadline`](super::ClusterState::deployment_deadline) and proposes `Command::Tick`
+//! when it fires. A NEW leader first calls [`ClusterState::rearm_pulses`](super::ClusterState::rearm_pulses) with
+//! its own clock: every id returned has a pulse deadline (computed from the replicated `last_pulse_at`) that has
+//! already passed, so the leader proposes one `Tick` at once, which blocks them (AWAITING_PULSE,
+//! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
+//! finds coordinated deployments blocked, waiting for a fresh pulse.
+
+use super::command::PulseAnswer;
+use super::deployment::Deployment;
+use super::ids::{Actor, Timestamp};
+use super::progress::Nodes;
+use super::status::{PausedBy, Status};
+
+impl Deployment {
+    /// When the pulse countdown runs out; only while ROLLING_* (held deployments have no countdown).
+    pub fn pulse_deadline(&self) -> Option<Timestamp> {
+        let interval = self.settings.pulse_interval_ms?;
+        if !self.status.is_rolling() {
+            return None;
+        }
+        Some(self.last_pulse_at.unwrap_or(self.created_at).saturating_add(interval))
+    }
+
+    /// When the completion timeout fires; only evaluated while ROLLING_FORWARD.
+    pub fn timeout_deadline(&self) -> Option<Timestamp> {
+        let timeout = self.settings.completion.timeout_ms?;
+        (self.status == Status::RollingForward).then(|| self.created_at.saturating_add(timeout))
+    }
+
+    /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout.
+    pub fn deadline(&self) -> Option<Timestamp> {
+        if self.status.is_terminal() {
+            return None;
+        }
+        let watch = self.watches.first().map(|w| w.0);
+        [self.pulse_deadline(), watch, self.timeout_deadline()].into_iter().flatten().min()
+    }
+
+    /// Evaluates every time-based rule due at `at`.
+    pub(crate) fn tick(&mut self, at: Timestamp, nodes: &Nodes) {
+        if self.pulse_deadline().is_some_and(|d| d <= at) {
+            self.block_on_pulse(at);
+        }
+        self.finish_watches(at);
+        if self.timeout_deadline().is_some_and(|d| d <= at) {
+            self.complete_on_timeout(at);
+        }
+        self.advance(at, nodes);
+    }
+
+    /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
+    pub(crate) fn pulse(&mut self, at: Timestamp, nodes: &Nodes) -> PulseAnswer {
+        if self.status.is_terminal() {
+            return PulseAnswer::Stop;
+        }
+        self.last_pulse_at = Some(at);
+        if self.status.is_paused() && self.paused_by == Some(PausedBy::User) {
+            return PulseAnswer::Stop;
+        }
+        if self.status.is_awaiting() {
+            let forward = self.status == Status::RollForwardAwaitingPulse;
+            let _ = self.transition(Status::rolling(forward), at, Actor::Pulse, Some("pulse received".into()));
+            self.advance(at, nodes);
+        }
+        PulseAnswer::Ok
+    }
+}
+
+#[cfg(test)]
+#[path = "pulse_test.rs"]
+mod tests;

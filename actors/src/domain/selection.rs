@@ -1,0 +1,65 @@
+//! Version selection (DEPLOYMENTS.md §3): manual pin, then the dependency invariant, then the newest version.
+//!
+//! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
+//! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
+//! R2 ≥ v2, or when every active, interested node of it runs R2 ≥ v2 (and there is at least one).
+
+use super::model::Dependency;
+use super::state::ClusterState;
+
+impl ClusterState {
+    /// The version `consumer` should run of `resource`: pin, else the newest version whose dependencies hold.
+    pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
+        let res = self.resources.get(resource)?;
+        let sub = self.consumers.get(consumer)?.subscriptions.get(resource);
+        if let Some(pin) = sub.and_then(|s| s.pin) {
+            return Some(pin);
+        }
+        res.versions
+            .values()
+            .rev()
+            .find(|v| v.depends_on.iter().all(|d| self.dependency_holds(consumer, resource, d)))
+            .map(|v| v.version)
+    }
+
+    /// The consumer where `dep` must be installed for `(consumer, resource)`.
+    pub(crate) fn holder<'a>(&'a self, consumer: &'a str, resource: &str, dep: &str) -> &'a str {
+        for g in self.groups.values() {
+            if g.members.iter().any(|m| m.consumer == consumer && m.resource == resource) {
+                if let Some(m) = g.members.iter().find(|m| m.resource == dep) {
+                    return &m.consumer;
+                }
+            }
+        }
+        consumer
+    }
+
+    /// Whether `dep` holds for `(consumer, resource)`.
+    pub(crate) fn dependency_holds(&self, consumer: &str, resource: &str, dep: &Dependency) -> bool {
+        self.installed_at_least(self.holder(consumer, resource, &dep.resource), &dep.resource, dep.version)
+    }
+
+    /// `consumer` runs `resource` at `version` or newer.
+    pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
+        let Some(c) = self.consumers.get(consumer) else { return false };
+        if c.subscriptions.get(resource).and_then(|s| s.version).is_some_and(|v| v >= version) {
+            return true;
+        }
+        let mut any = false;
+        for n in &c.nodes {
+            let Some(ns) = self.nodes.get(n) else { continue };
+            if !ns.active || !ns.interested(resource) {
+                continue;
+            }
+            any = true;
+            if ns.current(resource).is_none_or(|cur| cur < version) {
+                return false;
+            }
+        }
+        any
+    }
+}
+
+#[cfg(test)]
+#[path = "selection_test.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+//! `ClusterState`: the replicated state, `apply` (the only place it changes), snapshots and deadlines.
+
+use super::command::{Command, Response};
+use super::deployment::Deployment;
+use super::errors::DomainError;
+use super::group::GroupDeployment;
+use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use super::model::{Consumer, Group, NodeReport, NodeState, Resource};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Largest snapshot `from_snapshot_bytes` decodes (1 GiB).
+pub const SNAPSHOT_LIMIT: usize = 1 << 30;
+
+/// Everything convoy replicates. Ordered maps only, so snapshots are byte-identical across servers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterState {
+    pub(crate) resources: BTreeMap<String, Resource>,
+    pub(crate) consumers: BTreeMap<String, Consumer>,
+    pub(crate) nodes: BTreeMap<String, NodeState>,
+    pub(crate) deployments: BTreeMap<DeploymentId, Deployment>,
+    pub(crate) active: BTreeSet<DeploymentId>,
+    pub(crate) groups: BTreeMap<String, Group>,
+    pub(crate) group_deployments: BTreeMap<GroupDeploymentId, GroupDeployment>,
+    pub(crate) next_deployment: u64,
+    pub(crate) next_group_deployment: u64,
+}
+
+/// Per-apply context: the timestamp and the follow-ups (ended deployments, reconciliation) to settle.
+pub(crate) struct Cx {
+    pub at: Timestamp,
+    pub ended: Vec<DeploymentId>,
+    pub reconcile: bool,
+}
+
+impl ClusterState {
+    /// Applies one command at the leader-stamped time `at`. A refused command changes nothing.
+    pub fn apply(&mut self, cmd: Command, at: Timestamp) -> Result<Response, DomainError> {
+        let mut cx = Cx { at, ended: Vec::new(), reconcile: false };
+        let response = match cmd {
+            Command::CreateResource { name } => self.create_resource(name)?,
+            Command::PublishVersion { resource, label, artifact, metadata, depends_on, health_port } => {
+                self.publish_version(resource, label, artifact, metadata, depends_on, health_port, &mut cx)?
+            }
+            Command::CreateConsumer { name, nodes } => self.create_consumer(name, nodes)?,
+            Command::UpdateConsumerNodes { name, add, remove } => self.update_consumer_nodes(name, add, remove, &mut cx)?,
+            Command::Subscribe { consumer, resource, mode, strategy, pin, completion } => {
+                self.subscribe(consumer, resource, mode, strategy, pin, completion, &mut cx)?
+            }
+            Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
+            Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
+            Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
+            Command::Pause { id, message, by } => self.deployment_op(id, message, by, Op::Pause, &mut cx)?,
+            Command::Resume { id, message, by } => self.deployment_op(id, message, by, Op::Resume, &mut cx)?,
+            Command::Abort { id, message, by } => self.deployment_op(id, message, by, Op::Abort, &mut cx)?,
+            Command::Rollback { id, message, by } => self.deployment_op(id, message, by, Op::Rollback, &mut cx)?,
+            Command::Pulse { id } => self.pulse(id, &mut cx),
+            Command::CreateGroup { name, members } => self.create_group(name, members)?,
+            Command::StartGroupDeployment { group, versions } => self.start_group_deployment(group, versions, &mut cx)?,
+            Command::AbortGroupDeployment { id } => self.abort_group_deployment(id, &mut cx)?,
+            Command::Tick => self.tick(&mut cx),
+        };
+        self.settle(&mut cx);
+        Ok(response)
+    }
+
+    /// Unregisters a deployment that became terminal and queues its follow-ups.
+    pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+        let Some(d) = self.deployments.get(&id) else { return };
+        if d.status.is_active() || !self.active.remove(&id) {
+            return;
+        }
+        for n in &d.nodes {
+            if let Some(ns) = self.nodes.get_mut(&n.id) {
+                ns.deployments.remove(&id);
+            }
+        }
+        if let Some(c) = self.consumers.get_mut(&d.consumer) {
+            if c.active.get(&d.resource) == Some(&id) {
+                c.active.remove(&d.resource);
+            }
+            if d.status == super::status::Status::RolledForward && d.full {
+                if let Some(sub) = c.subscriptions.get_mut(&d.resource) {
+                    sub.version = Some(d.version);
+                }
+            }
+        }
+        cx.ended.push(id);
+    }
+
+    /// Drives group deployments of ended deployments and starts automatic deployments, until quiet.
+    fn settle(&mut self, cx: &mut Cx) {
+        for _ in 0..1024 {
+            let mut worked = false;
+            while let Some(id) = cx.ended.pop() {
+                worked = true;
+                cx.reconcile = true;
+                if let Some(g) = self.deployments.get(&id).and_then(|d| d.group) {
+                    self.drive_group(g, cx);
+                }
+            }
+            if cx.reconcile {
+                worked = true;
+                cx.reconcile = false;
+                self.reconcile(cx);
+            }
+            if !worked {
+                return;
+            }
+        }
+    }
+
+    fn tick(&mut self, cx: &mut Cx) -> Response {
+        let due: Vec<DeploymentId> = self
+            .active
+            .iter()
+            .filter(|id| self.deployments.get(id).and_then(Deployment::deadline).is_some_and(|d| d <= cx.at))
+            .copied()
+            .collect();
+        for id in due {
+            if let Some(d) = self.deployments.get_mut(&id) {
+                d.tick(cx.at, &self.nodes);
+            }
+            self.touch(id, cx);
+        }
+        Response::Done
+    }
+
+    /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
+    pub fn snapshot_bytes(&self) -> Vec<u8> {
+        bincode::serde::encode_to_vec(self, bincode::config::standard()).expect("ClusterState always encodes")
+    }
+
+    /// Decodes a snapshot, refusing more than [`SNAPSHOT_LIMIT`] bytes.
+    pub fn from_snapshot_bytes(bytes: &[u8]) -> Result<Self, DomainError> {
+        let config = bincode::config::standard().with_limit::<SNAPSHOT_LIMIT>();
+        let (state, used) = bincode::serde::decode_from_slice::<Self, _>(bytes, config)
+            .map_err(|e| DomainError::Snapshot(e.to_string()))?;
+        if used != bytes.len() {
+            return Err(DomainError::Snapshot(format!("{} trailing bytes", bytes.len() - used)));
+        }
+        Ok(state)
+    }
+
+    /// The earliest time-based rule over all active deployments (group deployments have none of their own:
+    /// they advance when their deployments end). The leader proposes `Tick` at that time.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.active.iter().filter_map(|id| self.deployments.get(id)?.deadline()).min()
+    }
+
+    /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
+    pub fn deployment_deadline(&self, id: DeploymentId) -> Option<Timestamp> {
+        self.deployments.get(&id)?.deadline()
+    }
+
+    /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
+    /// replicated `last_pulse_at`, has already run out at `now`. If any, the leader proposes `Tick` at once, which
+    /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
+    pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
+        self.active
+            .iter()
+            .filter(|id| self.deployments.get(id).and_then(Deployment::pulse_deadline).is_some_and(|d| d <= now))
+            .copied()
+            .collect()
+    }
+
+    /// Active deployment ids (for the leader's supervisor).
+    pub fn active_deployments(&self) -> Vec<DeploymentId> {
+        self.active.iter().copied().collect()
+    }
+
+    /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when
+    /// applying it would change nothing (a heartbeat), so heartbeats never reach the log.
+    pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
+        let ns = self.nodes.get(&report.node);
+        let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
+        let mut out = NodeReport { node: report.node.clone(), active: report.active, resources: BTreeMap::new() };
+        for (r, rr) in &report.resources {
+            let changed = match ns.and_then(|n| n.resources.get(r)) {
+                None => true,
+                Some(c) => {
+                    rr.interested.is_some_and(|i| i != c.interested)
+                        || rr.current.is_some_and(|x| Some(x) != c.current)
+                        || rr.versions != c.versions
+                }
+            };
+            if changed {
+                out.resources.insert(r.clone(), rr.clone());
+            }
+        }
+        (active_changed || !out.resources.is_empty()).then_some(out)
+    }
+}
+
+/// A user operation on a deployment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Pause,
+    Resume,
+    Abort,
+    Rollback,
+}
+
+#[cfg(test)]
+#[path = "state_test.rs"]
+mod tests;

@@ -1,0 +1,72 @@
+//! What each node may do now (`targets`), for weak subscriptions, strong ones, and nodes inside a deployment.
+
+use super::deployment::{Deployment, NodePhase};
+use super::model::{Mode, NodeState};
+use super::state::ClusterState;
+use super::status::Status;
+use super::views::Target;
+use std::collections::BTreeMap;
+
+impl ClusterState {
+    /// Per resource, the version a node should have and whether it may download or install it now.
+    ///
+    /// - inside an active deployment: by its state there (download window → `download`, install window or
+    ///   rollback window → `install`; anything else holds still at the deployment's or its from-version);
+    /// - weak subscription: the selected version, download and install at once;
+    /// - strong subscription, no deployment: stay on the current version (a node that has none gets the version
+    ///   the consumer converged on). Nodes never move outside a deployment otherwise.
+    ///
+    /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
+    /// deployment containing it.
+    pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
+        let mut out = BTreeMap::new();
+        let Some(ns) = self.nodes.get(node_id) else { return out };
+        for (id, p) in &ns.deployments {
+            if let Some(d) = self.deployments.get(id) {
+                if let Some(t) = deployment_target(d, *p as usize, ns) {
+                    out.insert(d.resource.clone(), t);
+                }
+            }
+        }
+        for cname in &ns.consumers {
+            let Some(c) = self.consumers.get(cname) else { continue };
+            for (r, sub) in &c.subscriptions {
+                if out.contains_key(r) || !ns.interested(r) {
+                    continue;
+                }
+                let t = match sub.mode {
+                    Mode::Weak => self.selected_version(cname, r).map(|v| Target { version: v, download: true, install: true }),
+                    Mode::Strong => {
+                        let current = ns.current(r);
+                        current.or(sub.version).map(|v| {
+                            let moving = current != Some(v);
+                            Target { version: v, download: moving, install: moving }
+                        })
+                    }
+                };
+                if let Some(t) = t {
+                    out.insert(r.clone(), t);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target> {
+    let node = d.nodes.get(p)?;
+    let hold = |v: u64| Some(Target { version: v, download: false, install: false });
+    let forward = d.status.is_forward();
+    let back = matches!(d.status, Status::RollingBack | Status::RollBackPaused | Status::RollBackAwaitingPulse);
+    match node.phase {
+        NodePhase::Downloading | NodePhase::Downloaded if forward => Some(Target { version: d.version, download: true, install: false }),
+        NodePhase::Installing | NodePhase::Watching if forward => Some(Target { version: d.version, download: false, install: true }),
+        NodePhase::RollingBack if back => node.from_version.map(|v| Target { version: v, download: false, install: true }),
+        NodePhase::Succeeded | NodePhase::Installing | NodePhase::Watching | NodePhase::Failed => hold(d.version),
+        NodePhase::RolledBack | NodePhase::RollingBack => node.from_version.map_or_else(|| hold(d.version), hold),
+        NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded | NodePhase::Skipped => {
+            let _ = ns;
+            node.from_version.map_or_else(|| hold(d.version), hold)
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Read-only queries returning serde view structs whose JSON matches API.md.
+
+use super::command::GroupStatus;
+use super::deployment::{Deployment, EventKind, NodePhase};
+use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use super::model::{Artifact, Dependency, Member, Mode, NodeResource};
+use super::state::ClusterState;
+use super::status::{PausedBy, Status};
+use super::strategy::{Completion, Settings, Strategy};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A published version.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VersionView {
+    /// Number.
+    pub version: u64,
+    /// Label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Artifact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<Artifact>,
+    /// Metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Dependencies.
+    pub depends_on: Vec<Dependency>,
+    /// Health port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health_port: Option<u16>,
+    /// Publication time.
+    pub published_at: Timestamp,
+}
+
+/// `GET /v1/resources/{name}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResourceView {
+    /// Name.
+    pub name: String,
+    /// Versions, oldest first.
+    pub versions: Vec<VersionView>,
+}
+
+/// A subscription as shown on a consumer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionView {
+    /// weak or strong.
+    pub mode: Mode,
+    /// Default strategy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Strategy>,
+    /// Pin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<u64>,
+    /// Default completion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<Completion>,
+    /// The version selected now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<u64>,
+    /// The version the consumer converged on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// Its active deployment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentId>,
+}
+
+/// `GET /v1/consumers/{name}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsumerView {
+    /// Name.
+    pub name: String,
+    /// Node ids by ordinal.
+    pub nodes: Vec<String>,
+    /// Subscriptions by resource.
+    pub subscriptions: BTreeMap<String, SubscriptionView>,
+}
+
+/// `GET /v1/nodes/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeView {
+    /// Id.
+    pub id: String,
+    /// Active.
+    pub active: bool,
+    /// Consumers.
+    pub consumers: Vec<String>,
+    /// Per-resource state.
+    pub resources: BTreeMap<String, NodeResource>,
+    /// Active deployments containing it.
+    pub deployments: Vec<DeploymentId>,
+    /// What it may do now.
+    pub targets: BTreeMap<String, Target>,
+}
+
+/// What a node may do now for one resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// The version it should have.
+    pub version: u64,
+    /// It may fetch it (prefetch window).
+    pub download: bool,
+    /// It may install it (install window; implies fetching).
+    pub install: bool,
+}
+
+/// A node of a deployment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentNodeView {
+    /// Node id.
+    pub id: String,
+    /// Ordinal in the consumer.
+    pub ordinal: u32,
+    /// Version before.
+    pub from_version: Option<u64>,
+    /// State.
+    pub state: NodePhase,
+    /// Failed attempts.
+    pub failures: u32,
+}
+
+/// An event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventView {
+    /// When.
+    pub at: Timestamp,
+    /// Status entered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Node id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Node action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<EventKind>,
+    /// Who.
+    pub by: Actor,
+    /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `GET /v1/deployments/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentView {
+    /// Id.
+    pub id: DeploymentId,
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version.
+    pub version: u64,
+    /// Status.
+    pub status: Status,
+    /// Why held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<PausedBy>,
+    /// Settings.
+    pub settings: Settings,
+    /// Nodes in order.
+    pub nodes: Vec<DeploymentNodeView>,
+    /// Events.
+    pub events: Vec<EventView>,
+}
+
+/// A line of `GET /v1/deployments`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentSummary {
+    /// Id.
+    pub id: DeploymentId,
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version.
+    pub version: u64,
+    /// Status.
+    pub status: Status,
+    /// Why held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<PausedBy>,
+    /// Node count.
+    pub nodes: usize,
+    /// Succeeded nodes.
+    pub succeeded: u32,
+    /// Failed nodes.
+    pub failed: u32,
+    /// Skipped nodes.
+    pub skipped: u32,
+}
+
+/// Active or terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusFilter {
+    /// Not terminal.
+    Active,
+    /// Terminal.
+    Terminal,
+}
+
+/// `GET /v1/deployments?consumer=&resource=&status=`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentFilter {
+    /// Consumer.
+    pub consumer: Option<String>,
+    /// Resource.
+    pub resource: Option<String>,
+    /// Active or terminal.
+    pub status: Option<StatusFilter>,
+}
+
+/// `GET /v1/groups/{name}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupView {
+    /// Name.
+    pub name: String,
+    /// Members.
+    pub members: Vec<Member>,
+}
+
+/// One member of a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepItemView {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version.
+    pub version: u64,
+    /// Its deployment once started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentId>,
+    /// That deployment's status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+}
+
+/// `GET /v1/group-deployments/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupDeploymentView {
+    /// Id.
+    pub id: GroupDeploymentId,
+    /// Group.
+    pub group: String,
+    /// Status.
+    pub status: GroupStatus,
+    /// Running step (0-based; equals the step count when done).
+    pub current_step: u32,
+    /// Steps.
+    pub steps: Vec<Vec<StepItemView>>,
+}
+
+fn summary(d: &Deployment) -> DeploymentSummary {
+    DeploymentSummary {
+        id: d.id,
+        consumer: d.consumer.clone(),
+        resource: d.resource.clone(),
+        version: d.version,
+        status: d.status,
+        paused_by: d.paused_by,
+        nodes: d.nodes.len(),
+        succeeded: d.succeeded,
+        failed: d.failed,
+        skipped: d.skipped,
+    }
+}
+
+impl ClusterState {
+    /// A resource and its versions.
+    pub fn resource(&self, name: &str) -> Option<ResourceView> {
+        let r = self.resources.get(name)?;
+        let versions = r
+            .versions
+            .values()
+            .map(|v| VersionView {
+                version: v.version,
+                label: v.label.clone(),
+                artifact: v.artifact.clone(),
+                metadata: v.metadata.clone(),
+                depends_on: v.depends_on.clone(),
+                health_port: v.health_port,
+                published_at: v.published_at,
+            })
+            .collect();
+        Some(ResourceView { name: r.name.clone(), versions })
+    }
+
+    /// Every resource.
+    pub fn resources(&self) -> Vec<ResourceView> {
+        self.resources.keys().filter_map(|n| self.resource(n)).collect()
+    }
+
+    /// A consumer, its nodes and subscriptions.
+    pub fn consumer(&self, name: &str) -> Option<ConsumerView> {
+        let c = self.consumers.get(name)?;
+        let subscriptions = c
+            .subscriptions
+            .iter()
+            .map(|(r, s)| {
+                let view = SubscriptionView {
+                    mode: s.mode,
+                    strategy: s.strategy.clone(),
+                    pin: s.pin,
+                    completion: s.completion.clone(),
+                    selected: self.selected_version(name, r),
+                    version: s.version,
+                    deployment: c.active.get(r).copied(),
+                };
+                (r.clone(), view)
+            })
+            .collect();
+        Some(ConsumerView { name: c.name.clone(), nodes: c.nodes.clone(), subscriptions })
+    }
+
+    /// Every consumer.
+    pub fn consumers(&self) -> Vec<ConsumerView> {
+        self.consumers.keys().filter_map(|n| self.consumer(n)).collect()
+    }
+
+    /// A node's replicated state and targets.
+    pub fn node(&self, id: &str) -> Option<NodeView> {
+        let n = self.nodes.get(id)?;
+        Some(NodeView {
+            id: id.to_string(),
+            active: n.active,
+            consumers: n.consumers.iter().cloned().collect(),
+            resources: n.resources.clone(),
+            deployments: n.deployments.keys().copied().collect(),
+            targets: self.targets(id),
+        })
+    }
+
+    /// A deployment with its nodes and events.
+    pub fn deployment(&self, id: DeploymentId) -> Option<DeploymentView> {
+        let d = self.deployments.get(&id)?;
+        let name = |p: u32| d.nodes.get(p as usize).map(|n| n.id.clone());
+        let nodes = d
+            .nodes
+            .iter()
+            .map(|n| DeploymentNodeView { id: n.id.clone(), ordinal: n.ordinal, from_version: n.from_version, state: n.phase, failures: n.failures })
+            .collect();
+        let events = d
+            .events
+            .iter()
+            .map(|e| EventView {
+                at: e.at,
+                status: e.status,
+                node: e.node.and_then(name),
+                action: (e.kind != EventKind::Status).then_some(e.kind),
+                by: e.by,
+                message: e.message.clone(),
+            })
+            .collect();
+        Some(DeploymentView {
+            id,
+            consumer: d.consumer.clone(),
+            resource: d.resource.clone(),
+            version: d.version,
+            status: d.status,
+            paused_by: d.paused_by,
+            settings: d.settings.clone(),
+            nodes,
+            events,
+        })
+    }
+
+    /// Deployments matching `filter`, oldest first.
+    pub fn deployments(&self, filter: &DeploymentFilter) -> Vec<DeploymentSummary> {
+        self.deployments
+            .values()
+            .filter(|d| filter.consumer.as_ref().is_none_or(|c| *c == d.consumer))
+            .filter(|d| filter.resource.as_ref().is_none_or(|r| *r == d.resource))
+            .filter(|d| match filter.status {
+                None => true,
+                Some(StatusFilter::Active) => d.status.is_active(),
+                Some(StatusFilter::Terminal) => d.status.is_terminal(),
+            })
+            .map(summary)
+            .collect()
+    }
+
+    /// A consumer group.
+    pub fn group(&self, name: &str) -> Option<GroupView> {
+        let g = self.groups.get(name)?;
+        Some(GroupView { name: g.name.clone(), members: g.members.clone() })
+    }
+
+    /// Every consumer group.
+    pub fn groups(&self) -> Vec<GroupView> {
+        self.groups.keys().filter_map(|n| self.group(n)).collect()
+    }
+
+    /// A group deployment and its steps.
+    pub fn group_deployment(&self, id: GroupDeploymentId) -> Option<GroupDeploymentView> {
+        let gd = self.group_deployments.get(&id)?;
+        let steps = gd.steps.iter().map(|s| s.iter().map(|i| self.step_item_view(i)).collect()).collect();
+        Some(GroupDeploymentView { id, group: gd.group.clone(), status: gd.status, current_step: gd.current_step, steps })
+    }
+}
