@@ -48,7 +48,7 @@ impl ClusterState {
             None => None,
         };
         let mut nodes = Vec::new();
-        let mut pre_done = 0;
+        let mut pre_done: u32 = 0;
         for (ordinal, nid) in consumer.nodes.iter().enumerate() {
             let ordinal = ordinal as u32;
             if ordinals.as_ref().is_some_and(|o| !o.contains(&ordinal)) {
@@ -70,9 +70,18 @@ impl ClusterState {
         if require_nodes && nodes.is_empty() {
             return Ok(None);
         }
+        let full = ordinals.is_none();
+        if require_nodes && full && pre_done as usize == nodes.len() {
+            // Automatic deployment with nothing to do: the consumer already converged on `version`.
+            let s = self.consumers.get_mut(&spec.consumer).and_then(|c| c.subscriptions.get_mut(&spec.resource));
+            if let Some(s) = s {
+                s.last_started = Some(version);
+                s.version = Some(version);
+            }
+            return Ok(None);
+        }
         self.next_deployment += 1;
         let id = DeploymentId(self.next_deployment);
-        let full = ordinals.is_none();
         let mut d = Deployment::new(id, spec.consumer.clone(), spec.resource.clone(), version, settings, nodes, full, cx.at);
         d.succeeded = pre_done;
         let message = spec.message.or_else(|| Some(format!("deploy version {version} to {} nodes", d.nodes.len())));
@@ -84,7 +93,8 @@ impl ClusterState {
         }
         let c = self.consumers.get_mut(&spec.consumer).expect("checked");
         c.active.insert(spec.resource.clone(), id);
-        if let Some(s) = c.subscriptions.get_mut(&spec.resource) {
+        if let Some(s) = c.subscriptions.get_mut(&spec.resource).filter(|_| full) {
+            // A canary (narrowed node set) does not count as the consumer's deployment of `version`.
             s.last_started = Some(version);
         }
         self.active.insert(id);
