@@ -50,6 +50,8 @@ pub struct DeploymentNode {
     pub error_seen: bool,
     /// End of its healthy watch.
     pub watch_until: Option<Timestamp>,
+    /// What its last report said about this deployment's versions (bits of `progress::seen_bits`).
+    pub seen: u8,
 }
 
 /// What an event records.

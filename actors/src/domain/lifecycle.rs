@@ -65,7 +65,8 @@ impl ClusterState {
             } else {
                 NodePhase::Pending
             };
-            nodes.push(DeploymentNode { id: nid.clone(), ordinal, from_version, phase, failures: 0, error_seen: false, watch_until: None });
+            let seen = super::progress::seen_bits(version, from_version, ns.resources.get(&spec.resource));
+            nodes.push(DeploymentNode { id: nid.clone(), ordinal, from_version, phase, failures: 0, error_seen: false, watch_until: None, seen });
         }
         if require_nodes && nodes.is_empty() {
             return Ok(None);
@@ -98,7 +99,7 @@ impl ClusterState {
             s.last_started = Some(version);
         }
         self.active.insert(id);
-        d.advance(cx.at, &self.nodes);
+        d.advance(cx.at);
         self.deployments.insert(id, d);
         self.touch(id, cx);
         Ok(Some(id))
@@ -113,7 +114,7 @@ impl ClusterState {
             Op::Abort => d.abort(cx.at, by, message)?,
             Op::Rollback => d.rollback(cx.at, by, message)?,
         };
-        d.advance(cx.at, &self.nodes);
+        d.advance(cx.at);
         let status = d.status;
         self.touch(id, cx);
         Ok(Response::Deployment { id, status, changed })
@@ -123,7 +124,7 @@ impl ClusterState {
         let Some(d) = self.deployments.get_mut(&id) else {
             return Response::Pulse { answer: PulseAnswer::Stop, status: None };
         };
-        let answer = d.pulse(cx.at, &self.nodes);
+        let answer = d.pulse(cx.at);
         let status = d.status;
         self.touch(id, cx);
         Response::Pulse { answer, status: Some(status) }

@@ -22,6 +22,9 @@ mod strategy;
 mod targets;
 mod views;
 
+#[cfg(test)]
+mod testkit;
+
 pub use command::{Command, DeploymentSpec, GroupStatus, PulseAnswer, Response};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
 pub use errors::{check_message, DomainError, Entity, ErrorKind, MAX_MESSAGE_LEN};

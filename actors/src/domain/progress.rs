@@ -6,38 +6,85 @@
 use super::deployment::{Deployment, EventKind, NodePhase};
 use super::errors::DomainError;
 use super::ids::{Actor, Timestamp};
-use super::model::{NodeResource, NodeState};
+use super::model::NodeResource;
 use super::status::{PausedBy, Status};
 use super::strategy::Strategy;
-use std::collections::BTreeMap;
 
-/// The node store, as passed from `ClusterState`.
-pub(crate) type Nodes = BTreeMap<String, NodeState>;
 
 fn clip(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
-impl Deployment {
-    fn resource_of<'a>(&self, nodes: &'a Nodes, p: usize) -> Option<&'a NodeResource> {
-        nodes.get(&self.nodes[p].id).and_then(|n| n.resources.get(&self.resource))
-    }
+/// The node has (or runs) the target version.
+pub(crate) const S_HAVE: u8 = 1;
+/// It runs the target version, done without error and healthy.
+pub(crate) const S_OK: u8 = 2;
+/// The target version finished with an error or unhealthy.
+pub(crate) const S_FAIL: u8 = 4;
+/// The target version is done.
+pub(crate) const S_DONE: u8 = 8;
+/// It runs its from-version again, not failed.
+pub(crate) const S_BACK_OK: u8 = 16;
+/// Its from-version failed.
+pub(crate) const S_BACK_FAIL: u8 = 32;
+/// It runs the target version.
+pub(crate) const S_CURRENT: u8 = 64;
 
+/// Summarises a node's state for one deployment (target `v`, rollback target `from`) in a few bits.
+pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> u8 {
+    let Some(nr) = nr else { return 0 };
+    let mut bits = 0;
+    let current = nr.current == Some(v);
+    if current {
+        bits |= S_CURRENT | S_HAVE;
+    }
+    if let Some(x) = nr.versions.get(&v) {
+        if x.downloaded || x.installed {
+            bits |= S_HAVE;
+        }
+        if x.done {
+            bits |= S_DONE;
+        }
+        if x.is_failure() {
+            bits |= S_FAIL;
+        } else if current && x.is_ok() {
+            bits |= S_OK;
+        }
+    }
+    if let Some(from) = from {
+        let failed = nr.versions.get(&from).is_some_and(|x| x.is_failure());
+        if failed {
+            bits |= S_BACK_FAIL;
+        } else if nr.current == Some(from) {
+            bits |= S_BACK_OK;
+        }
+    }
+    bits
+}
+
+/// The error text behind a failure bit, if the node gave one.
+pub(crate) fn failure_reason(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> Option<String> {
+    let nr = nr?;
+    let of = |x: u64| nr.versions.get(&x).filter(|p| p.is_failure()).map(|p| p.error.clone().unwrap_or_else(|| "unhealthy".into()));
+    of(v).or_else(|| from.and_then(of))
+}
+
+impl Deployment {
     fn node_event(&mut self, at: Timestamp, kind: EventKind, p: usize, message: Option<String>) {
         self.push_event(at, kind, Some(p as u32), Actor::System, message);
     }
 
     /// Admits nodes and evaluates the outcome. Only ROLLING_* statuses make progress.
-    pub(crate) fn advance(&mut self, at: Timestamp, nodes: &Nodes) {
+    pub(crate) fn advance(&mut self, at: Timestamp) {
         for _ in 0..4 {
             let before = self.status;
             match before {
                 Status::RollingForward => {
-                    self.admit_forward(at, nodes);
+                    self.admit_forward(at);
                     self.evaluate_forward(at);
                 }
                 Status::RollingBack => {
-                    self.admit_back(at, nodes);
+                    self.admit_back(at);
                     self.evaluate_back(at);
                 }
                 _ => return,
@@ -48,7 +95,7 @@ impl Deployment {
         }
     }
 
-    fn admit_install(&mut self, p: usize, at: Timestamp, nodes: &Nodes) {
+    fn admit_install(&mut self, p: usize, at: Timestamp) {
         if matches!(self.nodes[p].phase, NodePhase::Downloading | NodePhase::Downloaded) {
             self.download_used -= 1;
         }
@@ -57,11 +104,10 @@ impl Deployment {
         self.install_used += 1;
         self.batch_open += 1;
         self.node_event(at, EventKind::Install, p, None);
-        let nr = self.resource_of(nodes, p);
-        self.observe(p, nr, at);
+        self.react(p, self.nodes[p].seen, None, at);
     }
 
-    fn admit_forward(&mut self, at: Timestamp, nodes: &Nodes) {
+    fn admit_forward(&mut self, at: Timestamp) {
         let n = self.nodes.len() as u32;
         let waiting = |ph: NodePhase| matches!(ph, NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded);
         match self.settings.strategy.clone() {
@@ -91,7 +137,7 @@ impl Deployment {
                     self.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         count += 1;
-                        self.admit_install(p, at, nodes);
+                        self.admit_install(p, at);
                     }
                 }
                 self.batches.push(count);
@@ -105,7 +151,7 @@ impl Deployment {
                     let p = self.install_cursor as usize;
                     self.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
-                        self.admit_install(p, at, nodes);
+                        self.admit_install(p, at);
                     }
                 }
                 self.download_cursor = self.download_cursor.max(self.install_cursor);
@@ -116,41 +162,49 @@ impl Deployment {
                         self.nodes[p].phase = NodePhase::Downloading;
                         self.download_used += 1;
                         self.node_event(at, EventKind::Download, p, None);
-                        let nr = self.resource_of(nodes, p);
-                        self.observe(p, nr, at);
+                        self.react(p, self.nodes[p].seen, None, at);
                     }
                 }
             }
         }
     }
 
-    /// Reacts to the node's replicated state for this resource (after a report or on admission).
+    /// Records what the node's replicated state says about this deployment's versions, then reacts to it.
+    #[cfg(test)]
     pub(crate) fn observe(&mut self, p: usize, nr: Option<&NodeResource>, at: Timestamp) {
-        let v = self.version;
-        let current = nr.and_then(|r| r.current);
+        let bits = seen_bits(self.version, self.nodes[p].from_version, nr);
+        let reason = if bits & (S_FAIL | S_BACK_FAIL) != 0 { failure_reason(self.version, self.nodes[p].from_version, nr) } else { None };
+        self.record(p, bits, reason, at);
+    }
+
+    /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
+    pub(crate) fn record(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
+        self.nodes[p].seen = bits;
+        self.react(p, bits, reason, at);
+    }
+
+    fn react(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
+        let reason = || reason.clone().map(|r| clip(&r)).unwrap_or_else(|| "install failed".into());
         match self.nodes[p].phase {
             NodePhase::Downloading => {
-                let have = current == Some(v) || nr.and_then(|r| r.versions.get(&v)).is_some_and(|x| x.downloaded || x.installed);
-                if have {
+                if bits & S_HAVE != 0 {
                     self.nodes[p].phase = NodePhase::Downloaded;
                 }
             }
             phase @ (NodePhase::Installing | NodePhase::Watching) => {
-                let vp = nr.and_then(|r| r.versions.get(&v));
-                let failure = vp.is_some_and(|x| x.is_failure()) || (phase == NodePhase::Watching && current != Some(v));
+                let failure = bits & S_FAIL != 0 || (phase == NodePhase::Watching && bits & S_CURRENT == 0);
                 if failure {
                     if !self.nodes[p].error_seen {
                         self.nodes[p].error_seen = true;
-                        let reason = vp.and_then(|x| x.error.as_deref()).map(clip).unwrap_or_else(|| "unhealthy".into());
-                        self.attempt_failed(p, at, reason);
+                        self.attempt_failed(p, at, reason());
                     }
                     return;
                 }
-                let Some(vp) = vp.filter(|x| x.done) else {
+                if bits & S_DONE == 0 {
                     self.nodes[p].error_seen = false;
                     return;
-                };
-                if vp.is_ok() && current == Some(v) && phase == NodePhase::Installing {
+                }
+                if bits & S_OK != 0 && phase == NodePhase::Installing {
                     self.nodes[p].error_seen = false;
                     if self.settings.min_healthy_ms == 0 {
                         self.succeed(p, at);
@@ -165,17 +219,15 @@ impl Deployment {
             }
             NodePhase::RollingBack => {
                 let Some(from) = self.nodes[p].from_version else { return };
-                let fp = nr.and_then(|r| r.versions.get(&from));
-                if current == Some(from) && !fp.is_some_and(|x| x.is_failure()) {
+                if bits & S_BACK_OK != 0 {
                     self.nodes[p].phase = NodePhase::RolledBack;
                     self.rb_used -= 1;
                     self.node_event(at, EventKind::RolledBack, p, None);
-                } else if fp.is_some_and(|x| x.is_failure()) {
+                } else if bits & S_BACK_FAIL != 0 {
                     self.nodes[p].phase = NodePhase::Failed;
                     self.rb_used -= 1;
                     self.rb_failed += 1;
-                    let reason = fp.and_then(|x| x.error.as_deref()).map(clip).unwrap_or_else(|| "unhealthy".into());
-                    self.node_event(at, EventKind::Failed, p, Some(format!("rollback to version {from} failed: {reason}")));
+                    self.node_event(at, EventKind::Failed, p, Some(format!("rollback to version {from} failed: {}", reason())));
                 }
             }
             _ => {}
@@ -311,7 +363,7 @@ impl Deployment {
         Ok(true)
     }
 
-    fn admit_back_one(&mut self, at: Timestamp, nodes: &Nodes) {
+    fn admit_back_one(&mut self, at: Timestamp) {
         let t = self.touched.len();
         let p = self.touched[t - 1 - self.rb_cursor as usize] as usize;
         self.rb_cursor += 1;
@@ -327,11 +379,10 @@ impl Deployment {
         self.nodes[p].phase = NodePhase::RollingBack;
         self.rb_used += 1;
         self.node_event(at, EventKind::Rollback, p, None);
-        let nr = self.resource_of(nodes, p);
-        self.observe(p, nr, at);
+        self.react(p, self.nodes[p].seen, None, at);
     }
 
-    fn admit_back(&mut self, at: Timestamp, nodes: &Nodes) {
+    fn admit_back(&mut self, at: Timestamp) {
         let t = self.touched.len() as u32;
         match self.settings.strategy.clone() {
             Strategy::Batch { .. } => {
@@ -341,7 +392,7 @@ impl Deployment {
                     self.rb_batch += 1;
                     for _ in 0..size {
                         if self.rb_cursor < t {
-                            self.admit_back_one(at, nodes);
+                            self.admit_back_one(at);
                         }
                     }
                 }
@@ -352,7 +403,7 @@ impl Deployment {
                     _ => u32::MAX,
                 };
                 while self.rb_used < iw && self.rb_cursor < t && self.rb_failed == 0 {
-                    self.admit_back_one(at, nodes);
+                    self.admit_back_one(at);
                 }
             }
         }

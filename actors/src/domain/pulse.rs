@@ -11,7 +11,6 @@
 use super::command::PulseAnswer;
 use super::deployment::Deployment;
 use super::ids::{Actor, Timestamp};
-use super::progress::Nodes;
 use super::status::{PausedBy, Status};
 
 impl Deployment {
@@ -40,7 +39,7 @@ impl Deployment {
     }
 
     /// Evaluates every time-based rule due at `at`.
-    pub(crate) fn tick(&mut self, at: Timestamp, nodes: &Nodes) {
+    pub(crate) fn tick(&mut self, at: Timestamp) {
         if self.pulse_deadline().is_some_and(|d| d <= at) {
             self.block_on_pulse(at);
         }
@@ -48,11 +47,11 @@ impl Deployment {
         if self.timeout_deadline().is_some_and(|d| d <= at) {
             self.complete_on_timeout(at);
         }
-        self.advance(at, nodes);
+        self.advance(at);
     }
 
     /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
-    pub(crate) fn pulse(&mut self, at: Timestamp, nodes: &Nodes) -> PulseAnswer {
+    pub(crate) fn pulse(&mut self, at: Timestamp) -> PulseAnswer {
         if self.status.is_terminal() {
             return PulseAnswer::Stop;
         }
@@ -63,7 +62,7 @@ impl Deployment {
         if self.status.is_awaiting() {
             let forward = self.status == Status::RollForwardAwaitingPulse;
             let _ = self.transition(Status::rolling(forward), at, Actor::Pulse, Some("pulse received".into()));
-            self.advance(at, nodes);
+            self.advance(at);
         }
         PulseAnswer::Ok
     }

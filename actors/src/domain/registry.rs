@@ -3,6 +3,7 @@
 use super::command::Response;
 use super::errors::{check_message, check_name, DomainError, Entity};
 use super::ids::DeploymentId;
+use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
 use super::model::{Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, Resource, Subscription, Version};
 use super::state::{ClusterState, Cx};
 use super::strategy::{Completion, Strategy};
@@ -83,7 +84,7 @@ impl ClusterState {
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     d.skip(p as usize, cx.at, "removed from the consumer");
-                    d.advance(cx.at, &self.nodes);
+                    d.advance(cx.at);
                 }
                 if let Some(ns) = self.nodes.get_mut(n) {
                     ns.deployments.remove(&id);
@@ -141,12 +142,14 @@ impl ClusterState {
                 check_name("node", &r.node)?;
             }
         }
-        let mut affected: Vec<(DeploymentId, u32, Option<&'static str>)> = Vec::new();
+        // Per affected deployment: position, skip reason, or the summary bits (+ failure text) of the new state.
+        type Effect = (DeploymentId, u32, Option<&'static str>, u8, Option<String>);
+        let mut affected: Vec<Effect> = Vec::new();
         for report in reports {
             let NodeReport { node, active, resources } = report;
             let ns = match self.nodes.get_mut(&node) {
                 Some(ns) => ns,
-                None => self.nodes.entry(node.clone()).or_default(),
+                None => self.nodes.entry(node).or_default(),
             };
             let was_active = ns.active;
             let now_active = active.unwrap_or(true);
@@ -154,10 +157,10 @@ impl ClusterState {
             for (id, p) in &ns.deployments {
                 let Some(d) = self.deployments.get(id) else { continue };
                 if was_active && !now_active {
-                    affected.push((*id, *p, Some("node became inactive")));
+                    affected.push((*id, *p, Some("node became inactive"), 0, None));
                 } else if let Some(rr) = resources.get(&d.resource) {
                     let lost = rr.interested == Some(false) && ns.interested(&d.resource);
-                    affected.push((*id, *p, lost.then_some("node lost interest in the resource")));
+                    affected.push((*id, *p, lost.then_some("node lost interest in the resource"), 0, None));
                 }
             }
             ns.active = now_active;
@@ -174,16 +177,25 @@ impl ClusterState {
                 }
                 e.versions = rr.versions;
             }
-            for &(id, p, skip) in &affected {
+            for (id, p, skip, bits, reason) in affected.iter_mut() {
+                if skip.is_some() {
+                    continue;
+                }
+                let Some(d) = self.deployments.get(id) else { continue };
+                let nr = ns.resources.get(&d.resource);
+                let from = d.nodes[*p as usize].from_version;
+                *bits = seen_bits(d.version, from, nr);
+                if *bits & (S_FAIL | S_BACK_FAIL) != 0 {
+                    *reason = failure_reason(d.version, from, nr);
+                }
+            }
+            for (id, p, skip, bits, reason) in affected.drain(..) {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     match skip {
-                        Some(reason) => d.skip(p as usize, cx.at, reason),
-                        None => {
-                            let nr = self.nodes.get(&node).and_then(|n| n.resources.get(&d.resource));
-                            d.observe(p as usize, nr, cx.at);
-                        }
+                        Some(why) => d.skip(p as usize, cx.at, why),
+                        None => d.record(p as usize, bits, reason, cx.at),
                     }
-                    d.advance(cx.at, &self.nodes);
+                    d.advance(cx.at);
                 }
                 self.touch(id, cx);
             }
@@ -205,7 +217,7 @@ impl ClusterState {
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     d.skip(p as usize, cx.at, "node stopped reporting");
-                    d.advance(cx.at, &self.nodes);
+                    d.advance(cx.at);
                 }
                 self.touch(id, cx);
             }

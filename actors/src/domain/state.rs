@@ -119,7 +119,7 @@ impl ClusterState {
             .collect();
         for id in due {
             if let Some(d) = self.deployments.get_mut(&id) {
-                d.tick(cx.at, &self.nodes);
+                d.tick(cx.at);
             }
             self.touch(id, cx);
         }

@@ -1,0 +1,151 @@
+//! One actor per consumer: it ingests its nodes' reports, keeps their liveness in memory, and
+//! proposes only changes — coalesced per node and batched into one `ReportNodes` at a time — plus
+//! `MarkInactive` for nodes silent longer than the node timeout.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+
+use super::host::{read_with, Host};
+use super::messages::{CheckLiveness, Report, ReportRejected, Stop};
+use crate::domain::{Command, NodeReport};
+
+/// The most nodes with a change waiting to be proposed. A report that would add one more is
+/// refused with [`ReportRejected::Busy`] (HTTP 503): nothing is lost, because the node sends its
+/// whole state again on its next report. A node already waiting just has its change replaced.
+pub const REPORT_QUEUE_LIMIT: usize = 10_000;
+
+/// Ingests one consumer's reports on the leader.
+pub struct ConsumerActor {
+    name: String,
+    host: Arc<dyn Host>,
+    node_timeout: Duration,
+    limit: usize,
+    started: Instant,
+    last_seen: HashMap<String, Instant>,
+    pending: BTreeMap<String, NodeReport>,
+    in_flight: bool,
+}
+
+impl ConsumerActor {
+    /// An actor for consumer `name`.
+    pub fn new(name: String, host: Arc<dyn Host>, node_timeout: Duration) -> Self {
+        Self::with_limit(name, host, node_timeout, REPORT_QUEUE_LIMIT)
+    }
+
+    /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
+    pub fn with_limit(name: String, host: Arc<dyn Host>, node_timeout: Duration, limit: usize) -> Self {
+        Self {
+            name,
+            host,
+            node_timeout,
+            limit,
+            started: Instant::now(),
+            last_seen: HashMap::new(),
+            pending: BTreeMap::new(),
+            in_flight: false,
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        if self.in_flight || self.pending.is_empty() {
+            return;
+        }
+        let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
+        let count = batch.len();
+        self.in_flight = true;
+        let fut = self.host.propose(Command::ReportNodes(batch));
+        ctx.spawn(fut.into_actor(self).map(move |result, act, ctx| {
+            act.in_flight = false;
+            if let Err(e) = result {
+                // Dropped, not retried: the nodes report their whole state again shortly, and a
+                // stale change must never overwrite a newer one.
+                tracing::warn!(consumer = %act.name, changes = count, error = %e, "node changes not committed");
+            }
+            act.flush(ctx);
+        }));
+    }
+
+    fn check_liveness(&mut self, ctx: &mut Context<Self>) {
+        let now = Instant::now();
+        let name = self.name.clone();
+        let active: Vec<String> = read_with(&self.host, |s| {
+            s.consumers
+                .get(&name)
+                .map(|c| {
+                    c.nodes
+                        .iter()
+                        .filter(|n| s.nodes.get(*n).is_some_and(|v| v.active))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        let silent: Vec<String> = active
+            .into_iter()
+            .filter(|n| {
+                let seen = self.last_seen.get(n).copied().unwrap_or(self.started);
+                now.duration_since(seen) > self.node_timeout && !self.pending.contains_key(n)
+            })
+            .collect();
+        if silent.is_empty() {
+            return;
+        }
+        tracing::info!(consumer = %self.name, nodes = ?silent, "nodes stopped reporting: marking inactive");
+        let fut = self.host.propose(Command::MarkInactive { nodes: silent });
+        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
+            if let Err(e) = result {
+                tracing::warn!(consumer = %act.name, error = %e, "MarkInactive not committed");
+            }
+        }));
+    }
+}
+
+impl Actor for ConsumerActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let every = (self.node_timeout / 4).max(Duration::from_millis(50));
+        ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
+    }
+}
+
+impl Handler<Report> for ConsumerActor {
+    type Result = Result<(), ReportRejected>;
+
+    fn handle(&mut self, Report(report): Report, ctx: &mut Self::Context) -> Self::Result {
+        let node = report.node.clone();
+        self.last_seen.insert(node.clone(), Instant::now());
+        let Some(change) = read_with(&self.host, |s| s.report_changes(&report)) else {
+            // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
+            self.pending.remove(&node);
+            return Ok(());
+        };
+        if self.pending.len() >= self.limit && !self.pending.contains_key(&node) {
+            return Err(ReportRejected::Busy {
+                consumer: self.name.clone(),
+                pending: self.pending.len(),
+                limit: self.limit,
+            });
+        }
+        self.pending.insert(node, change);
+        self.flush(ctx);
+        Ok(())
+    }
+}
+
+impl Handler<CheckLiveness> for ConsumerActor {
+    type Result = ();
+    fn handle(&mut self, _: CheckLiveness, ctx: &mut Self::Context) {
+        self.check_liveness(ctx);
+    }
+}
+
+impl Handler<Stop> for ConsumerActor {
+    type Result = ();
+    fn handle(&mut self, _: Stop, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}

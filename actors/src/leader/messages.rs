@@ -1,0 +1,58 @@
+//! Messages between the server and the leader's actors.
+
+use actix::Message;
+
+use crate::domain::{NodeReport, Timestamp};
+
+/// This server became leader (`true`) or stopped being leader (`false`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Leadership(pub bool);
+
+/// The applied state changed (up to this log index): re-sync children and re-arm timers.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StateChanged(pub u64);
+
+/// A node's report, routed to the actor of (one of) its consumers.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), ReportRejected>")]
+pub struct Report(pub NodeReport);
+
+/// Why a report was not taken.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReportRejected {
+    /// This server is not the leader (the caller forwards to the leader).
+    #[error("not the leader")]
+    NotLeader,
+    /// The consumer actor's queue of pending changes is full; the agent retries on its next report.
+    #[error("consumer {consumer:?} has {pending} changes pending (limit {limit}); retry later")]
+    Busy {
+        /// The consumer.
+        consumer: String,
+        /// Changes waiting to be proposed.
+        pending: usize,
+        /// The bound.
+        limit: usize,
+    },
+}
+
+/// Re-read the deployment's deadline and re-arm the one timer.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Rearm;
+
+/// Check node liveness now (normally on the actor's own interval).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CheckLiveness;
+
+/// Inspect an actor's timer (tests and diagnostics): the deadline it is armed for.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<Timestamp>")]
+pub struct ArmedDeadline;
+
+/// Stop this child now (leadership lost or its entity finished).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Stop;

@@ -1,0 +1,17 @@
+//! The leader's actors: thin actix shells over the pure domain, started when this server becomes
+//! leader and stopped when it steps down. They never decide what the state becomes — `apply`
+//! does; they only propose commands (batched node changes, `MarkInactive`, `Tick`) at the right time.
+
+mod consumer;
+mod deployment;
+mod host;
+pub mod messages;
+mod supervisor;
+
+pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
+pub use deployment::DeploymentActor;
+pub use host::{Host, ProposeError};
+pub use supervisor::{Supervisor, SupervisorConfig};
+
+#[cfg(test)]
+mod tests;

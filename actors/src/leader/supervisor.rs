@@ -1,0 +1,167 @@
+//! The supervisor follows leadership: on becoming leader it starts one child per active
+//! deployment and per consumer from the applied state (so every pulse countdown is re-armed from
+//! the replicated last-pulse time); on every state change it starts and stops children to match;
+//! on stepping down it stops them all.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::consumer::ConsumerActor;
+use super::deployment::DeploymentActor;
+use super::host::{read_with, Host};
+use super::messages::{Leadership, Rearm, Report, ReportRejected, StateChanged, Stop};
+use crate::domain::{Command, DeploymentId};
+
+/// Settings of the leader's actors.
+#[derive(Clone, Debug)]
+pub struct SupervisorConfig {
+    /// A node that stops reporting for this long is marked inactive.
+    pub node_timeout: Duration,
+}
+
+/// Starts, re-syncs and stops the leader's children.
+pub struct Supervisor {
+    host: Arc<dyn Host>,
+    config: SupervisorConfig,
+    leader: bool,
+    deployments: BTreeMap<DeploymentId, Addr<DeploymentActor>>,
+    consumers: BTreeMap<String, Addr<ConsumerActor>>,
+}
+
+impl Supervisor {
+    /// A supervisor that starts as a follower.
+    pub fn new(host: Arc<dyn Host>, config: SupervisorConfig) -> Self {
+        Self {
+            host,
+            config,
+            leader: false,
+            deployments: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+        }
+    }
+
+    fn become_leader(&mut self) {
+        self.leader = true;
+        let now = self.host.now_ms();
+        let expired = read_with(&self.host, |s| s.rearm_pulses(now));
+        if !expired.is_empty() {
+            // Their countdown ran out while no leader watched: block them at once.
+            tracing::info!(deployments = ?expired, "pulse countdowns expired across the failover");
+        }
+        self.sync();
+        tracing::info!(
+            deployments = self.deployments.len(),
+            consumers = self.consumers.len(),
+            "leader actors started"
+        );
+    }
+
+    fn step_down(&mut self) {
+        self.leader = false;
+        for (_, addr) in std::mem::take(&mut self.deployments) {
+            addr.do_send(Stop);
+        }
+        for (_, addr) in std::mem::take(&mut self.consumers) {
+            addr.do_send(Stop);
+        }
+        tracing::info!("leader actors stopped");
+    }
+
+    /// Matches children to the applied state and re-arms every deployment's timer.
+    fn sync(&mut self) {
+        let (active, consumers): (BTreeSet<DeploymentId>, BTreeSet<String>) = read_with(&self.host, |s| {
+            (
+                s.active_deployments().into_iter().collect(),
+                s.consumers.keys().cloned().collect(),
+            )
+        });
+        self.deployments.retain(|id, addr| {
+            let keep = active.contains(id);
+            if !keep {
+                addr.do_send(Stop);
+            }
+            keep
+        });
+        for id in active {
+            match self.deployments.get(&id) {
+                Some(addr) => addr.do_send(Rearm),
+                None => {
+                    let addr = DeploymentActor::new(id, self.host.clone()).start();
+                    self.deployments.insert(id, addr);
+                }
+            }
+        }
+        self.consumers.retain(|name, addr| {
+            let keep = consumers.contains(name);
+            if !keep {
+                addr.do_send(Stop);
+            }
+            keep
+        });
+        for name in consumers {
+            if !self.consumers.contains_key(&name) {
+                let addr = ConsumerActor::new(name.clone(), self.host.clone(), self.config.node_timeout).start();
+                self.consumers.insert(name, addr);
+            }
+        }
+    }
+}
+
+impl Actor for Supervisor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Leadership> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, Leadership(leader): Leadership, _: &mut Self::Context) {
+        match (self.leader, leader) {
+            (false, true) => self.become_leader(),
+            (true, false) => self.step_down(),
+            _ => {}
+        }
+    }
+}
+
+impl Handler<StateChanged> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, _: StateChanged, _: &mut Self::Context) {
+        if self.leader {
+            self.sync();
+        }
+    }
+}
+
+impl Handler<Report> for Supervisor {
+    type Result = ResponseFuture<Result<(), ReportRejected>>;
+
+    fn handle(&mut self, Report(report): Report, _: &mut Self::Context) -> Self::Result {
+        if !self.leader {
+            return Box::pin(async { Err(ReportRejected::NotLeader) });
+        }
+        let node = report.node.clone();
+        let consumer = read_with(&self.host, |s| s.nodes.get(&node).and_then(|n| n.consumers.first().cloned()));
+        match consumer.and_then(|c| self.consumers.get(&c).cloned()) {
+            Some(addr) => Box::pin(async move {
+                addr.send(Report(report))
+                    .await
+                    .unwrap_or(Err(ReportRejected::NotLeader))
+            }),
+            None => {
+                // A node in no consumer yet: record what changed, unbatched (rare).
+                let change = read_with(&self.host, |s| s.report_changes(&report));
+                let host = self.host.clone();
+                Box::pin(async move {
+                    if let Some(change) = change {
+                        if let Err(e) = host.propose(Command::ReportNodes(vec![change])).await {
+                            tracing::warn!(node = %node, error = %e, "report of an unassigned node not committed");
+                        }
+                    }
+                    Ok(())
+                })
+            }
+        }
+    }
+}

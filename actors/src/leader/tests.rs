@@ -1,0 +1,250 @@
+//! Actor tests over an in-memory host: timers fire at the deadline, heartbeats stay off the log,
+//! changes are batched, the queue bound refuses, silent nodes are marked inactive, and leadership
+//! starts and stops the children.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix::prelude::*;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use super::messages::{ArmedDeadline, Leadership, Report, ReportRejected, StateChanged};
+use super::*;
+use crate::domain::*;
+
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// Applies proposals to an in-memory state at the wall clock; can be stalled to test backpressure.
+#[derive(Default)]
+struct FakeHost {
+    state: Mutex<ClusterState>,
+    proposals: Mutex<Vec<Command>>,
+    stalled: AtomicBool,
+    ticks: AtomicUsize,
+}
+
+impl FakeHost {
+    fn apply(&self, command: Command) -> Response {
+        self.state.lock().unwrap().apply(command, wall_ms()).expect("test setup command refused")
+    }
+
+    fn count(&self, pred: impl Fn(&Command) -> bool) -> usize {
+        self.proposals.lock().unwrap().iter().filter(|c| pred(c)).count()
+    }
+}
+
+impl Host for FakeHost {
+    fn propose(&self, command: Command) -> BoxFuture<'static, Result<Response, ProposeError>> {
+        self.proposals.lock().unwrap().push(command.clone());
+        if matches!(command, Command::Tick) {
+            self.ticks.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.stalled.load(Ordering::SeqCst) {
+            return futures::future::pending().boxed();
+        }
+        let result = self
+            .state
+            .lock()
+            .unwrap()
+            .apply(command, wall_ms())
+            .map_err(|e| ProposeError::Refused(e.to_string()));
+        async move { result }.boxed()
+    }
+
+    fn read(&self, f: &mut dyn FnMut(&ClusterState)) {
+        f(&self.state.lock().unwrap());
+    }
+
+    fn now_ms(&self) -> Timestamp {
+        wall_ms()
+    }
+}
+
+fn progress(done: bool) -> VersionProgress {
+    VersionProgress {
+        downloaded: true,
+        installed: done,
+        done,
+        error: None,
+        healthy: None,
+    }
+}
+
+fn node_report(node: &str, current: u64) -> NodeReport {
+    NodeReport {
+        node: node.into(),
+        active: Some(true),
+        resources: BTreeMap::from([(
+            "app".to_string(),
+            ResourceReport {
+                interested: None,
+                current: Some(current),
+                versions: BTreeMap::from([(current, progress(true))]),
+            },
+        )]),
+    }
+}
+
+/// Resource `app` v1 and v2, consumer `web` of `n` nodes running v1.
+fn fleet(host: &FakeHost, n: usize) {
+    host.apply(Command::CreateResource { name: "app".into() });
+    for _ in 0..2 {
+        host.apply(Command::PublishVersion {
+            resource: "app".into(),
+            label: None,
+            artifact: None,
+            metadata: BTreeMap::new(),
+            depends_on: vec![],
+            health_port: None,
+        });
+    }
+    let nodes: Vec<String> = (0..n).map(|i| format!("web-{i}")).collect();
+    host.apply(Command::CreateConsumer {
+        name: "web".into(),
+        nodes: nodes.clone(),
+    });
+    host.apply(Command::ReportNodes(nodes.iter().map(|n| node_report(n, 1)).collect()));
+}
+
+fn coordinated(host: &FakeHost, pulse_ms: u64) -> DeploymentId {
+    let spec = DeploymentSpec {
+        consumer: "web".into(),
+        resource: "app".into(),
+        version: Some(2),
+        strategy: Some(Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        }),
+        pulse_interval_ms: Some(pulse_ms),
+        ..Default::default()
+    };
+    match host.apply(Command::StartDeployment(spec)) {
+        Response::DeploymentStarted { id, .. } => id,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn status(host: &FakeHost, id: DeploymentId) -> DeploymentView {
+    host.state.lock().unwrap().deployment(id).unwrap()
+}
+
+#[actix::test]
+async fn timer_blocks_a_coordinated_deployment_within_100ms_of_its_deadline() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let id = coordinated(&host, 300);
+    host.apply(Command::Pulse { id });
+    let deadline = host.state.lock().unwrap().deployment_deadline(id).unwrap();
+    let actor = DeploymentActor::new(id, host.clone()).start();
+    assert_eq!(actor.send(ArmedDeadline).await.unwrap(), Some(deadline), "armed at the pulse deadline");
+
+    tokio::time::sleep(Duration::from_millis(deadline.saturating_sub(wall_ms()) + 150)).await;
+    let view = status(&host, id);
+    assert_eq!(view.status, Status::RollForwardAwaitingPulse);
+    assert_eq!(view.paused_by, Some(PausedBy::PulseTimeout));
+    let blocked_at = view
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.status == Some(Status::RollForwardAwaitingPulse))
+        .expect("a transition event")
+        .at;
+    assert!(blocked_at >= deadline && blocked_at - deadline <= 100, "acted {}ms after the deadline", blocked_at - deadline);
+    // Blocked: no deadline left, so no more ticks.
+    let ticks = host.ticks.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(host.ticks.load(Ordering::SeqCst), ticks, "a blocked deployment must not keep ticking");
+    assert_eq!(actor.send(ArmedDeadline).await.unwrap(), None);
+}
+
+#[actix::test]
+async fn heartbeats_stay_off_the_log_and_changes_are_batched() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_secs(30)).start();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    for _ in 0..5 {
+        actor.send(Report(node_report("web-0", 1))).await.unwrap().unwrap();
+    }
+    assert_eq!(host.count(|c| matches!(c, Command::ReportNodes(_))), before, "heartbeats reached the log");
+
+    host.stalled.store(true, Ordering::SeqCst);
+    actor.send(Report(node_report("web-0", 2))).await.unwrap().unwrap(); // in flight
+    actor.send(Report(node_report("web-1", 2))).await.unwrap().unwrap(); // pending
+    actor.send(Report(node_report("web-2", 2))).await.unwrap().unwrap(); // pending, same batch
+    let proposals = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    assert_eq!(proposals, before + 1, "one proposal in flight at a time");
+}
+
+#[actix::test]
+async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    host.stalled.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 1).start();
+    actor.send(Report(node_report("web-0", 2))).await.unwrap().unwrap(); // in flight
+    actor.send(Report(node_report("web-1", 2))).await.unwrap().unwrap(); // fills the queue
+    let refused = actor.send(Report(node_report("web-2", 2))).await.unwrap();
+    assert_eq!(
+        refused,
+        Err(ReportRejected::Busy {
+            consumer: "web".into(),
+            pending: 1,
+            limit: 1
+        })
+    );
+    // web-1 is already waiting: its newer change replaces the old one instead of being refused.
+    assert_eq!(actor.send(Report(node_report("web-1", 1))).await.unwrap(), Ok(()));
+}
+
+#[actix::test]
+async fn silent_nodes_are_marked_inactive() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 2);
+    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_millis(200)).start();
+    for _ in 0..8 {
+        actor.send(Report(node_report("web-0", 1))).await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    let state = host.state.lock().unwrap();
+    assert!(state.node("web-0").unwrap().active, "a reporting node stays active");
+    assert!(!state.node("web-1").unwrap().active, "a silent node is marked inactive");
+}
+
+#[actix::test]
+async fn leadership_starts_and_stops_the_children() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let id = coordinated(&host, 250);
+    host.apply(Command::Pulse { id });
+    let supervisor = Supervisor::new(
+        host.clone(),
+        SupervisorConfig {
+            node_timeout: Duration::from_secs(30),
+        },
+    )
+    .start();
+
+    // A follower refuses reports and runs no timers.
+    let refused = supervisor.send(Report(node_report("web-0", 1))).await.unwrap();
+    assert_eq!(refused, Err(ReportRejected::NotLeader));
+
+    supervisor.send(Leadership(true)).await.unwrap();
+    supervisor.send(StateChanged(1)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(status(&host, id).status, Status::RollForwardAwaitingPulse, "the new leader's timer fired");
+
+    // A fresh pulse resumes it; after stepping down, nobody blocks it any more.
+    host.apply(Command::Pulse { id });
+    assert_eq!(status(&host, id).status, Status::RollingForward);
+    supervisor.send(Leadership(false)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(status(&host, id).status, Status::RollingForward, "a follower must not act on deadlines");
+    let refused = supervisor.send(Report(node_report("web-0", 1))).await.unwrap();
+    assert_eq!(refused, Err(ReportRejected::NotLeader));
+}
