@@ -9,42 +9,84 @@ use std::time::{Duration, Instant};
 const NODES: usize = 100_000;
 
 fn vp(done: bool) -> VersionProgress {
-    VersionProgress { downloaded: true, installed: done, done, error: None, healthy: None }
+    VersionProgress {
+        downloaded: true,
+        installed: done,
+        done,
+        error: None,
+        healthy: None,
+    }
 }
 
 fn report(i: usize, current: u64, versions: &[u64]) -> NodeReport {
-    let rr = ResourceReport { interested: None, current: Some(current), versions: versions.iter().map(|v| (*v, vp(true))).collect() };
-    NodeReport { node: format!("node-{i:06}"), active: Some(true), resources: BTreeMap::from([("app".to_string(), rr)]) }
+    let rr = ResourceReport {
+        interested: None,
+        current: Some(current),
+        versions: versions.iter().map(|v| (*v, vp(true))).collect(),
+    };
+    NodeReport {
+        node: format!("node-{i:06}"),
+        active: Some(true),
+        resources: BTreeMap::from([("app".to_string(), rr)]),
+    }
 }
 
 /// 100k nodes on version 1, version 2 published, a rolling deployment (install 1000, download 1000) started.
 fn fleet() -> (ClusterState, DeploymentId) {
     let mut s = ClusterState::default();
-    s.apply(Command::CreateResource { name: "app".into() }, 1).unwrap();
+    s.apply(Command::CreateResource { name: "app".into() }, 1)
+        .unwrap();
     for _ in 0..2 {
-        let publish = Command::PublishVersion { resource: "app".into(), label: None, artifact: None, metadata: BTreeMap::new(), depends_on: vec![], health_port: None };
+        let publish = Command::PublishVersion {
+            resource: "app".into(),
+            label: None,
+            artifact: None,
+            metadata: BTreeMap::new(),
+            depends_on: vec![],
+            health_port: None,
+        };
         s.apply(publish, 1).unwrap();
     }
     let nodes: Vec<String> = (0..NODES).map(|i| format!("node-{i:06}")).collect();
-    s.apply(Command::CreateConsumer { name: "fleet".into(), nodes }, 1).unwrap();
+    s.apply(
+        Command::CreateConsumer {
+            name: "fleet".into(),
+            nodes,
+        },
+        1,
+    )
+    .unwrap();
     for chunk in (0..NODES).collect::<Vec<_>>().chunks(1000) {
-        s.apply(Command::ReportNodes(chunk.iter().map(|&i| report(i, 1, &[1])).collect()), 2).unwrap();
+        s.apply(
+            Command::ReportNodes(chunk.iter().map(|&i| report(i, 1, &[1])).collect()),
+            2,
+        )
+        .unwrap();
     }
     let spec = DeploymentSpec {
         consumer: "fleet".into(),
         resource: "app".into(),
         version: Some(2),
-        strategy: Some(Strategy::Rolling { install_window: 1000, download_window: 1000 }),
+        strategy: Some(Strategy::Rolling {
+            install_window: 1000,
+            download_window: 1000,
+        }),
         ..DeploymentSpec::default()
     };
-    let Response::DeploymentStarted { id, .. } = s.apply(Command::StartDeployment(spec), 3).unwrap() else { unreachable!() };
+    let Response::DeploymentStarted { id, .. } =
+        s.apply(Command::StartDeployment(spec), 3).unwrap()
+    else {
+        unreachable!()
+    };
     (s, id)
 }
 
 /// Every node reports version 2 installed, in order; `batch` reports per command.
 fn progress_commands(batch: usize) -> Vec<Command> {
     let all: Vec<NodeReport> = (0..NODES).map(|i| report(i, 2, &[1, 2])).collect();
-    all.chunks(batch).map(|c| Command::ReportNodes(c.to_vec())).collect()
+    all.chunks(batch)
+        .map(|c| Command::ReportNodes(c.to_vec()))
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
@@ -61,7 +103,9 @@ fn bench(c: &mut Criterion) {
             before as f64 / NODES as f64, after as f64 / NODES as f64, after);
     }
     let mut g = c.benchmark_group("domain_core");
-    g.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Elements(NODES as u64));
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(20))
+        .throughput(Throughput::Elements(NODES as u64));
     for batch in [1usize, 100] {
         g.bench_function(format!("report_nodes_100k_rolling_batch{batch}"), |b| {
             b.iter_custom(|iters| {

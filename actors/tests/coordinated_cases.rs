@@ -10,11 +10,26 @@ const PULSE: u64 = 10_000;
 fn coordinated(h: &mut H) -> DeploymentId {
     h.fleet("web", "app", 3);
     h.publish("app");
-    let mut s = spec("web", "app", 2, Strategy::Rolling { install_window: 1, download_window: 1 });
+    let mut s = spec(
+        "web",
+        "app",
+        2,
+        Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        },
+    );
     s.pulse_interval_ms = Some(PULSE);
     let id = h.start(s);
-    assert_eq!(h.status(id), Status::RollForwardAwaitingPulse, "a coordinated deployment starts awaiting a pulse");
-    assert!(h.installing("web", "app").is_empty(), "no progress before the first pulse");
+    assert_eq!(
+        h.status(id),
+        Status::RollForwardAwaitingPulse,
+        "a coordinated deployment starts awaiting a pulse"
+    );
+    assert!(
+        h.installing("web", "app").is_empty(),
+        "no progress before the first pulse"
+    );
     id
 }
 
@@ -32,7 +47,11 @@ fn case1_successful_coordinated_update() {
     }
     assert_eq!(h.status(id), Status::RolledForward);
     h.now += 1_000;
-    assert_eq!(h.pulse(id), (PulseAnswer::Stop, Some(Status::RolledForward)), "a pulse on a finished deployment answers STOP");
+    assert_eq!(
+        h.pulse(id),
+        (PulseAnswer::Stop, Some(Status::RolledForward)),
+        "a pulse on a finished deployment answers STOP"
+    );
     assert_eq!(h.s.next_deadline(), None);
 }
 
@@ -44,12 +63,19 @@ fn case2_paused_on_missed_pulse_by_timer() {
     let deadline = h.s.next_deadline().unwrap();
     assert_eq!(deadline, h.now + PULSE);
     h.tick_to(deadline - 1);
-    assert_eq!(h.status(id), Status::RollingForward, "not before the deadline");
+    assert_eq!(
+        h.status(id),
+        Status::RollingForward,
+        "not before the deadline"
+    );
     h.tick_to(deadline);
     let view = h.s.deployment(id).unwrap();
     assert_eq!(view.status, Status::RollForwardAwaitingPulse);
     assert_eq!(view.paused_by, Some(PausedBy::PulseTimeout));
-    assert_eq!(view.events.last().unwrap().message.as_deref(), Some("pulses timed out"));
+    assert_eq!(
+        view.events.last().unwrap().message.as_deref(),
+        Some("pulses timed out")
+    );
     assert_eq!(view.events.last().unwrap().by, Actor::Timer);
     // Node progress while blocked admits nobody new.
     h.installed("web-0", "app", 1, 2);
@@ -66,13 +92,29 @@ fn case3_failover_new_leader_rearms_and_blocks_then_fresh_pulse_resumes() {
     // The leader dies; a new leader restores from a snapshot some time after the deadline.
     let mut follower = ClusterState::from_snapshot_bytes(&h.s.snapshot_bytes()).unwrap();
     let new_now = last + PULSE + 5_000;
-    assert_eq!(follower.rearm_pulses(last + PULSE - 1), Vec::<DeploymentId>::new(), "not yet expired");
+    assert_eq!(
+        follower.rearm_pulses(last + PULSE - 1),
+        Vec::<DeploymentId>::new(),
+        "not yet expired"
+    );
     assert_eq!(follower.rearm_pulses(new_now), vec![id]);
     follower.apply(Command::Tick, new_now).unwrap();
-    assert_eq!(follower.deployment(id).unwrap().status, Status::RollForwardAwaitingPulse);
-    assert!(follower.rearm_pulses(new_now).is_empty(), "blocked deployments have no countdown");
+    assert_eq!(
+        follower.deployment(id).unwrap().status,
+        Status::RollForwardAwaitingPulse
+    );
+    assert!(
+        follower.rearm_pulses(new_now).is_empty(),
+        "blocked deployments have no countdown"
+    );
     let r = follower.apply(Command::Pulse { id }, new_now + 1).unwrap();
-    assert_eq!(r, Response::Pulse { answer: PulseAnswer::Ok, status: Some(Status::RollingForward) });
+    assert_eq!(
+        r,
+        Response::Pulse {
+            answer: PulseAnswer::Ok,
+            status: Some(Status::RollingForward)
+        }
+    );
     assert_eq!(follower.deployment_deadline(id), Some(new_now + 1 + PULSE));
 }
 
@@ -112,7 +154,11 @@ fn case5_user_pause_then_pulse_answers_stop() {
     h.pulse(id);
     assert_eq!(h.op(pause, id), Status::RollForwardPaused);
     h.now += 1_000;
-    assert_eq!(h.pulse(id), (PulseAnswer::Stop, Some(Status::RollForwardPaused)), "a pulse never resumes a user pause");
+    assert_eq!(
+        h.pulse(id),
+        (PulseAnswer::Stop, Some(Status::RollForwardPaused)),
+        "a pulse never resumes a user pause"
+    );
     assert_eq!(h.s.deployment(id).unwrap().paused_by, Some(PausedBy::User));
     // Resuming within the interval (the pulse was recorded) continues at once.
     h.now += 1_000;

@@ -6,7 +6,10 @@ use convoy_actors::domain::*;
 use harness::*;
 
 fn member(c: &str, r: &str) -> Member {
-    Member { consumer: c.into(), resource: r.into() }
+    Member {
+        consumer: c.into(),
+        resource: r.into(),
+    }
 }
 
 fn three_tier(h: &mut H) {
@@ -16,7 +19,14 @@ fn three_tier(h: &mut H) {
     h.publish("schema");
     h.publish_deps("backend", vec![("schema", 2)]);
     h.publish_deps("frontend", vec![("schema", 2)]);
-    h.ok(Command::CreateGroup { name: "shop".into(), members: vec![member("web", "frontend"), member("api", "backend"), member("db", "schema")] });
+    h.ok(Command::CreateGroup {
+        name: "shop".into(),
+        members: vec![
+            member("web", "frontend"),
+            member("api", "backend"),
+            member("db", "schema"),
+        ],
+    });
 }
 
 #[test]
@@ -25,22 +35,39 @@ fn group_deployment_of_three_consumers_in_two_steps() {
     three_tier(&mut h);
     // Dependency invariant in selection: backend 2 needs schema 2 on db, which is not installed yet.
     assert_eq!(h.s.selected_version("api", "backend"), Some(1));
-    let (id, steps) = match h.ok(Command::StartGroupDeployment { group: "shop".into(), versions: None }) {
+    let (id, steps) = match h.ok(Command::StartGroupDeployment {
+        group: "shop".into(),
+        versions: None,
+    }) {
         Response::GroupDeploymentStarted { id, steps } => (id, steps),
         other => panic!("{other:?}"),
     };
-    let shape: Vec<Vec<(String, u64)>> = steps.iter().map(|s| s.iter().map(|i| (i.consumer.clone(), i.version)).collect()).collect();
-    assert_eq!(shape, vec![vec![("db".to_string(), 2)], vec![("web".to_string(), 2), ("api".to_string(), 2)]]);
+    let shape: Vec<Vec<(String, u64)>> = steps
+        .iter()
+        .map(|s| s.iter().map(|i| (i.consumer.clone(), i.version)).collect())
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            vec![("db".to_string(), 2)],
+            vec![("web".to_string(), 2), ("api".to_string(), 2)]
+        ]
+    );
     let view = h.s.group_deployment(id).unwrap();
     assert_eq!((view.status, view.current_step), (GroupStatus::Running, 0));
-    assert!(view.steps[1].iter().all(|i| i.deployment.is_none()), "later steps have not started");
+    assert!(
+        view.steps[1].iter().all(|i| i.deployment.is_none()),
+        "later steps have not started"
+    );
     assert!(h.target("web-0", "frontend").is_none_or(|t| !t.install));
     h.installed("db-0", "schema", 1, 2);
     h.installed("db-1", "schema", 1, 2);
     let view = h.s.group_deployment(id).unwrap();
     assert_eq!(view.current_step, 1);
     assert_eq!(view.steps[0][0].status, Some(Status::RolledForward));
-    assert!(view.steps[1].iter().all(|i| i.status == Some(Status::RollingForward)));
+    assert!(view.steps[1]
+        .iter()
+        .all(|i| i.status == Some(Status::RollingForward)));
     for n in ["web-0", "web-1"] {
         h.installed(n, "frontend", 1, 2);
     }
@@ -48,7 +75,10 @@ fn group_deployment_of_three_consumers_in_two_steps() {
         h.installed(n, "backend", 1, 2);
     }
     let view = h.s.group_deployment(id).unwrap();
-    assert_eq!((view.status, view.current_step), (GroupStatus::Succeeded, 2));
+    assert_eq!(
+        (view.status, view.current_step),
+        (GroupStatus::Succeeded, 2)
+    );
     let json = serde_json::to_value(&view).unwrap();
     assert_eq!(json["status"], "SUCCEEDED");
     assert_eq!(json["steps"][0][0]["deployment"], "d-1");
@@ -58,7 +88,10 @@ fn group_deployment_of_three_consumers_in_two_steps() {
 fn failed_step_fails_the_group_and_later_steps_never_start() {
     let mut h = H::new();
     three_tier(&mut h);
-    let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment { group: "shop".into(), versions: None }) else {
+    let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
+        group: "shop".into(),
+        versions: None,
+    }) else {
         panic!()
     };
     h.install_failed("db-0", "schema", 1, 2);
@@ -75,11 +108,23 @@ fn failed_step_fails_the_group_and_later_steps_never_start() {
 fn abort_group_deployment_aborts_running_step() {
     let mut h = H::new();
     three_tier(&mut h);
-    let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment { group: "shop".into(), versions: None }) else {
+    let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
+        group: "shop".into(),
+        versions: None,
+    }) else {
         panic!()
     };
-    assert_eq!(h.ok(Command::AbortGroupDeployment { id }), Response::GroupDeployment { id, status: GroupStatus::Aborted });
-    assert_eq!(h.s.group_deployment(id).unwrap().steps[0][0].status, Some(Status::Aborted));
+    assert_eq!(
+        h.ok(Command::AbortGroupDeployment { id }),
+        Response::GroupDeployment {
+            id,
+            status: GroupStatus::Aborted
+        }
+    );
+    assert_eq!(
+        h.s.group_deployment(id).unwrap().steps[0][0].status,
+        Some(Status::Aborted)
+    );
 }
 
 #[test]
@@ -89,15 +134,30 @@ fn cycle_is_refused_with_its_path() {
         h.ok(Command::CreateResource { name: r.into() });
         h.publish(r);
     }
-    h.ok(Command::CreateConsumer { name: "ca".into(), nodes: vec!["ca-0".into()] });
-    h.ok(Command::CreateConsumer { name: "cb".into(), nodes: vec!["cb-0".into()] });
+    h.ok(Command::CreateConsumer {
+        name: "ca".into(),
+        nodes: vec!["ca-0".into()],
+    });
+    h.ok(Command::CreateConsumer {
+        name: "cb".into(),
+        nodes: vec!["cb-0".into()],
+    });
     h.report("ca-0", "a", Some(1), &[(1, vp(true, true, None))]);
     h.report("cb-0", "b", None, &[]);
     h.publish_deps("a", vec![("b", 1)]);
     h.publish_deps("b", vec![("a", 2)]);
-    h.ok(Command::CreateGroup { name: "g".into(), members: vec![member("ca", "a"), member("cb", "b")] });
-    let e = h.err(Command::StartGroupDeployment { group: "g".into(), versions: None });
-    assert_eq!(e.to_string(), "dependency cycle in group \"g\": ca/a@2 -> cb/b@2 -> ca/a@2");
+    h.ok(Command::CreateGroup {
+        name: "g".into(),
+        members: vec![member("ca", "a"), member("cb", "b")],
+    });
+    let e = h.err(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+    });
+    assert_eq!(
+        e.to_string(),
+        "dependency cycle in group \"g\": ca/a@2 -> cb/b@2 -> ca/a@2"
+    );
     assert_eq!(e.kind(), ErrorKind::Invalid);
 }
 
@@ -108,9 +168,21 @@ fn dangling_dependency_is_refused_with_its_path() {
     h.ok(Command::CreateResource { name: "y".into() });
     h.publish("y");
     h.publish_deps("x", vec![("y", 1)]);
-    h.ok(Command::CreateGroup { name: "g".into(), members: vec![member("c", "x")] });
-    let e = h.err(Command::StartGroupDeployment { group: "g".into(), versions: None });
-    assert_eq!(e.to_string(), "dangling dependency in group \"g\": c/x@2 -> y@1: resource is not a member of the group");
-    let e = h.err(Command::CreateGroup { name: "h".into(), members: vec![member("c", "x"), member("c", "x")] });
+    h.ok(Command::CreateGroup {
+        name: "g".into(),
+        members: vec![member("c", "x")],
+    });
+    let e = h.err(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+    });
+    assert_eq!(
+        e.to_string(),
+        "dangling dependency in group \"g\": c/x@2 -> y@1: resource is not a member of the group"
+    );
+    let e = h.err(Command::CreateGroup {
+        name: "h".into(),
+        members: vec![member("c", "x"), member("c", "x")],
+    });
     assert!(e.to_string().contains("at most once"), "{e}");
 }

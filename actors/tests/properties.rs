@@ -1,10 +1,10 @@
 //! Property tests over random command sequences: windows, terminal statuses, rollback order, determinism,
 //! and strong-mode targets.
 
+use convoy_actors::domain::Strategy;
 use convoy_actors::domain::*;
 use proptest::prelude::*;
 use proptest::strategy::Strategy as PStrategy;
-use convoy_actors::domain::Strategy;
 use std::collections::{BTreeMap, BTreeSet};
 
 const NODES: usize = 7;
@@ -29,8 +29,13 @@ enum Op {
 fn strategy() -> impl PStrategy<Value = convoy_actors::domain::Strategy> {
     prop_oneof![
         Just(convoy_actors::domain::Strategy::AllAtOnce {}),
-        (1u32..4, 1u32..4).prop_map(|(i, d)| convoy_actors::domain::Strategy::Rolling { install_window: i, download_window: d }),
-        (prop::collection::vec(1u32..4, 1..3), any::<bool>()).prop_map(|(sizes, autopause)| convoy_actors::domain::Strategy::Batch { sizes, autopause }),
+        (1u32..4, 1u32..4).prop_map(|(i, d)| convoy_actors::domain::Strategy::Rolling {
+            install_window: i,
+            download_window: d
+        }),
+        (prop::collection::vec(1u32..4, 1..3), any::<bool>()).prop_map(|(sizes, autopause)| {
+            convoy_actors::domain::Strategy::Batch { sizes, autopause }
+        }),
     ]
 }
 
@@ -57,24 +62,59 @@ fn node(i: usize) -> String {
     format!("n-{i}")
 }
 
-fn report(i: usize, current: Option<u64>, interested: Option<bool>, versions: BTreeMap<u64, VersionProgress>) -> Command {
-    let rr = ResourceReport { interested, current, versions };
-    Command::ReportNodes(vec![NodeReport { node: node(i), active: None, resources: BTreeMap::from([("r".to_string(), rr)]) }])
+fn report(
+    i: usize,
+    current: Option<u64>,
+    interested: Option<bool>,
+    versions: BTreeMap<u64, VersionProgress>,
+) -> Command {
+    let rr = ResourceReport {
+        interested,
+        current,
+        versions,
+    };
+    Command::ReportNodes(vec![NodeReport {
+        node: node(i),
+        active: None,
+        resources: BTreeMap::from([("r".to_string(), rr)]),
+    }])
 }
 
 fn ok(done: bool, error: Option<&str>) -> VersionProgress {
-    VersionProgress { downloaded: true, installed: done, done, error: error.map(String::from), healthy: None }
+    VersionProgress {
+        downloaded: true,
+        installed: done,
+        done,
+        error: error.map(String::from),
+        healthy: None,
+    }
 }
 
 /// Turns ops into commands against the state as it is (ids of the latest deployment).
 fn command(s: &ClusterState, op: &Op, now: &mut u64) -> Command {
-    let latest = s.deployments(&DeploymentFilter::default()).last().map(|d| d.id).unwrap_or(DeploymentId(1));
+    let latest = s
+        .deployments(&DeploymentFilter::default())
+        .last()
+        .map(|d| d.id)
+        .unwrap_or(DeploymentId(1));
     match op.clone() {
-        Op::Installed(i, v) => report(i, Some(v), None, BTreeMap::from([(1, ok(true, None)), (v, ok(true, None))])),
-        Op::Failed(i, v) => report(i, Some(1), None, BTreeMap::from([(1, ok(true, None)), (v, ok(true, Some("boom")))])),
+        Op::Installed(i, v) => report(
+            i,
+            Some(v),
+            None,
+            BTreeMap::from([(1, ok(true, None)), (v, ok(true, None))]),
+        ),
+        Op::Failed(i, v) => report(
+            i,
+            Some(1),
+            None,
+            BTreeMap::from([(1, ok(true, None)), (v, ok(true, Some("boom")))]),
+        ),
         Op::Downloaded(i, v) => report(i, None, None, BTreeMap::from([(v, ok(false, None))])),
         Op::Uninterested(i) => report(i, None, Some(false), BTreeMap::new()),
-        Op::Inactive(i) => Command::MarkInactive { nodes: vec![node(i)] },
+        Op::Inactive(i) => Command::MarkInactive {
+            nodes: vec![node(i)],
+        },
         Op::Start(strategy, pulse, rollback) => Command::StartDeployment(DeploymentSpec {
             consumer: "c".into(),
             resource: "r".into(),
@@ -84,10 +124,26 @@ fn command(s: &ClusterState, op: &Op, now: &mut u64) -> Command {
             max_failed_nodes: Some(1),
             ..DeploymentSpec::default()
         }),
-        Op::Pause => Command::Pause { id: latest, message: None, by: Actor::User },
-        Op::Resume => Command::Resume { id: latest, message: None, by: Actor::User },
-        Op::Abort => Command::Abort { id: latest, message: None, by: Actor::User },
-        Op::Rollback => Command::Rollback { id: latest, message: None, by: Actor::User },
+        Op::Pause => Command::Pause {
+            id: latest,
+            message: None,
+            by: Actor::User,
+        },
+        Op::Resume => Command::Resume {
+            id: latest,
+            message: None,
+            by: Actor::User,
+        },
+        Op::Abort => Command::Abort {
+            id: latest,
+            message: None,
+            by: Actor::User,
+        },
+        Op::Rollback => Command::Rollback {
+            id: latest,
+            message: None,
+            by: Actor::User,
+        },
         Op::Pulse => Command::Pulse { id: latest },
         Op::Tick(dt) => {
             *now += dt;
@@ -106,13 +162,30 @@ fn command(s: &ClusterState, op: &Op, now: &mut u64) -> Command {
 
 fn setup() -> ClusterState {
     let mut s = ClusterState::default();
-    s.apply(Command::CreateResource { name: "r".into() }, 0).unwrap();
+    s.apply(Command::CreateResource { name: "r".into() }, 0)
+        .unwrap();
     for _ in 0..3 {
         s.apply(command(&s, &Op::Publish, &mut 0), 0).unwrap();
     }
-    s.apply(Command::CreateConsumer { name: "c".into(), nodes: (0..NODES).map(node).collect() }, 0).unwrap();
+    s.apply(
+        Command::CreateConsumer {
+            name: "c".into(),
+            nodes: (0..NODES).map(node).collect(),
+        },
+        0,
+    )
+    .unwrap();
     for i in 0..NODES {
-        s.apply(report(i, Some(1), Some(true), BTreeMap::from([(1, ok(true, None))])), 0).unwrap();
+        s.apply(
+            report(
+                i,
+                Some(1),
+                Some(true),
+                BTreeMap::from([(1, ok(true, None))]),
+            ),
+            0,
+        )
+        .unwrap();
     }
     s
 }
@@ -127,7 +200,11 @@ fn run(ops: &[Op]) -> Result<Vec<u8>, TestCaseError> {
         let cmd = command(&s, op, &mut now);
         let before = s.snapshot_bytes();
         if s.apply(cmd, now).is_err() {
-            prop_assert_eq!(before, s.snapshot_bytes(), "a refused command changed the state");
+            prop_assert_eq!(
+                before,
+                s.snapshot_bytes(),
+                "a refused command changed the state"
+            );
         }
         for d in s.deployments(&DeploymentFilter::default()) {
             let view = s.deployment(d.id).unwrap();
@@ -144,15 +221,35 @@ fn run(ops: &[Op]) -> Result<Vec<u8>, TestCaseError> {
             for n in &view.nodes {
                 let t = s.targets(&n.id).get("r").copied();
                 if let Some(t) = t {
-                    prop_assert!(t.version == view.version || Some(t.version) == n.from_version,
-                        "node {} targeted at {} during deployment of {} (from {:?})", n.id, t.version, view.version, n.from_version);
+                    prop_assert!(
+                        t.version == view.version || Some(t.version) == n.from_version,
+                        "node {} targeted at {} during deployment of {} (from {:?})",
+                        n.id,
+                        t.version,
+                        view.version,
+                        n.from_version
+                    );
                     installing += u32::from(t.install);
                     downloading += u32::from(t.download);
                 }
             }
-            if let Strategy::Rolling { install_window, download_window } = view.settings.strategy {
-                prop_assert!(installing <= install_window, "{} installing > window {}", installing, install_window);
-                prop_assert!(downloading <= download_window, "{} downloading > window {}", downloading, download_window);
+            if let Strategy::Rolling {
+                install_window,
+                download_window,
+            } = view.settings.strategy
+            {
+                prop_assert!(
+                    installing <= install_window,
+                    "{} installing > window {}",
+                    installing,
+                    install_window
+                );
+                prop_assert!(
+                    downloading <= download_window,
+                    "{} downloading > window {}",
+                    downloading,
+                    download_window
+                );
             }
             if let Strategy::Batch { sizes, .. } = &view.settings.strategy {
                 prop_assert!(installing <= *sizes.iter().max().unwrap());
@@ -168,16 +265,35 @@ fn run(ops: &[Op]) -> Result<Vec<u8>, TestCaseError> {
 
 /// Rollback visits touched nodes in exactly the reverse of the order they were admitted to install.
 fn check_rollback_order(view: &DeploymentView) -> Result<(), TestCaseError> {
-    let of = |kind: EventKind| -> Vec<String> { view.events.iter().filter(|e| e.action == Some(kind)).filter_map(|e| e.node.clone()).collect() };
+    let of = |kind: EventKind| -> Vec<String> {
+        view.events
+            .iter()
+            .filter(|e| e.action == Some(kind))
+            .filter_map(|e| e.node.clone())
+            .collect()
+    };
     let installs = of(EventKind::Install);
     let rolled: Vec<String> = of(EventKind::Rollback);
     let rolled_set: BTreeSet<&String> = rolled.iter().collect();
-    let expected: Vec<String> = installs.iter().rev().filter(|n| rolled_set.contains(n)).cloned().collect();
-    prop_assert_eq!(&rolled, &expected, "rollback order is not the reverse of the install order");
+    let expected: Vec<String> = installs
+        .iter()
+        .rev()
+        .filter(|n| rolled_set.contains(n))
+        .cloned()
+        .collect();
+    prop_assert_eq!(
+        &rolled,
+        &expected,
+        "rollback order is not the reverse of the install order"
+    );
     if view.status == Status::RolledBack {
         let skipped: BTreeSet<String> = of(EventKind::Skipped).into_iter().collect();
         for n in installs.iter().filter(|n| !skipped.contains(*n)) {
-            prop_assert!(rolled_set.contains(n), "touched node {} was never rolled back", n);
+            prop_assert!(
+                rolled_set.contains(n),
+                "touched node {} was never rolled back",
+                n
+            );
         }
     }
     Ok(())

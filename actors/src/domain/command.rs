@@ -1,10 +1,10 @@
 //! Commands (everything the API can write, plus the leader's `MarkInactive` and `Tick`) and their responses.
 
+use super::group::StepItem;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
-use super::group::StepItem;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -164,6 +164,7 @@ pub struct Deployment {
 
 impl Deployment {
     /// A new deployment in its initial status (AWAITING_PULSE when coordinated).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: DeploymentId,
         consumer: String,
@@ -222,17 +223,39 @@ impl Deployment {
     pub fn pulse_expired(&self, at: Timestamp) -> bool {
         match self.settings.pulse_interval_ms {
             None => false,
-            Some(interval) => self.last_pulse_at.is_none_or(|t| t.saturating_add(interval) <= at),
+            Some(interval) => self
+                .last_pulse_at
+                .is_none_or(|t| t.saturating_add(interval) <= at),
         }
     }
 
-    pub(crate) fn push_event(&mut self, at: Timestamp, kind: EventKind, node: Option<u32>, by: Actor, message: Option<String>) {
+    pub(crate) fn push_event(
+        &mut self,
+        at: Timestamp,
+        kind: EventKind,
+        node: Option<u32>,
+        by: Actor,
+        message: Option<String>,
+    ) {
         let status = (kind == EventKind::Status).then_some(self.status);
-        self.events.push(Event { at, kind, status, node, by, message });
+        self.events.push(Event {
+            at,
+            kind,
+            status,
+            node,
+            by,
+            message,
+        });
     }
 
     /// Moves to `to` if the table allows it and records the event; `Ok(false)` for a no-op.
-    pub(crate) fn transition(&mut self, to: Status, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn transition(
+        &mut self,
+        to: Status,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if !status::check(self.id, self.status, to)? {
             return Ok(false);
         }
@@ -248,7 +271,13 @@ impl Deployment {
     }
 
     /// Enters ROLLING_* in `forward` direction, or AWAITING_PULSE at once if the pulse countdown has expired.
-    pub(crate) fn enter_rolling(&mut self, forward: bool, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn enter_rolling(
+        &mut self,
+        forward: bool,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if self.coordinated() && self.pulse_expired(at) && !self.status.is_rolling() {
             let changed = self.transition(Status::awaiting(forward), at, by, message)?;
             self.paused_by = Some(PausedBy::PulseTimeout);
@@ -264,17 +293,29 @@ impl Deployment {
     /// ROLLING_* → AWAITING_PULSE with `paused_by = pulse_timeout`.
     pub(crate) fn block_on_pulse(&mut self, at: Timestamp) {
         let to = Status::awaiting(self.status == Status::RollingForward);
-        if self.transition(to, at, Actor::Timer, Some("pulses timed out".into())).unwrap_or(false) {
+        if self
+            .transition(to, at, Actor::Timer, Some("pulses timed out".into()))
+            .unwrap_or(false)
+        {
             self.paused_by = Some(PausedBy::PulseTimeout);
         }
     }
 
     fn refuse(&self, op: &str) -> DomainError {
-        DomainError::Transition { id: self.id.to_string(), from: self.status, op: op.into() }
+        DomainError::Transition {
+            id: self.id.to_string(),
+            from: self.status,
+            op: op.into(),
+        }
     }
 
     /// Pause: rolling or awaiting → PAUSED (`paused_by = user`); already paused: no-op.
-    pub(crate) fn pause(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn pause(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if self.status.is_terminal() {
             return Err(self.refuse("pause a terminal deployment"));
         }
@@ -287,12 +328,19 @@ impl Deployment {
     }
 
     /// Resume: PAUSED → ROLLING_* (or AWAITING_PULSE if the pulse expired). Never un-blocks AWAITING_PULSE.
-    pub(crate) fn resume(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn resume(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if self.status.is_terminal() {
             return Err(self.refuse("resume a terminal deployment"));
         }
         if self.status.is_awaiting() {
-            return Err(self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it"));
+            return Err(
+                self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it")
+            );
         }
         if self.status.is_rolling() {
             return Ok(false);
@@ -301,7 +349,12 @@ impl Deployment {
     }
 
     /// Abort: any active → ABORTED; nodes keep what they have.
-    pub(crate) fn abort(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn abort(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if self.status == Status::Aborted {
             return Ok(false);
         }
@@ -312,7 +365,12 @@ impl Deployment {
     }
 
     /// Rollback: ROLLING_FORWARD, forward PAUSED or AWAITING_PULSE → ROLLING_BACK.
-    pub(crate) fn rollback(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn rollback(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if self.status == Status::RollingBack {
             return Ok(false);
         }

@@ -76,7 +76,9 @@ pub enum DomainError {
         version: u64,
     },
     /// A second active deployment for one (consumer, resource).
-    #[error("consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\"")]
+    #[error(
+        "consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\""
+    )]
     ActiveDeployment {
         /// The consumer.
         consumer: String,
@@ -116,7 +118,9 @@ pub enum DomainError {
         reason: String,
     },
     /// An ordinal range outside the consumer's node set.
-    #[error("node range \"{range}\" is outside the node set of consumer \"{consumer}\" ({count} nodes)")]
+    #[error(
+        "node range \"{range}\" is outside the node set of consumer \"{consumer}\" ({count} nodes)"
+    )]
     OrdinalOutOfRange {
         /// The consumer.
         consumer: String,
@@ -156,7 +160,9 @@ impl DomainError {
     /// The coarse class, for mapping to HTTP statuses.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            DomainError::NotFound { .. } | DomainError::UnknownVersion { .. } => ErrorKind::NotFound,
+            DomainError::NotFound { .. } | DomainError::UnknownVersion { .. } => {
+                ErrorKind::NotFound
+            }
             DomainError::AlreadyExists { .. }
             | DomainError::ActiveDeployment { .. }
             | DomainError::Transition { .. }
@@ -171,18 +177,27 @@ impl DomainError {
     }
 
     pub(crate) fn not_found(entity: Entity, name: impl fmt::Display) -> Self {
-        DomainError::NotFound { entity, name: name.to_string() }
+        DomainError::NotFound {
+            entity,
+            name: name.to_string(),
+        }
     }
 
     pub(crate) fn invalid(field: &str, value: impl fmt::Display, reason: &str) -> Self {
-        DomainError::InvalidSetting { field: field.into(), value: value.to_string(), reason: reason.into() }
+        DomainError::InvalidSetting {
+            field: field.into(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
     }
 }
 
 /// Refuses messages over [`MAX_MESSAGE_LEN`] characters.
 pub fn check_message(message: Option<&str>) -> Result<(), DomainError> {
     match message {
-        Some(m) if m.chars().count() > MAX_MESSAGE_LEN => Err(DomainError::MessageTooLong { len: m.chars().count() }),
+        Some(m) if m.chars().count() > MAX_MESSAGE_LEN => Err(DomainError::MessageTooLong {
+            len: m.chars().count(),
+        }),
         _ => Ok(()),
     }
 }
@@ -190,7 +205,11 @@ pub fn check_message(message: Option<&str>) -> Result<(), DomainError> {
 /// Refuses empty or absurdly long names.
 pub fn check_name(field: &str, name: &str) -> Result<(), DomainError> {
     if name.is_empty() || name.len() > 256 || name.chars().any(char::is_control) {
-        return Err(DomainError::invalid(field, format!("{name:?}"), "names must be 1-256 printable characters"));
+        return Err(DomainError::invalid(
+            field,
+            format!("{name:?}"),
+            "names must be 1-256 printable characters",
+        ));
     }
     Ok(())
 }

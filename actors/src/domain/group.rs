@@ -55,51 +55,112 @@ fn label(v: &Vertex) -> String {
 
 impl ClusterState {
     /// Plans the steps of a group deployment without changing anything.
-    pub fn plan_group(&self, group: &str, versions: Option<&BTreeMap<String, u64>>) -> Result<Vec<Vec<StepItem>>, DomainError> {
-        let g = self.groups.get(group).ok_or_else(|| DomainError::not_found(Entity::Group, group))?;
+    pub fn plan_group(
+        &self,
+        group: &str,
+        versions: Option<&BTreeMap<String, u64>>,
+    ) -> Result<Vec<Vec<StepItem>>, DomainError> {
+        let g = self
+            .groups
+            .get(group)
+            .ok_or_else(|| DomainError::not_found(Entity::Group, group))?;
         if let Some(vs) = versions {
-            if let Some(r) = vs.keys().find(|r| !g.members.iter().any(|m| &m.resource == *r)) {
-                return Err(DomainError::invalid("versions", r, &format!("resource is not a member of group \"{group}\"")));
+            if let Some(r) = vs
+                .keys()
+                .find(|r| !g.members.iter().any(|m| &m.resource == *r))
+            {
+                return Err(DomainError::invalid(
+                    "versions",
+                    r,
+                    &format!("resource is not a member of group \"{group}\""),
+                ));
             }
         }
         // Vertices: members that are not yet at their planned version.
         let mut vertices: Vec<Vertex> = Vec::new();
         let mut by_resource: BTreeMap<&str, (usize, Option<usize>, u64)> = BTreeMap::new();
         for (i, m) in g.members.iter().enumerate() {
-            let res = self.resources.get(&m.resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &m.resource))?;
-            let pinned = self.consumers.get(&m.consumer).and_then(|c| c.subscriptions.get(&m.resource)).and_then(|s| s.pin);
+            let res = self
+                .resources
+                .get(&m.resource)
+                .ok_or_else(|| DomainError::not_found(Entity::Resource, &m.resource))?;
+            let pinned = self
+                .consumers
+                .get(&m.consumer)
+                .and_then(|c| c.subscriptions.get(&m.resource))
+                .and_then(|s| s.pin);
             let version = match versions.and_then(|vs| vs.get(&m.resource)) {
                 Some(v) => *v,
                 None => pinned.or(res.newest()).ok_or_else(|| {
-                    DomainError::invalid("versions", &m.resource, "resource has no published version")
+                    DomainError::invalid(
+                        "versions",
+                        &m.resource,
+                        "resource has no published version",
+                    )
                 })?,
             };
             if !res.versions.contains_key(&version) {
-                return Err(DomainError::UnknownVersion { resource: m.resource.clone(), version });
+                return Err(DomainError::UnknownVersion {
+                    resource: m.resource.clone(),
+                    version,
+                });
             }
-            let consumer = self.consumers.get(&m.consumer).ok_or_else(|| DomainError::not_found(Entity::Consumer, &m.consumer))?;
+            let consumer = self
+                .consumers
+                .get(&m.consumer)
+                .ok_or_else(|| DomainError::not_found(Entity::Consumer, &m.consumer))?;
             let existing = match consumer.active.get(&m.resource) {
-                Some(id) if self.deployments.get(id).is_some_and(|d| d.version == version) => Some(*id),
+                Some(id)
+                    if self
+                        .deployments
+                        .get(id)
+                        .is_some_and(|d| d.version == version) =>
+                {
+                    Some(*id)
+                }
                 Some(id) => {
-                    return Err(DomainError::ActiveDeployment { consumer: m.consumer.clone(), resource: m.resource.clone(), id: id.to_string() })
+                    return Err(DomainError::ActiveDeployment {
+                        consumer: m.consumer.clone(),
+                        resource: m.resource.clone(),
+                        id: id.to_string(),
+                    })
                 }
                 None => None,
             };
-            let vertex = if existing.is_none() && self.installed_at_least(&m.consumer, &m.resource, version) {
+            let vertex = if existing.is_none()
+                && self.installed_at_least(&m.consumer, &m.resource, version)
+            {
                 None
             } else {
-                vertices.push(Vertex { consumer: m.consumer.clone(), resource: m.resource.clone(), version, existing, needs: Vec::new() });
+                vertices.push(Vertex {
+                    consumer: m.consumer.clone(),
+                    resource: m.resource.clone(),
+                    version,
+                    existing,
+                    needs: Vec::new(),
+                });
                 Some(vertices.len() - 1)
             };
             by_resource.insert(&m.resource, (i, vertex, version));
         }
         // Edges: a vertex needs the vertex of each dependency that is not installed yet.
+        #[allow(clippy::needless_range_loop)]
         for a in 0..vertices.len() {
-            let deps = self.resources[&vertices[a].resource].versions[&vertices[a].version].depends_on.clone();
+            let deps = self.resources[&vertices[a].resource].versions[&vertices[a].version]
+                .depends_on
+                .clone();
             for dep in deps {
-                let edge = format!("{} -> {}@{}", label(&vertices[a]), dep.resource, dep.version);
+                let edge = format!(
+                    "{} -> {}@{}",
+                    label(&vertices[a]),
+                    dep.resource,
+                    dep.version
+                );
                 let Some(&(mi, vertex, planned)) = by_resource.get(dep.resource.as_str()) else {
-                    return Err(DomainError::Dangling { group: group.into(), path: format!("{edge}: resource is not a member of the group") });
+                    return Err(DomainError::Dangling {
+                        group: group.into(),
+                        path: format!("{edge}: resource is not a member of the group"),
+                    });
                 };
                 let holder = &g.members[mi].consumer;
                 if self.installed_at_least(holder, &dep.resource, dep.version) {
@@ -108,8 +169,16 @@ impl ClusterState {
                 match vertex {
                     Some(b) if planned >= dep.version => vertices[a].needs.push(b),
                     _ => {
-                        let path = format!("{} -> {holder}/{}@{}: the plan has version {planned}", label(&vertices[a]), dep.resource, dep.version);
-                        return Err(DomainError::Dangling { group: group.into(), path });
+                        let path = format!(
+                            "{} -> {holder}/{}@{}: the plan has version {planned}",
+                            label(&vertices[a]),
+                            dep.resource,
+                            dep.version
+                        );
+                        return Err(DomainError::Dangling {
+                            group: group.into(),
+                            path,
+                        });
                     }
                 }
             }
@@ -119,19 +188,38 @@ impl ClusterState {
         let mut on_stack = vec![false; vertices.len()];
         let mut stack = Vec::new();
         for v in 0..vertices.len() {
-            depth(v, &vertices, &mut level, &mut on_stack, &mut stack).map_err(|path| DomainError::Cycle { group: group.into(), path })?;
+            depth(v, &vertices, &mut level, &mut on_stack, &mut stack).map_err(|path| {
+                DomainError::Cycle {
+                    group: group.into(),
+                    path,
+                }
+            })?;
         }
         let steps_n = level.iter().flatten().map(|l| l + 1).max().unwrap_or(0);
         let mut steps: Vec<Vec<StepItem>> = vec![Vec::new(); steps_n];
         for (i, v) in vertices.iter().enumerate() {
-            let item = StepItem { consumer: v.consumer.clone(), resource: v.resource.clone(), version: v.version, deployment: v.existing };
+            let item = StepItem {
+                consumer: v.consumer.clone(),
+                resource: v.resource.clone(),
+                version: v.version,
+                deployment: v.existing,
+            };
             steps[level[i].expect("computed")].push(item);
         }
         Ok(steps)
     }
 
-    pub(crate) fn start_group_deployment(&mut self, group: String, versions: Option<BTreeMap<String, u64>>, cx: &mut Cx) -> Result<Response, DomainError> {
-        if let Some(running) = self.group_deployments.values().find(|gd| gd.group == group && gd.status == GroupStatus::Running) {
+    pub(crate) fn start_group_deployment(
+        &mut self,
+        group: String,
+        versions: Option<BTreeMap<String, u64>>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        if let Some(running) = self
+            .group_deployments
+            .values()
+            .find(|gd| gd.group == group && gd.status == GroupStatus::Running)
+        {
             return Err(DomainError::GroupTransition {
                 id: running.id.to_string(),
                 status: "RUNNING".into(),
@@ -141,7 +229,14 @@ impl ClusterState {
         let steps = self.plan_group(&group, versions.as_ref())?;
         self.next_group_deployment += 1;
         let id = GroupDeploymentId(self.next_group_deployment);
-        let gd = GroupDeployment { id, group, status: GroupStatus::Running, current_step: 0, steps, created_at: cx.at };
+        let gd = GroupDeployment {
+            id,
+            group,
+            status: GroupStatus::Running,
+            current_step: 0,
+            steps,
+            created_at: cx.at,
+        };
         self.group_deployments.insert(id, gd);
         for item in self.group_deployments[&id].steps.iter().flatten() {
             if let Some(d) = item.deployment {
@@ -159,20 +254,26 @@ impl ClusterState {
             resource: i.resource.clone(),
             version: i.version,
             deployment: i.deployment,
-            status: i.deployment.and_then(|d| self.deployments.get(&d)).map(|d| d.status),
+            status: i
+                .deployment
+                .and_then(|d| self.deployments.get(&d))
+                .map(|d| d.status),
         }
     }
 
     /// Starts the current step's deployments and moves on when all of them rolled forward.
     pub(crate) fn drive_group(&mut self, id: GroupDeploymentId, cx: &mut Cx) {
         loop {
-            let Some(gd) = self.group_deployments.get(&id) else { return };
+            let Some(gd) = self.group_deployments.get(&id) else {
+                return;
+            };
             if gd.status != GroupStatus::Running {
                 return;
             }
             let step = gd.current_step as usize;
             if step >= gd.steps.len() {
-                self.group_deployments.get_mut(&id).expect("exists").status = GroupStatus::Succeeded;
+                self.group_deployments.get_mut(&id).expect("exists").status =
+                    GroupStatus::Succeeded;
                 return;
             }
             for k in 0..gd.steps[step].len() {
@@ -190,56 +291,104 @@ impl ClusterState {
                 match self.start_deployment(spec, Actor::System, false, cx) {
                     Ok(Some(d)) => {
                         self.deployments.get_mut(&d).expect("created").group = Some(id);
-                        self.group_deployments.get_mut(&id).expect("exists").steps[step][k].deployment = Some(d);
+                        self.group_deployments.get_mut(&id).expect("exists").steps[step][k]
+                            .deployment = Some(d);
                     }
                     _ => {
-                        self.group_deployments.get_mut(&id).expect("exists").status = GroupStatus::Failed;
+                        self.group_deployments.get_mut(&id).expect("exists").status =
+                            GroupStatus::Failed;
                         return;
                     }
                 }
             }
             let gd = &self.group_deployments[&id];
-            let statuses: Vec<Status> = gd.steps[step].iter().filter_map(|i| i.deployment).filter_map(|d| self.deployments.get(&d)).map(|d| d.status).collect();
-            if statuses.iter().any(|s| s.is_terminal() && *s != Status::RolledForward) {
+            let statuses: Vec<Status> = gd.steps[step]
+                .iter()
+                .filter_map(|i| i.deployment)
+                .filter_map(|d| self.deployments.get(&d))
+                .map(|d| d.status)
+                .collect();
+            if statuses
+                .iter()
+                .any(|s| s.is_terminal() && *s != Status::RolledForward)
+            {
                 self.group_deployments.get_mut(&id).expect("exists").status = GroupStatus::Failed;
                 return;
             }
             if !statuses.iter().all(|s| *s == Status::RolledForward) {
                 return;
             }
-            self.group_deployments.get_mut(&id).expect("exists").current_step += 1;
+            self.group_deployments
+                .get_mut(&id)
+                .expect("exists")
+                .current_step += 1;
         }
     }
 
-    pub(crate) fn abort_group_deployment(&mut self, id: GroupDeploymentId, cx: &mut Cx) -> Result<Response, DomainError> {
-        let gd = self.group_deployments.get(&id).ok_or_else(|| DomainError::not_found(Entity::GroupDeployment, id))?;
+    pub(crate) fn abort_group_deployment(
+        &mut self,
+        id: GroupDeploymentId,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let gd = self
+            .group_deployments
+            .get(&id)
+            .ok_or_else(|| DomainError::not_found(Entity::GroupDeployment, id))?;
         match gd.status {
-            GroupStatus::Aborted => return Ok(Response::GroupDeployment { id, status: GroupStatus::Aborted }),
+            GroupStatus::Aborted => {
+                return Ok(Response::GroupDeployment {
+                    id,
+                    status: GroupStatus::Aborted,
+                })
+            }
             GroupStatus::Running => {}
             other => {
                 let status = serde_name(other);
-                return Err(DomainError::GroupTransition { id: id.to_string(), status, op: "abort a finished group deployment".into() });
+                return Err(DomainError::GroupTransition {
+                    id: id.to_string(),
+                    status,
+                    op: "abort a finished group deployment".into(),
+                });
             }
         }
         let step = gd.current_step as usize;
-        let running: Vec<_> = gd.steps.get(step).into_iter().flatten().filter_map(|i| i.deployment).collect();
+        let running: Vec<_> = gd
+            .steps
+            .get(step)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.deployment)
+            .collect();
         self.group_deployments.get_mut(&id).expect("exists").status = GroupStatus::Aborted;
         for d in running {
             if let Some(dep) = self.deployments.get_mut(&d) {
                 if dep.status.is_active() {
-                    let _ = dep.abort(cx.at, Actor::User, Some(format!("group deployment {id} aborted")));
+                    let _ = dep.abort(
+                        cx.at,
+                        Actor::User,
+                        Some(format!("group deployment {id} aborted")),
+                    );
                 }
             }
             self.touch(d, cx);
         }
-        Ok(Response::GroupDeployment { id, status: GroupStatus::Aborted })
+        Ok(Response::GroupDeployment {
+            id,
+            status: GroupStatus::Aborted,
+        })
     }
 
     /// (consumer, resource) is planned in a running group deployment, which will deploy it.
     pub(crate) fn held_by_group(&self, consumer: &str, resource: &str) -> bool {
-        self.group_deployments.values().filter(|gd| gd.status == GroupStatus::Running).any(|gd| {
-            gd.steps.iter().flatten().any(|i| i.consumer == consumer && i.resource == resource)
-        })
+        self.group_deployments
+            .values()
+            .filter(|gd| gd.status == GroupStatus::Running)
+            .any(|gd| {
+                gd.steps
+                    .iter()
+                    .flatten()
+                    .any(|i| i.consumer == consumer && i.resource == resource)
+            })
     }
 }
 
@@ -254,7 +403,13 @@ fn serde_name(s: GroupStatus) -> String {
 }
 
 /// Longest chain of needs below `v`; `Err(path)` on a cycle.
-fn depth(v: usize, vs: &[Vertex], level: &mut [Option<usize>], on_stack: &mut [bool], stack: &mut Vec<usize>) -> Result<usize, String> {
+fn depth(
+    v: usize,
+    vs: &[Vertex],
+    level: &mut [Option<usize>],
+    on_stack: &mut [bool],
+    stack: &mut Vec<usize>,
+) -> Result<usize, String> {
     if let Some(l) = level[v] {
         return Ok(l);
     }

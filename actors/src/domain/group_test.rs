@@ -4,11 +4,36 @@ use crate::domain::*;
 fn setup() -> Kit {
     let mut k = Kit::new(1);
     k.ok(Command::CreateResource { name: "db".into() });
-    k.ok(Command::PublishVersion { resource: "db".into(), label: None, artifact: None, metadata: Default::default(), depends_on: vec![], health_port: None });
-    k.ok(Command::CreateConsumer { name: "d".into(), nodes: vec!["d-0".into()] });
-    k.publish(vec![Dependency { resource: "db".into(), version: 1 }]);
-    let members = vec![Member { consumer: "c".into(), resource: "r".into() }, Member { consumer: "d".into(), resource: "db".into() }];
-    k.ok(Command::CreateGroup { name: "g".into(), members });
+    k.ok(Command::PublishVersion {
+        resource: "db".into(),
+        label: None,
+        artifact: None,
+        metadata: Default::default(),
+        depends_on: vec![],
+        health_port: None,
+    });
+    k.ok(Command::CreateConsumer {
+        name: "d".into(),
+        nodes: vec!["d-0".into()],
+    });
+    k.publish(vec![Dependency {
+        resource: "db".into(),
+        version: 1,
+    }]);
+    let members = vec![
+        Member {
+            consumer: "c".into(),
+            resource: "r".into(),
+        },
+        Member {
+            consumer: "d".into(),
+            resource: "db".into(),
+        },
+    ];
+    k.ok(Command::CreateGroup {
+        name: "g".into(),
+        members,
+    });
     k
 }
 
@@ -16,7 +41,10 @@ fn setup() -> Kit {
 fn plan_orders_dependencies_first() {
     let k = setup();
     let steps = k.s.plan_group("g", None).unwrap();
-    let shape: Vec<Vec<&str>> = steps.iter().map(|s| s.iter().map(|i| i.resource.as_str()).collect()).collect();
+    let shape: Vec<Vec<&str>> = steps
+        .iter()
+        .map(|s| s.iter().map(|i| i.resource.as_str()).collect())
+        .collect();
     assert_eq!(shape, vec![vec!["db"], vec!["r"]]);
     assert_eq!(steps[1][0].version, 3);
 }
@@ -24,8 +52,16 @@ fn plan_orders_dependencies_first() {
 #[test]
 fn installed_members_are_left_out_and_satisfy_dependencies() {
     let mut k = setup();
-    let rr = ResourceReport { interested: None, current: Some(1), versions: [(1, vp(true, None))].into() };
-    k.ok(Command::ReportNodes(vec![NodeReport { node: "d-0".into(), active: None, resources: [("db".to_string(), rr)].into() }]));
+    let rr = ResourceReport {
+        interested: None,
+        current: Some(1),
+        versions: [(1, vp(true, None))].into(),
+    };
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: "d-0".into(),
+        active: None,
+        resources: [("db".to_string(), rr)].into(),
+    }]));
     let steps = k.s.plan_group("g", None).unwrap();
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0][0].resource, "r");
@@ -34,12 +70,24 @@ fn installed_members_are_left_out_and_satisfy_dependencies() {
 #[test]
 fn versions_must_name_member_resources_and_one_run_at_a_time() {
     let mut k = setup();
-    let e = k.err(Command::StartGroupDeployment { group: "g".into(), versions: Some([("zzz".to_string(), 1)].into()) });
+    let e = k.err(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: Some([("zzz".to_string(), 1)].into()),
+    });
     assert!(e.to_string().contains("not a member of group \"g\""), "{e}");
-    let e = k.err(Command::StartGroupDeployment { group: "nope".into(), versions: None });
+    let e = k.err(Command::StartGroupDeployment {
+        group: "nope".into(),
+        versions: None,
+    });
     assert_eq!(e.to_string(), "group \"nope\" not found");
-    k.ok(Command::StartGroupDeployment { group: "g".into(), versions: None });
-    let e = k.err(Command::StartGroupDeployment { group: "g".into(), versions: None });
+    k.ok(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+    });
+    let e = k.err(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+    });
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(k.s.group_deployment(GroupDeploymentId(1)).is_some());
 }

@@ -11,36 +11,75 @@ use super::state::{ClusterState, Cx, Op};
 use super::strategy::Settings;
 
 impl ClusterState {
-    pub(crate) fn start_deployment_cmd(&mut self, spec: DeploymentSpec, cx: &mut Cx) -> Result<Response, DomainError> {
-        let id = self.start_deployment(spec, Actor::User, false, cx)?.expect("manual deployments are always created");
+    pub(crate) fn start_deployment_cmd(
+        &mut self,
+        spec: DeploymentSpec,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let id = self
+            .start_deployment(spec, Actor::User, false, cx)?
+            .expect("manual deployments are always created");
         let status = self.deployments[&id].status;
         Ok(Response::DeploymentStarted { id, status })
     }
 
     /// Validates and creates a deployment. With `require_nodes`, an empty node set creates nothing (`Ok(None)`).
-    pub(crate) fn start_deployment(&mut self, spec: DeploymentSpec, by: Actor, require_nodes: bool, cx: &mut Cx) -> Result<Option<DeploymentId>, DomainError> {
+    pub(crate) fn start_deployment(
+        &mut self,
+        spec: DeploymentSpec,
+        by: Actor,
+        require_nodes: bool,
+        cx: &mut Cx,
+    ) -> Result<Option<DeploymentId>, DomainError> {
         check_message(spec.message.as_deref())?;
-        let consumer = self.consumers.get(&spec.consumer).ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
-        let res = self.resources.get(&spec.resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
+        let consumer = self
+            .consumers
+            .get(&spec.consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
+        let res = self
+            .resources
+            .get(&spec.resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
         if let Some(id) = consumer.active.get(&spec.resource) {
-            return Err(DomainError::ActiveDeployment { consumer: spec.consumer, resource: spec.resource, id: id.to_string() });
+            return Err(DomainError::ActiveDeployment {
+                consumer: spec.consumer,
+                resource: spec.resource,
+                id: id.to_string(),
+            });
         }
         let version = match spec.version {
             Some(v) if res.versions.contains_key(&v) => v,
-            Some(v) => return Err(DomainError::UnknownVersion { resource: spec.resource, version: v }),
-            None => self.selected_version(&spec.consumer, &spec.resource).ok_or_else(|| {
-                DomainError::invalid("version", "none", &format!("resource \"{}\" has no selectable version", spec.resource))
-            })?,
+            Some(v) => {
+                return Err(DomainError::UnknownVersion {
+                    resource: spec.resource,
+                    version: v,
+                })
+            }
+            None => self
+                .selected_version(&spec.consumer, &spec.resource)
+                .ok_or_else(|| {
+                    DomainError::invalid(
+                        "version",
+                        "none",
+                        &format!("resource \"{}\" has no selectable version", spec.resource),
+                    )
+                })?,
         };
         let sub = consumer.subscriptions.get(&spec.resource);
         let settings = Settings {
-            strategy: spec.strategy.or_else(|| sub.and_then(|s| s.strategy.clone())).unwrap_or_default(),
+            strategy: spec
+                .strategy
+                .or_else(|| sub.and_then(|s| s.strategy.clone()))
+                .unwrap_or_default(),
             min_healthy_ms: spec.min_healthy_ms.unwrap_or(0),
             max_failures_per_node: spec.max_failures_per_node.unwrap_or(0),
             max_failed_nodes: spec.max_failed_nodes,
             rollback_on_failure: spec.rollback_on_failure.unwrap_or(true),
             pulse_interval_ms: spec.pulse_interval_ms,
-            completion: spec.completion.or_else(|| sub.and_then(|s| s.completion.clone())).unwrap_or_default(),
+            completion: spec
+                .completion
+                .or_else(|| sub.and_then(|s| s.completion.clone()))
+                .unwrap_or_default(),
         };
         settings.validate()?;
         let ordinals = match &spec.nodes {
@@ -54,7 +93,9 @@ impl ClusterState {
             if ordinals.as_ref().is_some_and(|o| !o.contains(&ordinal)) {
                 continue;
             }
-            let Some(ns) = self.nodes.get(nid) else { continue };
+            let Some(ns) = self.nodes.get(nid) else {
+                continue;
+            };
             if !ns.active || !ns.interested(&spec.resource) {
                 continue;
             }
@@ -65,8 +106,18 @@ impl ClusterState {
             } else {
                 NodePhase::Pending
             };
-            let seen = super::progress::seen_bits(version, from_version, ns.resources.get(&spec.resource));
-            nodes.push(DeploymentNode { id: nid.clone(), ordinal, from_version, phase, failures: 0, error_seen: false, watch_until: None, seen });
+            let seen =
+                super::progress::seen_bits(version, from_version, ns.resources.get(&spec.resource));
+            nodes.push(DeploymentNode {
+                id: nid.clone(),
+                ordinal,
+                from_version,
+                phase,
+                failures: 0,
+                error_seen: false,
+                watch_until: None,
+                seen,
+            });
         }
         if require_nodes && nodes.is_empty() {
             return Ok(None);
@@ -74,7 +125,10 @@ impl ClusterState {
         let full = ordinals.is_none();
         if require_nodes && full && pre_done as usize == nodes.len() {
             // Automatic deployment with nothing to do: the consumer already converged on `version`.
-            let s = self.consumers.get_mut(&spec.consumer).and_then(|c| c.subscriptions.get_mut(&spec.resource));
+            let s = self
+                .consumers
+                .get_mut(&spec.consumer)
+                .and_then(|c| c.subscriptions.get_mut(&spec.resource));
             if let Some(s) = s {
                 s.last_started = Some(version);
                 s.version = Some(version);
@@ -83,9 +137,23 @@ impl ClusterState {
         }
         self.next_deployment += 1;
         let id = DeploymentId(self.next_deployment);
-        let mut d = Deployment::new(id, spec.consumer.clone(), spec.resource.clone(), version, settings, nodes, full, cx.at);
+        let mut d = Deployment::new(
+            id,
+            spec.consumer.clone(),
+            spec.resource.clone(),
+            version,
+            settings,
+            nodes,
+            full,
+            cx.at,
+        );
         d.succeeded = pre_done;
-        let message = spec.message.or_else(|| Some(format!("deploy version {version} to {} nodes", d.nodes.len())));
+        let message = spec.message.or_else(|| {
+            Some(format!(
+                "deploy version {version} to {} nodes",
+                d.nodes.len()
+            ))
+        });
         d.push_event(cx.at, EventKind::Status, None, by, message);
         for (p, n) in d.nodes.iter().enumerate() {
             if let Some(ns) = self.nodes.get_mut(&n.id) {
@@ -105,9 +173,19 @@ impl ClusterState {
         Ok(Some(id))
     }
 
-    pub(crate) fn deployment_op(&mut self, id: DeploymentId, message: Option<String>, by: Actor, op: Op, cx: &mut Cx) -> Result<Response, DomainError> {
+    pub(crate) fn deployment_op(
+        &mut self,
+        id: DeploymentId,
+        message: Option<String>,
+        by: Actor,
+        op: Op,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
         check_message(message.as_deref())?;
-        let d = self.deployments.get_mut(&id).ok_or_else(|| DomainError::not_found(Entity::Deployment, id))?;
+        let d = self
+            .deployments
+            .get_mut(&id)
+            .ok_or_else(|| DomainError::not_found(Entity::Deployment, id))?;
         let changed = match op {
             Op::Pause => d.pause(cx.at, by, message)?,
             Op::Resume => d.resume(cx.at, by, message)?,
@@ -117,17 +195,27 @@ impl ClusterState {
         d.advance(cx.at);
         let status = d.status;
         self.touch(id, cx);
-        Ok(Response::Deployment { id, status, changed })
+        Ok(Response::Deployment {
+            id,
+            status,
+            changed,
+        })
     }
 
     pub(crate) fn pulse(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
         let Some(d) = self.deployments.get_mut(&id) else {
-            return Response::Pulse { answer: PulseAnswer::Stop, status: None };
+            return Response::Pulse {
+                answer: PulseAnswer::Stop,
+                status: None,
+            };
         };
         let answer = d.pulse(cx.at);
         let status = d.status;
         self.touch(id, cx);
-        Response::Pulse { answer, status: Some(status) }
+        Response::Pulse {
+            answer,
+            status: Some(status),
+        }
     }
 
     /// Strong subscriptions whose selected version changed get a deployment (unless one is active, a running
@@ -136,7 +224,10 @@ impl ClusterState {
         let mut todo = Vec::new();
         for (cname, c) in &self.consumers {
             for (r, sub) in &c.subscriptions {
-                if sub.mode != Mode::Strong || c.active.contains_key(r) || self.held_by_group(cname, r) {
+                if sub.mode != Mode::Strong
+                    || c.active.contains_key(r)
+                    || self.held_by_group(cname, r)
+                {
                     continue;
                 }
                 if let Some(v) = self.selected_version(cname, r) {

@@ -31,14 +31,15 @@ pub use errors::{check_message, DomainError, Entity, ErrorKind, MAX_MESSAGE_LEN}
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 pub use model::{
-    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState, Resource, ResourceReport,
-    Subscription, Version, VersionProgress,
+    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState,
+    Resource, ResourceReport, Subscription, Version, VersionProgress,
 };
 pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
 pub use views::{
-    ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView, EventView, GroupDeploymentView,
-    GroupView, NodeView, ResourceView, StatusFilter, StepItemView, SubscriptionView, Target, VersionView,
+    ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView,
+    EventView, GroupDeploymentView, GroupView, NodeView, ResourceView, StatusFilter, StepItemView,
+    SubscriptionView, Target, VersionView,
 };

@@ -149,7 +149,11 @@ pub struct NodeResource {
 
 impl Default for NodeResource {
     fn default() -> Self {
-        NodeResource { interested: true, current: None, versions: BTreeMap::new() }
+        NodeResource {
+            interested: true,
+            current: None,
+            versions: BTreeMap::new(),
+        }
     }
 }
 

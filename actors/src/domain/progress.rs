@@ -10,7 +10,6 @@ use super::model::NodeResource;
 use super::status::{PausedBy, Status};
 use super::strategy::Strategy;
 
-
 fn clip(s: &str) -> String {
     s.chars().take(200).collect()
 }
@@ -63,9 +62,18 @@ pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) ->
 }
 
 /// The error text behind a failure bit, if the node gave one.
-pub(crate) fn failure_reason(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> Option<String> {
+pub(crate) fn failure_reason(
+    v: u64,
+    from: Option<u64>,
+    nr: Option<&NodeResource>,
+) -> Option<String> {
     let nr = nr?;
-    let of = |x: u64| nr.versions.get(&x).filter(|p| p.is_failure()).map(|p| p.error.clone().unwrap_or_else(|| "unhealthy".into()));
+    let of = |x: u64| {
+        nr.versions
+            .get(&x)
+            .filter(|p| p.is_failure())
+            .map(|p| p.error.clone().unwrap_or_else(|| "unhealthy".into()))
+    };
     of(v).or_else(|| from.and_then(of))
 }
 
@@ -96,7 +104,10 @@ impl Deployment {
     }
 
     fn admit_install(&mut self, p: usize, at: Timestamp) {
-        if matches!(self.nodes[p].phase, NodePhase::Downloading | NodePhase::Downloaded) {
+        if matches!(
+            self.nodes[p].phase,
+            NodePhase::Downloading | NodePhase::Downloaded
+        ) {
             self.download_used -= 1;
         }
         self.nodes[p].phase = NodePhase::Installing;
@@ -109,13 +120,20 @@ impl Deployment {
 
     fn admit_forward(&mut self, at: Timestamp) {
         let n = self.nodes.len() as u32;
-        let waiting = |ph: NodePhase| matches!(ph, NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded);
+        let waiting = |ph: NodePhase| {
+            matches!(
+                ph,
+                NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded
+            )
+        };
         match self.settings.strategy.clone() {
             Strategy::Batch { sizes, autopause } => {
                 if self.batch_open > 0 {
                     return;
                 }
-                while self.install_cursor < n && !waiting(self.nodes[self.install_cursor as usize].phase) {
+                while self.install_cursor < n
+                    && !waiting(self.nodes[self.install_cursor as usize].phase)
+                {
                     self.install_cursor += 1;
                 }
                 if self.install_cursor >= n {
@@ -125,7 +143,10 @@ impl Deployment {
                 if autopause && formed > 0 && self.autopaused < formed {
                     self.autopaused = formed;
                     let msg = format!("batch {formed} finished");
-                    if self.transition(Status::RollForwardPaused, at, Actor::System, Some(msg)).unwrap_or(false) {
+                    if self
+                        .transition(Status::RollForwardPaused, at, Actor::System, Some(msg))
+                        .unwrap_or(false)
+                    {
                         self.paused_by = Some(PausedBy::Auto);
                     }
                     return;
@@ -144,7 +165,10 @@ impl Deployment {
             }
             strategy => {
                 let (iw, dw) = match strategy {
-                    Strategy::Rolling { install_window, download_window } => (install_window, download_window),
+                    Strategy::Rolling {
+                        install_window,
+                        download_window,
+                    } => (install_window, download_window),
                     _ => (u32::MAX, 0),
                 };
                 while self.install_used < iw && self.install_cursor < n {
@@ -169,14 +193,6 @@ impl Deployment {
         }
     }
 
-    /// Records what the node's replicated state says about this deployment's versions, then reacts to it.
-    #[cfg(test)]
-    pub(crate) fn observe(&mut self, p: usize, nr: Option<&NodeResource>, at: Timestamp) {
-        let bits = seen_bits(self.version, self.nodes[p].from_version, nr);
-        let reason = if bits & (S_FAIL | S_BACK_FAIL) != 0 { failure_reason(self.version, self.nodes[p].from_version, nr) } else { None };
-        self.record(p, bits, reason, at);
-    }
-
     /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
     pub(crate) fn record(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
         self.nodes[p].seen = bits;
@@ -184,15 +200,19 @@ impl Deployment {
     }
 
     fn react(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
-        let reason = || reason.clone().map(|r| clip(&r)).unwrap_or_else(|| "install failed".into());
+        let reason = || {
+            reason
+                .clone()
+                .map(|r| clip(&r))
+                .unwrap_or_else(|| "install failed".into())
+        };
         match self.nodes[p].phase {
-            NodePhase::Downloading => {
-                if bits & S_HAVE != 0 {
-                    self.nodes[p].phase = NodePhase::Downloaded;
-                }
+            NodePhase::Downloading if bits & S_HAVE != 0 => {
+                self.nodes[p].phase = NodePhase::Downloaded;
             }
             phase @ (NodePhase::Installing | NodePhase::Watching) => {
-                let failure = bits & S_FAIL != 0 || (phase == NodePhase::Watching && bits & S_CURRENT == 0);
+                let failure =
+                    bits & S_FAIL != 0 || (phase == NodePhase::Watching && bits & S_CURRENT == 0);
                 if failure {
                     if !self.nodes[p].error_seen {
                         self.nodes[p].error_seen = true;
@@ -218,7 +238,9 @@ impl Deployment {
                 }
             }
             NodePhase::RollingBack => {
-                let Some(from) = self.nodes[p].from_version else { return };
+                let Some(from) = self.nodes[p].from_version else {
+                    return;
+                };
                 if bits & S_BACK_OK != 0 {
                     self.nodes[p].phase = NodePhase::RolledBack;
                     self.rb_used -= 1;
@@ -227,7 +249,12 @@ impl Deployment {
                     self.nodes[p].phase = NodePhase::Failed;
                     self.rb_used -= 1;
                     self.rb_failed += 1;
-                    self.node_event(at, EventKind::Failed, p, Some(format!("rollback to version {from} failed: {}", reason())));
+                    self.node_event(
+                        at,
+                        EventKind::Failed,
+                        p,
+                        Some(format!("rollback to version {from} failed: {}", reason())),
+                    );
                 }
             }
             _ => {}
@@ -258,10 +285,20 @@ impl Deployment {
             self.nodes[p].phase = NodePhase::Failed;
             self.failed += 1;
             self.batch_open = self.batch_open.saturating_sub(1);
-            self.node_event(at, EventKind::Failed, p, Some(format!("attempt {failures} failed: {reason}")));
+            self.node_event(
+                at,
+                EventKind::Failed,
+                p,
+                Some(format!("attempt {failures} failed: {reason}")),
+            );
         } else {
             self.nodes[p].phase = NodePhase::Installing;
-            self.node_event(at, EventKind::Retry, p, Some(format!("attempt {failures} failed: {reason}")));
+            self.node_event(
+                at,
+                EventKind::Retry,
+                p,
+                Some(format!("attempt {failures} failed: {reason}")),
+            );
         }
     }
 
@@ -276,7 +313,10 @@ impl Deployment {
                 self.batch_open = self.batch_open.saturating_sub(1);
             }
             NodePhase::RollingBack => self.rb_used -= 1,
-            NodePhase::Succeeded | NodePhase::Failed | NodePhase::Skipped | NodePhase::RolledBack => return,
+            NodePhase::Succeeded
+            | NodePhase::Failed
+            | NodePhase::Skipped
+            | NodePhase::RolledBack => return,
         }
         self.nodes[p].phase = NodePhase::Skipped;
         self.skipped += 1;
@@ -304,17 +344,25 @@ impl Deployment {
         let tolerated = self.settings.failed_nodes_tolerated();
         if let Strategy::Rolling { install_window, .. } = self.settings.strategy {
             if self.failed >= install_window {
-                let msg = format!("install window of {install_window} is entirely taken by failed nodes");
+                let msg =
+                    format!("install window of {install_window} is entirely taken by failed nodes");
                 return self.fail(at, msg);
             }
         }
         if self.failed > tolerated {
-            return self.fail(at, format!("{} nodes failed; {tolerated} tolerated", self.failed));
+            return self.fail(
+                at,
+                format!("{} nodes failed; {tolerated} tolerated", self.failed),
+            );
         }
         let needed = self.settings.completion.needed(n - self.skipped);
         let quorum = self.settings.completion.quorum.is_some();
         if quorum && self.succeeded >= needed {
-            let msg = format!("quorum met: {} of {} nodes succeeded", self.succeeded, n - self.skipped);
+            let msg = format!(
+                "quorum met: {} of {} nodes succeeded",
+                self.succeeded,
+                n - self.skipped
+            );
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
@@ -322,7 +370,13 @@ impl Deployment {
             if !quorum || self.succeeded >= needed {
                 let _ = self.transition(Status::RolledForward, at, Actor::System, None);
             } else {
-                self.fail(at, format!("quorum not met: {} of {needed} needed nodes succeeded", self.succeeded));
+                self.fail(
+                    at,
+                    format!(
+                        "quorum not met: {} of {needed} needed nodes succeeded",
+                        self.succeeded
+                    ),
+                );
             }
         }
     }
@@ -331,8 +385,15 @@ impl Deployment {
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
         let considered = self.nodes.len() as u32 - self.skipped;
         let needed = self.settings.completion.needed(considered);
-        let msg = format!("completion timeout: {} of {considered} nodes succeeded, {needed} needed", self.succeeded);
-        let to = if self.succeeded >= needed { Status::RolledForward } else { Status::Failed };
+        let msg = format!(
+            "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
+            self.succeeded
+        );
+        let to = if self.succeeded >= needed {
+            Status::RolledForward
+        } else {
+            Status::Failed
+        };
         let _ = self.transition(to, at, Actor::Timer, Some(msg));
     }
 
@@ -346,7 +407,12 @@ impl Deployment {
     }
 
     /// → ROLLING_BACK: stops prefetching and prepares to re-target touched nodes in reverse order.
-    pub(crate) fn start_rollback(&mut self, at: Timestamp, by: Actor, message: Option<String>) -> Result<bool, DomainError> {
+    pub(crate) fn start_rollback(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
         if !self.transition(Status::RollingBack, at, by, message)? {
             return Ok(false);
         }
@@ -373,7 +439,12 @@ impl Deployment {
         self.unwatch(p);
         if self.nodes[p].from_version.is_none() {
             self.nodes[p].phase = NodePhase::RolledBack;
-            self.node_event(at, EventKind::RolledBack, p, Some("no previous version to restore".into()));
+            self.node_event(
+                at,
+                EventKind::RolledBack,
+                p,
+                Some("no previous version to restore".into()),
+            );
             return;
         }
         self.nodes[p].phase = NodePhase::RollingBack;
@@ -387,7 +458,9 @@ impl Deployment {
         match self.settings.strategy.clone() {
             Strategy::Batch { .. } => {
                 while self.rb_used == 0 && self.rb_cursor < t && self.rb_failed == 0 {
-                    let k = self.batches.len() - 1 - (self.rb_batch as usize).min(self.batches.len() - 1);
+                    let k = self.batches.len()
+                        - 1
+                        - (self.rb_batch as usize).min(self.batches.len() - 1);
                     let size = self.batches[k];
                     self.rb_batch += 1;
                     for _ in 0..size {

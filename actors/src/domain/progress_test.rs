@@ -2,7 +2,12 @@ use crate::domain::testkit::*;
 use crate::domain::*;
 
 fn rolling(iw: u32, dw: u32) -> impl FnOnce(&mut DeploymentSpec) {
-    move |s| s.strategy = Some(Strategy::Rolling { install_window: iw, download_window: dw })
+    move |s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: iw,
+            download_window: dw,
+        })
+    }
 }
 
 #[test]
@@ -11,7 +16,11 @@ fn rolling_windows_fill_in_the_fixed_order() {
     let id = k.start_with(rolling(2, 3));
     assert_eq!(k.flags(6), (vec![0, 1], vec![2, 3, 4]));
     k.installed(1);
-    assert_eq!(k.flags(6), (vec![0, 2], vec![3, 4, 5]), "a success frees a slot for the next node in order");
+    assert_eq!(
+        k.flags(6),
+        (vec![0, 2], vec![3, 4, 5]),
+        "a success frees a slot for the next node in order"
+    );
     assert_eq!(k.d(id).touched, vec![0, 1, 2]);
 }
 
@@ -21,7 +30,11 @@ fn failed_node_keeps_its_slot() {
     let id = k.start_with(rolling(2, 1));
     k.failed(0);
     assert_eq!(k.phases(id)[0], NodePhase::Failed);
-    assert_eq!(k.flags(4).0, vec![1], "failed node holds its slot but may not install");
+    assert_eq!(
+        k.flags(4).0,
+        vec![1],
+        "failed node holds its slot but may not install"
+    );
     assert_eq!(k.d(id).install_used, 2);
     k.installed(1);
     assert_eq!(k.flags(4).0, vec![2]);
@@ -33,7 +46,11 @@ fn window_full_of_failures_rolls_back_by_default() {
     let id = k.start_with(rolling(2, 1));
     k.failed(0);
     k.failed(1);
-    assert_eq!(k.d(id).status, Status::RolledBack, "both nodes still run version 1");
+    assert_eq!(
+        k.d(id).status,
+        Status::RolledBack,
+        "both nodes still run version 1"
+    );
 }
 
 #[test]
@@ -48,7 +65,11 @@ fn all_at_once_fails_on_first_failure_by_default_and_tolerates_max_failed_nodes(
     k.failed(0);
     k.installed(1);
     k.installed(2);
-    assert_eq!(k.d(id).status, Status::RolledForward, "finished with up to max_failed_nodes failures");
+    assert_eq!(
+        k.d(id).status,
+        Status::RolledForward,
+        "finished with up to max_failed_nodes failures"
+    );
 }
 
 #[test]
@@ -63,10 +84,16 @@ fn retries_count_distinct_failures() {
     assert_eq!(k.d(id).nodes[0].failures, 1);
     k.report(0, Some(1), &[(2, vp(false, None))]);
     k.failed(0);
-    assert_eq!((k.d(id).nodes[0].failures, k.phases(id)[0]), (2, NodePhase::Installing));
+    assert_eq!(
+        (k.d(id).nodes[0].failures, k.phases(id)[0]),
+        (2, NodePhase::Installing)
+    );
     k.report(0, Some(1), &[(2, vp(false, None))]);
     k.failed(0);
-    assert_eq!((k.phases(id)[0], k.d(id).status), (NodePhase::Failed, Status::Failed));
+    assert_eq!(
+        (k.phases(id)[0], k.d(id).status),
+        (NodePhase::Failed, Status::Failed)
+    );
 }
 
 #[test]
@@ -91,41 +118,71 @@ fn nodes_already_at_the_version_succeed_at_once_without_a_slot() {
     let id = k.start_with(rolling(1, 1));
     assert_eq!(k.phases(id)[0], NodePhase::Succeeded);
     assert_eq!(k.flags(3).0, vec![1]);
-    assert!(!k.d(id).touched.contains(&0), "untouched: never rolled back");
+    assert!(
+        !k.d(id).touched.contains(&0),
+        "untouched: never rolled back"
+    );
 }
 
 #[test]
 fn batches_use_sizes_with_the_last_repeating() {
     let mut k = Kit::new(5);
-    let id = k.start_with(|s| s.strategy = Some(Strategy::Batch { sizes: vec![1, 2], autopause: false }));
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Batch {
+            sizes: vec![1, 2],
+            autopause: false,
+        })
+    });
     assert_eq!(k.flags(5).0, vec![0]);
     k.installed(0);
     assert_eq!(k.flags(5).0, vec![1, 2]);
     k.installed(1);
-    assert_eq!(k.flags(5).0, vec![2], "next batch waits for the whole batch");
+    assert_eq!(
+        k.flags(5).0,
+        vec![2],
+        "next batch waits for the whole batch"
+    );
     k.failed(2);
-    assert_eq!(k.d(id).status, Status::RollingBack, "default max_failed_nodes for batch is 0");
+    assert_eq!(
+        k.d(id).status,
+        Status::RollingBack,
+        "default max_failed_nodes for batch is 0"
+    );
 }
 
 #[test]
 fn autopause_after_each_batch() {
     let mut k = Kit::new(3);
-    let id = k.start_with(|s| s.strategy = Some(Strategy::Batch { sizes: vec![2], autopause: true }));
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Batch {
+            sizes: vec![2],
+            autopause: true,
+        })
+    });
     k.installed(0);
     k.installed(1);
-    assert_eq!((k.d(id).status, k.d(id).paused_by), (Status::RollForwardPaused, Some(PausedBy::Auto)));
+    assert_eq!(
+        (k.d(id).status, k.d(id).paused_by),
+        (Status::RollForwardPaused, Some(PausedBy::Auto))
+    );
     assert!(k.flags(3).0.is_empty());
     k.op(resume, id).unwrap();
     assert_eq!(k.flags(3).0, vec![2]);
     k.installed(2);
-    assert_eq!(k.d(id).status, Status::RolledForward, "no pause after the last batch");
+    assert_eq!(
+        k.d(id).status,
+        Status::RolledForward,
+        "no pause after the last batch"
+    );
 }
 
 #[test]
 fn skipped_node_leaves_the_window() {
     let mut k = Kit::new(3);
     let id = k.start_with(rolling(1, 1));
-    k.ok(Command::MarkInactive { nodes: vec!["c-0".into()] });
+    k.ok(Command::MarkInactive {
+        nodes: vec!["c-0".into()],
+    });
     assert_eq!(k.phases(id)[0], NodePhase::Skipped);
     assert_eq!(k.flags(3).0, vec![1]);
     assert_eq!(k.d(id).skipped, 1);
@@ -135,7 +192,11 @@ fn skipped_node_leaves_the_window() {
 fn removing_a_node_from_the_consumer_skips_it() {
     let mut k = Kit::new(2);
     let id = k.start_with(|_| {});
-    k.ok(Command::UpdateConsumerNodes { name: "c".into(), add: vec![], remove: vec!["c-1".into()] });
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec![],
+        remove: vec!["c-1".into()],
+    });
     assert_eq!(k.phases(id)[1], NodePhase::Skipped);
     k.installed(0);
     assert_eq!(k.d(id).status, Status::RolledForward);
@@ -165,11 +226,28 @@ fn rollback_restores_from_versions_in_reverse_with_the_window() {
 #[test]
 fn failure_while_rolling_back_fails_the_deployment() {
     let mut k = Kit::new(2);
-    let id = k.start_with(|s| s.strategy = Some(Strategy::Rolling { install_window: 1, download_window: 1 }));
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        })
+    });
     k.installed(0);
     k.op(rollback, id).unwrap();
-    assert_eq!(k.phases(id), vec![NodePhase::RollingBack, NodePhase::RolledBack], "c-1 still ran version 1");
-    k.report(0, Some(2), &[(1, vp(true, Some("cannot restore"))), (2, vp(true, None))]);
+    assert_eq!(
+        k.phases(id),
+        vec![NodePhase::RollingBack, NodePhase::RolledBack],
+        "c-1 still ran version 1"
+    );
+    k.report(
+        0,
+        Some(2),
+        &[(1, vp(true, Some("cannot restore"))), (2, vp(true, None))],
+    );
     assert_eq!(k.d(id).status, Status::Failed);
-    assert!(k.d(id).events.iter().any(|e| e.message.as_deref() == Some("rollback to version 1 failed: cannot restore")));
+    assert!(k
+        .d(id)
+        .events
+        .iter()
+        .any(|e| e.message.as_deref() == Some("rollback to version 1 failed: cannot restore")));
 }

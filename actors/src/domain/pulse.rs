@@ -20,7 +20,11 @@ impl Deployment {
         if !self.status.is_rolling() {
             return None;
         }
-        Some(self.last_pulse_at.unwrap_or(self.created_at).saturating_add(interval))
+        Some(
+            self.last_pulse_at
+                .unwrap_or(self.created_at)
+                .saturating_add(interval),
+        )
     }
 
     /// When the completion timeout fires; only evaluated while ROLLING_FORWARD.
@@ -35,7 +39,10 @@ impl Deployment {
             return None;
         }
         let watch = self.watches.first().map(|w| w.0);
-        [self.pulse_deadline(), watch, self.timeout_deadline()].into_iter().flatten().min()
+        [self.pulse_deadline(), watch, self.timeout_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Evaluates every time-based rule due at `at`.
@@ -61,7 +68,12 @@ impl Deployment {
         }
         if self.status.is_awaiting() {
             let forward = self.status == Status::RollForwardAwaitingPulse;
-            let _ = self.transition(Status::rolling(forward), at, Actor::Pulse, Some("pulse received".into()));
+            let _ = self.transition(
+                Status::rolling(forward),
+                at,
+                Actor::Pulse,
+                Some("pulse received".into()),
+            );
             self.advance(at);
         }
         PulseAnswer::Ok

@@ -3,8 +3,11 @@
 use super::command::Response;
 use super::errors::{check_message, check_name, DomainError, Entity};
 use super::ids::DeploymentId;
+use super::model::{
+    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, Resource, Subscription,
+    Version,
+};
 use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
-use super::model::{Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, Resource, Subscription, Version};
 use super::state::{ClusterState, Cx};
 use super::strategy::{Completion, Strategy};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,9 +16,18 @@ impl ClusterState {
     pub(crate) fn create_resource(&mut self, name: String) -> Result<Response, DomainError> {
         check_name("resource", &name)?;
         if self.resources.contains_key(&name) {
-            return Err(DomainError::AlreadyExists { entity: Entity::Resource, name });
+            return Err(DomainError::AlreadyExists {
+                entity: Entity::Resource,
+                name,
+            });
         }
-        self.resources.insert(name.clone(), Resource { name, versions: BTreeMap::new() });
+        self.resources.insert(
+            name.clone(),
+            Resource {
+                name,
+                versions: BTreeMap::new(),
+            },
+        );
         Ok(Response::Done)
     }
 
@@ -31,45 +43,105 @@ impl ClusterState {
         cx: &mut Cx,
     ) -> Result<Response, DomainError> {
         check_message(label.as_deref())?;
-        let res = self.resources.get(&resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &resource))?;
+        let res = self
+            .resources
+            .get(&resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, &resource))?;
         for dep in &depends_on {
             if dep.resource == resource {
-                return Err(DomainError::invalid("depends_on", &dep.resource, "a version cannot depend on its own resource"));
+                return Err(DomainError::invalid(
+                    "depends_on",
+                    &dep.resource,
+                    "a version cannot depend on its own resource",
+                ));
             }
-            let target = self.resources.get(&dep.resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &dep.resource))?;
+            let target = self
+                .resources
+                .get(&dep.resource)
+                .ok_or_else(|| DomainError::not_found(Entity::Resource, &dep.resource))?;
             if !target.versions.contains_key(&dep.version) {
-                return Err(DomainError::UnknownVersion { resource: dep.resource.clone(), version: dep.version });
+                return Err(DomainError::UnknownVersion {
+                    resource: dep.resource.clone(),
+                    version: dep.version,
+                });
             }
         }
         let version = res.newest().unwrap_or(0) + 1;
-        let v = Version { version, label, artifact, metadata, depends_on, health_port, published_at: cx.at };
-        self.resources.get_mut(&resource).expect("checked").versions.insert(version, v);
+        let v = Version {
+            version,
+            label,
+            artifact,
+            metadata,
+            depends_on,
+            health_port,
+            published_at: cx.at,
+        };
+        self.resources
+            .get_mut(&resource)
+            .expect("checked")
+            .versions
+            .insert(version, v);
         cx.reconcile = true;
         Ok(Response::VersionPublished { resource, version })
     }
 
-    pub(crate) fn create_consumer(&mut self, name: String, nodes: Vec<String>) -> Result<Response, DomainError> {
+    pub(crate) fn create_consumer(
+        &mut self,
+        name: String,
+        nodes: Vec<String>,
+    ) -> Result<Response, DomainError> {
         check_name("consumer", &name)?;
         if self.consumers.contains_key(&name) {
-            return Err(DomainError::AlreadyExists { entity: Entity::Consumer, name });
+            return Err(DomainError::AlreadyExists {
+                entity: Entity::Consumer,
+                name,
+            });
         }
         check_node_list(&nodes)?;
         for n in &nodes {
-            self.nodes.entry(n.clone()).or_default().consumers.insert(name.clone());
+            self.nodes
+                .entry(n.clone())
+                .or_default()
+                .consumers
+                .insert(name.clone());
         }
-        self.consumers.insert(name.clone(), Consumer { name, nodes, ..Consumer::default() });
+        self.consumers.insert(
+            name.clone(),
+            Consumer {
+                name,
+                nodes,
+                ..Consumer::default()
+            },
+        );
         Ok(Response::Done)
     }
 
-    pub(crate) fn update_consumer_nodes(&mut self, name: String, add: Vec<String>, remove: Vec<String>, cx: &mut Cx) -> Result<Response, DomainError> {
-        let c = self.consumers.get(&name).ok_or_else(|| DomainError::not_found(Entity::Consumer, &name))?;
+    pub(crate) fn update_consumer_nodes(
+        &mut self,
+        name: String,
+        add: Vec<String>,
+        remove: Vec<String>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let c = self
+            .consumers
+            .get(&name)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &name))?;
         check_node_list(&add)?;
         let members: BTreeSet<&String> = c.nodes.iter().collect();
         if let Some(n) = add.iter().find(|n| members.contains(n)) {
-            return Err(DomainError::invalid("add", n, &format!("node is already in consumer \"{name}\"")));
+            return Err(DomainError::invalid(
+                "add",
+                n,
+                &format!("node is already in consumer \"{name}\""),
+            ));
         }
         if let Some(n) = remove.iter().find(|n| !members.contains(n)) {
-            return Err(DomainError::invalid("remove", n, &format!("node is not in consumer \"{name}\"")));
+            return Err(DomainError::invalid(
+                "remove",
+                n,
+                &format!("node is not in consumer \"{name}\""),
+            ));
         }
         let gone: BTreeSet<String> = remove.into_iter().collect();
         let actives: Vec<DeploymentId> = c.active.values().copied().collect();
@@ -77,7 +149,11 @@ impl ClusterState {
             let positions: Vec<(DeploymentId, u32)> = match self.nodes.get_mut(n) {
                 Some(ns) => {
                     ns.consumers.remove(&name);
-                    ns.deployments.iter().filter(|(d, _)| actives.contains(d)).map(|(d, p)| (*d, *p)).collect()
+                    ns.deployments
+                        .iter()
+                        .filter(|(d, _)| actives.contains(d))
+                        .map(|(d, p)| (*d, *p))
+                        .collect()
                 }
                 None => Vec::new(),
             };
@@ -93,7 +169,11 @@ impl ClusterState {
             }
         }
         for n in &add {
-            self.nodes.entry(n.clone()).or_default().consumers.insert(name.clone());
+            self.nodes
+                .entry(n.clone())
+                .or_default()
+                .consumers
+                .insert(name.clone());
         }
         let c = self.consumers.get_mut(&name).expect("checked");
         c.nodes.retain(|n| !gone.contains(n));
@@ -116,7 +196,10 @@ impl ClusterState {
         if !self.consumers.contains_key(&consumer) {
             return Err(DomainError::not_found(Entity::Consumer, &consumer));
         }
-        let res = self.resources.get(&resource).ok_or_else(|| DomainError::not_found(Entity::Resource, &resource))?;
+        let res = self
+            .resources
+            .get(&resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, &resource))?;
         if let Some(s) = &strategy {
             s.validate()?;
         }
@@ -125,18 +208,32 @@ impl ClusterState {
         }
         if let Some(v) = pin {
             if !res.versions.contains_key(&v) {
-                return Err(DomainError::UnknownVersion { resource, version: v });
+                return Err(DomainError::UnknownVersion {
+                    resource,
+                    version: v,
+                });
             }
         }
         let c = self.consumers.get_mut(&consumer).expect("checked");
         let old = c.subscriptions.remove(&resource).unwrap_or_default();
-        let sub = Subscription { mode, strategy, pin, completion, last_started: old.last_started, version: old.version };
+        let sub = Subscription {
+            mode,
+            strategy,
+            pin,
+            completion,
+            last_started: old.last_started,
+            version: old.version,
+        };
         c.subscriptions.insert(resource, sub);
         cx.reconcile = true;
         Ok(Response::Done)
     }
 
-    pub(crate) fn report_nodes(&mut self, reports: Vec<NodeReport>, cx: &mut Cx) -> Result<Response, DomainError> {
+    pub(crate) fn report_nodes(
+        &mut self,
+        reports: Vec<NodeReport>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
         for r in &reports {
             if r.node.is_empty() || r.node.len() > 256 {
                 check_name("node", &r.node)?;
@@ -146,7 +243,11 @@ impl ClusterState {
         type Effect = (DeploymentId, u32, Option<&'static str>, u8, Option<String>);
         let mut affected: Vec<Effect> = Vec::new();
         for report in reports {
-            let NodeReport { node, active, resources } = report;
+            let NodeReport {
+                node,
+                active,
+                resources,
+            } = report;
             let ns = match self.nodes.get_mut(&node) {
                 Some(ns) => ns,
                 None => self.nodes.entry(node).or_default(),
@@ -155,12 +256,20 @@ impl ClusterState {
             let now_active = active.unwrap_or(true);
             affected.clear();
             for (id, p) in &ns.deployments {
-                let Some(d) = self.deployments.get(id) else { continue };
+                let Some(d) = self.deployments.get(id) else {
+                    continue;
+                };
                 if was_active && !now_active {
                     affected.push((*id, *p, Some("node became inactive"), 0, None));
                 } else if let Some(rr) = resources.get(&d.resource) {
                     let lost = rr.interested == Some(false) && ns.interested(&d.resource);
-                    affected.push((*id, *p, lost.then_some("node lost interest in the resource"), 0, None));
+                    affected.push((
+                        *id,
+                        *p,
+                        lost.then_some("node lost interest in the resource"),
+                        0,
+                        None,
+                    ));
                 }
             }
             ns.active = now_active;
@@ -181,7 +290,9 @@ impl ClusterState {
                 if skip.is_some() {
                     continue;
                 }
-                let Some(d) = self.deployments.get(id) else { continue };
+                let Some(d) = self.deployments.get(id) else {
+                    continue;
+                };
                 let nr = ns.resources.get(&d.resource);
                 let from = d.nodes[*p as usize].from_version;
                 *bits = seen_bits(d.version, from, nr);
@@ -203,7 +314,11 @@ impl ClusterState {
         Ok(Response::Done)
     }
 
-    pub(crate) fn mark_inactive(&mut self, nodes: Vec<String>, cx: &mut Cx) -> Result<Response, DomainError> {
+    pub(crate) fn mark_inactive(
+        &mut self,
+        nodes: Vec<String>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
         if let Some(n) = nodes.iter().find(|n| !self.nodes.contains_key(*n)) {
             return Err(DomainError::not_found(Entity::Node, n));
         }
@@ -213,7 +328,8 @@ impl ClusterState {
                 continue;
             }
             ns.active = false;
-            let positions: Vec<(DeploymentId, u32)> = ns.deployments.iter().map(|(d, p)| (*d, *p)).collect();
+            let positions: Vec<(DeploymentId, u32)> =
+                ns.deployments.iter().map(|(d, p)| (*d, *p)).collect();
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     d.skip(p as usize, cx.at, "node stopped reporting");
@@ -225,13 +341,24 @@ impl ClusterState {
         Ok(Response::Done)
     }
 
-    pub(crate) fn create_group(&mut self, name: String, members: Vec<Member>) -> Result<Response, DomainError> {
+    pub(crate) fn create_group(
+        &mut self,
+        name: String,
+        members: Vec<Member>,
+    ) -> Result<Response, DomainError> {
         check_name("group", &name)?;
         if self.groups.contains_key(&name) {
-            return Err(DomainError::AlreadyExists { entity: Entity::Group, name });
+            return Err(DomainError::AlreadyExists {
+                entity: Entity::Group,
+                name,
+            });
         }
         if members.is_empty() {
-            return Err(DomainError::invalid("members", "[]", "a group needs at least one member"));
+            return Err(DomainError::invalid(
+                "members",
+                "[]",
+                "a group needs at least one member",
+            ));
         }
         let mut seen = BTreeSet::new();
         for m in &members {
@@ -242,7 +369,11 @@ impl ClusterState {
                 return Err(DomainError::not_found(Entity::Resource, &m.resource));
             }
             if !seen.insert(&m.resource) {
-                return Err(DomainError::invalid("members", &m.resource, "a resource appears at most once in a group"));
+                return Err(DomainError::invalid(
+                    "members",
+                    &m.resource,
+                    "a resource appears at most once in a group",
+                ));
             }
         }
         self.groups.insert(name.clone(), Group { name, members });

@@ -18,14 +18,21 @@ impl ClusterState {
         res.versions
             .values()
             .rev()
-            .find(|v| v.depends_on.iter().all(|d| self.dependency_holds(consumer, resource, d)))
+            .find(|v| {
+                v.depends_on
+                    .iter()
+                    .all(|d| self.dependency_holds(consumer, resource, d))
+            })
             .map(|v| v.version)
     }
 
     /// The consumer where `dep` must be installed for `(consumer, resource)`.
     pub(crate) fn holder<'a>(&'a self, consumer: &'a str, resource: &str, dep: &str) -> &'a str {
         for g in self.groups.values() {
-            if g.members.iter().any(|m| m.consumer == consumer && m.resource == resource) {
+            if g.members
+                .iter()
+                .any(|m| m.consumer == consumer && m.resource == resource)
+            {
                 if let Some(m) = g.members.iter().find(|m| m.resource == dep) {
                     return &m.consumer;
                 }
@@ -35,19 +42,36 @@ impl ClusterState {
     }
 
     /// Whether `dep` holds for `(consumer, resource)`.
-    pub(crate) fn dependency_holds(&self, consumer: &str, resource: &str, dep: &Dependency) -> bool {
-        self.installed_at_least(self.holder(consumer, resource, &dep.resource), &dep.resource, dep.version)
+    pub(crate) fn dependency_holds(
+        &self,
+        consumer: &str,
+        resource: &str,
+        dep: &Dependency,
+    ) -> bool {
+        self.installed_at_least(
+            self.holder(consumer, resource, &dep.resource),
+            &dep.resource,
+            dep.version,
+        )
     }
 
     /// `consumer` runs `resource` at `version` or newer.
     pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
-        let Some(c) = self.consumers.get(consumer) else { return false };
-        if c.subscriptions.get(resource).and_then(|s| s.version).is_some_and(|v| v >= version) {
+        let Some(c) = self.consumers.get(consumer) else {
+            return false;
+        };
+        if c.subscriptions
+            .get(resource)
+            .and_then(|s| s.version)
+            .is_some_and(|v| v >= version)
+        {
             return true;
         }
         let mut any = false;
         for n in &c.nodes {
-            let Some(ns) = self.nodes.get(n) else { continue };
+            let Some(ns) = self.nodes.get(n) else {
+                continue;
+            };
             if !ns.active || !ns.interested(resource) {
                 continue;
             }

@@ -36,27 +36,61 @@ pub(crate) struct Cx {
 impl ClusterState {
     /// Applies one command at the leader-stamped time `at`. A refused command changes nothing.
     pub fn apply(&mut self, cmd: Command, at: Timestamp) -> Result<Response, DomainError> {
-        let mut cx = Cx { at, ended: Vec::new(), reconcile: false };
+        let mut cx = Cx {
+            at,
+            ended: Vec::new(),
+            reconcile: false,
+        };
         let response = match cmd {
             Command::CreateResource { name } => self.create_resource(name)?,
-            Command::PublishVersion { resource, label, artifact, metadata, depends_on, health_port } => {
-                self.publish_version(resource, label, artifact, metadata, depends_on, health_port, &mut cx)?
-            }
+            Command::PublishVersion {
+                resource,
+                label,
+                artifact,
+                metadata,
+                depends_on,
+                health_port,
+            } => self.publish_version(
+                resource,
+                label,
+                artifact,
+                metadata,
+                depends_on,
+                health_port,
+                &mut cx,
+            )?,
             Command::CreateConsumer { name, nodes } => self.create_consumer(name, nodes)?,
-            Command::UpdateConsumerNodes { name, add, remove } => self.update_consumer_nodes(name, add, remove, &mut cx)?,
-            Command::Subscribe { consumer, resource, mode, strategy, pin, completion } => {
-                self.subscribe(consumer, resource, mode, strategy, pin, completion, &mut cx)?
+            Command::UpdateConsumerNodes { name, add, remove } => {
+                self.update_consumer_nodes(name, add, remove, &mut cx)?
             }
+            Command::Subscribe {
+                consumer,
+                resource,
+                mode,
+                strategy,
+                pin,
+                completion,
+            } => self.subscribe(consumer, resource, mode, strategy, pin, completion, &mut cx)?,
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
-            Command::Pause { id, message, by } => self.deployment_op(id, message, by, Op::Pause, &mut cx)?,
-            Command::Resume { id, message, by } => self.deployment_op(id, message, by, Op::Resume, &mut cx)?,
-            Command::Abort { id, message, by } => self.deployment_op(id, message, by, Op::Abort, &mut cx)?,
-            Command::Rollback { id, message, by } => self.deployment_op(id, message, by, Op::Rollback, &mut cx)?,
+            Command::Pause { id, message, by } => {
+                self.deployment_op(id, message, by, Op::Pause, &mut cx)?
+            }
+            Command::Resume { id, message, by } => {
+                self.deployment_op(id, message, by, Op::Resume, &mut cx)?
+            }
+            Command::Abort { id, message, by } => {
+                self.deployment_op(id, message, by, Op::Abort, &mut cx)?
+            }
+            Command::Rollback { id, message, by } => {
+                self.deployment_op(id, message, by, Op::Rollback, &mut cx)?
+            }
             Command::Pulse { id } => self.pulse(id, &mut cx),
             Command::CreateGroup { name, members } => self.create_group(name, members)?,
-            Command::StartGroupDeployment { group, versions } => self.start_group_deployment(group, versions, &mut cx)?,
+            Command::StartGroupDeployment { group, versions } => {
+                self.start_group_deployment(group, versions, &mut cx)?
+            }
             Command::AbortGroupDeployment { id } => self.abort_group_deployment(id, &mut cx)?,
             Command::Tick => self.tick(&mut cx),
         };
@@ -66,7 +100,9 @@ impl ClusterState {
 
     /// Unregisters a deployment that became terminal and queues its follow-ups.
     pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
-        let Some(d) = self.deployments.get(&id) else { return };
+        let Some(d) = self.deployments.get(&id) else {
+            return;
+        };
         if d.status.is_active() || !self.active.remove(&id) {
             return;
         }
@@ -114,7 +150,12 @@ impl ClusterState {
         let due: Vec<DeploymentId> = self
             .active
             .iter()
-            .filter(|id| self.deployments.get(id).and_then(Deployment::deadline).is_some_and(|d| d <= cx.at))
+            .filter(|id| {
+                self.deployments
+                    .get(id)
+                    .and_then(Deployment::deadline)
+                    .is_some_and(|d| d <= cx.at)
+            })
             .copied()
             .collect();
         for id in due {
@@ -128,7 +169,8 @@ impl ClusterState {
 
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
     pub fn snapshot_bytes(&self) -> Vec<u8> {
-        bincode::serde::encode_to_vec(self, bincode::config::standard()).expect("ClusterState always encodes")
+        bincode::serde::encode_to_vec(self, bincode::config::standard())
+            .expect("ClusterState always encodes")
     }
 
     /// Decodes a snapshot, refusing more than [`SNAPSHOT_LIMIT`] bytes.
@@ -137,7 +179,10 @@ impl ClusterState {
         let (state, used) = bincode::serde::decode_from_slice::<Self, _>(bytes, config)
             .map_err(|e| DomainError::Snapshot(e.to_string()))?;
         if used != bytes.len() {
-            return Err(DomainError::Snapshot(format!("{} trailing bytes", bytes.len() - used)));
+            return Err(DomainError::Snapshot(format!(
+                "{} trailing bytes",
+                bytes.len() - used
+            )));
         }
         Ok(state)
     }
@@ -145,7 +190,10 @@ impl ClusterState {
     /// The earliest time-based rule over all active deployments (group deployments have none of their own:
     /// they advance when their deployments end). The leader proposes `Tick` at that time.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.active.iter().filter_map(|id| self.deployments.get(id)?.deadline()).min()
+        self.active
+            .iter()
+            .filter_map(|id| self.deployments.get(id)?.deadline())
+            .min()
     }
 
     /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
@@ -159,7 +207,12 @@ impl ClusterState {
     pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
         self.active
             .iter()
-            .filter(|id| self.deployments.get(id).and_then(Deployment::pulse_deadline).is_some_and(|d| d <= now))
+            .filter(|id| {
+                self.deployments
+                    .get(id)
+                    .and_then(Deployment::pulse_deadline)
+                    .is_some_and(|d| d <= now)
+            })
             .copied()
             .collect()
     }
@@ -174,7 +227,11 @@ impl ClusterState {
     pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
         let ns = self.nodes.get(&report.node);
         let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
-        let mut out = NodeReport { node: report.node.clone(), active: report.active, resources: BTreeMap::new() };
+        let mut out = NodeReport {
+            node: report.node.clone(),
+            active: report.active,
+            resources: BTreeMap::new(),
+        };
         for (r, rr) in &report.resources {
             let changed = match ns.and_then(|n| n.resources.get(r)) {
                 None => true,

@@ -4,7 +4,12 @@ use crate::domain::*;
 #[test]
 fn snapshot_round_trips_to_identical_bytes() {
     let mut k = Kit::new(3);
-    let id = k.start_with(|s| s.strategy = Some(Strategy::Rolling { install_window: 1, download_window: 1 }));
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        })
+    });
     k.installed(0);
     let bytes = k.s.snapshot_bytes();
     let back = ClusterState::from_snapshot_bytes(&bytes).unwrap();
@@ -14,7 +19,10 @@ fn snapshot_round_trips_to_identical_bytes() {
     assert!(ClusterState::from_snapshot_bytes(&bytes[..bytes.len() / 2]).is_err());
     let mut extra = bytes.clone();
     extra.push(0);
-    assert!(ClusterState::from_snapshot_bytes(&extra).is_err(), "trailing bytes refused");
+    assert!(
+        ClusterState::from_snapshot_bytes(&extra).is_err(),
+        "trailing bytes refused"
+    );
 }
 
 #[test]
@@ -26,7 +34,10 @@ fn ids_are_sequential_and_parse() {
     assert_eq!((a, b), (DeploymentId(1), DeploymentId(2)));
     assert_eq!("d-2".parse::<DeploymentId>().unwrap(), b);
     assert_eq!("2".parse::<DeploymentId>().unwrap(), b);
-    assert_eq!("x".parse::<DeploymentId>().unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(
+        "x".parse::<DeploymentId>().unwrap_err().kind(),
+        ErrorKind::NotFound
+    );
     assert_eq!(serde_json::to_string(&b).unwrap(), "\"d-2\"");
 }
 
@@ -35,32 +46,125 @@ fn section_9_rejections_name_the_thing_and_change_nothing() {
     let mut k = Kit::new(3);
     let id = k.start_with(|_| {});
     let spec = |f: fn(&mut DeploymentSpec)| {
-        let mut s = DeploymentSpec { consumer: "c".into(), resource: "r".into(), ..DeploymentSpec::default() };
+        let mut s = DeploymentSpec {
+            consumer: "c".into(),
+            resource: "r".into(),
+            ..DeploymentSpec::default()
+        };
         f(&mut s);
         Command::StartDeployment(s)
     };
     let cases: Vec<(Command, ErrorKind, &str)> = vec![
-        (Command::Pause { id: DeploymentId(9), message: None, by: Actor::User }, ErrorKind::NotFound, "deployment \"d-9\" not found"),
-        (spec(|s| s.consumer = "nope".into()), ErrorKind::NotFound, "consumer \"nope\" not found"),
-        (spec(|_| {}), ErrorKind::Conflict, "consumer \"c\" already has active deployment \"d-1\" of resource \"r\""),
-        (Command::CreateResource { name: "r".into() }, ErrorKind::Conflict, "resource \"r\" already exists"),
-        (Command::Pause { id, message: Some("x".repeat(1025)), by: Actor::User }, ErrorKind::Invalid, "message is 1025 characters long; at most 1024 are allowed"),
-        (Command::Subscribe { consumer: "c".into(), resource: "r".into(), mode: Mode::Strong, strategy: None, pin: Some(7), completion: None }, ErrorKind::NotFound, "resource \"r\" has no version 7"),
-        (Command::MarkInactive { nodes: vec!["ghost".into()] }, ErrorKind::NotFound, "node \"ghost\" not found"),
+        (
+            Command::Pause {
+                id: DeploymentId(9),
+                message: None,
+                by: Actor::User,
+            },
+            ErrorKind::NotFound,
+            "deployment \"d-9\" not found",
+        ),
+        (
+            spec(|s| s.consumer = "nope".into()),
+            ErrorKind::NotFound,
+            "consumer \"nope\" not found",
+        ),
+        (
+            spec(|_| {}),
+            ErrorKind::Conflict,
+            "consumer \"c\" already has active deployment \"d-1\" of resource \"r\"",
+        ),
+        (
+            Command::CreateResource { name: "r".into() },
+            ErrorKind::Conflict,
+            "resource \"r\" already exists",
+        ),
+        (
+            Command::Pause {
+                id,
+                message: Some("x".repeat(1025)),
+                by: Actor::User,
+            },
+            ErrorKind::Invalid,
+            "message is 1025 characters long; at most 1024 are allowed",
+        ),
+        (
+            Command::Subscribe {
+                consumer: "c".into(),
+                resource: "r".into(),
+                mode: Mode::Strong,
+                strategy: None,
+                pin: Some(7),
+                completion: None,
+            },
+            ErrorKind::NotFound,
+            "resource \"r\" has no version 7",
+        ),
+        (
+            Command::MarkInactive {
+                nodes: vec!["ghost".into()],
+            },
+            ErrorKind::NotFound,
+            "node \"ghost\" not found",
+        ),
     ];
     for (cmd, kind, msg) in cases {
         let e = k.err(cmd);
         assert_eq!((e.kind(), e.to_string().as_str()), (kind, msg));
     }
-    k.ok(Command::Abort { id, message: None, by: Actor::User });
+    k.ok(Command::Abort {
+        id,
+        message: None,
+        by: Actor::User,
+    });
     let cases: Vec<(Command, &str)> = vec![
-        (spec(|s| s.strategy = Some(Strategy::Rolling { install_window: 0, download_window: 1 })), "install_window = 0"),
-        (spec(|s| s.strategy = Some(Strategy::Batch { sizes: vec![0], autopause: false })), "batch.sizes = [0]"),
-        (spec(|s| s.pulse_interval_ms = Some(0)), "pulse_interval_ms = 0"),
-        (spec(|s| s.version = Some(9)), "resource \"r\" has no version 9"),
-        (spec(|s| s.completion = Some(Completion { quorum: Some(0.0), timeout_ms: None })), "completion.quorum = 0"),
-        (spec(|s| s.nodes = Some("0-3".into())), "node range \"0-3\" is outside the node set of consumer \"c\" (3 nodes)"),
-        (Command::Rollback { id, message: None, by: Actor::User }, "deployment \"d-1\" is ABORTED; cannot roll back a terminal deployment"),
+        (
+            spec(|s| {
+                s.strategy = Some(Strategy::Rolling {
+                    install_window: 0,
+                    download_window: 1,
+                })
+            }),
+            "install_window = 0",
+        ),
+        (
+            spec(|s| {
+                s.strategy = Some(Strategy::Batch {
+                    sizes: vec![0],
+                    autopause: false,
+                })
+            }),
+            "batch.sizes = [0]",
+        ),
+        (
+            spec(|s| s.pulse_interval_ms = Some(0)),
+            "pulse_interval_ms = 0",
+        ),
+        (
+            spec(|s| s.version = Some(9)),
+            "resource \"r\" has no version 9",
+        ),
+        (
+            spec(|s| {
+                s.completion = Some(Completion {
+                    quorum: Some(0.0),
+                    timeout_ms: None,
+                })
+            }),
+            "completion.quorum = 0",
+        ),
+        (
+            spec(|s| s.nodes = Some("0-3".into())),
+            "node range \"0-3\" is outside the node set of consumer \"c\" (3 nodes)",
+        ),
+        (
+            Command::Rollback {
+                id,
+                message: None,
+                by: Actor::User,
+            },
+            "deployment \"d-1\" is ABORTED; cannot roll back a terminal deployment",
+        ),
     ];
     for (cmd, msg) in cases {
         let e = k.err(cmd);
@@ -71,27 +175,64 @@ fn section_9_rejections_name_the_thing_and_change_nothing() {
 #[test]
 fn report_changes_filters_heartbeats() {
     let k = Kit::new(1);
-    let rr = ResourceReport { interested: None, current: Some(1), versions: [(1, vp(true, None))].into() };
-    let hb = NodeReport { node: "c-0".into(), active: None, resources: [("r".to_string(), rr.clone())].into() };
+    let rr = ResourceReport {
+        interested: None,
+        current: Some(1),
+        versions: [(1, vp(true, None))].into(),
+    };
+    let hb = NodeReport {
+        node: "c-0".into(),
+        active: None,
+        resources: [("r".to_string(), rr.clone())].into(),
+    };
     assert_eq!(k.s.report_changes(&hb), None, "a heartbeat changes nothing");
     let mut changed = hb.clone();
     changed.resources.get_mut("r").unwrap().current = Some(2);
-    changed.resources.insert("other".into(), ResourceReport::default());
+    changed
+        .resources
+        .insert("other".into(), ResourceReport::default());
     let out = k.s.report_changes(&changed).unwrap();
     assert_eq!(out.resources.len(), 2);
     let mut same_plus = hb.clone();
     same_plus.resources.insert("s".into(), rr);
-    assert_eq!(k.s.report_changes(&same_plus).unwrap().resources.keys().collect::<Vec<_>>(), vec!["s"]);
-    let new = NodeReport { node: "new".into(), ..NodeReport::default() };
+    assert_eq!(
+        k.s.report_changes(&same_plus)
+            .unwrap()
+            .resources
+            .keys()
+            .collect::<Vec<_>>(),
+        vec!["s"]
+    );
+    let new = NodeReport {
+        node: "new".into(),
+        ..NodeReport::default()
+    };
     assert!(k.s.report_changes(&new).is_some());
 }
 
 #[test]
 fn weak_subscription_targets_the_selected_version_at_once() {
     let mut k = Kit::new(2);
-    k.ok(Command::Subscribe { consumer: "c".into(), resource: "r".into(), mode: Mode::Weak, strategy: None, pin: None, completion: None });
-    assert_eq!(k.s.targets("c-1")["r"], Target { version: 2, download: true, install: true });
-    assert!(k.s.deployments(&DeploymentFilter::default()).is_empty(), "weak: no deployment object");
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Mode::Weak,
+        strategy: None,
+        pin: None,
+        completion: None,
+    });
+    assert_eq!(
+        k.s.targets("c-1")["r"],
+        Target {
+            version: 2,
+            download: true,
+            install: true
+        }
+    );
+    assert!(
+        k.s.deployments(&DeploymentFilter::default()).is_empty(),
+        "weak: no deployment object"
+    );
 }
 
 #[test]
@@ -99,15 +240,33 @@ fn deployment_view_json_matches_the_api() {
     let mut k = Kit::new(2);
     let id = k.start_with(|s| s.message = Some("go".into()));
     k.installed(0);
-    k.ok(Command::Pause { id, message: None, by: Actor::User });
+    k.ok(Command::Pause {
+        id,
+        message: None,
+        by: Actor::User,
+    });
     let v = serde_json::to_value(k.s.deployment(id).unwrap()).unwrap();
     assert_eq!(v["id"], "d-1");
     assert_eq!(v["status"], "ROLL_FORWARD_PAUSED");
     assert_eq!(v["paused_by"], "user");
-    assert_eq!(v["nodes"][0], serde_json::json!({"id": "c-0", "ordinal": 0, "from_version": 1, "state": "succeeded", "failures": 0}));
+    assert_eq!(
+        v["nodes"][0],
+        serde_json::json!({"id": "c-0", "ordinal": 0, "from_version": 1, "state": "succeeded", "failures": 0})
+    );
     assert_eq!(v["nodes"][1]["state"], "installing");
-    assert_eq!(v["events"][0], serde_json::json!({"at": 100, "status": "ROLLING_FORWARD", "by": "user", "message": "go"}));
-    let succeeded = v["events"].as_array().unwrap().iter().find(|e| e["action"] == "succeeded").unwrap();
+    assert_eq!(
+        v["events"][0],
+        serde_json::json!({"at": 100, "status": "ROLLING_FORWARD", "by": "user", "message": "go"})
+    );
+    let succeeded = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "succeeded")
+        .unwrap();
     assert_eq!(succeeded["node"], "c-0");
-    assert_eq!(v["settings"]["strategy"], serde_json::json!({"all_at_once": {}}));
+    assert_eq!(
+        v["settings"]["strategy"],
+        serde_json::json!({"all_at_once": {}})
+    );
 }

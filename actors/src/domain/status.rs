@@ -37,12 +37,57 @@ use Status::*;
 
 /// The allowed transitions: `(from, [to...])`. Anything else is refused; terminal statuses have no row.
 pub const TRANSITIONS: &[(Status, &[Status])] = &[
-    (RollingForward, &[RollingBack, RollForwardPaused, RollForwardAwaitingPulse, RolledForward, Aborted, Failed, Error]),
-    (RollingBack, &[RollBackPaused, RollBackAwaitingPulse, RolledBack, Aborted, Failed, Error]),
-    (RollForwardPaused, &[RollingForward, RollingBack, RollForwardAwaitingPulse, Aborted, Error]),
-    (RollBackPaused, &[RollingBack, RollBackAwaitingPulse, Aborted, Error]),
-    (RollForwardAwaitingPulse, &[RollingForward, RollingBack, RollForwardPaused, Aborted, Error]),
-    (RollBackAwaitingPulse, &[RollingBack, RollBackPaused, Aborted, Error]),
+    (
+        RollingForward,
+        &[
+            RollingBack,
+            RollForwardPaused,
+            RollForwardAwaitingPulse,
+            RolledForward,
+            Aborted,
+            Failed,
+            Error,
+        ],
+    ),
+    (
+        RollingBack,
+        &[
+            RollBackPaused,
+            RollBackAwaitingPulse,
+            RolledBack,
+            Aborted,
+            Failed,
+            Error,
+        ],
+    ),
+    (
+        RollForwardPaused,
+        &[
+            RollingForward,
+            RollingBack,
+            RollForwardAwaitingPulse,
+            Aborted,
+            Error,
+        ],
+    ),
+    (
+        RollBackPaused,
+        &[RollingBack, RollBackAwaitingPulse, Aborted, Error],
+    ),
+    (
+        RollForwardAwaitingPulse,
+        &[
+            RollingForward,
+            RollingBack,
+            RollForwardPaused,
+            Aborted,
+            Error,
+        ],
+    ),
+    (
+        RollBackAwaitingPulse,
+        &[RollingBack, RollBackPaused, Aborted, Error],
+    ),
 ];
 
 impl Status {
@@ -105,7 +150,10 @@ impl Status {
 
     /// An active forward status.
     pub fn is_forward(self) -> bool {
-        matches!(self, RollingForward | RollForwardPaused | RollForwardAwaitingPulse)
+        matches!(
+            self,
+            RollingForward | RollForwardPaused | RollForwardAwaitingPulse
+        )
     }
 
     /// The rolling status of a direction.
@@ -144,7 +192,9 @@ impl fmt::Display for Status {
 
 /// Whether the table allows `from → to` (a status to itself is not a transition).
 pub fn allowed(from: Status, to: Status) -> bool {
-    TRANSITIONS.iter().any(|(f, tos)| *f == from && tos.contains(&to))
+    TRANSITIONS
+        .iter()
+        .any(|(f, tos)| *f == from && tos.contains(&to))
 }
 
 /// Checks `from → to`: `Ok(false)` for a no-op (same status), `Ok(true)` when allowed, an error otherwise.
@@ -160,7 +210,11 @@ pub fn check(id: DeploymentId, from: Status, to: Status) -> Result<bool, DomainE
     } else {
         format!("move to {to}")
     };
-    Err(DomainError::Transition { id: id.to_string(), from, op })
+    Err(DomainError::Transition {
+        id: id.to_string(),
+        from,
+        op,
+    })
 }
 
 /// Why a deployment is held.

@@ -1,5 +1,4 @@
 use super::*;
-use Status::*;
 use crate::domain::deployment::Deployment;
 use crate::domain::ids::{Actor, DeploymentId};
 use crate::domain::strategy::Settings;
@@ -18,7 +17,11 @@ fn row(from: Status, expected: &[Status]) {
             Err(e) => {
                 assert!(!ok && from != to, "{from} -> {to} should be allowed");
                 assert_eq!(e.kind(), ErrorKind::Conflict);
-                assert!(e.to_string().starts_with(&format!("deployment \"d-7\" is {from}; cannot ")), "{e}");
+                assert!(
+                    e.to_string()
+                        .starts_with(&format!("deployment \"d-7\" is {from}; cannot ")),
+                    "{e}"
+                );
             }
         }
     }
@@ -26,27 +29,72 @@ fn row(from: Status, expected: &[Status]) {
 
 #[test]
 fn row_rolling_forward() {
-    row(RollingForward, &[RollingBack, RollForwardPaused, RollForwardAwaitingPulse, RolledForward, Aborted, Failed, Error]);
+    row(
+        RollingForward,
+        &[
+            RollingBack,
+            RollForwardPaused,
+            RollForwardAwaitingPulse,
+            RolledForward,
+            Aborted,
+            Failed,
+            Error,
+        ],
+    );
 }
 #[test]
 fn row_rolling_back() {
-    row(RollingBack, &[RollBackPaused, RollBackAwaitingPulse, RolledBack, Aborted, Failed, Error]);
+    row(
+        RollingBack,
+        &[
+            RollBackPaused,
+            RollBackAwaitingPulse,
+            RolledBack,
+            Aborted,
+            Failed,
+            Error,
+        ],
+    );
 }
 #[test]
 fn row_roll_forward_paused() {
-    row(RollForwardPaused, &[RollingForward, RollingBack, RollForwardAwaitingPulse, Aborted, Error]);
+    row(
+        RollForwardPaused,
+        &[
+            RollingForward,
+            RollingBack,
+            RollForwardAwaitingPulse,
+            Aborted,
+            Error,
+        ],
+    );
 }
 #[test]
 fn row_roll_back_paused() {
-    row(RollBackPaused, &[RollingBack, RollBackAwaitingPulse, Aborted, Error]);
+    row(
+        RollBackPaused,
+        &[RollingBack, RollBackAwaitingPulse, Aborted, Error],
+    );
 }
 #[test]
 fn row_roll_forward_awaiting_pulse() {
-    row(RollForwardAwaitingPulse, &[RollingForward, RollingBack, RollForwardPaused, Aborted, Error]);
+    row(
+        RollForwardAwaitingPulse,
+        &[
+            RollingForward,
+            RollingBack,
+            RollForwardPaused,
+            Aborted,
+            Error,
+        ],
+    );
 }
 #[test]
 fn row_roll_back_awaiting_pulse() {
-    row(RollBackAwaitingPulse, &[RollingBack, RollBackPaused, Aborted, Error]);
+    row(
+        RollBackAwaitingPulse,
+        &[RollingBack, RollBackPaused, Aborted, Error],
+    );
 }
 #[test]
 fn rows_terminal_allow_nothing() {
@@ -59,13 +107,28 @@ fn rows_terminal_allow_nothing() {
 #[test]
 fn statuses_serialize_with_aurora_names() {
     for s in Status::ALL {
-        assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{}\"", s.as_str()));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            format!("\"{}\"", s.as_str())
+        );
     }
-    assert_eq!(serde_json::to_string(&PausedBy::PulseTimeout).unwrap(), "\"pulse_timeout\"");
+    assert_eq!(
+        serde_json::to_string(&PausedBy::PulseTimeout).unwrap(),
+        "\"pulse_timeout\""
+    );
 }
 
 fn at(status: Status) -> Deployment {
-    let mut d = Deployment::new(DeploymentId(3), "c".into(), "r".into(), 2, Settings::default(), vec![], true, 0);
+    let mut d = Deployment::new(
+        DeploymentId(3),
+        "c".into(),
+        "r".into(),
+        2,
+        Settings::default(),
+        vec![],
+        true,
+        0,
+    );
     d.status = status;
     d
 }
@@ -80,7 +143,10 @@ fn op_table(name: &str, op: OpFn, table: &[(Status, Option<Status>)]) {
         match (op(&mut d), expected) {
             (Ok(_), Some(to)) => assert_eq!(d.status, to, "{name} from {from}"),
             (Err(e), None) => {
-                assert_eq!(d, before, "{name} from {from} refused but changed the deployment");
+                assert_eq!(
+                    d, before,
+                    "{name} from {from} refused but changed the deployment"
+                );
                 assert!(e.to_string().contains(from.as_str()), "{e}");
             }
             (r, e) => panic!("{name} from {from}: got {r:?}, expected {e:?}"),
@@ -90,77 +156,96 @@ fn op_table(name: &str, op: OpFn, table: &[(Status, Option<Status>)]) {
 
 #[test]
 fn pause_from_every_status() {
-    op_table("pause", |d| d.pause(1, Actor::User, None), &[
-        (RollingForward, Some(RollForwardPaused)),
-        (RollingBack, Some(RollBackPaused)),
-        (RollForwardPaused, Some(RollForwardPaused)),
-        (RollBackPaused, Some(RollBackPaused)),
-        (RollForwardAwaitingPulse, Some(RollForwardPaused)),
-        (RollBackAwaitingPulse, Some(RollBackPaused)),
-        (RolledForward, None),
-        (RolledBack, None),
-        (Aborted, None),
-        (Failed, None),
-        (Error, None),
-    ]);
+    op_table(
+        "pause",
+        |d| d.pause(1, Actor::User, None),
+        &[
+            (RollingForward, Some(RollForwardPaused)),
+            (RollingBack, Some(RollBackPaused)),
+            (RollForwardPaused, Some(RollForwardPaused)),
+            (RollBackPaused, Some(RollBackPaused)),
+            (RollForwardAwaitingPulse, Some(RollForwardPaused)),
+            (RollBackAwaitingPulse, Some(RollBackPaused)),
+            (RolledForward, None),
+            (RolledBack, None),
+            (Aborted, None),
+            (Failed, None),
+            (Error, None),
+        ],
+    );
     let mut d = at(RollingForward);
     d.pause(1, Actor::User, None).unwrap();
     assert_eq!(d.paused_by, Some(PausedBy::User));
     assert_eq!(
-        at(RolledForward).pause(1, Actor::User, None).unwrap_err().to_string(),
+        at(RolledForward)
+            .pause(1, Actor::User, None)
+            .unwrap_err()
+            .to_string(),
         "deployment \"d-3\" is ROLLED_FORWARD; cannot pause a terminal deployment"
     );
 }
 
 #[test]
 fn resume_from_every_status() {
-    op_table("resume", |d| d.resume(1, Actor::User, None), &[
-        (RollingForward, Some(RollingForward)),
-        (RollingBack, Some(RollingBack)),
-        (RollForwardPaused, Some(RollingForward)),
-        (RollBackPaused, Some(RollingBack)),
-        (RollForwardAwaitingPulse, None),
-        (RollBackAwaitingPulse, None),
-        (RolledForward, None),
-        (RolledBack, None),
-        (Aborted, None),
-        (Failed, None),
-        (Error, None),
-    ]);
+    op_table(
+        "resume",
+        |d| d.resume(1, Actor::User, None),
+        &[
+            (RollingForward, Some(RollingForward)),
+            (RollingBack, Some(RollingBack)),
+            (RollForwardPaused, Some(RollingForward)),
+            (RollBackPaused, Some(RollingBack)),
+            (RollForwardAwaitingPulse, None),
+            (RollBackAwaitingPulse, None),
+            (RolledForward, None),
+            (RolledBack, None),
+            (Aborted, None),
+            (Failed, None),
+            (Error, None),
+        ],
+    );
 }
 
 #[test]
 fn abort_from_every_status() {
-    op_table("abort", |d| d.abort(1, Actor::User, None), &[
-        (RollingForward, Some(Aborted)),
-        (RollingBack, Some(Aborted)),
-        (RollForwardPaused, Some(Aborted)),
-        (RollBackPaused, Some(Aborted)),
-        (RollForwardAwaitingPulse, Some(Aborted)),
-        (RollBackAwaitingPulse, Some(Aborted)),
-        (RolledForward, None),
-        (RolledBack, None),
-        (Aborted, Some(Aborted)),
-        (Failed, None),
-        (Error, None),
-    ]);
+    op_table(
+        "abort",
+        |d| d.abort(1, Actor::User, None),
+        &[
+            (RollingForward, Some(Aborted)),
+            (RollingBack, Some(Aborted)),
+            (RollForwardPaused, Some(Aborted)),
+            (RollBackPaused, Some(Aborted)),
+            (RollForwardAwaitingPulse, Some(Aborted)),
+            (RollBackAwaitingPulse, Some(Aborted)),
+            (RolledForward, None),
+            (RolledBack, None),
+            (Aborted, Some(Aborted)),
+            (Failed, None),
+            (Error, None),
+        ],
+    );
 }
 
 #[test]
 fn rollback_from_every_status() {
-    op_table("rollback", |d| d.rollback(1, Actor::User, None), &[
-        (RollingForward, Some(RollingBack)),
-        (RollingBack, Some(RollingBack)),
-        (RollForwardPaused, Some(RollingBack)),
-        (RollBackPaused, None),
-        (RollForwardAwaitingPulse, Some(RollingBack)),
-        (RollBackAwaitingPulse, None),
-        (RolledForward, None),
-        (RolledBack, None),
-        (Aborted, None),
-        (Failed, None),
-        (Error, None),
-    ]);
+    op_table(
+        "rollback",
+        |d| d.rollback(1, Actor::User, None),
+        &[
+            (RollingForward, Some(RollingBack)),
+            (RollingBack, Some(RollingBack)),
+            (RollForwardPaused, Some(RollingBack)),
+            (RollBackPaused, None),
+            (RollForwardAwaitingPulse, Some(RollingBack)),
+            (RollBackAwaitingPulse, None),
+            (RolledForward, None),
+            (RolledBack, None),
+            (Aborted, None),
+            (Failed, None),
+            (Error, None),
+        ],
+    );
 }
 
 #[test]
@@ -169,10 +254,17 @@ fn every_transition_is_recorded_as_an_event() {
     d.pause(5, Actor::User, Some("hold".into())).unwrap();
     d.resume(6, Actor::User, None).unwrap();
     d.abort(7, Actor::User, Some("stop".into())).unwrap();
-    let got: Vec<_> = d.events.iter().map(|e| (e.at, e.status, e.message.clone())).collect();
-    assert_eq!(got, vec![
-        (5, Some(RollForwardPaused), Some("hold".into())),
-        (6, Some(RollingForward), None),
-        (7, Some(Aborted), Some("stop".into())),
-    ]);
+    let got: Vec<_> = d
+        .events
+        .iter()
+        .map(|e| (e.at, e.status, e.message.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (5, Some(RollForwardPaused), Some("hold".into())),
+            (6, Some(RollingForward), None),
+            (7, Some(Aborted), Some("stop".into())),
+        ]
+    );
 }

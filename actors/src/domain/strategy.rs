@@ -37,21 +37,40 @@ impl Strategy {
     pub fn validate(&self) -> Result<(), DomainError> {
         match self {
             Strategy::AllAtOnce {} => Ok(()),
-            Strategy::Rolling { install_window, download_window } => {
+            Strategy::Rolling {
+                install_window,
+                download_window,
+            } => {
                 if *install_window == 0 {
-                    return Err(DomainError::invalid("install_window", 0, "a window must be at least 1"));
+                    return Err(DomainError::invalid(
+                        "install_window",
+                        0,
+                        "a window must be at least 1",
+                    ));
                 }
                 if *download_window == 0 {
-                    return Err(DomainError::invalid("download_window", 0, "a window must be at least 1"));
+                    return Err(DomainError::invalid(
+                        "download_window",
+                        0,
+                        "a window must be at least 1",
+                    ));
                 }
                 Ok(())
             }
             Strategy::Batch { sizes, .. } => {
                 if sizes.is_empty() {
-                    return Err(DomainError::invalid("batch.sizes", "[]", "give at least one batch size"));
+                    return Err(DomainError::invalid(
+                        "batch.sizes",
+                        "[]",
+                        "give at least one batch size",
+                    ));
                 }
                 if sizes.contains(&0) {
-                    return Err(DomainError::invalid("batch.sizes", format!("{sizes:?}"), "batch sizes must be at least 1"));
+                    return Err(DomainError::invalid(
+                        "batch.sizes",
+                        format!("{sizes:?}"),
+                        "batch sizes must be at least 1",
+                    ));
                 }
                 Ok(())
             }
@@ -80,14 +99,26 @@ impl Completion {
     pub fn validate(&self) -> Result<(), DomainError> {
         if let Some(q) = self.quorum {
             if !q.is_finite() || q <= 0.0 {
-                return Err(DomainError::invalid("completion.quorum", q, "a quorum must be positive"));
+                return Err(DomainError::invalid(
+                    "completion.quorum",
+                    q,
+                    "a quorum must be positive",
+                ));
             }
             if q > 1.0 && q.fract() != 0.0 {
-                return Err(DomainError::invalid("completion.quorum", q, "above 1 a quorum is a whole count of nodes"));
+                return Err(DomainError::invalid(
+                    "completion.quorum",
+                    q,
+                    "above 1 a quorum is a whole count of nodes",
+                ));
             }
         }
         if self.timeout_ms == Some(0) {
-            return Err(DomainError::invalid("completion.timeout_ms", 0, "a timeout must be positive"));
+            return Err(DomainError::invalid(
+                "completion.timeout_ms",
+                0,
+                "a timeout must be positive",
+            ));
         }
         Ok(())
     }
@@ -127,7 +158,11 @@ impl Settings {
         self.strategy.validate()?;
         self.completion.validate()?;
         if self.pulse_interval_ms == Some(0) {
-            return Err(DomainError::invalid("pulse_interval_ms", 0, "a pulse interval must be positive"));
+            return Err(DomainError::invalid(
+                "pulse_interval_ms",
+                0,
+                "a pulse interval must be positive",
+            ));
         }
         Ok(())
     }

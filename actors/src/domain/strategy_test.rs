@@ -4,17 +4,46 @@ use crate::domain::ErrorKind;
 #[test]
 fn zero_windows_and_batch_sizes_are_refused() {
     let cases = [
-        (Strategy::Rolling { install_window: 0, download_window: 1 }, "install_window = 0"),
-        (Strategy::Rolling { install_window: 1, download_window: 0 }, "download_window = 0"),
-        (Strategy::Batch { sizes: vec![], autopause: false }, "batch.sizes = []"),
-        (Strategy::Batch { sizes: vec![2, 0], autopause: false }, "batch.sizes = [2, 0]"),
+        (
+            Strategy::Rolling {
+                install_window: 0,
+                download_window: 1,
+            },
+            "install_window = 0",
+        ),
+        (
+            Strategy::Rolling {
+                install_window: 1,
+                download_window: 0,
+            },
+            "download_window = 0",
+        ),
+        (
+            Strategy::Batch {
+                sizes: vec![],
+                autopause: false,
+            },
+            "batch.sizes = []",
+        ),
+        (
+            Strategy::Batch {
+                sizes: vec![2, 0],
+                autopause: false,
+            },
+            "batch.sizes = [2, 0]",
+        ),
     ];
     for (s, msg) in cases {
         let e = s.validate().unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Invalid);
         assert!(e.to_string().starts_with(msg), "{e}");
     }
-    assert!(Strategy::Rolling { install_window: 1, download_window: 1 }.validate().is_ok());
+    assert!(Strategy::Rolling {
+        install_window: 1,
+        download_window: 1
+    }
+    .validate()
+    .is_ok());
     assert!(Strategy::AllAtOnce {}.validate().is_ok());
 }
 
@@ -27,7 +56,10 @@ fn last_batch_size_repeats() {
 
 #[test]
 fn quorum_fraction_count_and_default() {
-    let c = |q| Completion { quorum: q, timeout_ms: None };
+    let c = |q| Completion {
+        quorum: q,
+        timeout_ms: None,
+    };
     assert_eq!(c(None).needed(10), 10);
     assert_eq!(c(Some(0.75)).needed(4), 3);
     assert_eq!(c(Some(0.5)).needed(3), 2);
@@ -35,23 +67,62 @@ fn quorum_fraction_count_and_default() {
     for bad in [0.0, -1.0, 2.5, f64::NAN] {
         assert!(c(Some(bad)).validate().is_err(), "{bad}");
     }
-    assert!(Completion { quorum: None, timeout_ms: Some(0) }.validate().is_err());
+    assert!(Completion {
+        quorum: None,
+        timeout_ms: Some(0)
+    }
+    .validate()
+    .is_err());
 }
 
 #[test]
 fn failed_nodes_tolerated_defaults() {
-    let rolling = Settings { strategy: Strategy::Rolling { install_window: 2, download_window: 1 }, ..Settings::default() };
-    assert_eq!(rolling.failed_nodes_tolerated(), u32::MAX, "rolling: only the window rule");
+    let rolling = Settings {
+        strategy: Strategy::Rolling {
+            install_window: 2,
+            download_window: 1,
+        },
+        ..Settings::default()
+    };
+    assert_eq!(
+        rolling.failed_nodes_tolerated(),
+        u32::MAX,
+        "rolling: only the window rule"
+    );
     assert_eq!(Settings::default().failed_nodes_tolerated(), 0);
-    assert_eq!(Settings { max_failed_nodes: Some(2), ..Settings::default() }.failed_nodes_tolerated(), 2);
-    assert!(Settings { pulse_interval_ms: Some(0), ..Settings::default() }.validate().is_err());
+    assert_eq!(
+        Settings {
+            max_failed_nodes: Some(2),
+            ..Settings::default()
+        }
+        .failed_nodes_tolerated(),
+        2
+    );
+    assert!(Settings {
+        pulse_interval_ms: Some(0),
+        ..Settings::default()
+    }
+    .validate()
+    .is_err());
 }
 
 #[test]
 fn strategies_serialize_as_in_the_api() {
     let j = |s: &Strategy| serde_json::to_string(s).unwrap();
     assert_eq!(j(&Strategy::AllAtOnce {}), r#"{"all_at_once":{}}"#);
-    assert_eq!(j(&Strategy::Rolling { install_window: 2, download_window: 3 }), r#"{"rolling":{"install_window":2,"download_window":3}}"#);
+    assert_eq!(
+        j(&Strategy::Rolling {
+            install_window: 2,
+            download_window: 3
+        }),
+        r#"{"rolling":{"install_window":2,"download_window":3}}"#
+    );
     let b: Strategy = serde_json::from_str(r#"{"batch":{"sizes":[1,2]}}"#).unwrap();
-    assert_eq!(b, Strategy::Batch { sizes: vec![1, 2], autopause: false });
+    assert_eq!(
+        b,
+        Strategy::Batch {
+            sizes: vec![1, 2],
+            autopause: false
+        }
+    );
 }

@@ -20,7 +20,9 @@ impl ClusterState {
     /// deployment containing it.
     pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
         let mut out = BTreeMap::new();
-        let Some(ns) = self.nodes.get(node_id) else { return out };
+        let Some(ns) = self.nodes.get(node_id) else {
+            return out;
+        };
         for (id, p) in &ns.deployments {
             if let Some(d) = self.deployments.get(id) {
                 if let Some(t) = deployment_target(d, *p as usize, ns) {
@@ -29,18 +31,28 @@ impl ClusterState {
             }
         }
         for cname in &ns.consumers {
-            let Some(c) = self.consumers.get(cname) else { continue };
+            let Some(c) = self.consumers.get(cname) else {
+                continue;
+            };
             for (r, sub) in &c.subscriptions {
                 if out.contains_key(r) || !ns.interested(r) {
                     continue;
                 }
                 let t = match sub.mode {
-                    Mode::Weak => self.selected_version(cname, r).map(|v| Target { version: v, download: true, install: true }),
+                    Mode::Weak => self.selected_version(cname, r).map(|v| Target {
+                        version: v,
+                        download: true,
+                        install: true,
+                    }),
                     Mode::Strong => {
                         let current = ns.current(r);
                         current.or(sub.version).map(|v| {
                             let moving = current != Some(v);
-                            Target { version: v, download: moving, install: moving }
+                            Target {
+                                version: v,
+                                download: moving,
+                                install: moving,
+                            }
                         })
                     }
                 };
@@ -55,16 +67,44 @@ impl ClusterState {
 
 fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target> {
     let node = d.nodes.get(p)?;
-    let hold = |v: u64| Some(Target { version: v, download: false, install: false });
+    let hold = |v: u64| {
+        Some(Target {
+            version: v,
+            download: false,
+            install: false,
+        })
+    };
     let forward = d.status.is_forward();
-    let back = matches!(d.status, Status::RollingBack | Status::RollBackPaused | Status::RollBackAwaitingPulse);
+    let back = matches!(
+        d.status,
+        Status::RollingBack | Status::RollBackPaused | Status::RollBackAwaitingPulse
+    );
     match node.phase {
-        NodePhase::Downloading | NodePhase::Downloaded if forward => Some(Target { version: d.version, download: true, install: false }),
-        NodePhase::Installing | NodePhase::Watching if forward => Some(Target { version: d.version, download: false, install: true }),
-        NodePhase::RollingBack if back => node.from_version.map(|v| Target { version: v, download: false, install: true }),
-        NodePhase::Succeeded | NodePhase::Installing | NodePhase::Watching | NodePhase::Failed => hold(d.version),
-        NodePhase::RolledBack | NodePhase::RollingBack => node.from_version.map_or_else(|| hold(d.version), hold),
-        NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded | NodePhase::Skipped => {
+        NodePhase::Downloading | NodePhase::Downloaded if forward => Some(Target {
+            version: d.version,
+            download: true,
+            install: false,
+        }),
+        NodePhase::Installing | NodePhase::Watching if forward => Some(Target {
+            version: d.version,
+            download: false,
+            install: true,
+        }),
+        NodePhase::RollingBack if back => node.from_version.map(|v| Target {
+            version: v,
+            download: false,
+            install: true,
+        }),
+        NodePhase::Succeeded | NodePhase::Installing | NodePhase::Watching | NodePhase::Failed => {
+            hold(d.version)
+        }
+        NodePhase::RolledBack | NodePhase::RollingBack => {
+            node.from_version.map_or_else(|| hold(d.version), hold)
+        }
+        NodePhase::Pending
+        | NodePhase::Downloading
+        | NodePhase::Downloaded
+        | NodePhase::Skipped => {
             let _ = ns;
             node.from_version.map_or_else(|| hold(d.version), hold)
         }

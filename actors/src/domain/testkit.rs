@@ -9,17 +9,29 @@ pub(crate) struct Kit {
 }
 
 pub(crate) fn vp(done: bool, error: Option<&str>) -> VersionProgress {
-    VersionProgress { downloaded: true, installed: done && error.is_none(), done, error: error.map(String::from), healthy: None }
+    VersionProgress {
+        downloaded: true,
+        installed: done && error.is_none(),
+        done,
+        error: error.map(String::from),
+        healthy: None,
+    }
 }
 
 impl Kit {
     /// Resource `r` with versions 1 and 2; consumer `c` with `n` nodes `c-i` on version 1.
     pub fn new(n: usize) -> Kit {
-        let mut k = Kit { s: ClusterState::default(), now: 100 };
+        let mut k = Kit {
+            s: ClusterState::default(),
+            now: 100,
+        };
         k.ok(Command::CreateResource { name: "r".into() });
         k.publish(vec![]);
         k.publish(vec![]);
-        k.ok(Command::CreateConsumer { name: "c".into(), nodes: (0..n).map(|i| format!("c-{i}")).collect() });
+        k.ok(Command::CreateConsumer {
+            name: "c".into(),
+            nodes: (0..n).map(|i| format!("c-{i}")).collect(),
+        });
         for i in 0..n {
             k.report(i, Some(1), &[(1, vp(true, None))]);
         }
@@ -27,18 +39,31 @@ impl Kit {
     }
 
     pub fn ok(&mut self, cmd: Command) -> Response {
-        self.s.apply(cmd, self.now).unwrap_or_else(|e| panic!("refused: {e}"))
+        self.s
+            .apply(cmd, self.now)
+            .unwrap_or_else(|e| panic!("refused: {e}"))
     }
 
     pub fn err(&mut self, cmd: Command) -> DomainError {
         let before = self.s.snapshot_bytes();
         let e = self.s.apply(cmd, self.now).expect_err("expected a refusal");
-        assert_eq!(before, self.s.snapshot_bytes(), "a refused command changed the state");
+        assert_eq!(
+            before,
+            self.s.snapshot_bytes(),
+            "a refused command changed the state"
+        );
         e
     }
 
     pub fn publish(&mut self, depends_on: Vec<Dependency>) -> u64 {
-        let cmd = Command::PublishVersion { resource: "r".into(), label: None, artifact: None, metadata: BTreeMap::new(), depends_on, health_port: None };
+        let cmd = Command::PublishVersion {
+            resource: "r".into(),
+            label: None,
+            artifact: None,
+            metadata: BTreeMap::new(),
+            depends_on,
+            health_port: None,
+        };
         match self.ok(cmd) {
             Response::VersionPublished { version, .. } => version,
             other => panic!("{other:?}"),
@@ -46,8 +71,16 @@ impl Kit {
     }
 
     pub fn report(&mut self, i: usize, current: Option<u64>, versions: &[(u64, VersionProgress)]) {
-        let rr = ResourceReport { interested: None, current, versions: versions.iter().cloned().collect() };
-        let r = NodeReport { node: format!("c-{i}"), active: None, resources: BTreeMap::from([("r".to_string(), rr)]) };
+        let rr = ResourceReport {
+            interested: None,
+            current,
+            versions: versions.iter().cloned().collect(),
+        };
+        let r = NodeReport {
+            node: format!("c-{i}"),
+            active: None,
+            resources: BTreeMap::from([("r".to_string(), rr)]),
+        };
         self.ok(Command::ReportNodes(vec![r]));
     }
 
@@ -56,11 +89,20 @@ impl Kit {
     }
 
     pub fn failed(&mut self, i: usize) {
-        self.report(i, Some(1), &[(1, vp(true, None)), (2, vp(true, Some("exit 3")))]);
+        self.report(
+            i,
+            Some(1),
+            &[(1, vp(true, None)), (2, vp(true, Some("exit 3")))],
+        );
     }
 
     pub fn start_with(&mut self, f: impl FnOnce(&mut DeploymentSpec)) -> DeploymentId {
-        let mut spec = DeploymentSpec { consumer: "c".into(), resource: "r".into(), version: Some(2), ..DeploymentSpec::default() };
+        let mut spec = DeploymentSpec {
+            consumer: "c".into(),
+            resource: "r".into(),
+            version: Some(2),
+            ..DeploymentSpec::default()
+        };
         f(&mut spec);
         match self.ok(Command::StartDeployment(spec)) {
             Response::DeploymentStarted { id, .. } => id,
@@ -78,12 +120,24 @@ impl Kit {
 
     /// (install, download) flags of every node's target for `r`.
     pub fn flags(&self, n: usize) -> (Vec<usize>, Vec<usize>) {
-        let t: Vec<Option<Target>> = (0..n).map(|i| self.s.targets(&format!("c-{i}")).get("r").copied()).collect();
-        let pick = |f: fn(&Target) -> bool| t.iter().enumerate().filter(|(_, t)| t.as_ref().is_some_and(f)).map(|(i, _)| i).collect();
+        let t: Vec<Option<Target>> = (0..n)
+            .map(|i| self.s.targets(&format!("c-{i}")).get("r").copied())
+            .collect();
+        let pick = |f: fn(&Target) -> bool| {
+            t.iter()
+                .enumerate()
+                .filter(|(_, t)| t.as_ref().is_some_and(f))
+                .map(|(i, _)| i)
+                .collect()
+        };
         (pick(|t| t.install), pick(|t| t.download))
     }
 
-    pub fn op(&mut self, cmd: fn(DeploymentId, Option<String>, Actor) -> Command, id: DeploymentId) -> Result<Response, DomainError> {
+    pub fn op(
+        &mut self,
+        cmd: fn(DeploymentId, Option<String>, Actor) -> Command,
+        id: DeploymentId,
+    ) -> Result<Response, DomainError> {
         self.s.apply(cmd(id, None, Actor::User), self.now)
     }
 }

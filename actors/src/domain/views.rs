@@ -285,12 +285,18 @@ impl ClusterState {
                 published_at: v.published_at,
             })
             .collect();
-        Some(ResourceView { name: r.name.clone(), versions })
+        Some(ResourceView {
+            name: r.name.clone(),
+            versions,
+        })
     }
 
     /// Every resource.
     pub fn resources(&self) -> Vec<ResourceView> {
-        self.resources.keys().filter_map(|n| self.resource(n)).collect()
+        self.resources
+            .keys()
+            .filter_map(|n| self.resource(n))
+            .collect()
     }
 
     /// A consumer, its nodes and subscriptions.
@@ -312,12 +318,19 @@ impl ClusterState {
                 (r.clone(), view)
             })
             .collect();
-        Some(ConsumerView { name: c.name.clone(), nodes: c.nodes.clone(), subscriptions })
+        Some(ConsumerView {
+            name: c.name.clone(),
+            nodes: c.nodes.clone(),
+            subscriptions,
+        })
     }
 
     /// Every consumer.
     pub fn consumers(&self) -> Vec<ConsumerView> {
-        self.consumers.keys().filter_map(|n| self.consumer(n)).collect()
+        self.consumers
+            .keys()
+            .filter_map(|n| self.consumer(n))
+            .collect()
     }
 
     /// A node's replicated state and targets.
@@ -340,7 +353,13 @@ impl ClusterState {
         let nodes = d
             .nodes
             .iter()
-            .map(|n| DeploymentNodeView { id: n.id.clone(), ordinal: n.ordinal, from_version: n.from_version, state: n.phase, failures: n.failures })
+            .map(|n| DeploymentNodeView {
+                id: n.id.clone(),
+                ordinal: n.ordinal,
+                from_version: n.from_version,
+                state: n.phase,
+                failures: n.failures,
+            })
             .collect();
         let events = d
             .events
@@ -385,7 +404,10 @@ impl ClusterState {
     /// A consumer group.
     pub fn group(&self, name: &str) -> Option<GroupView> {
         let g = self.groups.get(name)?;
-        Some(GroupView { name: g.name.clone(), members: g.members.clone() })
+        Some(GroupView {
+            name: g.name.clone(),
+            members: g.members.clone(),
+        })
     }
 
     /// Every consumer group.
@@ -396,7 +418,17 @@ impl ClusterState {
     /// A group deployment and its steps.
     pub fn group_deployment(&self, id: GroupDeploymentId) -> Option<GroupDeploymentView> {
         let gd = self.group_deployments.get(&id)?;
-        let steps = gd.steps.iter().map(|s| s.iter().map(|i| self.step_item_view(i)).collect()).collect();
-        Some(GroupDeploymentView { id, group: gd.group.clone(), status: gd.status, current_step: gd.current_step, steps })
+        let steps = gd
+            .steps
+            .iter()
+            .map(|s| s.iter().map(|i| self.step_item_view(i)).collect())
+            .collect();
+        Some(GroupDeploymentView {
+            id,
+            group: gd.group.clone(),
+            status: gd.status,
+            current_step: gd.current_step,
+            steps,
+        })
     }
 }
