@@ -1,2 +1,3 @@
 //! convoy-actors: the deployment domain as a pure, deterministic core, and the leader-side actors.
 pub mod domain;
+pub mod leader;

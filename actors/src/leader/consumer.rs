@@ -36,7 +36,12 @@ impl ConsumerActor {
     }
 
     /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
-    pub fn with_limit(name: String, host: Arc<dyn Host>, node_timeout: Duration, limit: usize) -> Self {
+    pub fn with_limit(
+        name: String,
+        host: Arc<dyn Host>,
+        node_timeout: Duration,
+        limit: usize,
+    ) -> Self {
         Self {
             name,
             host,

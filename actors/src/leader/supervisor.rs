@@ -72,12 +72,13 @@ impl Supervisor {
 
     /// Matches children to the applied state and re-arms every deployment's timer.
     fn sync(&mut self) {
-        let (active, consumers): (BTreeSet<DeploymentId>, BTreeSet<String>) = read_with(&self.host, |s| {
-            (
-                s.active_deployments().into_iter().collect(),
-                s.consumers.keys().cloned().collect(),
-            )
-        });
+        let (active, consumers): (BTreeSet<DeploymentId>, BTreeSet<String>) =
+            read_with(&self.host, |s| {
+                (
+                    s.active_deployments().into_iter().collect(),
+                    s.consumers.keys().cloned().collect(),
+                )
+            });
         self.deployments.retain(|id, addr| {
             let keep = active.contains(id);
             if !keep {
@@ -103,7 +104,9 @@ impl Supervisor {
         });
         for name in consumers {
             if !self.consumers.contains_key(&name) {
-                let addr = ConsumerActor::new(name.clone(), self.host.clone(), self.config.node_timeout).start();
+                let addr =
+                    ConsumerActor::new(name.clone(), self.host.clone(), self.config.node_timeout)
+                        .start();
                 self.consumers.insert(name, addr);
             }
         }
@@ -142,7 +145,11 @@ impl Handler<Report> for Supervisor {
             return Box::pin(async { Err(ReportRejected::NotLeader) });
         }
         let node = report.node.clone();
-        let consumer = read_with(&self.host, |s| s.nodes.get(&node).and_then(|n| n.consumers.first().cloned()));
+        let consumer = read_with(&self.host, |s| {
+            s.nodes
+                .get(&node)
+                .and_then(|n| n.consumers.first().cloned())
+        });
         match consumer.and_then(|c| self.consumers.get(&c).cloned()) {
             Some(addr) => Box::pin(async move {
                 addr.send(Report(report))

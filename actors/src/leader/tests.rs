@@ -7,16 +7,22 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use actix::prelude::*;
+use actix::Actor as _;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::messages::{ArmedDeadline, Leadership, Report, ReportRejected, StateChanged};
-use super::*;
-use crate::domain::*;
+use super::{ConsumerActor, DeploymentActor, Host, ProposeError, Supervisor, SupervisorConfig};
+use crate::domain::{
+    ClusterState, Command, DeploymentId, DeploymentSpec, DeploymentView, NodeReport, PausedBy,
+    ResourceReport, Response, Status, Strategy, Timestamp, VersionProgress,
+};
 
 fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 /// Applies proposals to an in-memory state at the wall clock; can be stalled to test backpressure.
@@ -30,11 +36,20 @@ struct FakeHost {
 
 impl FakeHost {
     fn apply(&self, command: Command) -> Response {
-        self.state.lock().unwrap().apply(command, wall_ms()).expect("test setup command refused")
+        self.state
+            .lock()
+            .unwrap()
+            .apply(command, wall_ms())
+            .expect("test setup command refused")
     }
 
     fn count(&self, pred: impl Fn(&Command) -> bool) -> usize {
-        self.proposals.lock().unwrap().iter().filter(|c| pred(c)).count()
+        self.proposals
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| pred(c))
+            .count()
     }
 }
 
@@ -108,7 +123,9 @@ fn fleet(host: &FakeHost, n: usize) {
         name: "web".into(),
         nodes: nodes.clone(),
     });
-    host.apply(Command::ReportNodes(nodes.iter().map(|n| node_report(n, 1)).collect()));
+    host.apply(Command::ReportNodes(
+        nodes.iter().map(|n| node_report(n, 1)).collect(),
+    ));
 }
 
 fn coordinated(host: &FakeHost, pulse_ms: u64) -> DeploymentId {
@@ -141,9 +158,16 @@ async fn timer_blocks_a_coordinated_deployment_within_100ms_of_its_deadline() {
     host.apply(Command::Pulse { id });
     let deadline = host.state.lock().unwrap().deployment_deadline(id).unwrap();
     let actor = DeploymentActor::new(id, host.clone()).start();
-    assert_eq!(actor.send(ArmedDeadline).await.unwrap(), Some(deadline), "armed at the pulse deadline");
+    assert_eq!(
+        actor.send(ArmedDeadline).await.unwrap(),
+        Some(deadline),
+        "armed at the pulse deadline"
+    );
 
-    tokio::time::sleep(Duration::from_millis(deadline.saturating_sub(wall_ms()) + 150)).await;
+    tokio::time::sleep(Duration::from_millis(
+        deadline.saturating_sub(wall_ms()) + 150,
+    ))
+    .await;
     let view = status(&host, id);
     assert_eq!(view.status, Status::RollForwardAwaitingPulse);
     assert_eq!(view.paused_by, Some(PausedBy::PulseTimeout));
@@ -154,11 +178,19 @@ async fn timer_blocks_a_coordinated_deployment_within_100ms_of_its_deadline() {
         .find(|e| e.status == Some(Status::RollForwardAwaitingPulse))
         .expect("a transition event")
         .at;
-    assert!(blocked_at >= deadline && blocked_at - deadline <= 100, "acted {}ms after the deadline", blocked_at - deadline);
+    assert!(
+        blocked_at >= deadline && blocked_at - deadline <= 100,
+        "acted {}ms after the deadline",
+        blocked_at - deadline
+    );
     // Blocked: no deadline left, so no more ticks.
     let ticks = host.ticks.load(Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(host.ticks.load(Ordering::SeqCst), ticks, "a blocked deployment must not keep ticking");
+    assert_eq!(
+        host.ticks.load(Ordering::SeqCst),
+        ticks,
+        "a blocked deployment must not keep ticking"
+    );
     assert_eq!(actor.send(ArmedDeadline).await.unwrap(), None);
 }
 
@@ -169,14 +201,34 @@ async fn heartbeats_stay_off_the_log_and_changes_are_batched() {
     let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_secs(30)).start();
     let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
     for _ in 0..5 {
-        actor.send(Report(node_report("web-0", 1))).await.unwrap().unwrap();
+        actor
+            .send(Report(node_report("web-0", 1)))
+            .await
+            .unwrap()
+            .unwrap();
     }
-    assert_eq!(host.count(|c| matches!(c, Command::ReportNodes(_))), before, "heartbeats reached the log");
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))),
+        before,
+        "heartbeats reached the log"
+    );
 
     host.stalled.store(true, Ordering::SeqCst);
-    actor.send(Report(node_report("web-0", 2))).await.unwrap().unwrap(); // in flight
-    actor.send(Report(node_report("web-1", 2))).await.unwrap().unwrap(); // pending
-    actor.send(Report(node_report("web-2", 2))).await.unwrap().unwrap(); // pending, same batch
+    actor
+        .send(Report(node_report("web-0", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // in flight
+    actor
+        .send(Report(node_report("web-1", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // pending
+    actor
+        .send(Report(node_report("web-2", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // pending, same batch
     let proposals = host.count(|c| matches!(c, Command::ReportNodes(_)));
     assert_eq!(proposals, before + 1, "one proposal in flight at a time");
 }
@@ -186,9 +238,18 @@ async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 3);
     host.stalled.store(true, Ordering::SeqCst);
-    let actor = ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 1).start();
-    actor.send(Report(node_report("web-0", 2))).await.unwrap().unwrap(); // in flight
-    actor.send(Report(node_report("web-1", 2))).await.unwrap().unwrap(); // fills the queue
+    let actor =
+        ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 1).start();
+    actor
+        .send(Report(node_report("web-0", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // in flight
+    actor
+        .send(Report(node_report("web-1", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // fills the queue
     let refused = actor.send(Report(node_report("web-2", 2))).await.unwrap();
     assert_eq!(
         refused,
@@ -199,7 +260,10 @@ async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
         })
     );
     // web-1 is already waiting: its newer change replaces the old one instead of being refused.
-    assert_eq!(actor.send(Report(node_report("web-1", 1))).await.unwrap(), Ok(()));
+    assert_eq!(
+        actor.send(Report(node_report("web-1", 1))).await.unwrap(),
+        Ok(())
+    );
 }
 
 #[actix::test]
@@ -208,12 +272,22 @@ async fn silent_nodes_are_marked_inactive() {
     fleet(&host, 2);
     let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_millis(200)).start();
     for _ in 0..8 {
-        actor.send(Report(node_report("web-0", 1))).await.unwrap().unwrap();
+        actor
+            .send(Report(node_report("web-0", 1)))
+            .await
+            .unwrap()
+            .unwrap();
         tokio::time::sleep(Duration::from_millis(60)).await;
     }
     let state = host.state.lock().unwrap();
-    assert!(state.node("web-0").unwrap().active, "a reporting node stays active");
-    assert!(!state.node("web-1").unwrap().active, "a silent node is marked inactive");
+    assert!(
+        state.node("web-0").unwrap().active,
+        "a reporting node stays active"
+    );
+    assert!(
+        !state.node("web-1").unwrap().active,
+        "a silent node is marked inactive"
+    );
 }
 
 #[actix::test]
@@ -231,20 +305,34 @@ async fn leadership_starts_and_stops_the_children() {
     .start();
 
     // A follower refuses reports and runs no timers.
-    let refused = supervisor.send(Report(node_report("web-0", 1))).await.unwrap();
+    let refused = supervisor
+        .send(Report(node_report("web-0", 1)))
+        .await
+        .unwrap();
     assert_eq!(refused, Err(ReportRejected::NotLeader));
 
     supervisor.send(Leadership(true)).await.unwrap();
     supervisor.send(StateChanged(1)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(450)).await;
-    assert_eq!(status(&host, id).status, Status::RollForwardAwaitingPulse, "the new leader's timer fired");
+    assert_eq!(
+        status(&host, id).status,
+        Status::RollForwardAwaitingPulse,
+        "the new leader's timer fired"
+    );
 
     // A fresh pulse resumes it; after stepping down, nobody blocks it any more.
     host.apply(Command::Pulse { id });
     assert_eq!(status(&host, id).status, Status::RollingForward);
     supervisor.send(Leadership(false)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(450)).await;
-    assert_eq!(status(&host, id).status, Status::RollingForward, "a follower must not act on deadlines");
-    let refused = supervisor.send(Report(node_report("web-0", 1))).await.unwrap();
+    assert_eq!(
+        status(&host, id).status,
+        Status::RollingForward,
+        "a follower must not act on deadlines"
+    );
+    let refused = supervisor
+        .send(Report(node_report("web-0", 1)))
+        .await
+        .unwrap();
     assert_eq!(refused, Err(ReportRejected::NotLeader));
 }
