@@ -1,2 +1,45 @@
-//! The `convoy` binary.
-fn main() {}
+//! The `convoy` binary: server, agent, simulated fleet, demo, and the CLI.
+
+mod agent;
+mod api;
+mod cli;
+mod client;
+mod config;
+mod engine;
+mod machine;
+mod server;
+
+use clap::{Parser, Subcommand};
+
+/// convoy: a highly available rollout scheduler.
+#[derive(Debug, Parser)]
+#[command(name = "convoy", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run a server of the replicated cluster.
+    Server(config::ServerArgs),
+    /// Run the agent of a fleet machine: report, download, install, health-check.
+    Agent(agent::AgentArgs),
+    #[command(flatten)]
+    Client(cli::ClientCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,openraft=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Cmd::Server(args) => server::run(args),
+        Cmd::Agent(args) => agent::run(args),
+        Cmd::Client(command) => cli::run(command),
+    }
+}

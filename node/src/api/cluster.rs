@@ -1,0 +1,61 @@
+//! Cluster endpoints: `GET /v1/cluster`, membership changes, `/healthz` and `/readyz`.
+
+use actix_web::{web, HttpResponse};
+use convoy_raft::Member;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/cluster", web::get().to(cluster))
+        .route("/v1/cluster/members", web::post().to(add_member))
+        .route("/v1/cluster/members/{id}", web::delete().to(remove_member))
+        .route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz));
+}
+
+async fn cluster(engine: web::Data<Engine>) -> HttpResponse {
+    HttpResponse::Ok().json(engine.cluster_info())
+}
+
+/// `POST /v1/cluster/members` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddMember {
+    id: u64,
+    raft_addr: String,
+    http_addr: String,
+}
+
+async fn add_member(engine: web::Data<Engine>, body: web::Json<AddMember>) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    if body.id == 0 {
+        return Err(ApiError::BadRequest("member id 0 is invalid: ids start at 1".into()));
+    }
+    let member = Member {
+        raft_addr: body.raft_addr,
+        http_addr: body.http_addr,
+    };
+    engine.add_member(body.id, member).await?;
+    Ok(HttpResponse::Ok().json(engine.cluster_info()))
+}
+
+async fn remove_member(engine: web::Data<Engine>, id: web::Path<u64>) -> Result<HttpResponse, ApiError> {
+    engine.remove_member(id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(engine.cluster_info()))
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+}
+
+async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
+    match engine.readiness() {
+        Ok(()) => HttpResponse::Ok().json(serde_json::json!({"status": "ready"})),
+        Err(reason) => HttpResponse::ServiceUnavailable().json(serde_json::json!({
+            "error": {"code": "unavailable", "message": reason}
+        })),
+    }
+}

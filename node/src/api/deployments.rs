@@ -1,0 +1,162 @@
+//! Deployments: start, list, show, pause, resume, abort, rollback and pulse.
+
+use actix_web::{web, HttpResponse};
+use convoy_actors::domain::{
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, Response, StatusFilter, Strategy,
+};
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::read::{found, Consistency};
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/deployments", web::post().to(start))
+        .route("/v1/deployments", web::get().to(list))
+        .route("/v1/deployments/{id}", web::get().to(show))
+        .route("/v1/deployments/{id}/pulse", web::post().to(pulse))
+        .route("/v1/deployments/{id}/{action}", web::post().to(act));
+}
+
+/// `POST /v1/deployments` body, as in API.md.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartBody {
+    consumer: String,
+    resource: String,
+    #[serde(default)]
+    version: Option<u64>,
+    #[serde(default)]
+    strategy: Option<Strategy>,
+    #[serde(default)]
+    nodes: Option<String>,
+    #[serde(default)]
+    min_healthy_ms: Option<u64>,
+    #[serde(default)]
+    max_failures_per_node: Option<u32>,
+    #[serde(default)]
+    max_failed_nodes: Option<u32>,
+    #[serde(default)]
+    rollback_on_failure: Option<bool>,
+    #[serde(default)]
+    pulse_interval_ms: Option<u64>,
+    #[serde(default)]
+    completion: Option<Completion>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+impl From<StartBody> for DeploymentSpec {
+    fn from(b: StartBody) -> Self {
+        DeploymentSpec {
+            consumer: b.consumer,
+            resource: b.resource,
+            version: b.version,
+            strategy: b.strategy,
+            nodes: b.nodes,
+            min_healthy_ms: b.min_healthy_ms,
+            max_failures_per_node: b.max_failures_per_node,
+            max_failed_nodes: b.max_failed_nodes,
+            rollback_on_failure: b.rollback_on_failure,
+            pulse_interval_ms: b.pulse_interval_ms,
+            completion: b.completion,
+            message: b.message,
+        }
+    }
+}
+
+async fn start(engine: web::Data<Engine>, body: web::Json<StartBody>) -> Result<HttpResponse, ApiError> {
+    match engine.propose(Command::StartDeployment(body.into_inner().into())).await? {
+        Response::DeploymentStarted { id, status } => {
+            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
+        }
+        other => Err(ApiError::Internal(format!("unexpected answer to start: {other:?}"))),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    consumer: Option<String>,
+    #[serde(default)]
+    resource: Option<String>,
+    #[serde(default)]
+    status: Option<StatusFilter>,
+    #[serde(default)]
+    consistent: bool,
+}
+
+async fn list(engine: web::Data<Engine>, q: web::Query<ListQuery>) -> Result<HttpResponse, ApiError> {
+    let q = q.into_inner();
+    let filter = DeploymentFilter {
+        consumer: q.consumer,
+        resource: q.resource,
+        status: q.status,
+    };
+    Ok(HttpResponse::Ok().json(engine.read(q.consistent, move |s| s.deployments(&filter)).await?))
+}
+
+fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::NotFound(format!("deployment {raw:?} does not exist")))
+}
+
+async fn show(
+    engine: web::Data<Engine>,
+    id: web::Path<String>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    let id = parse_id(&raw)?;
+    let view = engine.read(q.consistent, move |s| s.deployment(id)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
+}
+
+/// Optional body of pause/resume/abort/rollback.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionBody {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+async fn act(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String)>,
+    body: Option<web::Json<ActionBody>>,
+) -> Result<HttpResponse, ApiError> {
+    let (raw, action) = path.into_inner();
+    let id = parse_id(&raw)?;
+    let message = body.and_then(|b| b.into_inner().message);
+    let by = Actor::User;
+    let command = match action.as_str() {
+        "pause" => Command::Pause { id, message, by },
+        "resume" => Command::Resume { id, message, by },
+        "abort" => Command::Abort { id, message, by },
+        "rollback" => Command::Rollback { id, message, by },
+        other => {
+            return Err(ApiError::NotFound(format!(
+                "unknown deployment action {other:?}: expected pause, resume, abort, rollback or pulse"
+            )))
+        }
+    };
+    engine.propose(command).await?;
+    let view = engine.read(false, move |s| s.deployment(id)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
+}
+
+async fn pulse(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    // A pulse on an unknown deployment answers STOP, as the contract says, not 404.
+    let Ok(id) = raw.parse::<DeploymentId>() else {
+        return Ok(HttpResponse::Ok().json(serde_json::json!({"status": "STOP", "state": null})));
+    };
+    match engine.propose(Command::Pulse { id }).await? {
+        Response::Pulse { answer, status } => {
+            Ok(HttpResponse::Ok().json(serde_json::json!({"status": answer, "state": status})))
+        }
+        other => Err(ApiError::Internal(format!("unexpected answer to pulse: {other:?}"))),
+    }
+}

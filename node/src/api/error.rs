@@ -1,0 +1,106 @@
+//! The API's error shape: `{"error": {"code", "message"}}` with a fitting HTTP status.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::{Deserialize, Serialize};
+
+/// Every way an API request can fail, each mapped to one HTTP status and a stable code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case", tag = "code", content = "message")]
+pub enum ApiError {
+    /// Malformed or meaningless input (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// An unknown id (404).
+    #[error("{0}")]
+    NotFound(String),
+    /// A conflict with the current state: a second active deployment, a forbidden transition (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// No leader yet, or the cluster cannot commit right now (503).
+    #[error("{0}")]
+    Unavailable(String),
+    /// A bug or an unexpected failure (500).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// `{"code", "message"}`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    /// A stable machine-readable code: `bad_request`, `not_found`, `conflict`, `unavailable`, `internal`.
+    pub code: String,
+    /// What went wrong, naming the thing and the value.
+    pub message: String,
+}
+
+impl ApiError {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::Unavailable(_) => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::build(self.status_code()).json(ErrorBody {
+            error: ErrorDetail {
+                code: self.code().to_string(),
+                message: self.to_string(),
+            },
+        })
+    }
+}
+
+impl From<convoy_raft::RaftError> for ApiError {
+    fn from(e: convoy_raft::RaftError) -> Self {
+        use convoy_raft::network::ClientError;
+        use convoy_raft::RaftError;
+        match e {
+            RaftError::NoLeader(_) | RaftError::Unreachable { .. } => ApiError::Unavailable(e.to_string()),
+            RaftError::Client(ClientError::NoLeader | ClientError::NotLeader { .. }) => {
+                ApiError::Unavailable(e.to_string())
+            }
+            RaftError::Client(ClientError::Invalid(m)) => ApiError::BadRequest(m),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Turns actix-web's JSON and path extraction failures into the API's error shape.
+pub fn json_error(err: actix_web::error::JsonPayloadError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+    ApiError::BadRequest(format!("invalid JSON body: {err}")).into()
+}
+
+/// Turns query-string extraction failures into the API's error shape.
+pub fn query_error(err: actix_web::error::QueryPayloadError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+    ApiError::BadRequest(format!("invalid query string: {err}")).into()
+}
+
+/// Turns path extraction failures into the API's error shape.
+pub fn path_error(err: actix_web::error::PathError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+    ApiError::BadRequest(format!("invalid path: {err}")).into()
+}

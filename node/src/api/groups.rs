@@ -1,0 +1,92 @@
+//! Consumer groups and group deployments.
+
+use std::collections::BTreeMap;
+
+use actix_web::{web, HttpResponse};
+use convoy_actors::domain::{Command, GroupDeploymentId, Member, Response};
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::read::{found, Consistency};
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/groups", web::post().to(create))
+        .route("/v1/groups", web::get().to(list))
+        .route("/v1/groups/{name}", web::get().to(show))
+        .route("/v1/group-deployments", web::post().to(start))
+        .route("/v1/group-deployments/{id}", web::get().to(show_deployment))
+        .route("/v1/group-deployments/{id}/abort", web::post().to(abort));
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateGroup {
+    name: String,
+    members: Vec<Member>,
+}
+
+async fn create(engine: web::Data<Engine>, body: web::Json<CreateGroup>) -> Result<HttpResponse, ApiError> {
+    let CreateGroup { name, members } = body.into_inner();
+    engine.propose(Command::CreateGroup { name: name.clone(), members }).await?;
+    let view = engine.read(false, move |s| s.group(&name)).await?;
+    Ok(HttpResponse::Created().json(view))
+}
+
+async fn list(engine: web::Data<Engine>, q: web::Query<Consistency>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(engine.read(q.consistent, |s| s.groups()).await?))
+}
+
+async fn show(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let view = engine.read(q.consistent, move |s| s.group(&key)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "group", &name)?))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartGroup {
+    group: String,
+    #[serde(default)]
+    versions: Option<BTreeMap<String, u64>>,
+}
+
+async fn start(engine: web::Data<Engine>, body: web::Json<StartGroup>) -> Result<HttpResponse, ApiError> {
+    let StartGroup { group, versions } = body.into_inner();
+    match engine.propose(Command::StartGroupDeployment { group, versions }).await? {
+        Response::GroupDeploymentStarted { id, steps } => {
+            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "steps": steps})))
+        }
+        other => Err(ApiError::Internal(format!("unexpected answer to group deploy: {other:?}"))),
+    }
+}
+
+fn parse_id(raw: &str) -> Result<GroupDeploymentId, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::NotFound(format!("group deployment {raw:?} does not exist")))
+}
+
+async fn show_deployment(
+    engine: web::Data<Engine>,
+    id: web::Path<String>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    let id = parse_id(&raw)?;
+    let view = engine.read(q.consistent, move |s| s.group_deployment(id)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
+}
+
+async fn abort(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    let id = parse_id(&raw)?;
+    engine.propose(Command::AbortGroupDeployment { id }).await?;
+    let view = engine.read(false, move |s| s.group_deployment(id)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
+}

@@ -1,0 +1,25 @@
+//! The HTTP API of API.md on actix-web.
+
+pub mod cluster;
+pub mod consumers;
+pub mod deployments;
+pub mod error;
+pub mod groups;
+pub mod nodes;
+pub mod read;
+pub mod resources;
+
+use actix_web::web;
+
+/// Registers every route and the JSON error handlers.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(web::JsonConfig::default().limit(4 * 1024 * 1024).error_handler(error::json_error))
+        .app_data(web::QueryConfig::default().error_handler(error::query_error))
+        .app_data(web::PathConfig::default().error_handler(error::path_error))
+        .configure(cluster::routes)
+        .configure(resources::routes)
+        .configure(consumers::routes)
+        .configure(nodes::routes)
+        .configure(deployments::routes)
+        .configure(groups::routes);
+}

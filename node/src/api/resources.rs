@@ -1,0 +1,96 @@
+//! Resources and versions: create, publish, list, show.
+
+use std::collections::BTreeMap;
+
+use actix_web::{web, HttpResponse};
+use convoy_actors::domain::{Artifact, Command, Dependency, Response};
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::read::{found, Consistency};
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/resources", web::post().to(create))
+        .route("/v1/resources", web::get().to(list))
+        .route("/v1/resources/{name}", web::get().to(show))
+        .route("/v1/resources/{name}/versions", web::post().to(publish));
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateResource {
+    name: String,
+}
+
+async fn create(engine: web::Data<Engine>, body: web::Json<CreateResource>) -> Result<HttpResponse, ApiError> {
+    let name = body.into_inner().name;
+    engine.propose(Command::CreateResource { name: name.clone() }).await?;
+    let view = engine.read(false, move |s| s.resource(&name)).await?;
+    Ok(HttpResponse::Created().json(view))
+}
+
+async fn list(engine: web::Data<Engine>, q: web::Query<Consistency>) -> Result<HttpResponse, ApiError> {
+    let views = engine.read(q.consistent, |s| s.resources()).await?;
+    Ok(HttpResponse::Ok().json(views))
+}
+
+async fn show(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let view = engine.read(q.consistent, move |s| s.resource(&key)).await?;
+    Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublishVersion {
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    artifact: Option<Artifact>,
+    #[serde(default)]
+    metadata: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    depends_on: Vec<Dependency>,
+    #[serde(default)]
+    health_port: Option<u16>,
+}
+
+async fn publish(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+    body: web::Json<PublishVersion>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    // Metadata is free-form JSON; the replicated state keeps each value as its JSON text.
+    let metadata = body
+        .metadata
+        .into_iter()
+        .map(|(k, v)| match v {
+            serde_json::Value::String(s) => (k, s),
+            other => (k, other.to_string()),
+        })
+        .collect();
+    let response = engine
+        .propose(Command::PublishVersion {
+            resource: name.into_inner(),
+            label: body.label,
+            artifact: body.artifact,
+            metadata,
+            depends_on: body.depends_on,
+            health_port: body.health_port,
+        })
+        .await?;
+    match response {
+        Response::VersionPublished { resource, version } => {
+            Ok(HttpResponse::Created().json(serde_json::json!({"resource": resource, "version": version})))
+        }
+        other => Err(ApiError::Internal(format!("unexpected answer to publish: {other:?}"))),
+    }
+}

@@ -1,0 +1,344 @@
+//! Server configuration: a TOML file, overridden by `--flags`, overridden by `CONVOY_*` variables.
+//!
+//! clap reads a flag or its environment variable; a key given neither way falls back to the file,
+//! then to the default. Errors name the key and the value.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use convoy_raft::{Member, NodeId, RaftConfig};
+use serde::Deserialize;
+
+/// Why a configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML for convoy.
+    #[error("invalid config file {path}: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        source: Box<toml::de::Error>,
+    },
+    /// A required key is missing everywhere.
+    #[error("missing `{key}`: set it in the config file, as --{flag} or as {env}")]
+    Missing {
+        /// The TOML key.
+        key: &'static str,
+        /// The flag name.
+        flag: &'static str,
+        /// The environment variable.
+        env: &'static str,
+    },
+    /// A key has a value convoy cannot use.
+    #[error("invalid `{key}` = {value:?}: {reason}")]
+    Invalid {
+        /// The key.
+        key: &'static str,
+        /// The offending value.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One founding member, as in `[[initial_cluster]]`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+pub struct InitialMember {
+    /// The member's id.
+    pub id: NodeId,
+    /// Its transport address.
+    pub raft_addr: String,
+    /// Its HTTP address.
+    pub http_addr: String,
+}
+
+/// The config file's keys (all optional here; required ones are checked after merging).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    id: Option<NodeId>,
+    data_dir: Option<PathBuf>,
+    http_addr: Option<String>,
+    raft_addr: Option<String>,
+    cluster_secret_file: Option<PathBuf>,
+    initial_cluster_state: Option<String>,
+    #[serde(default)]
+    initial_cluster: Vec<InitialMember>,
+    heartbeat_ms: Option<u64>,
+    election_timeout_min_ms: Option<u64>,
+    election_timeout_max_ms: Option<u64>,
+    snapshot_every: Option<u64>,
+    node_timeout_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+    enable_fault_injection: Option<bool>,
+}
+
+/// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ServerArgs {
+    /// TOML config file; flags and CONVOY_* variables override its keys.
+    #[arg(long, env = "CONVOY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// This server's id (unique, non-zero).
+    #[arg(long, env = "CONVOY_ID")]
+    pub id: Option<NodeId>,
+    /// Data directory (RocksDB log, vote, snapshots).
+    #[arg(long, env = "CONVOY_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// HTTP API address, e.g. 127.0.0.1:8081.
+    #[arg(long, env = "CONVOY_HTTP_ADDR")]
+    pub http_addr: Option<String>,
+    /// Internal transport address, e.g. 127.0.0.1:9081.
+    #[arg(long, env = "CONVOY_RAFT_ADDR")]
+    pub raft_addr: Option<String>,
+    /// File holding the cluster secret peers authenticate with.
+    #[arg(long, env = "CONVOY_CLUSTER_SECRET_FILE")]
+    pub cluster_secret_file: Option<PathBuf>,
+    /// "new" bootstraps from initial_cluster when data_dir is empty; "existing" waits to be added.
+    #[arg(long, env = "CONVOY_INITIAL_CLUSTER_STATE")]
+    pub initial_cluster_state: Option<String>,
+    /// Founding members as `id=raft_addr=http_addr,...` (replaces the file's [[initial_cluster]]).
+    #[arg(long, env = "CONVOY_INITIAL_CLUSTER")]
+    pub initial_cluster: Option<String>,
+    /// Raft heartbeat period in ms (default 100).
+    #[arg(long, env = "CONVOY_HEARTBEAT_MS")]
+    pub heartbeat_ms: Option<u64>,
+    /// Lower bound of the election timeout in ms (default 400).
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS")]
+    pub election_timeout_min_ms: Option<u64>,
+    /// Upper bound of the election timeout in ms (default 800).
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS")]
+    pub election_timeout_max_ms: Option<u64>,
+    /// Build a snapshot every this many log entries (default 10000).
+    #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
+    pub snapshot_every: Option<u64>,
+    /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
+    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS")]
+    pub node_timeout_ms: Option<u64>,
+    /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
+    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
+    #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]
+    pub enable_fault_injection: Option<bool>,
+}
+
+/// The merged, validated server configuration.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// What the replicated log needs.
+    pub raft: RaftConfig,
+    /// Liveness timeout for nodes, used by the leader's consumer actors.
+    pub node_timeout: Duration,
+    /// Whether the test-only fault endpoint is served.
+    pub fault_injection: bool,
+}
+
+impl ServerArgs {
+    /// Merges flags/environment over the config file over defaults, and validates the result.
+    pub fn resolve(&self) -> Result<ServerConfig, ConfigError> {
+        let file = match &self.config {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let base_dir = self
+            .config
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let id = self.id.or(file.id).ok_or(ConfigError::Missing {
+            key: "id",
+            flag: "id",
+            env: "CONVOY_ID",
+        })?;
+        if id == 0 {
+            return Err(invalid("id", "0", "ids start at 1"));
+        }
+        let data_dir = self
+            .data_dir
+            .clone()
+            .or(file.data_dir.map(|d| relative_to(&base_dir, d)))
+            .ok_or(ConfigError::Missing {
+                key: "data_dir",
+                flag: "data-dir",
+                env: "CONVOY_DATA_DIR",
+            })?;
+        let http_addr = self.http_addr.clone().or(file.http_addr).ok_or(ConfigError::Missing {
+            key: "http_addr",
+            flag: "http-addr",
+            env: "CONVOY_HTTP_ADDR",
+        })?;
+        let raft_addr = self.raft_addr.clone().or(file.raft_addr).ok_or(ConfigError::Missing {
+            key: "raft_addr",
+            flag: "raft-addr",
+            env: "CONVOY_RAFT_ADDR",
+        })?;
+        check_addr("http_addr", &http_addr)?;
+        check_addr("raft_addr", &raft_addr)?;
+        let secret_file = self
+            .cluster_secret_file
+            .clone()
+            .or(file.cluster_secret_file.map(|f| relative_to(&base_dir, f)))
+            .ok_or(ConfigError::Missing {
+                key: "cluster_secret_file",
+                flag: "cluster-secret-file",
+                env: "CONVOY_CLUSTER_SECRET_FILE",
+            })?;
+        let secret = std::fs::read(&secret_file).map_err(|source| ConfigError::Read {
+            path: secret_file.clone(),
+            source,
+        })?;
+        let secret = secret.trim_ascii().to_vec();
+        if secret.len() < 16 {
+            return Err(invalid(
+                "cluster_secret_file",
+                &secret_file.display().to_string(),
+                "the secret must be at least 16 bytes",
+            ));
+        }
+        let state = self
+            .initial_cluster_state
+            .clone()
+            .or(file.initial_cluster_state)
+            .unwrap_or_else(|| "new".into());
+        let bootstrap = match state.as_str() {
+            "new" => true,
+            "existing" => false,
+            other => return Err(invalid("initial_cluster_state", other, "expected \"new\" or \"existing\"")),
+        };
+        let members = match &self.initial_cluster {
+            Some(spec) => parse_initial_cluster(spec)?,
+            None => file.initial_cluster,
+        };
+        let mut initial_cluster = BTreeMap::new();
+        for m in members {
+            let member = Member {
+                raft_addr: m.raft_addr,
+                http_addr: m.http_addr,
+            };
+            if initial_cluster.insert(m.id, member).is_some() {
+                return Err(invalid("initial_cluster", &m.id.to_string(), "duplicate member id"));
+            }
+        }
+        if bootstrap && !initial_cluster.contains_key(&id) {
+            return Err(invalid(
+                "initial_cluster",
+                &format!("{:?}", initial_cluster.keys().collect::<Vec<_>>()),
+                &format!("this server's id {id} must be a founding member when initial_cluster_state = \"new\""),
+            ));
+        }
+        let mut raft = RaftConfig::new(id, data_dir, &raft_addr, &http_addr);
+        raft.secret = secret;
+        raft.initial_cluster = initial_cluster;
+        raft.bootstrap = bootstrap;
+        raft.heartbeat_ms = self.heartbeat_ms.or(file.heartbeat_ms).unwrap_or(raft.heartbeat_ms);
+        let min = self
+            .election_timeout_min_ms
+            .or(file.election_timeout_min_ms)
+            .unwrap_or(raft.election_timeout_ms.0);
+        let max = self
+            .election_timeout_max_ms
+            .or(file.election_timeout_max_ms)
+            .unwrap_or(raft.election_timeout_ms.1);
+        if min <= raft.heartbeat_ms || max <= min {
+            return Err(invalid(
+                "election_timeout_min_ms",
+                &format!("{min}..{max}"),
+                &format!("need heartbeat_ms ({}) < min < max", raft.heartbeat_ms),
+            ));
+        }
+        raft.election_timeout_ms = (min, max);
+        let every = self.snapshot_every.or(file.snapshot_every).unwrap_or(raft.snapshot_every);
+        if every < 10 {
+            return Err(invalid("snapshot_every", &every.to_string(), "must be at least 10"));
+        }
+        raft.snapshot_every = every;
+        let node_timeout_ms = self.node_timeout_ms.or(file.node_timeout_ms).unwrap_or(30_000);
+        if node_timeout_ms == 0 {
+            return Err(invalid("node_timeout_ms", "0", "must be positive"));
+        }
+        let request_timeout_ms = self.request_timeout_ms.or(file.request_timeout_ms).unwrap_or(10_000);
+        if request_timeout_ms < 100 {
+            return Err(invalid("request_timeout_ms", &request_timeout_ms.to_string(), "must be at least 100"));
+        }
+        raft.request_timeout = Duration::from_millis(request_timeout_ms);
+        Ok(ServerConfig {
+            raft,
+            node_timeout: Duration::from_millis(node_timeout_ms),
+            fault_injection: self
+                .enable_fault_injection
+                .or(file.enable_fault_injection)
+                .unwrap_or(false),
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        path: path.to_path_buf(),
+        source: Box::new(source),
+    })
+}
+
+fn relative_to(base: &Path, path: PathBuf) -> PathBuf {
+    if path.is_absolute() {
+        path
+    } else {
+        base.join(path)
+    }
+}
+
+fn invalid(key: &'static str, value: &str, reason: &str) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        value: value.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn check_addr(key: &'static str, addr: &str) -> Result<(), ConfigError> {
+    match addr.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(()),
+        _ => Err(invalid(key, addr, "expected host:port")),
+    }
+}
+
+/// Parses `1=127.0.0.1:9081=127.0.0.1:8081,2=...`.
+fn parse_initial_cluster(spec: &str) -> Result<Vec<InitialMember>, ConfigError> {
+    spec.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| {
+            let parts: Vec<&str> = item.trim().split('=').collect();
+            match parts.as_slice() {
+                [id, raft_addr, http_addr] => Ok(InitialMember {
+                    id: id
+                        .parse()
+                        .map_err(|_| invalid("initial_cluster", item, "member id must be a number"))?,
+                    raft_addr: raft_addr.to_string(),
+                    http_addr: http_addr.to_string(),
+                }),
+                _ => Err(invalid("initial_cluster", item, "expected id=raft_addr=http_addr")),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "config_test.rs"]
+mod tests;

@@ -1,0 +1,120 @@
+use super::*;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const FILE: &str = r#"
+id = 2
+data_dir = "data/2"
+http_addr = "127.0.0.1:8082"
+raft_addr = "127.0.0.1:9082"
+cluster_secret_file = "secret"
+initial_cluster_state = "new"
+[[initial_cluster]]
+id = 1
+raft_addr = "127.0.0.1:9081"
+http_addr = "127.0.0.1:8081"
+[[initial_cluster]]
+id = 2
+raft_addr = "127.0.0.1:9082"
+http_addr = "127.0.0.1:8082"
+"#;
+
+#[test]
+fn reads_the_file_and_resolves_paths_next_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "secret", "0123456789abcdef0123\n");
+    let config = write(dir.path(), "convoy.toml", FILE);
+    let args = ServerArgs {
+        config: Some(config),
+        ..Default::default()
+    };
+    let resolved = args.resolve().unwrap();
+    assert_eq!(resolved.raft.id, 2);
+    assert_eq!(resolved.raft.data_dir, dir.path().join("data/2"));
+    assert_eq!(resolved.raft.secret, b"0123456789abcdef0123");
+    assert!(resolved.raft.bootstrap);
+    assert_eq!(resolved.raft.initial_cluster.len(), 2);
+    assert_eq!(resolved.raft.initial_cluster[&1].http_addr, "127.0.0.1:8081");
+}
+
+#[test]
+fn flags_override_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "secret", "0123456789abcdef0123");
+    let config = write(dir.path(), "convoy.toml", FILE);
+    let args = ServerArgs {
+        config: Some(config),
+        http_addr: Some("127.0.0.1:7000".into()),
+        initial_cluster_state: Some("existing".into()),
+        heartbeat_ms: Some(50),
+        ..Default::default()
+    };
+    let resolved = args.resolve().unwrap();
+    assert_eq!(resolved.raft.http_addr, "127.0.0.1:7000");
+    assert!(!resolved.raft.bootstrap);
+    assert_eq!(resolved.raft.heartbeat_ms, 50);
+}
+
+#[test]
+fn refuses_bad_values_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "secret", "short");
+    let config = write(dir.path(), "convoy.toml", FILE);
+    let base = ServerArgs {
+        config: Some(config),
+        ..Default::default()
+    };
+    let err = base.resolve().unwrap_err().to_string();
+    assert!(err.contains("cluster_secret_file"), "{err}");
+
+    write(dir.path(), "secret", "0123456789abcdef0123");
+    let bad_state = ServerArgs {
+        initial_cluster_state: Some("maybe".into()),
+        ..base.clone()
+    };
+    let err = bad_state.resolve().unwrap_err().to_string();
+    assert!(err.contains("initial_cluster_state") && err.contains("maybe"), "{err}");
+
+    let bad_addr = ServerArgs {
+        raft_addr: Some("nowhere".into()),
+        ..base.clone()
+    };
+    assert!(bad_addr.resolve().unwrap_err().to_string().contains("raft_addr"));
+
+    let not_founder = ServerArgs {
+        id: Some(9),
+        ..base
+    };
+    let err = not_founder.resolve().unwrap_err().to_string();
+    assert!(err.contains("id 9"), "{err}");
+}
+
+#[test]
+fn missing_keys_say_where_to_set_them() {
+    let err = ServerArgs::default().resolve().unwrap_err().to_string();
+    assert!(err.contains("--id") && err.contains("CONVOY_ID"), "{err}");
+}
+
+#[test]
+fn parses_initial_cluster_flag() {
+    let members = parse_initial_cluster("1=a:1=b:2, 2=c:3=d:4").unwrap();
+    assert_eq!(members.len(), 2);
+    assert_eq!(members[1].raft_addr, "c:3");
+    assert!(parse_initial_cluster("1=a:1").is_err());
+    assert!(parse_initial_cluster("x=a:1=b:2").is_err());
+}
+
+#[test]
+fn unknown_file_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write(dir.path(), "convoy.toml", "id = 1\nbogus = 3\n");
+    let args = ServerArgs {
+        config: Some(config),
+        ..Default::default()
+    };
+    assert!(args.resolve().unwrap_err().to_string().contains("bogus"));
+}

@@ -1,0 +1,109 @@
+//! The server's handle on the replicated engine, usable from actix-web handlers.
+//!
+//! Raft runs on its own multi-threaded tokio runtime; HTTP handlers and actors run on actix's
+//! single-threaded runtimes. Every call here hops onto the raft runtime, so sockets and timers
+//! always belong to the runtime that drives them.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use convoy_actors::domain::{ClusterState, Command, NodeReport, Response, Target};
+use crate::machine::Machine;
+use convoy_raft::node::ClusterInfo;
+use convoy_raft::{Member, NodeId, RaftNode};
+
+use crate::api::error::ApiError;
+
+/// Shared by every handler: the replica and the runtime it lives on.
+#[derive(Clone)]
+pub struct Engine {
+    node: Arc<RaftNode<Machine>>,
+    rt: tokio::runtime::Handle,
+}
+
+impl Engine {
+    /// Wraps a started replica and the runtime it was started on.
+    pub fn new(node: Arc<RaftNode<Machine>>, rt: tokio::runtime::Handle) -> Self {
+        Self { node, rt }
+    }
+
+    /// The replica itself.
+    pub fn node(&self) -> &Arc<RaftNode<Machine>> {
+        &self.node
+    }
+
+    async fn on_raft<F, T>(&self, fut: F) -> Result<T, ApiError>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.rt
+            .spawn(fut)
+            .await
+            .map_err(|e| ApiError::Internal(format!("raft task failed: {e}")))
+    }
+
+    /// Proposes a command through the log; domain refusals come back as API errors.
+    pub async fn propose(&self, command: Command) -> Result<Response, ApiError> {
+        let node = self.node.clone();
+        let outcome = self.on_raft(async move { node.propose(&command).await }).await??;
+        outcome.map_err(ApiError::from)
+    }
+
+    /// Reads the applied state; with `consistent`, after a linearizable read barrier.
+    pub async fn read<R, F>(&self, consistent: bool, f: F) -> Result<R, ApiError>
+    where
+        F: FnOnce(&ClusterState) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        if !consistent {
+            return Ok(self.node.read(|m| f(m.state())));
+        }
+        let node = self.node.clone();
+        Ok(self
+            .on_raft(async move { node.read_consistent(|m| f(m.state())).await })
+            .await??)
+    }
+
+    /// Ingests a node's report: only a change reaches the log; answers the node's targets.
+    pub async fn report(&self, report: NodeReport) -> Result<BTreeMap<String, Target>, ApiError> {
+        let node = report.node.clone();
+        let change = self.node.read(|m| m.state().report_changes(&report));
+        if let Some(change) = change {
+            self.propose(Command::ReportNodes(vec![change])).await?;
+        }
+        Ok(self.node.read(|m| m.state().targets(&node)))
+    }
+
+    /// `GET /v1/cluster`.
+    pub fn cluster_info(&self) -> ClusterInfo {
+        self.node.cluster_info()
+    }
+
+    /// Adds a server (learner, then voter).
+    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), ApiError> {
+        let node = self.node.clone();
+        Ok(self.on_raft(async move { node.add_member(id, member).await }).await??)
+    }
+
+    /// Removes a server.
+    pub async fn remove_member(&self, id: NodeId) -> Result<(), ApiError> {
+        let node = self.node.clone();
+        Ok(self.on_raft(async move { node.remove_member(id).await }).await??)
+    }
+
+    /// Ready when a leader is known and everything this server knows committed is applied.
+    pub fn readiness(&self) -> Result<(), String> {
+        let metrics = self.node.raft().metrics().borrow().clone();
+        if metrics.current_leader.is_none() {
+            return Err("no leader is known yet".into());
+        }
+        let committed = metrics.committed.as_ref().map(|l| l.index).unwrap_or(0);
+        let applied = self.node.applied().last_applied();
+        if applied < committed {
+            return Err(format!("applied {applied} of {committed} committed entries"));
+        }
+        Ok(())
+    }
+}

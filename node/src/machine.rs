@@ -1,0 +1,83 @@
+//! The deployment engine plugged into the replicated log as its state machine.
+
+use convoy_actors::domain::{ClusterState, Command, DomainError, ErrorKind, Response};
+use convoy_raft::StateMachine;
+use serde::{Deserialize, Serialize};
+
+use crate::api::error::ApiError;
+
+/// The replicated state: the domain's [`ClusterState`], applied identically on every server.
+#[derive(Debug, Default)]
+pub struct Machine {
+    state: ClusterState,
+}
+
+impl Machine {
+    /// The domain state, for reads.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+}
+
+/// A domain refusal as it travels back through the log to the proposer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// Which HTTP class of error it is.
+    pub kind: RefusalKind,
+    /// The domain's message, naming the thing and the value.
+    pub message: String,
+}
+
+/// The class of a [`Refusal`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RefusalKind {
+    /// An unknown id.
+    NotFound,
+    /// Conflicts with the current state.
+    Conflict,
+    /// Invalid input.
+    Invalid,
+}
+
+impl From<DomainError> for Refusal {
+    fn from(e: DomainError) -> Self {
+        let kind = match e.kind() {
+            ErrorKind::NotFound => RefusalKind::NotFound,
+            ErrorKind::Conflict => RefusalKind::Conflict,
+            ErrorKind::Invalid => RefusalKind::Invalid,
+        };
+        Refusal {
+            kind,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> Self {
+        match r.kind {
+            RefusalKind::NotFound => ApiError::NotFound(r.message),
+            RefusalKind::Conflict => ApiError::Conflict(r.message),
+            RefusalKind::Invalid => ApiError::BadRequest(r.message),
+        }
+    }
+}
+
+impl StateMachine for Machine {
+    type Command = Command;
+    type Response = Result<Response, Refusal>;
+
+    fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
+        self.state.apply(command, at_ms).map_err(Refusal::from)
+    }
+
+    fn snapshot(&self) -> Vec<u8> {
+        self.state.snapshot_bytes()
+    }
+
+    fn restore(bytes: &[u8]) -> Result<Self, String> {
+        ClusterState::from_snapshot_bytes(bytes)
+            .map(|state| Machine { state })
+            .map_err(|e| e.to_string())
+    }
+}

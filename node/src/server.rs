@@ -1,0 +1,46 @@
+//! `convoy server`: the replica, its HTTP API and the leader's actors in one process.
+
+use std::sync::Arc;
+
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use convoy_raft::RaftNode;
+
+use crate::api;
+use crate::config::ServerArgs;
+use crate::engine::Engine;
+use crate::machine::Machine;
+
+/// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
+pub fn run(args: ServerArgs) -> anyhow::Result<()> {
+    let config = args.resolve()?;
+    let http_addr = config.raft.http_addr.clone();
+    let id = config.raft.id;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("convoy-raft")
+        .enable_all()
+        .build()
+        .context("cannot start the raft runtime")?;
+    let node: Arc<RaftNode<Machine>> = rt
+        .block_on(RaftNode::start(config.raft.clone()))
+        .with_context(|| format!("cannot start server {id}"))?;
+    tracing::info!(id, http = %http_addr, raft = %config.raft.raft_addr, "server started");
+    let engine = Engine::new(node.clone(), rt.handle().clone());
+
+    let served = actix_web::rt::System::new().block_on(async move {
+        let data = web::Data::new(engine);
+        HttpServer::new(move || App::new().app_data(data.clone()).configure(api::configure))
+            .workers(2)
+            .shutdown_timeout(5)
+            .bind(&http_addr)
+            .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
+            .run()
+            .await
+            .context("http server failed")
+    });
+    tracing::info!(id, "stopping");
+    rt.block_on(node.shutdown());
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    served
+}

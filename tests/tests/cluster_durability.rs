@@ -1,0 +1,88 @@
+//! Durability: a whole cluster killed and restarted from its data dirs has every committed write;
+//! a server far behind catches up through a snapshot.
+
+use std::time::Duration;
+
+use convoy_tests::cluster::{eventually, names, ClusterOptions};
+use convoy_tests::Cluster;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
+    let mut cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let client = cluster.server(leader).client();
+    let mut written = Vec::new();
+    for i in 0..40 {
+        let name = format!("res-{i:02}");
+        let (status, body) = client.post("/v1/resources", &json!({"name": name})).await?;
+        assert_eq!(status, 201, "{body}");
+        written.push(name);
+    }
+    for id in cluster.running() {
+        cluster.server_mut(id).kill();
+    }
+    for id in 1..=3 {
+        cluster.restart(id)?;
+    }
+    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
+    for id in cluster.running() {
+        let client = cluster.server(id).client();
+        let want = written.clone();
+        eventually(Duration::from_secs(10), || {
+            let client = client.clone();
+            let want = want.clone();
+            async move {
+                let (_, list) = client.get("/v1/resources").await.ok()?;
+                (names(&list) == want).then_some(())
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs()))?;
+    }
+    // The restarted cluster keeps accepting writes.
+    let (status, _) = cluster.server(leader).client().post("/v1/resources", &json!({"name": "after"})).await?;
+    assert_eq!(status, 201);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<()> {
+    let options = ClusterOptions {
+        snapshot_every: 20,
+        ..Default::default()
+    };
+    let mut cluster = Cluster::start_with(3, options).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let lagging = cluster.running().into_iter().find(|id| *id != leader).unwrap();
+    cluster.server_mut(lagging).kill();
+
+    let client = cluster.server(leader).client();
+    let mut written = Vec::new();
+    for i in 0..150 {
+        let name = format!("res-{i:03}");
+        let (status, body) = client.post("/v1/resources", &json!({"name": name})).await?;
+        assert_eq!(status, 201, "{body}");
+        written.push(name);
+    }
+    // The leader has purged the log the lagging server would need.
+    let (_, info) = client.get("/v1/cluster").await?;
+    let purged = info["purged"].as_u64().unwrap_or(0);
+    assert!(purged > 20, "leader did not purge its log: {info}");
+
+    cluster.restart(lagging)?;
+    let lagging_client = cluster.server(lagging).client();
+    eventually(Duration::from_secs(15), || {
+        let client = lagging_client.clone();
+        let want = written.clone();
+        async move {
+            let (_, list) = client.get("/v1/resources").await.ok()?;
+            (names(&list) == want).then_some(())
+        }
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("lagging server {lagging}: {e}\n{}", cluster.logs()))?;
+    let (_, info) = lagging_client.get("/v1/cluster").await?;
+    assert!(info["snapshot"].as_u64().unwrap_or(0) > 0, "no snapshot installed on {lagging}: {info}");
+    Ok(())
+}
