@@ -238,6 +238,13 @@ impl Deployment {
         message: Option<String>,
     ) {
         let status = (kind == EventKind::Status).then_some(self.status);
+        if self.events.len() == self.events.capacity() {
+            // About three events per node (download, install, outcome): grow to that at once instead of
+            // doubling a large vector many times (a clone keeps no spare capacity).
+            let expected = 3 * self.nodes.len() + 8;
+            self.events
+                .reserve(expected.saturating_sub(self.events.len()).max(1));
+        }
         self.events.push(Event {
             at,
             kind,

@@ -11,6 +11,7 @@ mod group;
 mod ids;
 mod lifecycle;
 mod model;
+mod nodes;
 mod progress;
 mod pulse;
 mod ranges;

@@ -111,6 +111,11 @@ impl Deployment {
             self.download_used -= 1;
         }
         self.nodes[p].phase = NodePhase::Installing;
+        if self.touched.len() == self.touched.capacity() {
+            // Each node is touched at most once: grow to the node count at once.
+            let left = self.nodes.len().saturating_sub(self.touched.len());
+            self.touched.reserve(left.max(1));
+        }
         self.touched.push(p as u32);
         self.install_used += 1;
         self.batch_open += 1;

@@ -5,7 +5,7 @@ use super::errors::{check_message, check_name, DomainError, Entity};
 use super::ids::DeploymentId;
 use super::model::{
     Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, Resource, Subscription,
-    Version,
+    Version, VersionProgress,
 };
 use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
 use super::state::{ClusterState, Cx};
@@ -100,8 +100,7 @@ impl ClusterState {
         check_node_list(&nodes)?;
         for n in &nodes {
             self.nodes
-                .entry(n.clone())
-                .or_default()
+                .get_or_default(n.clone())
                 .consumers
                 .insert(name.clone());
         }
@@ -170,8 +169,7 @@ impl ClusterState {
         }
         for n in &add {
             self.nodes
-                .entry(n.clone())
-                .or_default()
+                .get_or_default(n.clone())
                 .consumers
                 .insert(name.clone());
         }
@@ -248,10 +246,7 @@ impl ClusterState {
                 active,
                 resources,
             } = report;
-            let ns = match self.nodes.get_mut(&node) {
-                Some(ns) => ns,
-                None => self.nodes.entry(node).or_default(),
-            };
+            let ns = self.nodes.get_or_default(node);
             let was_active = ns.active;
             let now_active = active.unwrap_or(true);
             affected.clear();
@@ -284,7 +279,7 @@ impl ClusterState {
                 if rr.current.is_some() {
                     e.current = rr.current;
                 }
-                e.versions = rr.versions;
+                merge_versions(&mut e.versions, rr.versions);
             }
             for (id, p, skip, bits, reason) in affected.iter_mut() {
                 if skip.is_some() {
@@ -378,6 +373,25 @@ impl ClusterState {
         }
         self.groups.insert(name.clone(), Group { name, members });
         Ok(Response::Done)
+    }
+}
+
+/// `*held = report` (the report replaces what the node holds), reusing the held map's storage: entries the
+/// report no longer lists are removed, the others overwritten or added. Same contents as the replacement.
+fn merge_versions(
+    held: &mut BTreeMap<u64, VersionProgress>,
+    report: BTreeMap<u64, VersionProgress>,
+) {
+    if held.keys().any(|v| !report.contains_key(v)) {
+        held.retain(|v, _| report.contains_key(v));
+    }
+    for (v, p) in report {
+        match held.get_mut(&v) {
+            Some(h) => *h = p,
+            None => {
+                held.insert(v, p);
+            }
+        }
     }
 }
 

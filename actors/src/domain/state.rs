@@ -5,7 +5,8 @@ use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::group::GroupDeployment;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Consumer, Group, NodeReport, NodeState, Resource};
+use super::model::{Consumer, Group, NodeReport, Resource};
+use super::nodes::NodeTable;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,7 +18,7 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 pub struct ClusterState {
     pub(crate) resources: BTreeMap<String, Resource>,
     pub(crate) consumers: BTreeMap<String, Consumer>,
-    pub(crate) nodes: BTreeMap<String, NodeState>,
+    pub(crate) nodes: NodeTable,
     pub(crate) deployments: BTreeMap<DeploymentId, Deployment>,
     pub(crate) active: BTreeSet<DeploymentId>,
     pub(crate) groups: BTreeMap<String, Group>,
@@ -106,11 +107,8 @@ impl ClusterState {
         if d.status.is_active() || !self.active.remove(&id) {
             return;
         }
-        for n in &d.nodes {
-            if let Some(ns) = self.nodes.get_mut(&n.id) {
-                ns.deployments.remove(&id);
-            }
-        }
+        self.nodes
+            .leave_deployment(id, d.nodes.iter().map(|n| n.id.as_str()));
         if let Some(c) = self.consumers.get_mut(&d.consumer) {
             if c.active.get(&d.resource) == Some(&id) {
                 c.active.remove(&d.resource);

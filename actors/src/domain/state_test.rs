@@ -1,5 +1,6 @@
 use crate::domain::testkit::*;
 use crate::domain::*;
+use std::collections::BTreeMap;
 
 #[test]
 fn snapshot_round_trips_to_identical_bytes() {
@@ -269,4 +270,69 @@ fn deployment_view_json_matches_the_api() {
         v["settings"]["strategy"],
         serde_json::json!({"all_at_once": {}})
     );
+}
+
+#[test]
+fn a_restored_state_applies_like_the_original() {
+    // Nodes created out of id order: the restored node table lays them out differently inside.
+    let mut s = ClusterState::default();
+    let at = 1;
+    s.apply(Command::CreateResource { name: "r".into() }, at)
+        .unwrap();
+    for _ in 0..2 {
+        let publish = Command::PublishVersion {
+            resource: "r".into(),
+            label: None,
+            artifact: None,
+            metadata: BTreeMap::new(),
+            depends_on: vec![],
+            health_port: None,
+        };
+        s.apply(publish, at).unwrap();
+    }
+    let nodes: Vec<String> = ["z", "b", "m", "a"].map(String::from).to_vec();
+    let create = Command::CreateConsumer {
+        name: "c".into(),
+        nodes: nodes.clone(),
+    };
+    s.apply(create, at).unwrap();
+    let report = |n: &str, v: u64, held: &[u64]| NodeReport {
+        node: n.into(),
+        active: None,
+        resources: BTreeMap::from([(
+            "r".to_string(),
+            ResourceReport {
+                interested: None,
+                current: Some(v),
+                versions: held.iter().map(|h| (*h, vp(true, None))).collect(),
+            },
+        )]),
+    };
+    let first: Vec<NodeReport> = nodes.iter().map(|n| report(n, 1, &[1])).collect();
+    s.apply(Command::ReportNodes(first), 2).unwrap();
+    let spec = DeploymentSpec {
+        consumer: "c".into(),
+        resource: "r".into(),
+        version: Some(2),
+        ..DeploymentSpec::default()
+    };
+    s.apply(Command::StartDeployment(spec), 3).unwrap();
+    let mut back = ClusterState::from_snapshot_bytes(&s.snapshot_bytes()).unwrap();
+    let mut later: Vec<Command> = nodes
+        .iter()
+        .map(|n| Command::ReportNodes(vec![report(n, 2, &[1, 2])]))
+        .collect();
+    later.push(Command::ReportNodes(vec![report("new", 1, &[1])]));
+    for (k, cmd) in later.into_iter().enumerate() {
+        let t = 10 + k as u64;
+        assert_eq!(s.apply(cmd.clone(), t), back.apply(cmd, t));
+        assert_eq!(s.snapshot_bytes(), back.snapshot_bytes());
+    }
+    assert_eq!(s, back);
+    assert_eq!(
+        s.deployment(DeploymentId(1)).unwrap().status,
+        Status::RolledForward
+    );
+    assert!(s.node("a").unwrap().deployments.is_empty());
+    assert_eq!(s.node("new"), back.node("new"));
 }
