@@ -1,10 +1,106 @@
-//! The `convoy` CLI client commands (being written).
+//! The `convoy` CLI client: `resource`, `consumer`, `deploy`, `group` and `cluster` commands over the HTTP API.
+//!
+//! Every command takes `--server` (or `CONVOY_SERVER`: comma-separated addresses, the next tried when one is
+//! down) and `-o table|json`. Errors print `error: <the server's message>` and exit 1; usage errors exit 2.
+//! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
+
+mod args;
+mod body;
+mod deploy_file;
+mod error;
+mod exec;
+mod parse;
+mod render;
+mod table;
+mod watch;
+
+#[cfg(test)]
+mod docs_test;
+#[cfg(test)]
+mod fixtures;
+
+use args::{
+    ClusterCommand, ConsumerCommand, DeployCommand, GlobalOpts, GroupCommand, ResourceCommand,
+};
+use error::CliError;
+
+use crate::client::ApiClient;
 
 /// The client subcommands, flattened into `convoy`'s top level.
 #[derive(Debug, clap::Subcommand)]
-pub enum ClientCommand {}
+pub enum ClientCommand {
+    /// Resources and their versions: create, publish, list, show.
+    Resource {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: ResourceCommand,
+    },
+    /// Consumers, their nodes and subscriptions.
+    Consumer {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: ConsumerCommand,
+    },
+    /// Deployments: start, inspect, steer, pulse and watch.
+    Deploy {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: DeployCommand,
+    },
+    /// Consumer groups and group deployments.
+    Group {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: GroupCommand,
+    },
+    /// The server cluster: status and membership.
+    Cluster {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
+}
 
-/// Runs a client command.
+impl ClientCommand {
+    fn global(&self) -> &GlobalOpts {
+        match self {
+            ClientCommand::Resource { global, .. }
+            | ClientCommand::Consumer { global, .. }
+            | ClientCommand::Deploy { global, .. }
+            | ClientCommand::Group { global, .. }
+            | ClientCommand::Cluster { global, .. } => global,
+        }
+    }
+}
+
+/// Runs a client command. On failure prints `error: <message>` to stderr and exits with status 1.
 pub fn run(command: ClientCommand) -> anyhow::Result<()> {
-    match command {}
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(execute(command));
+    drop(runtime);
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// Carries out a client command.
+pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
+    let GlobalOpts { server, output } = command.global().clone();
+    let client = ApiClient::new(&server)?;
+    match command {
+        ClientCommand::Resource { command, .. } => exec::resource(&client, output, command).await,
+        ClientCommand::Consumer { command, .. } => exec::consumer(&client, output, command).await,
+        ClientCommand::Deploy { command, .. } => exec::deploy(&client, output, command).await,
+        ClientCommand::Group { command, .. } => exec::group(&client, output, command).await,
+        ClientCommand::Cluster { command, .. } => exec::cluster(&client, output, command).await,
+    }
 }

@@ -1,0 +1,350 @@
+//! Clap definitions of the client commands: `resource`, `consumer`, `deploy`, `group`, `cluster`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use convoy_actors::domain::{Dependency, Member};
+
+use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
+
+/// Flags every client command takes (they may appear anywhere after the command name).
+#[derive(Debug, Clone, Args)]
+pub struct GlobalOpts {
+    /// Servers to talk to, comma-separated; the next one is tried when one is down.
+    #[arg(
+        long,
+        env = "CONVOY_SERVER",
+        default_value = "127.0.0.1:8081",
+        global = true,
+        value_name = "HOST:PORT[,HOST:PORT...]"
+    )]
+    pub server: String,
+    /// Output: aligned tables for people, or the server's JSON for scripts.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table, global = true)]
+    pub output: Output,
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Aligned columns.
+    Table,
+    /// The server's JSON, pretty-printed.
+    Json,
+}
+
+/// `convoy resource ...`
+#[derive(Debug, Subcommand)]
+pub enum ResourceCommand {
+    /// Create a resource.
+    Create {
+        /// Resource name.
+        name: String,
+    },
+    /// Publish a new version of a resource.
+    Publish(PublishArgs),
+    /// List resources.
+    List,
+    /// Show a resource and its versions.
+    Show {
+        /// Resource name.
+        name: String,
+    },
+}
+
+/// `convoy resource publish`.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Resource name.
+    pub name: String,
+    /// Human label of the version (e.g. a git tag).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Artifact URL (http:// or file://).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Expected SHA-256 of the artifact, hex.
+    #[arg(long, requires = "url")]
+    pub sha256: Option<String>,
+    /// Artifact size in bytes.
+    #[arg(long, requires = "url")]
+    pub size: Option<u64>,
+    /// Port whose `GET /health` must answer `ok` once installed.
+    #[arg(long)]
+    pub health_port: Option<u16>,
+    /// A dependency `RESOURCE@VERSION` (repeatable).
+    #[arg(long = "depends-on", value_name = "RES@VER", value_parser = parse_dependency)]
+    pub depends_on: Vec<Dependency>,
+    /// Free metadata `KEY=VALUE` (repeatable).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub metadata: Vec<(String, String)>,
+}
+
+/// `convoy consumer ...`
+#[derive(Debug, Subcommand)]
+pub enum ConsumerCommand {
+    /// Create a consumer with its nodes.
+    Create {
+        /// Consumer name.
+        name: String,
+        /// Node ids, comma-separated, in ordinal order.
+        #[arg(long, value_delimiter = ',', value_name = "NODE,...")]
+        nodes: Vec<String>,
+    },
+    /// Add nodes to a consumer (and/or remove some).
+    AddNodes {
+        /// Consumer name.
+        name: String,
+        /// Node ids to add.
+        nodes: Vec<String>,
+        /// Node ids to remove (repeatable or comma-separated).
+        #[arg(long, value_delimiter = ',', value_name = "NODE")]
+        remove: Vec<String>,
+    },
+    /// Subscribe a consumer to a resource, or change the subscription's policy.
+    Subscribe(SubscribeArgs),
+    /// Show a consumer, its nodes and subscriptions.
+    Show {
+        /// Consumer name.
+        name: String,
+    },
+    /// List consumers.
+    List,
+}
+
+/// Consistency mode of a subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Every node on its own, at once.
+    Weak,
+    /// Nodes converge through deployments.
+    Strong,
+}
+
+/// `convoy consumer subscribe`.
+#[derive(Debug, Args)]
+pub struct SubscribeArgs {
+    /// Consumer name.
+    pub consumer: String,
+    /// Resource name.
+    pub resource: String,
+    /// Consistency mode (the server's default is weak).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
+    /// Pin the consumer to this version.
+    #[arg(long, value_name = "VERSION")]
+    pub pin: Option<u64>,
+    #[command(flatten)]
+    pub completion: CompletionArgs,
+}
+
+/// The strategy kinds on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyKind {
+    /// Every node at once.
+    AllAtOnce,
+    /// Install and download windows moving in order.
+    Rolling,
+    /// Batches, the next when the previous has finished.
+    Batch,
+}
+
+/// Strategy flags, shared by `consumer subscribe` and `deploy start`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StrategyArgs {
+    /// Strategy (implied by --install-window or --batch-sizes).
+    #[arg(long, value_enum)]
+    pub strategy: Option<StrategyKind>,
+    /// Rolling: nodes installing at once.
+    #[arg(long, value_name = "N")]
+    pub install_window: Option<u32>,
+    /// Rolling: nodes downloading (prefetching) at once (default: the install window).
+    #[arg(long, value_name = "N")]
+    pub download_window: Option<u32>,
+    /// Batch: sizes, comma-separated; the last one repeats.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub batch_sizes: Vec<u32>,
+    /// Batch: pause after each batch.
+    #[arg(long)]
+    pub autopause: bool,
+}
+
+/// Completion flags, shared by `consumer subscribe` and `deploy start`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CompletionArgs {
+    /// Successful nodes that complete it: a fraction (≤ 1) or a count (> 1).
+    #[arg(long, value_name = "Q")]
+    pub quorum: Option<f64>,
+    /// End the deployment after this long: succeeded if the quorum is met, failed otherwise.
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `convoy deploy ...`
+#[derive(Debug, Subcommand)]
+pub enum DeployCommand {
+    /// Start a deployment (from flags, or from a file with -f).
+    Start(Box<StartArgs>),
+    /// Show a deployment: settings, nodes and events.
+    Info {
+        /// Deployment id (d-N).
+        id: String,
+    },
+    /// List deployments.
+    List {
+        /// Only this consumer's.
+        #[arg(long)]
+        consumer: Option<String>,
+        /// Only this resource's.
+        #[arg(long)]
+        resource: Option<String>,
+        /// Only active or only terminal ones.
+        #[arg(long, value_enum)]
+        status: Option<StatusArg>,
+    },
+    /// Pause a deployment (paused_by = user).
+    Pause(ActionArgs),
+    /// Resume a paused deployment.
+    Resume(ActionArgs),
+    /// Abort a deployment; nodes keep what they have.
+    Abort(ActionArgs),
+    /// Roll a deployment back.
+    Rollback(ActionArgs),
+    /// Send one pulse to a coordinated deployment.
+    Pulse {
+        /// Deployment id (d-N).
+        id: String,
+    },
+    /// Follow a deployment until it ends; exit 1 unless it rolled forward.
+    Watch {
+        /// Deployment id (d-N).
+        id: String,
+    },
+}
+
+/// `--status` of `deploy list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusArg {
+    /// Not terminal.
+    Active,
+    /// Terminal.
+    Terminal,
+}
+
+/// `deploy pause|resume|abort|rollback`.
+#[derive(Debug, Args)]
+pub struct ActionArgs {
+    /// Deployment id (d-N).
+    pub id: String,
+    /// Why, recorded in the deployment's events.
+    #[arg(long, short = 'm')]
+    pub message: Option<String>,
+}
+
+/// `convoy deploy start`.
+#[derive(Debug, Default, Args)]
+pub struct StartArgs {
+    /// Consumer name (or `consumer` in the file).
+    #[arg(required_unless_present = "file")]
+    pub consumer: Option<String>,
+    /// Resource name (or `resource` in the file).
+    #[arg(required_unless_present = "file")]
+    pub resource: Option<String>,
+    /// A TOML file with the keys of `POST /v1/deployments`; flags given too override it.
+    #[arg(short = 'f', long = "file", value_name = "deploy.toml")]
+    pub file: Option<PathBuf>,
+    /// Version to roll out (default: the selected version).
+    #[arg(long)]
+    pub version: Option<u64>,
+    #[command(flatten)]
+    pub strategy: StrategyArgs,
+    /// Ordinal ranges of the consumer's nodes, e.g. `0-1,5` for a canary.
+    #[arg(long, value_name = "RANGES")]
+    pub nodes: Option<String>,
+    /// A node succeeds after staying healthy this long.
+    #[arg(long, value_name = "MS")]
+    pub min_healthy_ms: Option<u64>,
+    /// Retries a node may use before it counts as failed.
+    #[arg(long, value_name = "N")]
+    pub max_failures_per_node: Option<u32>,
+    /// Failed nodes tolerated before the deployment fails.
+    #[arg(long, value_name = "N")]
+    pub max_failed_nodes: Option<u32>,
+    /// On failure, stop (FAILED) instead of rolling back.
+    #[arg(long)]
+    pub no_rollback: bool,
+    /// Make it coordinated: it blocks unless pulsed at least this often.
+    #[arg(long, value_name = "MS")]
+    pub pulse_interval_ms: Option<u64>,
+    #[command(flatten)]
+    pub completion: CompletionArgs,
+    /// Why, recorded in the deployment's events.
+    #[arg(long, short = 'm')]
+    pub message: Option<String>,
+    /// Follow the deployment after starting it, as `deploy watch` does.
+    #[arg(long)]
+    pub watch: bool,
+}
+
+/// `convoy group ...`
+#[derive(Debug, Subcommand)]
+pub enum GroupCommand {
+    /// Create a consumer group.
+    Create {
+        /// Group name.
+        name: String,
+        /// A member `CONSUMER:RESOURCE` (repeatable).
+        #[arg(long = "member", required = true, value_name = "CONSUMER:RESOURCE", value_parser = parse_member)]
+        members: Vec<Member>,
+    },
+    /// List consumer groups.
+    List,
+    /// Show a consumer group.
+    Show {
+        /// Group name.
+        name: String,
+    },
+    /// Start a group deployment across the group's members in dependency order.
+    Deploy {
+        /// Group name.
+        name: String,
+        /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).
+        #[arg(long = "version", value_name = "RESOURCE=N", value_parser = parse_resource_version)]
+        versions: Vec<(String, u64)>,
+    },
+    /// Show a group deployment and its steps.
+    Info {
+        /// Group deployment id (g-N).
+        id: String,
+    },
+    /// Abort a group deployment.
+    Abort {
+        /// Group deployment id (g-N).
+        id: String,
+    },
+}
+
+/// `convoy cluster ...`
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Show the cluster: leader, term, members.
+    Status,
+    /// Add a server (learner, then voter).
+    Add {
+        /// The new server's id.
+        id: u64,
+        /// Its raft (internal) address.
+        #[arg(long, value_name = "HOST:PORT")]
+        raft_addr: String,
+        /// Its HTTP API address.
+        #[arg(long, value_name = "HOST:PORT")]
+        http_addr: String,
+    },
+    /// Remove a server.
+    Remove {
+        /// The server's id.
+        id: u64,
+    },
+}

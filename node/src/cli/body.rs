@@ -1,0 +1,295 @@
+//! Maps command-line arguments to the JSON bodies of the API (API.md), refusing contradictory flags.
+
+use std::collections::BTreeMap;
+
+use convoy_actors::domain::{Artifact, Completion, Dependency, Member, Strategy};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::args::{
+    CompletionArgs, ModeArg, PublishArgs, StartArgs, StrategyArgs, StrategyKind, SubscribeArgs,
+};
+use super::error::CliError;
+
+/// The body of `POST /v1/deployments`; also the schema of a `deploy.toml` file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// Consumer.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub consumer: String,
+    /// Resource.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource: String,
+    /// Version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// Strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Strategy>,
+    /// Ordinal ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    /// Watch time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_healthy_ms: Option<u64>,
+    /// Retries per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_failures_per_node: Option<u32>,
+    /// Failed nodes tolerated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_failed_nodes: Option<u32>,
+    /// Roll back on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_on_failure: Option<bool>,
+    /// Coordinated when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pulse_interval_ms: Option<u64>,
+    /// Completion conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion: Option<Completion>,
+    /// Message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The strategy the flags describe, if any.
+pub fn strategy(args: &StrategyArgs) -> Result<Option<Strategy>, CliError> {
+    let rolling_flags = args.install_window.is_some() || args.download_window.is_some();
+    let batch_flags = !args.batch_sizes.is_empty() || args.autopause;
+    let kind = match args.strategy {
+        Some(kind) => kind,
+        None if rolling_flags && batch_flags => {
+            return Err(CliError::invalid(
+                "--batch-sizes",
+                join(&args.batch_sizes),
+                "rolling windows and batch sizes belong to different strategies",
+            ))
+        }
+        None if rolling_flags => StrategyKind::Rolling,
+        None if batch_flags => StrategyKind::Batch,
+        None => return Ok(None),
+    };
+    let name = match kind {
+        StrategyKind::AllAtOnce => "all-at-once",
+        StrategyKind::Rolling => "rolling",
+        StrategyKind::Batch => "batch",
+    };
+    match kind {
+        StrategyKind::AllAtOnce | StrategyKind::Batch if rolling_flags => Err(CliError::invalid(
+            "--strategy",
+            name,
+            "--install-window and --download-window need --strategy rolling",
+        )),
+        StrategyKind::AllAtOnce | StrategyKind::Rolling if batch_flags => Err(CliError::invalid(
+            "--strategy",
+            name,
+            "--batch-sizes and --autopause need --strategy batch",
+        )),
+        StrategyKind::AllAtOnce => Ok(Some(Strategy::AllAtOnce {})),
+        StrategyKind::Rolling => {
+            let install_window = args.install_window.ok_or_else(|| {
+                CliError::invalid("--strategy", "rolling", "give --install-window N")
+            })?;
+            Ok(Some(Strategy::Rolling {
+                install_window,
+                download_window: args.download_window.unwrap_or(install_window),
+            }))
+        }
+        StrategyKind::Batch if args.batch_sizes.is_empty() => Err(CliError::invalid(
+            "--strategy",
+            "batch",
+            "give --batch-sizes N[,N...]",
+        )),
+        StrategyKind::Batch => Ok(Some(Strategy::Batch {
+            sizes: args.batch_sizes.clone(),
+            autopause: args.autopause,
+        })),
+    }
+}
+
+fn join(sizes: &[u32]) -> String {
+    sizes
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The completion conditions the flags describe, if any.
+pub fn completion(args: &CompletionArgs) -> Option<Completion> {
+    (args.quorum.is_some() || args.timeout_ms.is_some()).then_some(Completion {
+        quorum: args.quorum,
+        timeout_ms: args.timeout_ms,
+    })
+}
+
+/// `POST /v1/resources/{name}/versions`.
+pub fn publish(args: &PublishArgs) -> Value {
+    let mut body = serde_json::Map::new();
+    if let Some(label) = &args.label {
+        body.insert("label".into(), json!(label));
+    }
+    if let Some(url) = &args.url {
+        let artifact = Artifact {
+            url: url.clone(),
+            sha256: args.sha256.clone(),
+            size: args.size,
+        };
+        body.insert("artifact".into(), json!(artifact));
+    }
+    if !args.metadata.is_empty() {
+        let metadata: BTreeMap<&str, &str> = args
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        body.insert("metadata".into(), json!(metadata));
+    }
+    if !args.depends_on.is_empty() {
+        let deps: &[Dependency] = &args.depends_on;
+        body.insert("depends_on".into(), json!(deps));
+    }
+    if let Some(port) = args.health_port {
+        body.insert("health_port".into(), json!(port));
+    }
+    Value::Object(body)
+}
+
+/// `PUT /v1/consumers/{name}/subscriptions/{resource}`.
+pub fn subscribe(args: &SubscribeArgs) -> Result<Value, CliError> {
+    let mut body = serde_json::Map::new();
+    if let Some(mode) = args.mode {
+        let mode = match mode {
+            ModeArg::Weak => "weak",
+            ModeArg::Strong => "strong",
+        };
+        body.insert("mode".into(), json!(mode));
+    }
+    if let Some(strategy) = strategy(&args.strategy)? {
+        body.insert("strategy".into(), json!(strategy));
+    }
+    if let Some(pin) = args.pin {
+        body.insert("pin".into(), json!(pin));
+    }
+    if let Some(completion) = completion(&args.completion) {
+        body.insert("completion".into(), json!(completion));
+    }
+    Ok(Value::Object(body))
+}
+
+/// `PUT /v1/consumers/{name}/nodes`.
+pub fn update_nodes(add: &[String], remove: &[String]) -> Result<Value, CliError> {
+    if add.is_empty() && remove.is_empty() {
+        return Err(CliError::invalid(
+            "NODE",
+            "",
+            "give nodes to add and/or --remove NODE",
+        ));
+    }
+    Ok(json!({"add": add, "remove": remove}))
+}
+
+/// `POST /v1/deployments`: the file's request (if any) overridden by the flags given.
+pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartRequest, CliError> {
+    let mut req = file.unwrap_or_default();
+    if let Some(c) = &args.consumer {
+        req.consumer = c.clone();
+    }
+    if let Some(r) = &args.resource {
+        req.resource = r.clone();
+    }
+    if req.consumer.is_empty() {
+        return Err(CliError::Missing { what: "consumer" });
+    }
+    if req.resource.is_empty() {
+        return Err(CliError::Missing { what: "resource" });
+    }
+    let set = |field: &mut Option<u64>, value: Option<u64>| {
+        if value.is_some() {
+            *field = value;
+        }
+    };
+    set(&mut req.version, args.version);
+    set(&mut req.min_healthy_ms, args.min_healthy_ms);
+    set(&mut req.pulse_interval_ms, args.pulse_interval_ms);
+    if let Some(s) = strategy(&args.strategy)? {
+        req.strategy = Some(s);
+    }
+    if args.nodes.is_some() {
+        req.nodes = args.nodes.clone();
+    }
+    if args.max_failures_per_node.is_some() {
+        req.max_failures_per_node = args.max_failures_per_node;
+    }
+    if args.max_failed_nodes.is_some() {
+        req.max_failed_nodes = args.max_failed_nodes;
+    }
+    if args.no_rollback {
+        req.rollback_on_failure = Some(false);
+    }
+    if let Some(c) = completion(&args.completion) {
+        let mut merged = req.completion.take().unwrap_or_default();
+        merged.quorum = c.quorum.or(merged.quorum);
+        merged.timeout_ms = c.timeout_ms.or(merged.timeout_ms);
+        req.completion = Some(merged);
+    }
+    if args.message.is_some() {
+        req.message = args.message.clone();
+    }
+    Ok(req)
+}
+
+/// `POST /v1/groups`.
+pub fn create_group(name: &str, members: &[Member]) -> Value {
+    json!({"name": name, "members": members})
+}
+
+/// `POST /v1/group-deployments`.
+pub fn group_deploy(name: &str, versions: &[(String, u64)]) -> Result<Value, CliError> {
+    let mut table = BTreeMap::new();
+    for (resource, version) in versions {
+        if table.insert(resource.as_str(), *version).is_some() {
+            return Err(CliError::invalid(
+                "--version",
+                format!("{resource}={version}"),
+                "this resource is given twice",
+            ));
+        }
+    }
+    if table.is_empty() {
+        Ok(json!({"group": name}))
+    } else {
+        Ok(json!({"group": name, "versions": table}))
+    }
+}
+
+/// `?key=value&...` from the pairs whose value is set, percent-encoded.
+pub fn query(pairs: &[(&str, Option<&str>)]) -> String {
+    let parts: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// Percent-encodes a path segment or query value.
+pub fn encode(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for b in raw.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "body_test.rs"]
+mod tests;

@@ -1,0 +1,102 @@
+//! Errors of the CLI, each naming the flag, key or id and the value at fault.
+
+use crate::client::ClientError;
+
+/// Why a client command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A flag's value makes no sense.
+    #[error("invalid {flag} {value:?}: {reason}")]
+    Invalid {
+        /// The flag (or file key).
+        flag: String,
+        /// Its value.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A deployment file could not be read.
+    #[error("cannot read deployment file {path}: {reason}")]
+    FileRead {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        reason: String,
+    },
+    /// A deployment file is not valid TOML or has values of the wrong type.
+    #[error("deployment file {path}: {reason}")]
+    FileInvalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A deployment file has a key that `POST /v1/deployments` does not know.
+    #[error("deployment file {path}: unknown key {key:?} (known here: {known})")]
+    UnknownKey {
+        /// The file.
+        path: String,
+        /// The dotted key.
+        key: String,
+        /// The keys allowed at that place.
+        known: String,
+    },
+    /// A required value was given neither as a flag nor in the file.
+    #[error("missing {what}: give it as an argument or in the deployment file")]
+    Missing {
+        /// What is missing.
+        what: &'static str,
+    },
+    /// A watched deployment ended without rolling forward.
+    #[error("deployment {id} ended {status}")]
+    Ended {
+        /// The deployment.
+        id: String,
+        /// Its terminal status.
+        status: String,
+    },
+    /// The server refused the request or could not be reached.
+    #[error("{}", client_message(.0))]
+    Client(#[from] ClientError),
+}
+
+impl CliError {
+    /// A refused flag value.
+    pub fn invalid(flag: &str, value: impl ToString, reason: impl Into<String>) -> Self {
+        CliError::Invalid {
+            flag: flag.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The server's own message for API errors; the full description otherwise.
+fn client_message(e: &ClientError) -> String {
+    match e {
+        ClientError::Api { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_errors_print_the_servers_message_only() {
+        let e = CliError::from(ClientError::Api {
+            status: 404,
+            code: "not_found".into(),
+            message: "deployment \"d-9\" does not exist".into(),
+        });
+        assert_eq!(e.to_string(), "deployment \"d-9\" does not exist");
+        let e = CliError::from(ClientError::NoServers);
+        assert!(e.to_string().starts_with("no server given"), "{e}");
+        let e = CliError::invalid("--depends-on", "db", "expected RESOURCE@VERSION");
+        assert_eq!(
+            e.to_string(),
+            "invalid --depends-on \"db\": expected RESOURCE@VERSION"
+        );
+    }
+}

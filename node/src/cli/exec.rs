@@ -1,0 +1,278 @@
+//! Carries out each client command against the API and prints the answer as a table or as JSON.
+
+use convoy_actors::domain::{
+    ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView, ResourceView,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::args::{
+    ClusterCommand, ConsumerCommand, DeployCommand, GroupCommand, Output, ResourceCommand,
+    StatusArg,
+};
+use super::body::{self, encode, query};
+use super::error::CliError;
+use super::{deploy_file, render, watch};
+use crate::client::ApiClient;
+
+/// Prints `value` as JSON, or as the table `table` makes of its typed view (JSON if it does not decode).
+fn show<T: DeserializeOwned>(output: Output, value: &Value, table: impl Fn(&T) -> String) {
+    match (output, serde_json::from_value::<T>(value.clone())) {
+        (Output::Table, Ok(view)) => print!("{}", table(&view)),
+        _ => println!(
+            "{}",
+            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+        ),
+    }
+}
+
+/// Prints `value` as JSON, or the one-line `message` for tables.
+fn say(output: Output, value: &Value, message: impl FnOnce() -> String) {
+    match output {
+        Output::Table => println!("{}", message()),
+        Output::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+        ),
+    }
+}
+
+/// `convoy resource ...`.
+pub async fn resource(
+    client: &ApiClient,
+    output: Output,
+    command: ResourceCommand,
+) -> Result<(), CliError> {
+    match command {
+        ResourceCommand::Create { name } => {
+            let v: Value = client
+                .post("/v1/resources", &json!({ "name": name }))
+                .await?;
+            say(output, &v, || format!("created resource {name}"));
+        }
+        ResourceCommand::Publish(args) => {
+            let path = format!("/v1/resources/{}/versions", encode(&args.name));
+            let v: Value = client.post(&path, &body::publish(&args)).await?;
+            say(output, &v, || {
+                format!("published {} version {}", args.name, v["version"])
+            });
+        }
+        ResourceCommand::List => {
+            let v: Value = client.get("/v1/resources").await?;
+            show::<Vec<ResourceView>>(output, &v, |l| render::resources(l));
+        }
+        ResourceCommand::Show { name } => {
+            let v: Value = client
+                .get(&format!("/v1/resources/{}", encode(&name)))
+                .await?;
+            show(output, &v, render::resource);
+        }
+    }
+    Ok(())
+}
+
+/// `convoy consumer ...`.
+pub async fn consumer(
+    client: &ApiClient,
+    output: Output,
+    command: ConsumerCommand,
+) -> Result<(), CliError> {
+    let v: Value = match command {
+        ConsumerCommand::Create { name, nodes } => {
+            client
+                .post("/v1/consumers", &json!({ "name": name, "nodes": nodes }))
+                .await?
+        }
+        ConsumerCommand::AddNodes {
+            name,
+            nodes,
+            remove,
+        } => {
+            let body = body::update_nodes(&nodes, &remove)?;
+            client
+                .put(&format!("/v1/consumers/{}/nodes", encode(&name)), &body)
+                .await?
+        }
+        ConsumerCommand::Subscribe(args) => {
+            let body = body::subscribe(&args)?;
+            let path = format!(
+                "/v1/consumers/{}/subscriptions/{}",
+                encode(&args.consumer),
+                encode(&args.resource)
+            );
+            client.put(&path, &body).await?
+        }
+        ConsumerCommand::Show { name } => {
+            client
+                .get(&format!("/v1/consumers/{}", encode(&name)))
+                .await?
+        }
+        ConsumerCommand::List => {
+            let v: Value = client.get("/v1/consumers").await?;
+            show::<Vec<ConsumerView>>(output, &v, |l| render::consumers(l));
+            return Ok(());
+        }
+    };
+    show(output, &v, render::consumer);
+    Ok(())
+}
+
+/// `convoy deploy ...`.
+pub async fn deploy(
+    client: &ApiClient,
+    output: Output,
+    command: DeployCommand,
+) -> Result<(), CliError> {
+    match command {
+        DeployCommand::Start(args) => {
+            let file = args.file.as_deref().map(deploy_file::load).transpose()?;
+            let request = body::start(&args, file)?;
+            let v: Value = client.post("/v1/deployments", &request).await?;
+            let id = v["id"].as_str().unwrap_or_default().to_string();
+            say(output, &v, || {
+                format!(
+                    "started deployment {id} ({})",
+                    v["status"].as_str().unwrap_or("?")
+                )
+            });
+            if args.watch {
+                return watch::watch(client, &id, output).await;
+            }
+        }
+        DeployCommand::Info { id } => {
+            let v: Value = client
+                .get(&format!("/v1/deployments/{}", encode(&id)))
+                .await?;
+            show(output, &v, render::deployment);
+        }
+        DeployCommand::List {
+            consumer,
+            resource,
+            status,
+        } => {
+            let status = status.map(|s| match s {
+                StatusArg::Active => "active",
+                StatusArg::Terminal => "terminal",
+            });
+            let q = query(&[
+                ("consumer", consumer.as_deref()),
+                ("resource", resource.as_deref()),
+                ("status", status),
+            ]);
+            let v: Value = client.get(&format!("/v1/deployments{q}")).await?;
+            show::<Vec<DeploymentSummary>>(output, &v, |l| render::deployment_list(l));
+        }
+        DeployCommand::Pause(a) => act(client, output, &a.id, "pause", a.message).await?,
+        DeployCommand::Resume(a) => act(client, output, &a.id, "resume", a.message).await?,
+        DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
+        DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message).await?,
+        DeployCommand::Pulse { id } => {
+            let v: Value = client
+                .post(
+                    &format!("/v1/deployments/{}/pulse", encode(&id)),
+                    &json!({}),
+                )
+                .await?;
+            say(output, &v, || {
+                format!(
+                    "{} {}",
+                    v["status"].as_str().unwrap_or("?"),
+                    v["state"].as_str().unwrap_or("unknown deployment")
+                )
+            });
+        }
+        DeployCommand::Watch { id } => return watch::watch(client, &id, output).await,
+    }
+    Ok(())
+}
+
+async fn act(
+    client: &ApiClient,
+    output: Output,
+    id: &str,
+    action: &str,
+    message: Option<String>,
+) -> Result<(), CliError> {
+    let body = match message {
+        Some(m) => json!({ "message": m }),
+        None => json!({}),
+    };
+    let v: Value = client
+        .post(&format!("/v1/deployments/{}/{action}", encode(id)), &body)
+        .await?;
+    show::<DeploymentView>(output, &v, render::deployment_line_nl);
+    Ok(())
+}
+
+/// `convoy group ...`.
+pub async fn group(
+    client: &ApiClient,
+    output: Output,
+    command: GroupCommand,
+) -> Result<(), CliError> {
+    match command {
+        GroupCommand::Create { name, members } => {
+            let v: Value = client
+                .post("/v1/groups", &body::create_group(&name, &members))
+                .await?;
+            show(output, &v, render::group);
+        }
+        GroupCommand::List => {
+            let v: Value = client.get("/v1/groups").await?;
+            show::<Vec<GroupView>>(output, &v, |l| render::groups(l));
+        }
+        GroupCommand::Show { name } => {
+            let v: Value = client.get(&format!("/v1/groups/{}", encode(&name))).await?;
+            show(output, &v, render::group);
+        }
+        GroupCommand::Deploy { name, versions } => {
+            let v: Value = client
+                .post(
+                    "/v1/group-deployments",
+                    &body::group_deploy(&name, &versions)?,
+                )
+                .await?;
+            say(output, &v, || render::group_started(&v));
+        }
+        GroupCommand::Info { id } => {
+            let v: Value = client
+                .get(&format!("/v1/group-deployments/{}", encode(&id)))
+                .await?;
+            show::<GroupDeploymentView>(output, &v, render::group_deployment);
+        }
+        GroupCommand::Abort { id } => {
+            let v: Value = client
+                .post(
+                    &format!("/v1/group-deployments/{}/abort", encode(&id)),
+                    &json!({}),
+                )
+                .await?;
+            show::<GroupDeploymentView>(output, &v, render::group_deployment);
+        }
+    }
+    Ok(())
+}
+
+/// `convoy cluster ...`.
+pub async fn cluster(
+    client: &ApiClient,
+    output: Output,
+    command: ClusterCommand,
+) -> Result<(), CliError> {
+    let v: Value = match command {
+        ClusterCommand::Status => client.get("/v1/cluster").await?,
+        ClusterCommand::Add {
+            id,
+            raft_addr,
+            http_addr,
+        } => {
+            let body = json!({ "id": id, "raft_addr": raft_addr, "http_addr": http_addr });
+            client.post("/v1/cluster/members", &body).await?
+        }
+        ClusterCommand::Remove { id } => {
+            client.delete(&format!("/v1/cluster/members/{id}")).await?
+        }
+    };
+    show::<Value>(output, &v, render::cluster);
+    Ok(())
+}

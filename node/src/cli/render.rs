@@ -1,0 +1,385 @@
+//! Renders the API's views (resources, consumers, deployments, groups, cluster) as tables for people.
+
+use convoy_actors::domain::{
+    Completion, ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView,
+    ResourceView, Settings, Strategy,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::table::{duration, opt, timestamp, Table};
+
+/// A strategy in one short phrase.
+pub fn strategy(s: &Strategy) -> String {
+    match s {
+        Strategy::AllAtOnce {} => "all-at-once".into(),
+        Strategy::Rolling {
+            install_window,
+            download_window,
+        } => format!("rolling(install {install_window}, download {download_window})"),
+        Strategy::Batch { sizes, autopause } => {
+            let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
+            let pause = if *autopause { ", autopause" } else { "" };
+            format!("batch({}{pause})", sizes.join(","))
+        }
+    }
+}
+
+/// Completion conditions in one short phrase.
+pub fn completion(c: &Completion) -> String {
+    let quorum = match c.quorum {
+        None => "all nodes".to_string(),
+        Some(q) if q <= 1.0 => format!("{}%", q * 100.0),
+        Some(q) => format!("{q} nodes"),
+    };
+    match c.timeout_ms {
+        Some(t) => format!("{quorum} within {}", duration(t)),
+        None => quorum,
+    }
+}
+
+/// The settings of a deployment, one `key: value` per line.
+pub fn settings(s: &Settings) -> String {
+    let mut out = format!("strategy:      {}\n", strategy(&s.strategy));
+    out += &format!("min healthy:   {}\n", duration(s.min_healthy_ms));
+    out += &format!(
+        "failures:      {} per node, {} nodes tolerated\n",
+        s.max_failures_per_node,
+        s.max_failed_nodes
+            .map_or_else(|| "default".to_string(), |n| n.to_string())
+    );
+    out += &format!(
+        "on failure:    {}\n",
+        if s.rollback_on_failure {
+            "roll back"
+        } else {
+            "stop"
+        }
+    );
+    if let Some(p) = s.pulse_interval_ms {
+        out += &format!("pulse every:   {}\n", duration(p));
+    }
+    out += &format!("completion:    {}\n", completion(&s.completion));
+    out
+}
+
+/// A serde enum (status, state, mode...) as its JSON name.
+pub fn name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+/// `resource list`.
+pub fn resources(list: &[ResourceView]) -> String {
+    let mut t = Table::new(&["NAME", "VERSIONS", "LATEST", "LABEL"]);
+    for r in list {
+        let latest = r.versions.last();
+        t.row([
+            r.name.clone(),
+            r.versions.len().to_string(),
+            opt(latest.map(|v| v.version)),
+            opt(latest.and_then(|v| v.label.clone())),
+        ]);
+    }
+    t.render()
+}
+
+/// `resource show`.
+pub fn resource(r: &ResourceView) -> String {
+    let mut t = Table::new(&[
+        "VERSION",
+        "LABEL",
+        "PUBLISHED",
+        "ARTIFACT",
+        "SHA256",
+        "HEALTH",
+        "DEPENDS_ON",
+        "METADATA",
+    ]);
+    for v in &r.versions {
+        let deps: Vec<String> = v
+            .depends_on
+            .iter()
+            .map(|d| format!("{}@{}", d.resource, d.version))
+            .collect();
+        let meta: Vec<String> = v.metadata.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let sha = v
+            .artifact
+            .as_ref()
+            .and_then(|a| a.sha256.as_ref())
+            .map(|s| s.chars().take(12).collect::<String>());
+        t.row([
+            v.version.to_string(),
+            opt(v.label.clone()),
+            timestamp(v.published_at),
+            opt(v.artifact.as_ref().map(|a| a.url.clone())),
+            opt(sha),
+            opt(v.health_port),
+            if deps.is_empty() {
+                "-".into()
+            } else {
+                deps.join(",")
+            },
+            if meta.is_empty() {
+                "-".into()
+            } else {
+                meta.join(",")
+            },
+        ]);
+    }
+    format!("resource: {}\n\n{}", r.name, t.render())
+}
+
+/// `consumer list`.
+pub fn consumers(list: &[ConsumerView]) -> String {
+    let mut t = Table::new(&["NAME", "NODES", "SUBSCRIPTIONS"]);
+    for c in list {
+        let subs: Vec<&str> = c.subscriptions.keys().map(String::as_str).collect();
+        t.row([
+            c.name.clone(),
+            c.nodes.len().to_string(),
+            if subs.is_empty() {
+                "-".into()
+            } else {
+                subs.join(",")
+            },
+        ]);
+    }
+    t.render()
+}
+
+/// `consumer show` (and the answer of create, add-nodes, subscribe).
+pub fn consumer(c: &ConsumerView) -> String {
+    let mut nodes = Table::new(&["ORD", "NODE"]);
+    for (i, n) in c.nodes.iter().enumerate() {
+        nodes.row([i.to_string(), n.clone()]);
+    }
+    let mut subs = Table::new(&[
+        "RESOURCE",
+        "MODE",
+        "STRATEGY",
+        "PIN",
+        "SELECTED",
+        "CONVERGED",
+        "DEPLOYMENT",
+    ]);
+    for (r, s) in &c.subscriptions {
+        subs.row([
+            r.clone(),
+            name(&s.mode),
+            s.strategy.as_ref().map_or_else(|| "-".into(), strategy),
+            opt(s.pin),
+            opt(s.selected),
+            opt(s.version),
+            opt(s.deployment),
+        ]);
+    }
+    format!(
+        "consumer: {} ({} nodes)\n\n{}\n{}",
+        c.name,
+        c.nodes.len(),
+        nodes.render(),
+        if c.subscriptions.is_empty() {
+            "no subscriptions\n".to_string()
+        } else {
+            subs.render()
+        }
+    )
+}
+
+/// `deploy list`.
+pub fn deployment_list(list: &[DeploymentSummary]) -> String {
+    let mut t = Table::new(&[
+        "ID",
+        "CONSUMER",
+        "RESOURCE",
+        "VERSION",
+        "STATUS",
+        "PAUSED_BY",
+        "NODES",
+        "OK",
+        "FAILED",
+        "SKIPPED",
+    ]);
+    for d in list {
+        t.row([
+            d.id.to_string(),
+            d.consumer.clone(),
+            d.resource.clone(),
+            d.version.to_string(),
+            name(&d.status),
+            opt(d.paused_by.as_ref().map(name)),
+            d.nodes.to_string(),
+            d.succeeded.to_string(),
+            d.failed.to_string(),
+            d.skipped.to_string(),
+        ]);
+    }
+    t.render()
+}
+
+/// One line about a deployment: `d-3 web/api v7 ROLL_FORWARD_PAUSED (paused by user)`.
+pub fn deployment_line(d: &DeploymentView) -> String {
+    let held = d
+        .paused_by
+        .as_ref()
+        .map(|p| format!(" (paused by {})", name(p)))
+        .unwrap_or_default();
+    format!(
+        "{} {}/{} v{} {}{held}",
+        d.id,
+        d.consumer,
+        d.resource,
+        d.version,
+        name(&d.status)
+    )
+}
+
+/// [`deployment_line`] ending in a newline (the answer of pause, resume, abort, rollback).
+pub fn deployment_line_nl(d: &DeploymentView) -> String {
+    format!("{}\n", deployment_line(d))
+}
+
+/// `deploy info`.
+pub fn deployment(d: &DeploymentView) -> String {
+    let mut nodes = Table::new(&["ORD", "NODE", "FROM", "STATE", "FAILURES"]);
+    for n in &d.nodes {
+        nodes.row([
+            n.ordinal.to_string(),
+            n.id.clone(),
+            opt(n.from_version),
+            name(&n.state),
+            n.failures.to_string(),
+        ]);
+    }
+    let mut events = Table::new(&["AT", "BY", "STATUS", "NODE", "ACTION", "MESSAGE"]);
+    for e in &d.events {
+        events.row([
+            timestamp(e.at),
+            name(&e.by),
+            opt(e.status.as_ref().map(name)),
+            opt(e.node.clone()),
+            opt(e.action.as_ref().map(name)),
+            opt(e.message.clone()),
+        ]);
+    }
+    format!(
+        "{}\n\n{}\n{}\n{}",
+        deployment_line(d),
+        settings(&d.settings),
+        nodes.render(),
+        events.render()
+    )
+}
+
+/// `group list`.
+pub fn groups(list: &[GroupView]) -> String {
+    let mut t = Table::new(&["NAME", "MEMBERS"]);
+    for g in list {
+        let members: Vec<String> = g
+            .members
+            .iter()
+            .map(|m| format!("{}:{}", m.consumer, m.resource))
+            .collect();
+        t.row([g.name.clone(), members.join(",")]);
+    }
+    t.render()
+}
+
+/// `group show`.
+pub fn group(g: &GroupView) -> String {
+    let mut t = Table::new(&["CONSUMER", "RESOURCE"]);
+    for m in &g.members {
+        t.row([m.consumer.clone(), m.resource.clone()]);
+    }
+    format!("group: {}\n\n{}", g.name, t.render())
+}
+
+/// The answer of `group deploy`: `{"id", "steps": [[{"consumer", "resource", "version"}]]}`.
+pub fn group_started(v: &Value) -> String {
+    let mut t = Table::new(&["STEP", "CONSUMER", "RESOURCE", "VERSION"]);
+    for (i, step) in v["steps"].as_array().into_iter().flatten().enumerate() {
+        for item in step.as_array().into_iter().flatten() {
+            t.row([
+                (i + 1).to_string(),
+                text(&item["consumer"]),
+                text(&item["resource"]),
+                opt(item["version"].as_u64()),
+            ]);
+        }
+    }
+    format!(
+        "started group deployment {}\n\n{}",
+        text(&v["id"]),
+        t.render().trim_end()
+    )
+}
+
+/// `group info`.
+pub fn group_deployment(g: &GroupDeploymentView) -> String {
+    let mut t = Table::new(&[
+        "STEP",
+        "CONSUMER",
+        "RESOURCE",
+        "VERSION",
+        "DEPLOYMENT",
+        "STATUS",
+    ]);
+    for (i, step) in g.steps.iter().enumerate() {
+        let marker = if i as u32 == g.current_step { "*" } else { "" };
+        for item in step {
+            t.row([
+                format!("{}{marker}", i + 1),
+                item.consumer.clone(),
+                item.resource.clone(),
+                item.version.to_string(),
+                opt(item.deployment),
+                opt(item.status.as_ref().map(name)),
+            ]);
+        }
+    }
+    let step = (g.current_step as usize + 1).min(g.steps.len());
+    format!(
+        "{} group {} {} (step {step} of {})\n\n{}",
+        g.id,
+        g.group,
+        name(&g.status),
+        g.steps.len(),
+        t.render()
+    )
+}
+
+/// `cluster status`, from the raw JSON of `GET /v1/cluster`.
+pub fn cluster(c: &Value) -> String {
+    let leader = c["leader_id"].as_u64();
+    let mut t = Table::new(&["ID", "ROLE", "RAFT_ADDR", "HTTP_ADDR"]);
+    for m in c["members"].as_array().into_iter().flatten() {
+        let id = m["id"].as_u64();
+        let role = m["role"].as_str().unwrap_or("-").to_string();
+        let role = if id.is_some() && id == leader {
+            format!("{role} (leader)")
+        } else {
+            role
+        };
+        t.row([opt(id), role, text(&m["raft_addr"]), text(&m["http_addr"])]);
+    }
+    format!(
+        "answered by server {}; leader {}; term {}; last applied {}\n\n{}",
+        opt(c["id"].as_u64()),
+        opt(leader),
+        opt(c["term"].as_u64()),
+        opt(c["last_applied"].as_u64()),
+        t.render()
+    )
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map_or_else(|| "-".to_string(), String::from)
+}
+
+#[cfg(test)]
+#[path = "render_test.rs"]
+mod tests;
