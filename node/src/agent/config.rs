@@ -1,0 +1,67 @@
+//! The agent's settings and the lenient view of published versions it reads from the API.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use convoy_actors::domain::Artifact;
+use serde::Deserialize;
+
+use super::process::TeardownTimes;
+
+/// `GET /v1/resources/{name}`, read leniently: only what the agent needs.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct ResourceDoc {
+    /// Published versions.
+    #[serde(default)]
+    pub versions: Vec<VersionDoc>,
+}
+
+/// One published version, as the agent needs it.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct VersionDoc {
+    /// Number.
+    pub version: u64,
+    /// What to download, if anything.
+    #[serde(default)]
+    pub artifact: Option<Artifact>,
+    /// The port of its `/health`, `/quitquitquit`, `/abortabortabort`.
+    #[serde(default)]
+    pub health_port: Option<u16>,
+}
+
+/// How the agent installs and checks versions.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// Where versions and `state.json` live.
+    pub state_dir: PathBuf,
+    /// Run via `sh -c` to install a version instead of switching `current`.
+    pub install_command: Option<String>,
+    /// Run via `sh -c` after install, torn down when another version replaces it.
+    pub run_command: Option<String>,
+    /// How long a freshly installed version may fail its health check before it counts as failed.
+    pub health_grace: Duration,
+    /// Timeout of one health check.
+    pub health_timeout: Duration,
+    /// Timeout of the install command.
+    pub install_timeout: Duration,
+    /// Wait before a failed version that is still targeted is tried again.
+    pub retry: Duration,
+    /// Teardown waits.
+    pub teardown: TeardownTimes,
+}
+
+impl AgentConfig {
+    /// Defaults for `state_dir` (what the flags default to).
+    pub fn new(state_dir: PathBuf) -> Self {
+        Self {
+            state_dir,
+            install_command: None,
+            run_command: None,
+            health_grace: Duration::from_secs(30),
+            health_timeout: Duration::from_secs(2),
+            install_timeout: Duration::from_secs(600),
+            retry: Duration::from_secs(10),
+            teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The agent's round (report → targets → act) against a fake convoy API: failover past a dead
+//! server and a 503, honest reports, and bad answers that must not crash it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::executor::{AgentConfig, Executor};
+use super::fetch::sha256_hex;
+use super::{once, parse_targets, pause_after};
+use crate::client::{ApiClient, ClientError};
+
+type Handler = dyn Fn(&str, &str, &Value) -> (u16, Value) + Send + Sync;
+
+/// A fake API: `handler(method, path, body)` answers; every request is recorded.
+struct FakeApi {
+    addr: String,
+    seen: Arc<Mutex<Vec<(String, String, Value)>>>,
+}
+
+impl FakeApi {
+    fn start(handler: Box<Handler>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut len = 0usize;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = h.split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let mut body = vec![0u8; len];
+                let _ = reader.read_exact(&mut body);
+                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let mut parts = line.split_whitespace();
+                let (method, path) = (
+                    parts.next().unwrap_or("").to_string(),
+                    parts.next().unwrap_or("").to_string(),
+                );
+                let (status, answer) = handler(&method, &path, &body);
+                log.lock().unwrap().push((method, path, body));
+                let answer = answer.to_string();
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            }
+        });
+        Self { addr, seen }
+    }
+
+    fn reports(&self) -> Vec<Value> {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .filter(|(m, p, _)| m == "POST" && p.ends_with("/report"))
+            .map(|(_, _, b)| b.clone())
+            .collect()
+    }
+}
+
+fn closed_addr() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn rounds_ride_through_a_dead_server_and_a_503_and_report_progress() {
+    let src = tempfile::tempdir().unwrap();
+    let artifact = src.path().join("web-3.tar");
+    std::fs::write(&artifact, "three").unwrap();
+    let url = format!("file://{}", artifact.display());
+    let sha = sha256_hex(b"three");
+    let no_leader = FakeApi::start(Box::new(|_, _, _| {
+        (
+            503,
+            json!({"error": {"code": "no_leader", "message": "no leader yet"}}),
+        )
+    }));
+    let api = FakeApi::start(Box::new(move |method, path, _| match (method, path) {
+        ("POST", "/v1/nodes/n1/report") => (
+            200,
+            json!({"targets": {"web": {"version": 3, "download": true, "install": true}}}),
+        ),
+        ("GET", "/v1/resources/web") => (
+            200,
+            json!({"name": "web", "versions": [{"version": 3, "artifact": {"url": url, "sha256": sha, "size": 5},
+                   "metadata": {}, "depends_on": [], "published_at": 1}]}),
+        ),
+        _ => (
+            404,
+            json!({"error": {"code": "not_found", "message": path}}),
+        ),
+    }));
+    let servers = format!("{},{},{}", closed_addr(), no_leader.addr, api.addr);
+    let client = ApiClient::new(&servers)
+        .unwrap()
+        .with_patience(Duration::from_secs(5));
+    let state = tempfile::tempdir().unwrap();
+    let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
+
+    assert!(
+        once(&client, &mut ex, "n1").await.unwrap(),
+        "the first round makes progress"
+    );
+    assert!(
+        !once(&client, &mut ex, "n1").await.unwrap(),
+        "then nothing changes"
+    );
+    let reports = api.reports();
+    assert_eq!(reports[0], json!({"active": true, "resources": {}}));
+    let last = &reports[1]["resources"]["web"];
+    assert_eq!(last["current"], 3);
+    assert_eq!(last["interested"], true);
+    assert_eq!(last["versions"]["3"]["done"], true);
+    assert_eq!(last["versions"]["3"]["error"], Value::Null);
+    assert_eq!(
+        std::fs::read_to_string(state.path().join("resources/web/current/artifact")).unwrap(),
+        "three"
+    );
+}
+
+#[tokio::test]
+async fn bad_answers_are_survived() {
+    let api = FakeApi::start(Box::new(|method, path, _| match (method, path) {
+        ("POST", _) => (
+            200,
+            json!({"targets": {"web": "garbage", "../etc": {"version": 1, "download": true, "install": true}}}),
+        ),
+        _ => (200, json!(["not", "a", "resource"])),
+    }));
+    let client = ApiClient::new(&api.addr).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
+    assert!(!once(&client, &mut ex, "n1").await.unwrap());
+    assert!(ex.state().resources.is_empty());
+    assert!(parse_targets(&json!("nonsense")).is_empty());
+    assert!(parse_targets(
+        &json!({"targets": {"web": {"version": 2, "download": true, "install": false}}})
+    )
+    .contains_key("web"));
+}
+
+#[tokio::test]
+async fn no_server_at_all_backs_off() {
+    let client = ApiClient::new(&closed_addr())
+        .unwrap()
+        .with_patience(Duration::from_millis(100));
+    let state = tempfile::tempdir().unwrap();
+    let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
+    let outcome = once(&client, &mut ex, "n1").await;
+    assert!(
+        matches!(outcome, Err(ClientError::Unreachable { .. })),
+        "{outcome:?}"
+    );
+    let interval = Duration::from_millis(100);
+    let mut failures = 0;
+    let first = pause_after(outcome, interval, &mut failures);
+    let unreachable = || {
+        Err(ClientError::Unreachable {
+            servers: String::new(),
+            last: String::new(),
+        })
+    };
+    let second = pause_after(unreachable(), interval, &mut failures);
+    assert!(first > interval && second > first, "{first:?} {second:?}");
+    for _ in 0..10 {
+        pause_after(unreachable(), interval, &mut failures);
+    }
+    assert!(pause_after(unreachable(), interval, &mut failures) <= Duration::from_secs(30));
+    assert_eq!(pause_after(Ok(false), interval, &mut failures), interval);
+    assert_eq!(failures, 0);
+}

@@ -1,0 +1,210 @@
+//! What the agent holds on disk (`DIR/state.json`): per resource the current version and each held
+//! version's progress, written atomically so a restarted agent reports honestly.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use convoy_actors::domain::{ResourceReport, VersionProgress};
+use serde::{Deserialize, Serialize};
+
+/// Everything the agent knows about what it holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    /// Per resource name.
+    #[serde(default)]
+    pub resources: BTreeMap<String, ResourceState>,
+}
+
+/// One resource on this node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceState {
+    /// The version the node runs now.
+    #[serde(default)]
+    pub current: Option<u64>,
+    /// Every version it holds (or tried to).
+    #[serde(default)]
+    pub versions: BTreeMap<u64, VersionState>,
+}
+
+/// One held version: the reported progress plus what the agent needs to carry on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VersionState {
+    /// Fetched (or nothing to fetch).
+    #[serde(default)]
+    pub downloaded: bool,
+    /// Installed (it is `current`).
+    #[serde(default)]
+    pub installed: bool,
+    /// Installation finished; success when `error` is empty.
+    #[serde(default)]
+    pub done: bool,
+    /// Why the attempt failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Last health result; `None` before install.
+    #[serde(default)]
+    pub healthy: Option<bool>,
+    /// Whether the version has an artifact file (`artifact` in its version dir).
+    #[serde(default)]
+    pub has_artifact: bool,
+    /// The version's declared health port.
+    #[serde(default)]
+    pub health_port: Option<u16>,
+    /// Wall-clock ms of the last install (the health grace counts from here).
+    #[serde(default)]
+    pub installed_at_ms: Option<u64>,
+    /// Wall-clock ms of the last failure (retries wait from here).
+    #[serde(default)]
+    pub failed_at_ms: Option<u64>,
+}
+
+impl VersionState {
+    /// Finished with an error.
+    pub fn failed(&self) -> bool {
+        self.done && self.error.is_some()
+    }
+
+    /// Records a failed attempt: finished, with `error`.
+    pub fn fail(&mut self, error: String, now_ms: u64) {
+        self.done = true;
+        self.error = Some(error);
+        self.failed_at_ms = Some(now_ms);
+    }
+
+    /// The progress as reported to the server.
+    pub fn progress(&self) -> VersionProgress {
+        VersionProgress {
+            downloaded: self.downloaded,
+            installed: self.installed,
+            done: self.done,
+            error: self.error.clone(),
+            healthy: self.healthy,
+        }
+    }
+}
+
+impl AgentState {
+    /// The state of `resource` at `version`, if held.
+    pub fn version(&self, resource: &str, version: u64) -> Option<&VersionState> {
+        self.resources.get(resource)?.versions.get(&version)
+    }
+
+    /// The state of `resource` at `version`, created empty if absent.
+    pub fn version_mut(&mut self, resource: &str, version: u64) -> &mut VersionState {
+        self.resources
+            .entry(resource.to_string())
+            .or_default()
+            .versions
+            .entry(version)
+            .or_default()
+    }
+
+    /// The current version of `resource`.
+    pub fn current(&self, resource: &str) -> Option<u64> {
+        self.resources.get(resource).and_then(|r| r.current)
+    }
+
+    /// The `resources` part of a report (`POST /v1/nodes/{id}/report`).
+    pub fn report(&self) -> BTreeMap<String, ResourceReport> {
+        self.resources
+            .iter()
+            .map(|(name, r)| {
+                let report = ResourceReport {
+                    interested: Some(true),
+                    current: r.current,
+                    versions: r.versions.iter().map(|(v, s)| (*v, s.progress())).collect(),
+                };
+                (name.clone(), report)
+            })
+            .collect()
+    }
+
+    /// Reads `path`; a missing file is an empty state.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("{} is not a valid agent state: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        }
+    }
+
+    /// Writes `path` atomically: a temp file, fsync, rename, fsync of the directory.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        write_atomic(path, &bytes)
+    }
+}
+
+/// Writes `bytes` to `path` through `path.tmp` and a rename, so readers see the old or the new file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = tmp_path(path);
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")));
+    Ok(())
+}
+
+/// `path` with `.tmp` appended to its file name.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Best-effort fsync of a directory, so a rename inside it survives a crash.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Milliseconds since the Unix epoch (the shell's clock; the planning core takes it as input).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_and_load_round_trip_and_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        assert_eq!(AgentState::load(&path).unwrap(), AgentState::default());
+        let mut s = AgentState::default();
+        s.resources.entry("web".into()).or_default().current = Some(2);
+        let v = s.version_mut("web", 2);
+        v.downloaded = true;
+        v.installed = true;
+        v.done = true;
+        v.healthy = Some(true);
+        s.version_mut("web", 3).fail("sha256 mismatch".into(), 5);
+        s.save(&path).unwrap();
+        assert!(!tmp_path(&path).exists());
+        let back = AgentState::load(&path).unwrap();
+        assert_eq!(back, s);
+        let report = serde_json::to_value(back.report()).unwrap();
+        assert_eq!(report["web"]["current"], 2);
+        assert_eq!(report["web"]["interested"], true);
+        assert_eq!(report["web"]["versions"]["2"]["done"], true);
+        assert_eq!(report["web"]["versions"]["3"]["error"], "sha256 mismatch");
+    }
+
+    #[test]
+    fn a_corrupt_state_file_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        std::fs::write(&path, b"{not json").unwrap();
+        assert!(AgentState::load(&path).is_err());
+    }
+}
