@@ -41,7 +41,8 @@ impl Executor {
         Ok(ex)
     }
 
-    /// What is held, as a state (for tests and reports).
+    /// What is held (tests inspect it).
+    #[cfg(test)]
     pub fn state(&self) -> &AgentState {
         &self.state
     }
