@@ -4,11 +4,12 @@
 //! single-threaded runtimes. Every call here hops onto the raft runtime, so sockets and timers
 //! always belong to the runtime that drives them.
 
-use std::collections::BTreeMap;
 use std::future::Future;
+
+use openraft::async_runtime::WatchReceiver;
 use std::sync::Arc;
 
-use convoy_actors::domain::{ClusterState, Command, NodeReport, Response, Target};
+use convoy_actors::domain::{ClusterState, Command, Response};
 use crate::machine::Machine;
 use convoy_raft::node::ClusterInfo;
 use convoy_raft::{Member, NodeId, RaftNode};
@@ -66,16 +67,6 @@ impl Engine {
             .await??)
     }
 
-    /// Ingests a node's report: only a change reaches the log; answers the node's targets.
-    pub async fn report(&self, report: NodeReport) -> Result<BTreeMap<String, Target>, ApiError> {
-        let node = report.node.clone();
-        let change = self.node.read(|m| m.state().report_changes(&report));
-        if let Some(change) = change {
-            self.propose(Command::ReportNodes(vec![change])).await?;
-        }
-        Ok(self.node.read(|m| m.state().targets(&node)))
-    }
-
     /// `GET /v1/cluster`.
     pub fn cluster_info(&self) -> ClusterInfo {
         self.node.cluster_info()
@@ -95,7 +86,7 @@ impl Engine {
 
     /// Ready when a leader is known and everything this server knows committed is applied.
     pub fn readiness(&self) -> Result<(), String> {
-        let metrics = self.node.raft().metrics().borrow().clone();
+        let metrics = self.node.raft().metrics().borrow_watched().clone();
         if metrics.current_leader.is_none() {
             return Err("no leader is known yet".into());
         }

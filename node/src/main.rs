@@ -5,9 +5,12 @@ mod api;
 mod cli;
 mod client;
 mod config;
+mod demo;
 mod engine;
+mod leader;
 mod machine;
 mod server;
+mod sim;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +28,10 @@ enum Cmd {
     Server(config::ServerArgs),
     /// Run the agent of a fleet machine: report, download, install, health-check.
     Agent(agent::AgentArgs),
+    /// Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill.
+    Demo(demo::DemoArgs),
+    /// Simulate a fleet of N agents in one process, over the real HTTP API.
+    Sim(sim::SimArgs),
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -40,6 +47,8 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Cmd::Server(args) => server::run(args),
         Cmd::Agent(args) => agent::run(args),
+        Cmd::Sim(args) => sim::run(args),
+        Cmd::Demo(args) => demo::run(args),
         Cmd::Client(command) => cli::run(command),
     }
 }

@@ -6,7 +6,12 @@ use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use convoy_raft::RaftNode;
 
+use actix::Actor;
+use convoy_actors::leader::{Supervisor, SupervisorConfig};
+
 use crate::api;
+use crate::api::nodes::Reports;
+use crate::leader::{self, ServerHost};
 use crate::config::ServerArgs;
 use crate::engine::Engine;
 use crate::machine::Machine;
@@ -28,9 +33,23 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     tracing::info!(id, http = %http_addr, raft = %config.raft.raft_addr, "server started");
     let engine = Engine::new(node.clone(), rt.handle().clone());
 
+    let node_timeout = config.node_timeout;
+    let fault_injection = config.fault_injection;
+    if fault_injection {
+        tracing::warn!("fault injection enabled: POST /v1/debug/faults is served (test configuration only)");
+    }
+    let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
+        let supervisor = Supervisor::new(ServerHost::new(engine.clone()), SupervisorConfig { node_timeout }).start();
+        leader::watch(&engine, &handle, supervisor.clone());
         let data = web::Data::new(engine);
-        HttpServer::new(move || App::new().app_data(data.clone()).configure(api::configure))
+        let reports = web::Data::new(Reports::new(supervisor));
+        HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(reports.clone())
+                .configure(|cfg| api::configure(cfg, fault_injection))
+        })
             .workers(2)
             .shutdown_timeout(5)
             .bind(&http_addr)

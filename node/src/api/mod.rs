@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod consumers;
+pub mod debug;
 pub mod deployments;
 pub mod error;
 pub mod groups;
@@ -11,8 +12,11 @@ pub mod resources;
 
 use actix_web::web;
 
-/// Registers every route and the JSON error handlers.
-pub fn configure(cfg: &mut web::ServiceConfig) {
+/// Registers every route (the fault-injection endpoint only when `faults`) and the JSON error handlers.
+pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
+    if faults {
+        cfg.configure(debug::routes);
+    }
     cfg.app_data(web::JsonConfig::default().limit(4 * 1024 * 1024).error_handler(error::json_error))
         .app_data(web::QueryConfig::default().error_handler(error::query_error))
         .app_data(web::PathConfig::default().error_handler(error::path_error))

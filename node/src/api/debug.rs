@@ -1,0 +1,74 @@
+//! Test-only fault injection: `POST /v1/debug/faults` sets this server's outgoing transport
+//! faults (blocked peers, drops, delays). Served only with `enable_fault_injection = true`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use actix_web::{web, HttpResponse};
+use convoy_raft::network::fault::FaultRule;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/debug/faults", web::post().to(set_faults));
+}
+
+/// A lossy or slow link to one peer.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Link {
+    #[serde(default)]
+    drop_probability: f64,
+    #[serde(default)]
+    delay_ms: u64,
+    #[serde(default)]
+    jitter_ms: u64,
+}
+
+/// The whole fault policy of this server; it replaces the previous one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Faults {
+    /// Peers this server cannot send to (a one-way partition).
+    #[serde(default)]
+    blocked: Vec<u64>,
+    /// Lossy or slow links by peer id.
+    #[serde(default)]
+    links: BTreeMap<u64, Link>,
+}
+
+async fn set_faults(engine: web::Data<Engine>, body: web::Json<Faults>) -> Result<HttpResponse, ApiError> {
+    let faults = body.into_inner();
+    for (peer, link) in &faults.links {
+        if !(0.0..=1.0).contains(&link.drop_probability) {
+            return Err(ApiError::BadRequest(format!(
+                "links.{peer}.drop_probability = {} is not in [0, 1]",
+                link.drop_probability
+            )));
+        }
+    }
+    let shared = engine.node().network().fault_policy();
+    let mut policy = shared
+        .write()
+        .map_err(|_| ApiError::Internal("fault policy lock poisoned".into()))?;
+    policy.clear_all();
+    for (peer, link) in faults.links {
+        policy.set(
+            peer,
+            FaultRule {
+                blocked: false,
+                drop_probability: link.drop_probability,
+                delay: Duration::from_millis(link.delay_ms),
+                jitter: Duration::from_millis(link.jitter_ms),
+            },
+        );
+    }
+    for peer in faults.blocked {
+        policy.block(peer);
+    }
+    tracing::warn!(policy = ?*policy, "fault injection policy changed");
+    Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ok"})))
+}

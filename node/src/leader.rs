@@ -1,0 +1,87 @@
+//! Wires the leader's actors to this server: the [`Host`] they propose and read through, and the
+//! watchers that tell the supervisor about leadership and applied-state changes.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix::Addr;
+use convoy_actors::domain::{ClusterState, Command, Response, Timestamp};
+use convoy_actors::leader::messages::{Leadership, StateChanged};
+use convoy_actors::leader::{Host, ProposeError, Supervisor};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use openraft::async_runtime::WatchReceiver;
+use openraft::ServerState;
+
+use crate::api::error::ApiError;
+use crate::engine::Engine;
+
+/// The actors' view of this server: proposals go through the replicated log.
+pub struct ServerHost {
+    engine: Engine,
+}
+
+impl ServerHost {
+    /// A host over `engine`.
+    pub fn new(engine: Engine) -> Arc<Self> {
+        Arc::new(Self { engine })
+    }
+}
+
+impl Host for ServerHost {
+    fn propose(&self, command: Command) -> BoxFuture<'static, Result<Response, ProposeError>> {
+        let engine = self.engine.clone();
+        async move {
+            engine.propose(command).await.map_err(|e| match e {
+                ApiError::BadRequest(m) | ApiError::NotFound(m) | ApiError::Conflict(m) => ProposeError::Refused(m),
+                other => ProposeError::Unavailable(other.to_string()),
+            })
+        }
+        .boxed()
+    }
+
+    fn read(&self, f: &mut dyn FnMut(&ClusterState)) {
+        self.engine.node().read(|m| f(m.state()));
+    }
+
+    fn now_ms(&self) -> Timestamp {
+        wall_ms()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Forwards leadership changes and applied-state changes to the supervisor, from the raft
+/// runtime. State changes are coalesced: at most one notification per 5 ms.
+pub fn watch(engine: &Engine, rt: &tokio::runtime::Handle, supervisor: Addr<Supervisor>) {
+    let mut metrics = engine.node().metrics();
+    let sup = supervisor.clone();
+    rt.spawn(async move {
+        let mut was_leader = false;
+        loop {
+            let is_leader = metrics.borrow_and_update().state == ServerState::Leader;
+            if is_leader != was_leader {
+                tracing::info!(leader = is_leader, "leadership changed");
+                sup.do_send(Leadership(is_leader));
+                was_leader = is_leader;
+            }
+            if metrics.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut applied = engine.node().applied().subscribe();
+    rt.spawn(async move {
+        while applied.changed().await.is_ok() {
+            let index = *applied.borrow_and_update();
+            supervisor.do_send(StateChanged(index));
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+}
