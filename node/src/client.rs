@@ -45,16 +45,6 @@ pub enum ClientError {
     NoServers,
 }
 
-impl ClientError {
-    /// The HTTP status, when the server answered.
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            ClientError::Api { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
-}
-
 /// A client of one convoy cluster.
 #[derive(Debug)]
 pub struct ApiClient {
@@ -138,7 +128,7 @@ impl ApiClient {
         let deadline = Instant::now() + self.patience;
         let n = self.servers.len();
         let mut attempt = 0usize;
-        let mut last = String::new();
+        let mut last;
         loop {
             let index = (self.preferred.load(Ordering::Relaxed) + attempt) % n;
             let server = &self.servers[index];

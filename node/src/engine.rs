@@ -90,7 +90,7 @@ impl Engine {
         if metrics.current_leader.is_none() {
             return Err("no leader is known yet".into());
         }
-        let committed = metrics.committed.as_ref().map(|l| l.index).unwrap_or(0);
+        let committed = metrics.local_committed.as_ref().map(|l| l.index).unwrap_or(0);
         let applied = self.node.applied().last_applied();
         if applied < committed {
             return Err(format!("applied {applied} of {committed} committed entries"));

@@ -53,5 +53,9 @@ openraft::declare_raft_types!(
         Node = Member,
 );
 
-/// Shorthand for openraft's Raft handle with convoy's types.
-pub type Raft = openraft::Raft<TypeConfig>;
+/// The bytes of a snapshot, as stored, sent and installed: `SnapshotData` of both the state
+/// machine store and the network.
+pub type SnapshotBytes = Vec<u8>;
+
+/// Shorthand for openraft's Raft handle with convoy's types; `SM` is the state machine store.
+pub type Raft<SM> = openraft::Raft<TypeConfig, SM>;

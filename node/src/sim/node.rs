@@ -96,6 +96,7 @@ impl SimNode {
     }
 
     /// The version of `resource` it runs.
+    #[cfg(test)]
     pub fn current(&self, resource: &str) -> Option<u64> {
         self.resources.get(resource).and_then(|r| r.current)
     }

@@ -1,1 +1,611 @@
-//! placeholder
+//! The client side of the transport: openraft's network factory and per-peer clients over pooled,
+//! authenticated TCP connections, plus [`Network::call_client`] for forwarding to the leader.
+//!
+//! Every RPC runs under one deadline covering connect, handshake, request and response. A
+//! connection is returned to its peer's pool only after a complete exchange; any error drops it,
+//! and the next call dials afresh. Connection failures map to openraft's `Unreachable` (so the
+//! core backs off), deadlines to `Timeout`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io::Cursor;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use openraft::type_config::alias::{SnapshotOf, VoteOf};
+use openraft::error::{
+    NetworkError, RPCError, ReplicationClosed, StreamingError, Timeout, Unreachable,
+};
+use openraft::network::{Backoff, RPCOption, RaftNetworkFactory, RaftNetworkV2};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
+    TransferLeaderResponse, VoteRequest, VoteResponse,
+};
+use openraft::{OptionalSend, RPCTypes};
+use tokio::net::TcpStream;
+
+use super::auth::{self, AuthError};
+use super::fault::{FaultAction, FaultPolicy, SharedFaultPolicy};
+use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+use super::{ClientError, ClientRequest, ClientResponse, RpcRequest, RpcResponse};
+use crate::types::{Member, NodeId, TypeConfig};
+
+/// Snapshot data the transport can ship: convertible to and from the bytes on the wire.
+///
+/// The network's `SnapshotData` must equal the state machine's, so the transport is generic over
+/// it; implemented for `Vec<u8>` and `Cursor<Vec<u8>>`.
+pub trait SnapshotBytes: Send + Sync + 'static {
+    /// The bytes to send.
+    fn into_snapshot_bytes(self) -> Vec<u8>;
+    /// Rebuilds the snapshot data from received bytes.
+    fn from_snapshot_bytes(bytes: Vec<u8>) -> Self;
+}
+
+impl SnapshotBytes for Vec<u8> {
+    fn into_snapshot_bytes(self) -> Vec<u8> {
+        self
+    }
+    fn from_snapshot_bytes(bytes: Vec<u8>) -> Self {
+        bytes
+    }
+}
+
+impl SnapshotBytes for Cursor<Vec<u8>> {
+    fn into_snapshot_bytes(self) -> Vec<u8> {
+        self.into_inner()
+    }
+    fn from_snapshot_bytes(bytes: Vec<u8>) -> Self {
+        Cursor::new(bytes)
+    }
+}
+
+/// Timeouts and pool sizes of the client side.
+#[derive(Clone, Debug)]
+pub struct NetworkConfig {
+    /// Longest wait for a TCP connect (within the RPC's deadline).
+    pub connect_timeout: Duration,
+    /// Longest wait for the authentication handshake (within the RPC's deadline).
+    pub handshake_timeout: Duration,
+    /// The default deadline for forwarded client requests (see [`Network::client_timeout`]).
+    pub client_timeout: Duration,
+    /// At most this many idle connections are kept per peer address.
+    pub max_idle_per_peer: usize,
+    /// An idle pooled connection older than this is dropped rather than reused; keep it below
+    /// the server's idle timeout so a reused connection is never one the server is closing.
+    pub idle_expiry: Duration,
+    /// First backoff openraft sleeps after an `Unreachable`; doubles up to `backoff_max`.
+    pub backoff_min: Duration,
+    /// Largest backoff between retries to an unreachable peer.
+    pub backoff_max: Duration,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(1),
+            handshake_timeout: auth::DEFAULT_HANDSHAKE_TIMEOUT,
+            client_timeout: Duration::from_secs(2),
+            max_idle_per_peer: 8,
+            idle_expiry: Duration::from_secs(30),
+            backoff_min: Duration::from_millis(50),
+            backoff_max: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Why an RPC did not get an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// TCP connect to `addr` failed or timed out.
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// The peer address.
+        addr: String,
+        /// The socket error.
+        source: std::io::Error,
+    },
+    /// The peer at `addr` failed authentication (wrong secret, wrong protocol, silence).
+    #[error("handshake with {addr} failed: {source}")]
+    Handshake {
+        /// The peer address.
+        addr: String,
+        /// Why.
+        source: AuthError,
+    },
+    /// Sending the request or reading the response on the connection to `addr` failed.
+    #[error("connection to {addr} failed: {source}")]
+    Frame {
+        /// The peer address.
+        addr: String,
+        /// Why.
+        source: FrameError,
+    },
+    /// No answer from `addr` within the deadline.
+    #[error("rpc to {addr} timed out after {after:?}")]
+    Timeout {
+        /// The peer address.
+        addr: String,
+        /// The deadline.
+        after: Duration,
+    },
+    /// The raft core at `addr` refused the RPC (it is shutting down or failed).
+    #[error("raft at {addr} refused the rpc: {reason}")]
+    Remote {
+        /// The peer address.
+        addr: String,
+        /// What the peer said.
+        reason: String,
+    },
+    /// `addr` answered with a response of the wrong kind.
+    #[error("{addr} answered {expected} with {got}")]
+    UnexpectedResponse {
+        /// The peer address.
+        addr: String,
+        /// The response kind expected.
+        expected: &'static str,
+        /// The response kind received.
+        got: &'static str,
+    },
+    /// The fault policy blocks traffic to node `target` at `addr`.
+    #[error("rpc to node {target} at {addr} blocked by the fault policy")]
+    Blocked {
+        /// The peer address.
+        addr: String,
+        /// The blocked node.
+        target: NodeId,
+    },
+}
+
+impl TransportError {
+    /// True when the RPC ran out of time (the request may or may not have been carried out).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, TransportError::Timeout { .. })
+    }
+
+    /// True when the request certainly never reached the peer's handler (connect refused or
+    /// timed out, failed handshake, blocked by the fault policy): it is safe to retry.
+    pub fn is_connect(&self) -> bool {
+        matches!(
+            self,
+            TransportError::Connect { .. }
+                | TransportError::Handshake { .. }
+                | TransportError::Blocked { .. }
+        )
+    }
+}
+
+fn kind(resp: &RpcResponse) -> &'static str {
+    match resp {
+        RpcResponse::AppendEntries(_) => "AppendEntries",
+        RpcResponse::Vote(_) => "Vote",
+        RpcResponse::Snapshot(_) => "Snapshot",
+        RpcResponse::TransferLeader(_) => "TransferLeader",
+        RpcResponse::Client(_) => "Client",
+        RpcResponse::RaftError(_) => "RaftError",
+    }
+}
+
+/// An authenticated connection resting in the pool.
+struct Conn {
+    stream: TcpStream,
+    idle_since: Instant,
+}
+
+impl Conn {
+    /// A cheap liveness probe: an idle connection must have nothing to read and not be at EOF.
+    fn looks_alive(&self, expiry: Duration) -> bool {
+        if self.idle_since.elapsed() >= expiry {
+            return false;
+        }
+        let mut probe = [0u8; 1];
+        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+}
+
+struct Inner {
+    id: NodeId,
+    secret: Arc<Vec<u8>>,
+    config: NetworkConfig,
+    pool: Mutex<HashMap<String, Vec<Conn>>>,
+    faults: SharedFaultPolicy,
+    /// Node ids by raft address, learned in `new_client`, so faults apply to `call_client` too.
+    ids_by_addr: Mutex<HashMap<String, NodeId>>,
+}
+
+/// The transport's client side: openraft's [`RaftNetworkFactory`] and the forwarding client.
+///
+/// Cheap to clone; clones share the connection pool and the fault policy. `D` is the snapshot
+/// data type of the state machine (see [`SnapshotBytes`]).
+pub struct Network<D = Vec<u8>> {
+    inner: Arc<Inner>,
+    _snapshot: PhantomData<fn() -> D>,
+}
+
+impl<D> Clone for Network<D> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            _snapshot: PhantomData,
+        }
+    }
+}
+
+impl<D> fmt::Debug for Network<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Network")
+            .field("id", &self.inner.id)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D> Network<D> {
+    /// A network authenticating with the cluster `secret`, with [`NetworkConfig::default`].
+    ///
+    /// Timeout errors handed to openraft name the local node as 0; use
+    /// [`Network::with_config`] to give the real id.
+    pub fn new(secret: Arc<Vec<u8>>) -> Self {
+        Self::with_config(0, secret, NetworkConfig::default())
+    }
+
+    /// A network for node `id` authenticating with the cluster `secret`; no fault injected.
+    pub fn with_config(id: NodeId, secret: Arc<Vec<u8>>, config: NetworkConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                id,
+                secret,
+                config,
+                pool: Mutex::new(HashMap::new()),
+                faults: Arc::new(RwLock::new(FaultPolicy::default())),
+                ids_by_addr: Mutex::new(HashMap::new()),
+            }),
+            _snapshot: PhantomData,
+        }
+    }
+
+    /// The fault policy applied to every outgoing RPC; tests write rules into it.
+    pub fn fault_policy(&self) -> SharedFaultPolicy {
+        self.inner.faults.clone()
+    }
+
+    /// The configured default deadline for [`Network::call_client`].
+    pub fn client_timeout(&self) -> Duration {
+        self.inner.config.client_timeout
+    }
+
+    /// Forwards `req` to the server at raft address `addr` and returns its answer.
+    ///
+    /// The outer `Err` is a transport failure (the request may or may not have been carried out
+    /// if it is a timeout); the inner result is the leader's own answer.
+    pub async fn call_client(
+        &self,
+        addr: &str,
+        req: ClientRequest,
+        timeout: Duration,
+    ) -> Result<Result<ClientResponse, ClientError>, TransportError> {
+        let target = self.inner.ids_by_addr.lock().unwrap().get(addr).copied();
+        match self
+            .call(addr, target, &RpcRequest::Client(req), timeout)
+            .await?
+        {
+            RpcResponse::Client(answer) => Ok(answer),
+            RpcResponse::RaftError(reason) => Err(TransportError::Remote {
+                addr: addr.to_string(),
+                reason,
+            }),
+            other => Err(TransportError::UnexpectedResponse {
+                addr: addr.to_string(),
+                expected: "Client",
+                got: kind(&other),
+            }),
+        }
+    }
+
+    /// Sends one request to `addr` and reads its response, all within `timeout`.
+    ///
+    /// `target` (when known) selects the fault rule to apply.
+    pub async fn call(
+        &self,
+        addr: &str,
+        target: Option<NodeId>,
+        req: &RpcRequest,
+        timeout: Duration,
+    ) -> Result<RpcResponse, TransportError> {
+        let action = match target {
+            Some(t) => self.inner.faults.read().unwrap().decide(t),
+            None => FaultAction::Deliver(Duration::ZERO),
+        };
+        let exchange = async {
+            match action {
+                FaultAction::Block => {
+                    return Err(TransportError::Blocked {
+                        addr: addr.to_string(),
+                        target: target.unwrap_or_default(),
+                    })
+                }
+                FaultAction::Drop => std::future::pending::<()>().await,
+                FaultAction::Deliver(delay) if !delay.is_zero() => tokio::time::sleep(delay).await,
+                FaultAction::Deliver(_) => {}
+            }
+            let mut conn = self.checkout(addr).await?;
+            let frame_err = |source| TransportError::Frame {
+                addr: addr.to_string(),
+                source,
+            };
+            write_frame(&mut conn.stream, req)
+                .await
+                .map_err(frame_err)?;
+            let resp: RpcResponse = read_frame(&mut conn.stream, MAX_FRAME_BYTES)
+                .await
+                .map_err(frame_err)?;
+            self.checkin(addr, conn);
+            Ok(resp)
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(TransportError::Timeout {
+                    addr: addr.to_string(),
+                    after: timeout,
+                })
+            })
+    }
+
+    /// Takes a live pooled connection to `addr`, or dials and authenticates a new one.
+    async fn checkout(&self, addr: &str) -> Result<Conn, TransportError> {
+        let expiry = self.inner.config.idle_expiry;
+        {
+            let mut pool = self.inner.pool.lock().unwrap();
+            if let Some(idle) = pool.get_mut(addr) {
+                while let Some(conn) = idle.pop() {
+                    if conn.looks_alive(expiry) {
+                        return Ok(conn);
+                    }
+                }
+            }
+        }
+        let config = &self.inner.config;
+        let connect_err = |source| TransportError::Connect {
+            addr: addr.to_string(),
+            source,
+        };
+        let mut stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| {
+                connect_err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("connect timed out after {:?}", config.connect_timeout),
+                ))
+            })?
+            .map_err(connect_err)?;
+        let _ = stream.set_nodelay(true);
+        auth::client_handshake(&mut stream, &self.inner.secret, config.handshake_timeout)
+            .await
+            .map_err(|source| TransportError::Handshake {
+                addr: addr.to_string(),
+                source,
+            })?;
+        Ok(Conn {
+            stream,
+            idle_since: Instant::now(),
+        })
+    }
+
+    /// Returns a connection after a complete exchange, if the pool has room.
+    fn checkin(&self, addr: &str, mut conn: Conn) {
+        conn.idle_since = Instant::now();
+        let mut pool = self.inner.pool.lock().unwrap();
+        let idle = pool.entry(addr.to_string()).or_default();
+        if idle.len() < self.inner.config.max_idle_per_peer {
+            idle.push(conn);
+        }
+    }
+
+    /// How many idle connections to `addr` are pooled (for tests and metrics).
+    pub fn idle_connections(&self, addr: &str) -> usize {
+        self.inner
+            .pool
+            .lock()
+            .unwrap()
+            .get(addr)
+            .map_or(0, Vec::len)
+    }
+
+    /// Drops every pooled connection (e.g. after the cluster secret changed).
+    pub fn clear_pool(&self) {
+        self.inner.pool.lock().unwrap().clear();
+    }
+}
+
+impl<D: SnapshotBytes> RaftNetworkFactory<TypeConfig> for Network<D> {
+    type Network = PeerClient<D>;
+
+    async fn new_client(&mut self, target: NodeId, node: &Member) -> PeerClient<D> {
+        self.inner
+            .ids_by_addr
+            .lock()
+            .unwrap()
+            .insert(node.raft_addr.clone(), target);
+        PeerClient {
+            net: self.clone(),
+            target,
+            addr: node.raft_addr.clone(),
+        }
+    }
+}
+
+/// What kind of openraft error a transport failure is.
+enum Failure {
+    Timeout(Duration),
+    Unreachable(TransportError),
+    Network(TransportError),
+}
+
+impl From<TransportError> for Failure {
+    fn from(e: TransportError) -> Self {
+        match e {
+            TransportError::Timeout { after, .. } => Failure::Timeout(after),
+            // A garbled or mismatched answer: retrying at once is reasonable.
+            TransportError::UnexpectedResponse { .. }
+            | TransportError::Frame {
+                source: FrameError::Codec(_) | FrameError::TooLarge { .. },
+                ..
+            } => Failure::Network(e),
+            // Refused, reset, closed, unauthenticated, shutting down or partitioned: back off.
+            _ => Failure::Unreachable(e),
+        }
+    }
+}
+
+/// openraft's client for one peer, made by [`Network::new_client`].
+pub struct PeerClient<D = Vec<u8>> {
+    net: Network<D>,
+    target: NodeId,
+    addr: String,
+}
+
+impl<D> fmt::Debug for PeerClient<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerClient")
+            .field("target", &self.target)
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl<D> PeerClient<D> {
+    async fn call(&self, req: RpcRequest, ttl: Duration) -> Result<RpcResponse, Failure> {
+        match self
+            .net
+            .call(&self.addr, Some(self.target), &req, ttl)
+            .await?
+        {
+            RpcResponse::RaftError(reason) => Err(Failure::Unreachable(TransportError::Remote {
+                addr: self.addr.clone(),
+                reason,
+            })),
+            resp => Ok(resp),
+        }
+    }
+
+    fn unexpected(&self, expected: &'static str, got: &RpcResponse) -> Failure {
+        Failure::Network(TransportError::UnexpectedResponse {
+            addr: self.addr.clone(),
+            expected,
+            got: kind(got),
+        })
+    }
+
+    fn rpc_error(&self, action: RPCTypes, failure: Failure) -> RPCError<TypeConfig> {
+        match failure {
+            Failure::Timeout(timeout) => RPCError::Timeout(Timeout {
+                action,
+                id: self.net.inner.id,
+                target: self.target,
+                timeout,
+            }),
+            Failure::Unreachable(e) => RPCError::Unreachable(Unreachable::new(&e)),
+            Failure::Network(e) => RPCError::Network(NetworkError::new(&e)),
+        }
+    }
+
+    async fn vote_like(
+        &self,
+        req: RpcRequest,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let result = match self.call(req, option.soft_ttl()).await {
+            Ok(RpcResponse::Vote(resp)) => return Ok(resp),
+            Ok(other) => self.unexpected("Vote", &other),
+            Err(failure) => failure,
+        };
+        Err(self.rpc_error(RPCTypes::Vote, result))
+    }
+}
+
+impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
+    type SnapshotData = D;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let failure = match self
+            .call(RpcRequest::AppendEntries(rpc), option.soft_ttl())
+            .await
+        {
+            Ok(RpcResponse::AppendEntries(resp)) => return Ok(resp),
+            Ok(other) => self.unexpected("AppendEntries", &other),
+            Err(failure) => failure,
+        };
+        Err(self.rpc_error(RPCTypes::AppendEntries, failure))
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.vote_like(RpcRequest::Vote(rpc), option).await
+    }
+
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.vote_like(RpcRequest::PreVote(rpc), option).await
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: VoteOf<TypeConfig>,
+        snapshot: SnapshotOf<TypeConfig, D>,
+        cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        let req = RpcRequest::FullSnapshot {
+            vote,
+            meta: snapshot.meta,
+            data: snapshot.snapshot.into_snapshot_bytes(),
+        };
+        let failure = tokio::select! {
+            closed = cancel => return Err(StreamingError::Closed(closed)),
+            result = self.call(req, option.soft_ttl()) => match result {
+                Ok(RpcResponse::Snapshot(resp)) => return Ok(resp),
+                Ok(other) => self.unexpected("Snapshot", &other),
+                Err(failure) => failure,
+            },
+        };
+        Err(self.rpc_error(RPCTypes::InstallSnapshot, failure).into())
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let failure = match self
+            .call(RpcRequest::TransferLeader(req), option.soft_ttl())
+            .await
+        {
+            Ok(RpcResponse::TransferLeader(resp)) => return Ok(resp),
+            Ok(other) => self.unexpected("TransferLeader", &other),
+            Err(failure) => failure,
+        };
+        Err(self.rpc_error(RPCTypes::TransferLeader, failure))
+    }
+
+    fn backoff(&self) -> Option<Backoff> {
+        let (min, max) = (
+            self.net.inner.config.backoff_min,
+            self.net.inner.config.backoff_max,
+        );
+        Some(Backoff::new(std::iter::successors(Some(min), move |d| {
+            Some((*d * 2).min(max))
+        })))
+    }
+}

@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod fault;
 pub mod frame;
 pub mod server;
 
@@ -27,9 +28,9 @@ pub enum RpcRequest {
     /// openraft: install a whole snapshot (vote, meta, bytes).
     FullSnapshot {
         /// The sender's vote.
-        vote: openraft::alias::VoteOf<TypeConfig>,
+        vote: openraft::type_config::alias::VoteOf<TypeConfig>,
         /// What the snapshot covers.
-        meta: openraft::alias::SnapshotMetaOf<TypeConfig>,
+        meta: openraft::type_config::alias::SnapshotMetaOf<TypeConfig>,
         /// The snapshot bytes.
         data: Vec<u8>,
     },
@@ -48,8 +49,8 @@ pub enum RpcResponse {
     Vote(openraft::raft::VoteResponse<TypeConfig>),
     /// Answer to [`RpcRequest::FullSnapshot`].
     Snapshot(openraft::raft::SnapshotResponse<TypeConfig>),
-    /// Answer to [`RpcRequest::TransferLeader`].
-    TransferLeader,
+    /// Answer to [`RpcRequest::TransferLeader`]: accepted, or why the target refused it.
+    TransferLeader(openraft::raft::TransferLeaderResponse<TypeConfig>),
     /// Answer to [`RpcRequest::Client`].
     Client(Result<ClientResponse, ClientError>),
     /// The raft core refused the RPC (shutting down, or a fatal error); the message says why.

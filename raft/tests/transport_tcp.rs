@@ -1,0 +1,599 @@
+//! The internal transport over real TCP on loopback: authentication, pooling, hostile input and
+//! timeouts, against a stub raft core and a toy client handler.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use convoy_raft::network::auth;
+use convoy_raft::network::client::{Network, NetworkConfig, TransportError};
+use convoy_raft::network::fault::FaultRule;
+use convoy_raft::network::server::{
+    serve, serve_with, RaftRpcTarget, ServerConfig, TransportServer,
+};
+use convoy_raft::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
+use convoy_raft::types::{Member, NodeId, Reply, TypeConfig};
+use futures::future::BoxFuture;
+use openraft::type_config::alias::{SnapshotMetaOf, VoteOf};
+use openraft::error::RPCError;
+use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
+    TransferLeaderResponse, VoteRequest, VoteResponse,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+const SECRET: &[u8] = b"correct horse battery staple";
+
+/// A raft core that grants every vote, refuses pre-votes and fails everything else.
+struct StubRaft;
+
+impl RaftRpcTarget for StubRaft {
+    async fn append_entries(
+        &self,
+        _rpc: AppendEntriesRequest<TypeConfig>,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, String> {
+        Err("stub raft: no log".into())
+    }
+
+    async fn vote(&self, rpc: VoteRequest<TypeConfig>) -> Result<VoteResponse<TypeConfig>, String> {
+        Ok(VoteResponse::new(rpc.vote, None, true))
+    }
+
+    async fn pre_vote(
+        &self,
+        rpc: VoteRequest<TypeConfig>,
+    ) -> Result<VoteResponse<TypeConfig>, String> {
+        Ok(VoteResponse::new(rpc.vote, None, false))
+    }
+
+    async fn install_full_snapshot(
+        &self,
+        _vote: VoteOf<TypeConfig>,
+        _meta: SnapshotMetaOf<TypeConfig>,
+        _data: Vec<u8>,
+    ) -> Result<SnapshotResponse<TypeConfig>, String> {
+        Err("stub raft: no snapshots".into())
+    }
+
+    async fn transfer_leader(
+        &self,
+        _req: TransferLeaderRequest<TypeConfig>,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, String> {
+        Ok(Ok(()))
+    }
+}
+
+/// Answers proposals with the reversed bytes, read-index with 42, and refuses membership changes.
+struct Echo;
+
+impl ClientHandler for Echo {
+    fn handle(
+        &self,
+        request: ClientRequest,
+    ) -> BoxFuture<'static, Result<ClientResponse, ClientError>> {
+        Box::pin(async move {
+            match request {
+                ClientRequest::Propose(mut bytes) => {
+                    bytes.reverse();
+                    Ok(ClientResponse::Applied(Reply(bytes)))
+                }
+                ClientRequest::ReadIndex => Ok(ClientResponse::ReadIndex(42)),
+                ClientRequest::AddMember { id, .. } => {
+                    Err(ClientError::Invalid(format!("cannot add member {id}")))
+                }
+                ClientRequest::RemoveMember { .. } => Err(ClientError::NotLeader { leader: None }),
+            }
+        })
+    }
+}
+
+struct Server {
+    addr: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    async fn start(secret: &[u8]) -> Server {
+        Server::start_with(secret, ServerConfig::default()).await
+    }
+
+    async fn start_with(secret: &[u8], config: ServerConfig) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve_with(
+            listener,
+            StubRaft,
+            Arc::new(secret.to_vec()),
+            Arc::new(Echo),
+            config,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Server {
+            addr,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(5), &mut self.task)
+            .await
+            .expect("server stops promptly")
+            .expect("server task does not panic");
+    }
+}
+
+fn network(secret: &[u8]) -> Network {
+    Network::with_config(1, Arc::new(secret.to_vec()), NetworkConfig::default())
+}
+
+const T: Duration = Duration::from_secs(2);
+
+/// Asserts that a correct peer is served.
+async fn assert_serves(addr: &str) {
+    let answer = network(SECRET)
+        .call_client(addr, ClientRequest::ReadIndex, T)
+        .await
+        .expect("server still serves correct peers");
+    assert_eq!(answer, Ok(ClientResponse::ReadIndex(42)));
+}
+
+/// Asserts the server closes `stream` (EOF or reset) soon.
+async fn assert_closed(mut stream: TcpStream) {
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buf))
+        .await
+        .expect("server closes the connection instead of waiting");
+    match read {
+        Ok(0) | Err(_) => {}
+        Ok(n) => panic!("expected the connection closed, got {n} bytes"),
+    }
+}
+
+/// An authenticated raw connection, for sending hand-made frames.
+async fn authenticated(addr: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    auth::client_handshake(&mut stream, SECRET, T)
+        .await
+        .unwrap();
+    stream
+}
+
+/// A TCP relay that counts the connections made through it.
+async fn counting_proxy(upstream: String) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    (addr, count)
+}
+
+#[tokio::test]
+async fn client_request_round_trips_over_one_pooled_connection() {
+    let server = Server::start(SECRET).await;
+    let (addr, connections) = counting_proxy(server.addr.clone()).await;
+    let net = network(SECRET);
+
+    let answer = net
+        .call_client(&addr, ClientRequest::Propose(vec![1, 2, 3]), T)
+        .await
+        .unwrap();
+    assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![3, 2, 1]))));
+    for i in 0..20u64 {
+        let answer = net
+            .call_client(
+                &addr,
+                ClientRequest::AddMember {
+                    id: i,
+                    member: Member::default(),
+                },
+                T,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            answer,
+            Err(ClientError::Invalid(format!("cannot add member {i}")))
+        );
+    }
+    assert_eq!(
+        net.call_client(&addr, ClientRequest::ReadIndex, T)
+            .await
+            .unwrap(),
+        Ok(ClientResponse::ReadIndex(42))
+    );
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1,
+        "one connection reused"
+    );
+    assert_eq!(net.idle_connections(&addr), 1);
+
+    // Concurrent calls each take their own connection; all of them go back to the pool.
+    let calls = (0..4).map(|i| {
+        let net = net.clone();
+        let addr = addr.clone();
+        async move {
+            net.call_client(&addr, ClientRequest::Propose(vec![i]), T)
+                .await
+                .unwrap()
+        }
+    });
+    for (i, answer) in futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![i as u8]))));
+    }
+    assert!(connections.load(Ordering::SeqCst) <= 4);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn dropped_connection_is_replaced_on_the_next_call() {
+    let server = Server::start_with(
+        SECRET,
+        ServerConfig {
+            idle_timeout: Duration::from_millis(100),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let net = network(SECRET);
+    assert_serves(&server.addr).await;
+    net.call_client(&server.addr, ClientRequest::ReadIndex, T)
+        .await
+        .unwrap()
+        .unwrap();
+    // The server closes the idle pooled connection; the client must notice and redial.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answer = net
+        .call_client(&server.addr, ClientRequest::ReadIndex, T)
+        .await
+        .expect("a closed pooled connection is not reused");
+    assert_eq!(answer, Ok(ClientResponse::ReadIndex(42)));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn peer_with_wrong_secret_is_rejected_and_server_keeps_serving() {
+    let server = Server::start(SECRET).await;
+    let intruder = network(b"wrong secret");
+    for _ in 0..3 {
+        let err = intruder
+            .call_client(&server.addr, ClientRequest::Propose(vec![1]), T)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, TransportError::Handshake { .. }), "{err}");
+        assert!(err.to_string().contains(&server.addr), "{err}");
+    }
+    assert_eq!(intruder.idle_connections(&server.addr), 0);
+    assert_serves(&server.addr).await;
+
+    // A client checks the server too: an impostor without the secret is refused.
+    let impostor = Server::start(b"impostor").await;
+    let err = network(SECRET)
+        .call_client(&impostor.addr, ClientRequest::ReadIndex, T)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TransportError::Handshake { .. }), "{err}");
+    impostor.stop().await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn garbage_frame_closes_the_connection_and_server_keeps_serving() {
+    let server = Server::start(SECRET).await;
+
+    // Garbage after authenticating: a 4-byte body that is no RpcRequest.
+    let mut stream = authenticated(&server.addr).await;
+    stream
+        .write_all(&[0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff])
+        .await
+        .unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+
+    // Garbage instead of a handshake (someone speaking HTTP to the raft port).
+    let mut stream = TcpStream::connect(&server.addr).await.unwrap();
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+
+    // A frame truncated by the peer hanging up mid-body.
+    let mut stream = authenticated(&server.addr).await;
+    stream.write_all(&[0, 0, 1, 0, 1, 2, 3]).await.unwrap();
+    drop(stream);
+    assert_serves(&server.addr).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn oversized_length_prefix_closes_the_connection_and_server_keeps_serving() {
+    let server = Server::start(SECRET).await;
+
+    let mut stream = authenticated(&server.addr).await;
+    stream.write_all(&[0xff, 0xff, 0xff, 0xff]).await.unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+
+    // Before authentication the cap is tiny: 1 KiB is already too much for a handshake.
+    let mut stream = TcpStream::connect(&server.addr).await.unwrap();
+    stream.write_all(&1024u32.to_be_bytes()).await.unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn silent_client_is_dropped_after_the_handshake_timeout() {
+    let server = Server::start_with(
+        SECRET,
+        ServerConfig {
+            handshake_timeout: Duration::from_millis(200),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let stream = TcpStream::connect(&server.addr).await.unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn connections_beyond_the_limit_are_refused_without_stalling() {
+    let server = Server::start_with(
+        SECRET,
+        ServerConfig {
+            max_connections: 2,
+            handshake_timeout: Duration::from_secs(30),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    // Two silent clients hold both slots; a third connection is closed at once.
+    let a = TcpStream::connect(&server.addr).await.unwrap();
+    let b = TcpStream::connect(&server.addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut c = TcpStream::connect(&server.addr).await.unwrap();
+    let mut challenge = [0u8; 4];
+    let read = tokio::time::timeout(Duration::from_secs(3), c.read(&mut challenge)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
+    drop((a, b));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_serves(&server.addr).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn rpc_to_an_unresponsive_server_times_out_in_time() {
+    // Accepts connections (the kernel does, via the backlog) but never says a word.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let timeout = Duration::from_millis(300);
+    let start = Instant::now();
+    let err = network(SECRET)
+        .call_client(&addr, ClientRequest::ReadIndex, timeout)
+        .await
+        .unwrap_err();
+    let took = start.elapsed();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        took >= timeout && took < timeout + Duration::from_millis(500),
+        "{took:?}"
+    );
+    drop(listener);
+}
+
+#[tokio::test]
+async fn connection_refused_fails_fast_as_connect_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    let start = Instant::now();
+    let err = network(SECRET)
+        .call_client(&addr, ClientRequest::ReadIndex, T)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, TransportError::Connect { .. }), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+fn vote_request(term: u64, candidate: NodeId) -> VoteRequest<TypeConfig> {
+    VoteRequest::new(
+        VoteOf::<TypeConfig>::new(term, candidate),
+        None,
+    )
+}
+
+async fn peer_client(net: &Network, target: NodeId, addr: &str) -> impl RaftNetworkV2<TypeConfig> {
+    let mut factory = net.clone();
+    let member = Member {
+        raft_addr: addr.to_string(),
+        http_addr: String::new(),
+    };
+    factory.new_client(target, &member).await
+}
+
+#[tokio::test]
+async fn raft_rpcs_reach_the_core_and_errors_map_to_openraft() {
+    let server = Server::start(SECRET).await;
+    let net = network(SECRET);
+    let mut peer = peer_client(&net, 2, &server.addr).await;
+    let option = RPCOption::new(Duration::from_secs(2));
+
+    let granted = peer.vote(vote_request(3, 1), option.clone()).await.unwrap();
+    assert!(granted.vote_granted);
+    let pre = peer
+        .pre_vote(vote_request(4, 1), option.clone())
+        .await
+        .unwrap();
+    assert!(!pre.vote_granted);
+    let transfer =
+        TransferLeaderRequest::new(VoteOf::<TypeConfig>::new(3, 1), 2, None);
+    assert_eq!(
+        peer.transfer_leader(transfer, option.clone())
+            .await
+            .unwrap(),
+        Ok(())
+    );
+
+    // The core's refusal comes back as Unreachable (openraft backs off).
+    let append = AppendEntriesRequest {
+        vote: VoteOf::<TypeConfig>::new(3, 1),
+        prev_log_id: None,
+        entries: vec![],
+        leader_commit: None,
+    };
+    let err = peer
+        .append_entries(append, option.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RPCError::Unreachable(_)), "{err}");
+
+    // Wrong secret: Unreachable too.
+    let mut intruder = peer_client(&network(b"nope"), 2, &server.addr).await;
+    let err = intruder
+        .vote(vote_request(3, 1), option.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RPCError::Unreachable(_)), "{err}");
+
+    // A black hole: Timeout within the soft ttl.
+    let hole = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut lost = peer_client(&net, 3, &hole.local_addr().unwrap().to_string()).await;
+    let short = RPCOption::new(Duration::from_millis(400));
+    let start = Instant::now();
+    let err = lost
+        .vote(vote_request(3, 1), short.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RPCError::Timeout(_)), "{err}");
+    assert!(start.elapsed() < short.hard_ttl(), "{:?}", start.elapsed());
+    assert!(lost.backoff().is_some());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn fault_policy_blocks_drops_and_delays_per_target() {
+    let server = Server::start(SECRET).await;
+    let net = network(SECRET);
+    let mut to_2 = peer_client(&net, 2, &server.addr).await;
+    let mut to_3 = peer_client(&net, 3, &server.addr).await;
+    let option = RPCOption::new(Duration::from_millis(400));
+
+    net.fault_policy().write().unwrap().block(2);
+    let start = Instant::now();
+    let err = to_2
+        .vote(vote_request(1, 1), option.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RPCError::Unreachable(_)), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_millis(100),
+        "blocked fails at once"
+    );
+    to_3.vote(vote_request(1, 1), option.clone()).await.unwrap();
+    net.fault_policy().write().unwrap().unblock(2);
+    to_2.vote(vote_request(1, 1), option.clone()).await.unwrap();
+
+    net.fault_policy().write().unwrap().set(
+        2,
+        FaultRule {
+            drop_probability: 1.0,
+            ..FaultRule::default()
+        },
+    );
+    let err = to_2
+        .vote(vote_request(1, 1), option.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RPCError::Timeout(_)), "{err}");
+
+    let delay = Duration::from_millis(150);
+    net.fault_policy().write().unwrap().set(
+        2,
+        FaultRule {
+            delay,
+            jitter: Duration::from_millis(20),
+            ..FaultRule::default()
+        },
+    );
+    let start = Instant::now();
+    to_2.vote(vote_request(1, 1), option.clone()).await.unwrap();
+    assert!(start.elapsed() >= delay);
+
+    net.fault_policy().write().unwrap().clear_all();
+    let start = Instant::now();
+    to_2.vote(vote_request(1, 1), option).await.unwrap();
+    assert!(start.elapsed() < delay);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn serve_with_defaults_stops_on_shutdown() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve(
+        listener,
+        StubRaft,
+        Arc::new(SECRET.to_vec()),
+        Arc::new(Echo),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    assert_serves(&addr).await;
+    // An open authenticated connection must not keep the server alive.
+    let open = authenticated(&addr).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_closed(open).await;
+}
+
+#[tokio::test]
+async fn transport_server_handle_stops_and_closes_connections() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = TransportServer::spawn(
+        listener,
+        StubRaft,
+        Arc::new(SECRET.to_vec()),
+        Arc::new(Echo),
+    );
+    let addr = server.local_addr().unwrap().to_string();
+    assert_serves(&addr).await;
+    let open = authenticated(&addr).await;
+    tokio::time::timeout(Duration::from_secs(2), server.shutdown())
+        .await
+        .unwrap();
+    assert_closed(open).await;
+    assert!(TcpStream::connect(&addr).await.is_err(), "listener closed");
+}
