@@ -92,7 +92,20 @@ impl RaftNetworkFactory<TypeConfig> for NoNet {
 type Raft = openraft::Raft<TypeConfig, SmStore<Kv>>;
 
 async fn start(dir: &Path) -> (Raft, Arc<convoy_raft::sm_store::AppliedState<Kv>>) {
-    let db = open_db(dir).expect("open db");
+    // After a shutdown the old raft core may still be releasing its handle on the DB for a moment:
+    // RocksDB's LOCK is taken again as soon as it is free.
+    let mut attempts = 0;
+    let db = loop {
+        match open_db(dir) {
+            Ok(db) => break db,
+            Err(e) if attempts < 100 => {
+                attempts += 1;
+                let _ = e;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("open db: {e:?}"),
+        }
+    };
     let log = RocksLogStore::new(db.clone());
     let sm = SmStore::<Kv>::open(db).expect("sm store");
     let applied = sm.applied();
