@@ -102,12 +102,20 @@ impl ApiClient {
     }
 
     /// `POST path` with a JSON body.
-    pub async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, ClientError> {
+    pub async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ClientError> {
         self.call(Method::POST, path, Some(body)).await
     }
 
     /// `PUT path` with a JSON body.
-    pub async fn put<B: Serialize + ?Sized, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, ClientError> {
+    pub async fn put<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ClientError> {
         self.call(Method::PUT, path, Some(body)).await
     }
 
@@ -162,14 +170,19 @@ impl ApiClient {
                     last,
                 });
             }
-            if attempt % n == 0 {
+            if attempt.is_multiple_of(n) {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
     }
 }
 
-fn decode<T: DeserializeOwned>(server: &str, path: &str, status: u16, bytes: &[u8]) -> Result<T, ClientError> {
+fn decode<T: DeserializeOwned>(
+    server: &str,
+    path: &str,
+    status: u16,
+    bytes: &[u8],
+) -> Result<T, ClientError> {
     if (200..300).contains(&status) {
         let bytes: &[u8] = if bytes.is_empty() { b"null" } else { bytes };
         return serde_json::from_slice(bytes).map_err(|e| ClientError::Decode {

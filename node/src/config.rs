@@ -175,16 +175,24 @@ impl ServerArgs {
                 flag: "data-dir",
                 env: "CONVOY_DATA_DIR",
             })?;
-        let http_addr = self.http_addr.clone().or(file.http_addr).ok_or(ConfigError::Missing {
-            key: "http_addr",
-            flag: "http-addr",
-            env: "CONVOY_HTTP_ADDR",
-        })?;
-        let raft_addr = self.raft_addr.clone().or(file.raft_addr).ok_or(ConfigError::Missing {
-            key: "raft_addr",
-            flag: "raft-addr",
-            env: "CONVOY_RAFT_ADDR",
-        })?;
+        let http_addr = self
+            .http_addr
+            .clone()
+            .or(file.http_addr)
+            .ok_or(ConfigError::Missing {
+                key: "http_addr",
+                flag: "http-addr",
+                env: "CONVOY_HTTP_ADDR",
+            })?;
+        let raft_addr = self
+            .raft_addr
+            .clone()
+            .or(file.raft_addr)
+            .ok_or(ConfigError::Missing {
+                key: "raft_addr",
+                flag: "raft-addr",
+                env: "CONVOY_RAFT_ADDR",
+            })?;
         check_addr("http_addr", &http_addr)?;
         check_addr("raft_addr", &raft_addr)?;
         let secret_file = self
@@ -216,7 +224,13 @@ impl ServerArgs {
         let bootstrap = match state.as_str() {
             "new" => true,
             "existing" => false,
-            other => return Err(invalid("initial_cluster_state", other, "expected \"new\" or \"existing\"")),
+            other => {
+                return Err(invalid(
+                    "initial_cluster_state",
+                    other,
+                    "expected \"new\" or \"existing\"",
+                ))
+            }
         };
         let members = match &self.initial_cluster {
             Some(spec) => parse_initial_cluster(spec)?,
@@ -229,7 +243,11 @@ impl ServerArgs {
                 http_addr: m.http_addr,
             };
             if initial_cluster.insert(m.id, member).is_some() {
-                return Err(invalid("initial_cluster", &m.id.to_string(), "duplicate member id"));
+                return Err(invalid(
+                    "initial_cluster",
+                    &m.id.to_string(),
+                    "duplicate member id",
+                ));
             }
         }
         if bootstrap && !initial_cluster.contains_key(&id) {
@@ -243,7 +261,10 @@ impl ServerArgs {
         raft.secret = secret;
         raft.initial_cluster = initial_cluster;
         raft.bootstrap = bootstrap;
-        raft.heartbeat_ms = self.heartbeat_ms.or(file.heartbeat_ms).unwrap_or(raft.heartbeat_ms);
+        raft.heartbeat_ms = self
+            .heartbeat_ms
+            .or(file.heartbeat_ms)
+            .unwrap_or(raft.heartbeat_ms);
         let min = self
             .election_timeout_min_ms
             .or(file.election_timeout_min_ms)
@@ -260,18 +281,35 @@ impl ServerArgs {
             ));
         }
         raft.election_timeout_ms = (min, max);
-        let every = self.snapshot_every.or(file.snapshot_every).unwrap_or(raft.snapshot_every);
+        let every = self
+            .snapshot_every
+            .or(file.snapshot_every)
+            .unwrap_or(raft.snapshot_every);
         if every < 10 {
-            return Err(invalid("snapshot_every", &every.to_string(), "must be at least 10"));
+            return Err(invalid(
+                "snapshot_every",
+                &every.to_string(),
+                "must be at least 10",
+            ));
         }
         raft.snapshot_every = every;
-        let node_timeout_ms = self.node_timeout_ms.or(file.node_timeout_ms).unwrap_or(30_000);
+        let node_timeout_ms = self
+            .node_timeout_ms
+            .or(file.node_timeout_ms)
+            .unwrap_or(30_000);
         if node_timeout_ms == 0 {
             return Err(invalid("node_timeout_ms", "0", "must be positive"));
         }
-        let request_timeout_ms = self.request_timeout_ms.or(file.request_timeout_ms).unwrap_or(10_000);
+        let request_timeout_ms = self
+            .request_timeout_ms
+            .or(file.request_timeout_ms)
+            .unwrap_or(10_000);
         if request_timeout_ms < 100 {
-            return Err(invalid("request_timeout_ms", &request_timeout_ms.to_string(), "must be at least 100"));
+            return Err(invalid(
+                "request_timeout_ms",
+                &request_timeout_ms.to_string(),
+                "must be at least 100",
+            ));
         }
         raft.request_timeout = Duration::from_millis(request_timeout_ms);
         Ok(ServerConfig {
@@ -327,13 +365,17 @@ fn parse_initial_cluster(spec: &str) -> Result<Vec<InitialMember>, ConfigError> 
             let parts: Vec<&str> = item.trim().split('=').collect();
             match parts.as_slice() {
                 [id, raft_addr, http_addr] => Ok(InitialMember {
-                    id: id
-                        .parse()
-                        .map_err(|_| invalid("initial_cluster", item, "member id must be a number"))?,
+                    id: id.parse().map_err(|_| {
+                        invalid("initial_cluster", item, "member id must be a number")
+                    })?,
                     raft_addr: raft_addr.to_string(),
                     http_addr: http_addr.to_string(),
                 }),
-                _ => Err(invalid("initial_cluster", item, "expected id=raft_addr=http_addr")),
+                _ => Err(invalid(
+                    "initial_cluster",
+                    item,
+                    "expected id=raft_addr=http_addr",
+                )),
             }
         })
         .collect()

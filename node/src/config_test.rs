@@ -38,7 +38,10 @@ fn reads_the_file_and_resolves_paths_next_to_it() {
     assert_eq!(resolved.raft.secret, b"0123456789abcdef0123");
     assert!(resolved.raft.bootstrap);
     assert_eq!(resolved.raft.initial_cluster.len(), 2);
-    assert_eq!(resolved.raft.initial_cluster[&1].http_addr, "127.0.0.1:8081");
+    assert_eq!(
+        resolved.raft.initial_cluster[&1].http_addr,
+        "127.0.0.1:8081"
+    );
 }
 
 #[test]
@@ -77,13 +80,20 @@ fn refuses_bad_values_naming_the_key() {
         ..base.clone()
     };
     let err = bad_state.resolve().unwrap_err().to_string();
-    assert!(err.contains("initial_cluster_state") && err.contains("maybe"), "{err}");
+    assert!(
+        err.contains("initial_cluster_state") && err.contains("maybe"),
+        "{err}"
+    );
 
     let bad_addr = ServerArgs {
         raft_addr: Some("nowhere".into()),
         ..base.clone()
     };
-    assert!(bad_addr.resolve().unwrap_err().to_string().contains("raft_addr"));
+    assert!(bad_addr
+        .resolve()
+        .unwrap_err()
+        .to_string()
+        .contains("raft_addr"));
 
     let not_founder = ServerArgs {
         id: Some(9),

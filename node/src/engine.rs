@@ -9,8 +9,8 @@ use std::future::Future;
 use openraft::async_runtime::WatchReceiver;
 use std::sync::Arc;
 
-use convoy_actors::domain::{ClusterState, Command, Response};
 use crate::machine::Machine;
+use convoy_actors::domain::{ClusterState, Command, Response};
 use convoy_raft::node::ClusterInfo;
 use convoy_raft::{Member, NodeId, RaftNode};
 
@@ -48,7 +48,9 @@ impl Engine {
     /// Proposes a command through the log; domain refusals come back as API errors.
     pub async fn propose(&self, command: Command) -> Result<Response, ApiError> {
         let node = self.node.clone();
-        let outcome = self.on_raft(async move { node.propose(&command).await }).await??;
+        let outcome = self
+            .on_raft(async move { node.propose(&command).await })
+            .await??;
         outcome.map_err(ApiError::from)
     }
 
@@ -75,13 +77,17 @@ impl Engine {
     /// Adds a server (learner, then voter).
     pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), ApiError> {
         let node = self.node.clone();
-        Ok(self.on_raft(async move { node.add_member(id, member).await }).await??)
+        Ok(self
+            .on_raft(async move { node.add_member(id, member).await })
+            .await??)
     }
 
     /// Removes a server.
     pub async fn remove_member(&self, id: NodeId) -> Result<(), ApiError> {
         let node = self.node.clone();
-        Ok(self.on_raft(async move { node.remove_member(id).await }).await??)
+        Ok(self
+            .on_raft(async move { node.remove_member(id).await })
+            .await??)
     }
 
     /// Ready when a leader is known and everything this server knows committed is applied.
@@ -90,10 +96,16 @@ impl Engine {
         if metrics.current_leader.is_none() {
             return Err("no leader is known yet".into());
         }
-        let committed = metrics.local_committed.as_ref().map(|l| l.index).unwrap_or(0);
+        let committed = metrics
+            .local_committed
+            .as_ref()
+            .map(|l| l.index)
+            .unwrap_or(0);
         let applied = self.node.applied().last_applied();
         if applied < committed {
-            return Err(format!("applied {applied} of {committed} committed entries"));
+            return Err(format!(
+                "applied {applied} of {committed} committed entries"
+            ));
         }
         Ok(())
     }

@@ -33,7 +33,9 @@ impl Host for ServerHost {
         let engine = self.engine.clone();
         async move {
             engine.propose(command).await.map_err(|e| match e {
-                ApiError::BadRequest(m) | ApiError::NotFound(m) | ApiError::Conflict(m) => ProposeError::Refused(m),
+                ApiError::BadRequest(m) | ApiError::NotFound(m) | ApiError::Conflict(m) => {
+                    ProposeError::Refused(m)
+                }
                 other => ProposeError::Unavailable(other.to_string()),
             })
         }

@@ -11,9 +11,9 @@ use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
 use crate::api::nodes::Reports;
-use crate::leader::{self, ServerHost};
 use crate::config::ServerArgs;
 use crate::engine::Engine;
+use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
 
 /// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
@@ -36,11 +36,17 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let node_timeout = config.node_timeout;
     let fault_injection = config.fault_injection;
     if fault_injection {
-        tracing::warn!("fault injection enabled: POST /v1/debug/faults is served (test configuration only)");
+        tracing::warn!(
+            "fault injection enabled: POST /v1/debug/faults is served (test configuration only)"
+        );
     }
     let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
-        let supervisor = Supervisor::new(ServerHost::new(engine.clone()), SupervisorConfig { node_timeout }).start();
+        let supervisor = Supervisor::new(
+            ServerHost::new(engine.clone()),
+            SupervisorConfig { node_timeout },
+        )
+        .start();
         leader::watch(&engine, &handle, supervisor.clone());
         let data = web::Data::new(engine);
         let reports = web::Data::new(Reports::new(supervisor));
@@ -50,13 +56,13 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                 .app_data(reports.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
-            .workers(2)
-            .shutdown_timeout(5)
-            .bind(&http_addr)
-            .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
-            .run()
-            .await
-            .context("http server failed")
+        .workers(2)
+        .shutdown_timeout(5)
+        .bind(&http_addr)
+        .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
+        .run()
+        .await
+        .context("http server failed")
     });
     tracing::info!(id, "stopping");
     rt.block_on(node.shutdown());

@@ -5,11 +5,23 @@ use std::process::Command;
 
 #[test]
 fn help_lists_every_top_level_command() {
-    let out = Command::new(env!("CARGO_BIN_EXE_convoy")).arg("--help").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let help = String::from_utf8_lossy(&out.stdout);
-    for command in ["server", "agent", "sim", "demo", "resource", "consumer", "deploy", "group", "cluster"] {
-        assert!(help.contains(command), "`convoy --help` does not mention {command}:\n{help}");
+    for command in [
+        "server", "agent", "sim", "demo", "resource", "consumer", "deploy", "group", "cluster",
+    ] {
+        assert!(
+            help.contains(command),
+            "`convoy --help` does not mention {command}:\n{help}"
+        );
     }
 }
 

@@ -398,9 +398,7 @@ impl RaftLogStorage<TypeConfig> for RocksLogStore {
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, io::Error> {
         let last_purged_log_id: Option<LogIdOf<TypeConfig>> =
             self.meta(KEY_LAST_PURGED, "last purged log id")?;
-        let last_log_id = self
-            .last_entry_log_id()?
-            .or_else(|| last_purged_log_id.clone());
+        let last_log_id = self.last_entry_log_id()?.or(last_purged_log_id);
         Ok(LogState {
             last_purged_log_id,
             last_log_id,

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
-use openraft::error::ClientWriteError;
 use openraft::async_runtime::WatchReceiver;
+use openraft::error::ClientWriteError;
 use openraft::{ChangeMembers, ReadPolicy, ServerState, SnapshotPolicy};
 use tokio::sync::{mpsc, oneshot};
 
@@ -259,7 +259,8 @@ impl<S: StateMachine> RaftNode<S> {
             ClientResponse::ReadIndex(index) => index,
             other => return Err(unexpected(other)),
         };
-        self.wait_applied(index, self.config.request_timeout).await?;
+        self.wait_applied(index, self.config.request_timeout)
+            .await?;
         Ok(self.applied.read(f))
     }
 
@@ -315,7 +316,10 @@ impl<S: StateMachine> RaftNode<S> {
     }
 
     /// A watch that changes whenever this server's raft metrics change (e.g. leadership).
-    pub fn metrics(&self) -> openraft::alias::WatchReceiverOf<crate::TypeConfig, openraft::RaftMetrics<crate::TypeConfig>> {
+    pub fn metrics(
+        &self,
+    ) -> openraft::alias::WatchReceiverOf<crate::TypeConfig, openraft::RaftMetrics<crate::TypeConfig>>
+    {
         self.raft.metrics()
     }
 
@@ -535,7 +539,10 @@ impl<S: StateMachine> LocalHandler<S> {
 }
 
 impl<S: StateMachine> ClientHandler for LocalHandler<S> {
-    fn handle(&self, request: ClientRequest) -> BoxFuture<'static, Result<ClientResponse, ClientError>> {
+    fn handle(
+        &self,
+        request: ClientRequest,
+    ) -> BoxFuture<'static, Result<ClientResponse, ClientError>> {
         let this = self.clone();
         async move {
             match request {
@@ -549,7 +556,9 @@ impl<S: StateMachine> ClientHandler for LocalHandler<S> {
     }
 }
 
-fn write_error(e: openraft::error::RaftError<crate::TypeConfig, ClientWriteError<crate::TypeConfig>>) -> ClientError {
+fn write_error(
+    e: openraft::error::RaftError<crate::TypeConfig, ClientWriteError<crate::TypeConfig>>,
+) -> ClientError {
     match e.api_error() {
         Some(ClientWriteError::ForwardToLeader(f)) => ClientError::NotLeader {
             leader: f.leader_id.zip(f.leader_node.clone()),
@@ -567,7 +576,15 @@ async fn run_batcher<S: StateMachine>(raft: Raft<SmStore<S>>, mut rx: mpsc::Rece
         let at_ms = now_ms();
         let (proposals, replies): (Vec<_>, Vec<_>) = batch
             .drain(..)
-            .map(|p| (Proposal { at_ms, command: p.command }, p.reply))
+            .map(|p| {
+                (
+                    Proposal {
+                        at_ms,
+                        command: p.command,
+                    },
+                    p.reply,
+                )
+            })
             .unzip();
         match raft.client_write_many(proposals).await {
             Ok(results) => {

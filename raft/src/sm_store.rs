@@ -44,7 +44,7 @@ pub struct SnapshotBody {
 impl SnapshotBody {
     fn meta(&self) -> SnapshotMetaOf<TypeConfig> {
         SnapshotMetaOf::<TypeConfig> {
-            last_log_id: self.last_applied.clone(),
+            last_log_id: self.last_applied,
             last_membership: self.last_membership.clone(),
         }
     }
@@ -72,7 +72,7 @@ pub struct AppliedState<S> {
 impl<S: StateMachine> AppliedState<S> {
     fn new(inner: Inner<S>) -> Self {
         let index = inner.last_applied.as_ref().map_or(0, |id| id.index);
-        let persisted = inner.last_applied.clone();
+        let persisted = inner.last_applied;
         Self {
             inner: RwLock::new(inner),
             index: watch::Sender::new(index),
@@ -100,7 +100,7 @@ impl<S: StateMachine> AppliedState<S> {
 
     /// The id of the last applied log entry, if any.
     pub fn last_applied_log_id(&self) -> Option<LogIdOf<TypeConfig>> {
-        self.lock_read().last_applied.clone()
+        self.lock_read().last_applied
     }
 
     /// The last applied membership.
@@ -128,7 +128,7 @@ impl<S: StateMachine> AppliedState<S> {
     fn snapshot_body(&self) -> SnapshotBody {
         let inner = self.lock_read();
         SnapshotBody {
-            last_applied: inner.last_applied.clone(),
+            last_applied: inner.last_applied,
             last_membership: inner.membership.clone(),
             last_at_ms: inner.last_at_ms,
             state: inner.sm.snapshot(),
@@ -201,7 +201,7 @@ fn persist_snapshot<S>(
             cf: CF_SNAPSHOTS,
             source,
         })?;
-    *persisted = last_log_id.clone();
+    *persisted = *last_log_id;
     Ok(())
 }
 
@@ -284,7 +284,7 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
         &mut self,
     ) -> Result<(Option<LogIdOf<TypeConfig>>, StoredMembershipOf<TypeConfig>), io::Error> {
         let inner = self.applied.lock_read();
-        Ok((inner.last_applied.clone(), inner.membership.clone()))
+        Ok((inner.last_applied, inner.membership.clone()))
     }
 
     async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
@@ -301,7 +301,7 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
                     EntryPayload::Blank => Reply::default(),
                     EntryPayload::Normal(proposal) => apply_proposal(&mut inner, proposal, index),
                     EntryPayload::Membership(membership) => {
-                        inner.membership = StoredMembership::new(Some(log_id.clone()), membership);
+                        inner.membership = StoredMembership::new(Some(log_id), membership);
                         Reply::default()
                     }
                 };
@@ -347,7 +347,7 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
         {
             let mut inner = self.applied.lock_write();
             inner.sm = sm;
-            inner.last_applied = meta.last_log_id.clone();
+            inner.last_applied = meta.last_log_id;
             inner.membership = meta.last_membership.clone();
             inner.last_at_ms = last_at_ms;
         }

@@ -36,7 +36,12 @@ pub struct Proposal {
 
 impl fmt::Display for Proposal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "proposal(at={}ms, {} bytes)", self.at_ms, self.command.len())
+        write!(
+            f,
+            "proposal(at={}ms, {} bytes)",
+            self.at_ms,
+            self.command.len()
+        )
     }
 }
 

@@ -149,7 +149,11 @@ async fn replies_reach_the_writer_and_a_restart_resumes_the_state() {
         let applied_index = applied.last_applied();
         raft.wait(wait)
             .metrics(
-                |m| m.snapshot.is_some_and(|s| s.index == applied_index),
+                |m| {
+                    m.snapshot
+                        .as_ref()
+                        .is_some_and(|s| s.index == applied_index)
+                },
                 "snapshot",
             )
             .await

@@ -14,13 +14,13 @@ use convoy_raft::network::server::{
 use convoy_raft::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
 use convoy_raft::types::{Member, NodeId, Reply, TypeConfig};
 use futures::future::BoxFuture;
-use openraft::type_config::alias::{SnapshotMetaOf, VoteOf};
 use openraft::error::RPCError;
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
     TransferLeaderResponse, VoteRequest, VoteResponse,
 };
+use openraft::type_config::alias::{SnapshotMetaOf, VoteOf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -160,7 +160,10 @@ async fn assert_closed(mut stream: TcpStream) {
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 total += n;
-                assert!(total <= 128, "expected the connection closed, got {total} bytes");
+                assert!(
+                    total <= 128,
+                    "expected the connection closed, got {total} bytes"
+                );
             }
         }
     }
@@ -432,10 +435,7 @@ async fn connection_refused_fails_fast_as_connect_error() {
 }
 
 fn vote_request(term: u64, candidate: NodeId) -> VoteRequest<TypeConfig> {
-    VoteRequest::new(
-        VoteOf::<TypeConfig>::new(term, candidate),
-        None,
-    )
+    VoteRequest::new(VoteOf::<TypeConfig>::new(term, candidate), None)
 }
 
 async fn peer_client(net: &Network, target: NodeId, addr: &str) -> impl RaftNetworkV2<TypeConfig> {
@@ -461,8 +461,7 @@ async fn raft_rpcs_reach_the_core_and_errors_map_to_openraft() {
         .await
         .unwrap();
     assert!(!pre.vote_granted);
-    let transfer =
-        TransferLeaderRequest::new(VoteOf::<TypeConfig>::new(3, 1), 2, None);
+    let transfer = TransferLeaderRequest::new(VoteOf::<TypeConfig>::new(3, 1), 2, None);
     assert_eq!(
         peer.transfer_leader(transfer, option.clone())
             .await

@@ -80,7 +80,10 @@ impl ServerProc {
             .arg("server")
             .arg("--config")
             .arg(&self.config)
-            .env("RUST_LOG", std::env::var("CONVOY_TEST_LOG").unwrap_or_else(|_| "info,openraft=warn".into()))
+            .env(
+                "RUST_LOG",
+                std::env::var("CONVOY_TEST_LOG").unwrap_or_else(|_| "info,openraft=warn".into()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -91,7 +94,9 @@ impl ServerProc {
     }
 
     fn signal(&self, signal: Signal) -> anyhow::Result<()> {
-        let pid = self.pid().ok_or_else(|| anyhow!("server {} is not running", self.id))?;
+        let pid = self
+            .pid()
+            .ok_or_else(|| anyhow!("server {} is not running", self.id))?;
         kill(Pid::from_raw(pid as i32), signal)?;
         Ok(())
     }
@@ -201,7 +206,13 @@ impl Cluster {
             options,
         };
         let founders: Vec<(u64, String, String)> = (1..=n)
-            .map(|id| (id, format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port())))
+            .map(|id| {
+                (
+                    id,
+                    format!("127.0.0.1:{}", free_port()),
+                    format!("127.0.0.1:{}", free_port()),
+                )
+            })
             .collect();
         for (id, raft_addr, http_addr) in &founders {
             cluster.add_server_proc(*id, raft_addr, http_addr, "new", &founders)?;
@@ -282,12 +293,20 @@ impl Cluster {
 
     /// Ids of servers whose processes are running.
     pub fn running(&self) -> Vec<u64> {
-        self.servers.values().filter(|s| s.is_running()).map(|s| s.id).collect()
+        self.servers
+            .values()
+            .filter(|s| s.is_running())
+            .map(|s| s.id)
+            .collect()
     }
 
     /// A client of some running server other than `not`.
     pub fn client_except(&self, not: u64) -> Client {
-        let id = self.running().into_iter().find(|id| *id != not).expect("another running server");
+        let id = self
+            .running()
+            .into_iter()
+            .find(|id| *id != not)
+            .expect("another running server");
         self.server(id).client()
     }
 
@@ -341,7 +360,11 @@ impl Cluster {
     /// Cuts `side` off from the rest, both ways.
     pub async fn partition(&self, side: &[u64]) -> anyhow::Result<()> {
         let all: Vec<u64> = self.servers.keys().copied().collect();
-        let other: Vec<u64> = all.iter().copied().filter(|id| !side.contains(id)).collect();
+        let other: Vec<u64> = all
+            .iter()
+            .copied()
+            .filter(|id| !side.contains(id))
+            .collect();
         for id in self.running() {
             if side.contains(&id) {
                 self.block(id, &other).await?;
@@ -391,6 +414,10 @@ where
 /// `Value` helper: the names in a `GET /v1/resources` answer.
 pub fn names(list: &Value) -> Vec<String> {
     list.as_array()
-        .map(|a| a.iter().filter_map(|r| r["name"].as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["name"].as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }

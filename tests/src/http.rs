@@ -31,19 +31,33 @@ impl Client {
 
     /// `POST path` with a JSON body → (status, JSON body or Null).
     pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
-        let resp = self.http.post(format!("{}{path}", self.base)).json(body).send().await?;
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .json(body)
+            .send()
+            .await?;
         Self::decode(resp).await
     }
 
     /// `PUT path` with a JSON body.
     pub async fn put(&self, path: &str, body: &Value) -> anyhow::Result<(u16, Value)> {
-        let resp = self.http.put(format!("{}{path}", self.base)).json(body).send().await?;
+        let resp = self
+            .http
+            .put(format!("{}{path}", self.base))
+            .json(body)
+            .send()
+            .await?;
         Self::decode(resp).await
     }
 
     /// `DELETE path`.
     pub async fn delete(&self, path: &str) -> anyhow::Result<(u16, Value)> {
-        let resp = self.http.delete(format!("{}{path}", self.base)).send().await?;
+        let resp = self
+            .http
+            .delete(format!("{}{path}", self.base))
+            .send()
+            .await?;
         Self::decode(resp).await
     }
 
@@ -65,7 +79,8 @@ impl Client {
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
         };
         Ok((status, body))
     }

@@ -8,7 +8,8 @@ use serde_json::json;
 
 /// `(method, path)` pairs named in docs/API.md, with `{param}` filled by a placeholder.
 fn documented_routes() -> Vec<(String, String)> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md")).expect("docs/API.md");
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md"))
+        .expect("docs/API.md");
     let mut routes = Vec::new();
     for piece in doc.split('`') {
         let mut words = piece.split_whitespace();
@@ -18,7 +19,12 @@ fn documented_routes() -> Vec<(String, String)> {
         if !["GET", "POST", "PUT", "DELETE"].contains(&method) || !path.starts_with('/') {
             continue;
         }
-        let path = path.split('?').next().unwrap().replace("{id}", "zz-9").replace("{name}", "zz");
+        let path = path
+            .split('?')
+            .next()
+            .unwrap()
+            .replace("{id}", "zz-9")
+            .replace("{name}", "zz");
         let path = path.replace("{resource}", "zz");
         routes.push((method.to_string(), path));
     }
@@ -28,7 +34,10 @@ fn documented_routes() -> Vec<(String, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_route_is_served() -> anyhow::Result<()> {
     let routes = documented_routes();
-    assert!(routes.len() >= 25, "too few routes parsed from docs/API.md: {routes:?}");
+    assert!(
+        routes.len() >= 25,
+        "too few routes parsed from docs/API.md: {routes:?}"
+    );
     let cluster = Cluster::start(1).await?;
     cluster.wait_leader(Duration::from_secs(10)).await?;
     let client = cluster.server(1).client();
@@ -40,7 +49,10 @@ async fn every_documented_route_is_served() -> anyhow::Result<()> {
             _ => client.delete(&path).await?,
         };
         let served = status != 404 || body["error"]["code"].is_string();
-        assert!(served, "{method} {path} is documented but not served: {status} {body}");
+        assert!(
+            served,
+            "{method} {path} is documented but not served: {status} {body}"
+        );
         assert!(status < 500, "{method} {path} failed: {status} {body}");
     }
     Ok(())

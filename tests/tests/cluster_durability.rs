@@ -41,7 +41,11 @@ async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs()))?;
     }
     // The restarted cluster keeps accepting writes.
-    let (status, _) = cluster.server(leader).client().post("/v1/resources", &json!({"name": "after"})).await?;
+    let (status, _) = cluster
+        .server(leader)
+        .client()
+        .post("/v1/resources", &json!({"name": "after"}))
+        .await?;
     assert_eq!(status, 201);
     Ok(())
 }
@@ -54,7 +58,11 @@ async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<(
     };
     let mut cluster = Cluster::start_with(3, options).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    let lagging = cluster.running().into_iter().find(|id| *id != leader).unwrap();
+    let lagging = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .unwrap();
     cluster.server_mut(lagging).kill();
 
     let client = cluster.server(leader).client();
@@ -83,6 +91,9 @@ async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<(
     .await
     .map_err(|e| anyhow::anyhow!("lagging server {lagging}: {e}\n{}", cluster.logs()))?;
     let (_, info) = lagging_client.get("/v1/cluster").await?;
-    assert!(info["snapshot"].as_u64().unwrap_or(0) > 0, "no snapshot installed on {lagging}: {info}");
+    assert!(
+        info["snapshot"].as_u64().unwrap_or(0) > 0,
+        "no snapshot installed on {lagging}: {info}"
+    );
     Ok(())
 }

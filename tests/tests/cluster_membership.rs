@@ -25,7 +25,10 @@ async fn grow_to_five_and_shrink_to_three_under_writes() -> anyhow::Result<()> {
             let mut i = 0usize;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) && i < 2000 {
                 let name = format!("w{i:04}");
-                if let Ok((201, _)) = clients[i % 3].post("/v1/resources", &json!({"name": name})).await {
+                if let Ok((201, _)) = clients[i % 3]
+                    .post("/v1/resources", &json!({"name": name}))
+                    .await
+                {
                     acked.lock().await.push(name);
                 }
                 i += 1;
@@ -37,7 +40,10 @@ async fn grow_to_five_and_shrink_to_three_under_writes() -> anyhow::Result<()> {
         cluster.spawn_joiner(id)?;
         let s = cluster.server(id);
         let (status, body) = admin
-            .post("/v1/cluster/members", &json!({"id": id, "raft_addr": s.raft_addr, "http_addr": s.http_addr}))
+            .post(
+                "/v1/cluster/members",
+                &json!({"id": id, "raft_addr": s.raft_addr, "http_addr": s.http_addr}),
+            )
             .await?;
         assert_eq!(status, 200, "adding {id}: {body}\n{}", cluster.logs());
     }
@@ -56,7 +62,11 @@ async fn grow_to_five_and_shrink_to_three_under_writes() -> anyhow::Result<()> {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.await?;
     let acked = acked.lock().await.clone();
-    assert!(acked.len() > 5, "the writer made too little progress: {}", acked.len());
+    assert!(
+        acked.len() > 5,
+        "the writer made too little progress: {}",
+        acked.len()
+    );
 
     let (_, info) = admin.get("/v1/cluster").await?;
     assert_eq!(info["members"].as_array().unwrap().len(), 3, "{info}");

@@ -11,10 +11,16 @@ use serde_json::json;
 async fn minority_cannot_commit_and_the_cluster_heals() -> anyhow::Result<()> {
     let cluster = Cluster::start(3).await?;
     let old_leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    let majority: Vec<u64> = cluster.running().into_iter().filter(|id| *id != old_leader).collect();
+    let majority: Vec<u64> = cluster
+        .running()
+        .into_iter()
+        .filter(|id| *id != old_leader)
+        .collect();
 
     cluster.partition(&[old_leader]).await?;
-    let new_leader = cluster.wait_leader_among(&majority, Duration::from_secs(10)).await?;
+    let new_leader = cluster
+        .wait_leader_among(&majority, Duration::from_secs(10))
+        .await?;
     assert_ne!(new_leader, old_leader);
 
     // The isolated old leader cannot commit.

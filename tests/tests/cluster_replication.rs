@@ -11,7 +11,11 @@ use serde_json::json;
 async fn three_servers_elect_replicate_and_forward() -> anyhow::Result<()> {
     let cluster = Cluster::start(3).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    let follower = cluster.running().into_iter().find(|id| *id != leader).unwrap();
+    let follower = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .unwrap();
 
     let (status, info) = cluster.server(follower).client().get("/v1/cluster").await?;
     assert_eq!(status, 200);
@@ -29,7 +33,11 @@ async fn three_servers_elect_replicate_and_forward() -> anyhow::Result<()> {
 
     // A consistent read on another follower sees it immediately.
     for id in cluster.running() {
-        let (status, list) = cluster.server(id).client().get("/v1/resources?consistent=true").await?;
+        let (status, list) = cluster
+            .server(id)
+            .client()
+            .get("/v1/resources?consistent=true")
+            .await?;
         assert_eq!(status, 200);
         assert_eq!(names(&list), vec!["web"], "server {id}");
     }
@@ -41,7 +49,10 @@ async fn three_servers_elect_replicate_and_forward() -> anyhow::Result<()> {
         .post("/v1/resources", &json!({"name": "web"}))
         .await?;
     assert_eq!(status, 409, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("web"), "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("web"),
+        "{body}"
+    );
 
     for id in cluster.running() {
         let client = cluster.server(id).client();
@@ -66,7 +77,11 @@ async fn three_servers_elect_replicate_and_forward() -> anyhow::Result<()> {
 async fn sigterm_stops_a_server_cleanly() -> anyhow::Result<()> {
     let mut cluster = Cluster::start(3).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    assert!(cluster.server_mut(leader).terminate(), "server did not exit 0 on SIGTERM:\n{}", cluster.logs());
+    assert!(
+        cluster.server_mut(leader).terminate(),
+        "server did not exit 0 on SIGTERM:\n{}",
+        cluster.logs()
+    );
     let new_leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     assert_ne!(new_leader, leader);
     Ok(())

@@ -31,17 +31,28 @@ async fn fifty_leader_kills_each_recover_within_five_seconds() -> anyhow::Result
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let took = killed_at.elapsed();
-        assert!(ok, "round {round}: no write accepted within 5 s of killing leader {leader}\n{}", cluster.logs());
+        assert!(
+            ok,
+            "round {round}: no write accepted within 5 s of killing leader {leader}\n{}",
+            cluster.logs()
+        );
         worst = worst.max(took);
         acked.push(name);
         cluster.restart(leader)?;
     }
     // Every acknowledged write survived every failover.
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    let (_, list) = cluster.server(leader).client().get("/v1/resources?consistent=true").await?;
+    let (_, list) = cluster
+        .server(leader)
+        .client()
+        .get("/v1/resources?consistent=true")
+        .await?;
     let have = names(&list);
     for name in &acked {
-        assert!(have.contains(name), "acknowledged write {name} lost; have {have:?}");
+        assert!(
+            have.contains(name),
+            "acknowledged write {name} lost; have {have:?}"
+        );
     }
     eprintln!("{KILLS} leader kills; slowest recovery to an acknowledged write: {worst:?}");
     Ok(())

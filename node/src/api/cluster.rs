@@ -29,10 +29,15 @@ struct AddMember {
     http_addr: String,
 }
 
-async fn add_member(engine: web::Data<Engine>, body: web::Json<AddMember>) -> Result<HttpResponse, ApiError> {
+async fn add_member(
+    engine: web::Data<Engine>,
+    body: web::Json<AddMember>,
+) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     if body.id == 0 {
-        return Err(ApiError::BadRequest("member id 0 is invalid: ids start at 1".into()));
+        return Err(ApiError::BadRequest(
+            "member id 0 is invalid: ids start at 1".into(),
+        ));
     }
     let member = Member {
         raft_addr: body.raft_addr,
@@ -42,7 +47,10 @@ async fn add_member(engine: web::Data<Engine>, body: web::Json<AddMember>) -> Re
     Ok(HttpResponse::Ok().json(engine.cluster_info()))
 }
 
-async fn remove_member(engine: web::Data<Engine>, id: web::Path<u64>) -> Result<HttpResponse, ApiError> {
+async fn remove_member(
+    engine: web::Data<Engine>,
+    id: web::Path<u64>,
+) -> Result<HttpResponse, ApiError> {
     engine.remove_member(id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(engine.cluster_info()))
 }

@@ -14,7 +14,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/consumers", web::get().to(list))
         .route("/v1/consumers/{name}", web::get().to(show))
         .route("/v1/consumers/{name}/nodes", web::put().to(update_nodes))
-        .route("/v1/consumers/{name}/subscriptions/{resource}", web::put().to(subscribe));
+        .route(
+            "/v1/consumers/{name}/subscriptions/{resource}",
+            web::put().to(subscribe),
+        );
 }
 
 #[derive(Debug, Deserialize)]
@@ -25,14 +28,25 @@ struct CreateConsumer {
     nodes: Vec<String>,
 }
 
-async fn create(engine: web::Data<Engine>, body: web::Json<CreateConsumer>) -> Result<HttpResponse, ApiError> {
+async fn create(
+    engine: web::Data<Engine>,
+    body: web::Json<CreateConsumer>,
+) -> Result<HttpResponse, ApiError> {
     let CreateConsumer { name, nodes } = body.into_inner();
-    engine.propose(Command::CreateConsumer { name: name.clone(), nodes }).await?;
+    engine
+        .propose(Command::CreateConsumer {
+            name: name.clone(),
+            nodes,
+        })
+        .await?;
     let view = engine.read(false, move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
-async fn list(engine: web::Data<Engine>, q: web::Query<Consistency>) -> Result<HttpResponse, ApiError> {
+async fn list(
+    engine: web::Data<Engine>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(engine.read(q.consistent, |s| s.consumers()).await?))
 }
 
@@ -64,7 +78,11 @@ async fn update_nodes(
     let name = name.into_inner();
     let UpdateNodes { add, remove } = body.into_inner();
     engine
-        .propose(Command::UpdateConsumerNodes { name: name.clone(), add, remove })
+        .propose(Command::UpdateConsumerNodes {
+            name: name.clone(),
+            add,
+            remove,
+        })
         .await?;
     let view = engine.read(false, move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Ok().json(view))

@@ -40,7 +40,10 @@ struct Faults {
     links: BTreeMap<u64, Link>,
 }
 
-async fn set_faults(engine: web::Data<Engine>, body: web::Json<Faults>) -> Result<HttpResponse, ApiError> {
+async fn set_faults(
+    engine: web::Data<Engine>,
+    body: web::Json<Faults>,
+) -> Result<HttpResponse, ApiError> {
     let faults = body.into_inner();
     for (peer, link) in &faults.links {
         if !(0.0..=1.0).contains(&link.drop_probability) {

@@ -2,7 +2,8 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, Response, StatusFilter, Strategy,
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, Response,
+    StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
@@ -66,12 +67,20 @@ impl From<StartBody> for DeploymentSpec {
     }
 }
 
-async fn start(engine: web::Data<Engine>, body: web::Json<StartBody>) -> Result<HttpResponse, ApiError> {
-    match engine.propose(Command::StartDeployment(body.into_inner().into())).await? {
+async fn start(
+    engine: web::Data<Engine>,
+    body: web::Json<StartBody>,
+) -> Result<HttpResponse, ApiError> {
+    match engine
+        .propose(Command::StartDeployment(body.into_inner().into()))
+        .await?
+    {
         Response::DeploymentStarted { id, status } => {
             Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
         }
-        other => Err(ApiError::Internal(format!("unexpected answer to start: {other:?}"))),
+        other => Err(ApiError::Internal(format!(
+            "unexpected answer to start: {other:?}"
+        ))),
     }
 }
 
@@ -88,14 +97,21 @@ struct ListQuery {
     consistent: bool,
 }
 
-async fn list(engine: web::Data<Engine>, q: web::Query<ListQuery>) -> Result<HttpResponse, ApiError> {
+async fn list(
+    engine: web::Data<Engine>,
+    q: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
     let q = q.into_inner();
     let filter = DeploymentFilter {
         consumer: q.consumer,
         resource: q.resource,
         status: q.status,
     };
-    Ok(HttpResponse::Ok().json(engine.read(q.consistent, move |s| s.deployments(&filter)).await?))
+    Ok(HttpResponse::Ok().json(
+        engine
+            .read(q.consistent, move |s| s.deployments(&filter))
+            .await?,
+    ))
 }
 
 fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
@@ -138,8 +154,8 @@ async fn act(
         "rollback" => Command::Rollback { id, message, by },
         other => {
             return Err(ApiError::NotFound(format!(
-                "unknown deployment action {other:?}: expected pause, resume, abort, rollback or pulse"
-            )))
+            "unknown deployment action {other:?}: expected pause, resume, abort, rollback or pulse"
+        )))
         }
     };
     engine.propose(command).await?;
@@ -157,6 +173,8 @@ async fn pulse(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpR
         Response::Pulse { answer, status } => {
             Ok(HttpResponse::Ok().json(serde_json::json!({"status": answer, "state": status})))
         }
-        other => Err(ApiError::Internal(format!("unexpected answer to pulse: {other:?}"))),
+        other => Err(ApiError::Internal(format!(
+            "unexpected answer to pulse: {other:?}"
+        ))),
     }
 }

@@ -80,7 +80,9 @@ impl From<convoy_raft::RaftError> for ApiError {
         use convoy_raft::network::ClientError;
         use convoy_raft::RaftError;
         match e {
-            RaftError::NoLeader(_) | RaftError::Unreachable { .. } => ApiError::Unavailable(e.to_string()),
+            RaftError::NoLeader(_) | RaftError::Unreachable { .. } => {
+                ApiError::Unavailable(e.to_string())
+            }
             RaftError::Client(ClientError::NoLeader | ClientError::NotLeader { .. }) => {
                 ApiError::Unavailable(e.to_string())
             }
@@ -91,16 +93,25 @@ impl From<convoy_raft::RaftError> for ApiError {
 }
 
 /// Turns actix-web's JSON and path extraction failures into the API's error shape.
-pub fn json_error(err: actix_web::error::JsonPayloadError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+pub fn json_error(
+    err: actix_web::error::JsonPayloadError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
     ApiError::BadRequest(format!("invalid JSON body: {err}")).into()
 }
 
 /// Turns query-string extraction failures into the API's error shape.
-pub fn query_error(err: actix_web::error::QueryPayloadError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+pub fn query_error(
+    err: actix_web::error::QueryPayloadError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
     ApiError::BadRequest(format!("invalid query string: {err}")).into()
 }
 
 /// Turns path extraction failures into the API's error shape.
-pub fn path_error(err: actix_web::error::PathError, _req: &actix_web::HttpRequest) -> actix_web::Error {
+pub fn path_error(
+    err: actix_web::error::PathError,
+    _req: &actix_web::HttpRequest,
+) -> actix_web::Error {
     ApiError::BadRequest(format!("invalid path: {err}")).into()
 }

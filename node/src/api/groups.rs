@@ -27,14 +27,25 @@ struct CreateGroup {
     members: Vec<Member>,
 }
 
-async fn create(engine: web::Data<Engine>, body: web::Json<CreateGroup>) -> Result<HttpResponse, ApiError> {
+async fn create(
+    engine: web::Data<Engine>,
+    body: web::Json<CreateGroup>,
+) -> Result<HttpResponse, ApiError> {
     let CreateGroup { name, members } = body.into_inner();
-    engine.propose(Command::CreateGroup { name: name.clone(), members }).await?;
+    engine
+        .propose(Command::CreateGroup {
+            name: name.clone(),
+            members,
+        })
+        .await?;
     let view = engine.read(false, move |s| s.group(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
-async fn list(engine: web::Data<Engine>, q: web::Query<Consistency>) -> Result<HttpResponse, ApiError> {
+async fn list(
+    engine: web::Data<Engine>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(engine.read(q.consistent, |s| s.groups()).await?))
 }
 
@@ -57,13 +68,21 @@ struct StartGroup {
     versions: Option<BTreeMap<String, u64>>,
 }
 
-async fn start(engine: web::Data<Engine>, body: web::Json<StartGroup>) -> Result<HttpResponse, ApiError> {
+async fn start(
+    engine: web::Data<Engine>,
+    body: web::Json<StartGroup>,
+) -> Result<HttpResponse, ApiError> {
     let StartGroup { group, versions } = body.into_inner();
-    match engine.propose(Command::StartGroupDeployment { group, versions }).await? {
+    match engine
+        .propose(Command::StartGroupDeployment { group, versions })
+        .await?
+    {
         Response::GroupDeploymentStarted { id, steps } => {
             Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "steps": steps})))
         }
-        other => Err(ApiError::Internal(format!("unexpected answer to group deploy: {other:?}"))),
+        other => Err(ApiError::Internal(format!(
+            "unexpected answer to group deploy: {other:?}"
+        ))),
     }
 }
 
@@ -79,7 +98,9 @@ async fn show_deployment(
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    let view = engine.read(q.consistent, move |s| s.group_deployment(id)).await?;
+    let view = engine
+        .read(q.consistent, move |s| s.group_deployment(id))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 

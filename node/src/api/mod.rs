@@ -17,13 +17,17 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     if faults {
         cfg.configure(debug::routes);
     }
-    cfg.app_data(web::JsonConfig::default().limit(4 * 1024 * 1024).error_handler(error::json_error))
-        .app_data(web::QueryConfig::default().error_handler(error::query_error))
-        .app_data(web::PathConfig::default().error_handler(error::path_error))
-        .configure(cluster::routes)
-        .configure(resources::routes)
-        .configure(consumers::routes)
-        .configure(nodes::routes)
-        .configure(deployments::routes)
-        .configure(groups::routes);
+    cfg.app_data(
+        web::JsonConfig::default()
+            .limit(4 * 1024 * 1024)
+            .error_handler(error::json_error),
+    )
+    .app_data(web::QueryConfig::default().error_handler(error::query_error))
+    .app_data(web::PathConfig::default().error_handler(error::path_error))
+    .configure(cluster::routes)
+    .configure(resources::routes)
+    .configure(consumers::routes)
+    .configure(nodes::routes)
+    .configure(deployments::routes)
+    .configure(groups::routes);
 }

@@ -39,7 +39,12 @@ impl Reports {
     }
 
     /// Hands a report to the leader's consumer actor; from a follower, forwards it to the leader.
-    async fn ingest(&self, engine: &Engine, report: NodeReport, body: &ReportBody) -> Result<(), ApiError> {
+    async fn ingest(
+        &self,
+        engine: &Engine,
+        report: NodeReport,
+        body: &ReportBody,
+    ) -> Result<(), ApiError> {
         let answer = self
             .supervisor
             .send(Report(report.clone()))
@@ -53,11 +58,18 @@ impl Reports {
                     return Err(ApiError::Unavailable("no leader is known yet".into()));
                 };
                 if leader == engine.node().id() {
-                    return Err(ApiError::Unavailable("leadership is changing; retry".into()));
+                    return Err(ApiError::Unavailable(
+                        "leadership is changing; retry".into(),
+                    ));
                 }
-                let url = format!("http://{}/v1/nodes/{}/report", member.http_addr, report.node);
+                let url = format!(
+                    "http://{}/v1/nodes/{}/report",
+                    member.http_addr, report.node
+                );
                 let response = self.http.post(&url).json(body).send().await.map_err(|e| {
-                    ApiError::Unavailable(format!("cannot forward report to leader {leader} at {url}: {e}"))
+                    ApiError::Unavailable(format!(
+                        "cannot forward report to leader {leader} at {url}: {e}"
+                    ))
                 })?;
                 if response.status().is_success() {
                     Ok(())

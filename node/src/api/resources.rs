@@ -24,14 +24,22 @@ struct CreateResource {
     name: String,
 }
 
-async fn create(engine: web::Data<Engine>, body: web::Json<CreateResource>) -> Result<HttpResponse, ApiError> {
+async fn create(
+    engine: web::Data<Engine>,
+    body: web::Json<CreateResource>,
+) -> Result<HttpResponse, ApiError> {
     let name = body.into_inner().name;
-    engine.propose(Command::CreateResource { name: name.clone() }).await?;
+    engine
+        .propose(Command::CreateResource { name: name.clone() })
+        .await?;
     let view = engine.read(false, move |s| s.resource(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
-async fn list(engine: web::Data<Engine>, q: web::Query<Consistency>) -> Result<HttpResponse, ApiError> {
+async fn list(
+    engine: web::Data<Engine>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
     let views = engine.read(q.consistent, |s| s.resources()).await?;
     Ok(HttpResponse::Ok().json(views))
 }
@@ -88,9 +96,10 @@ async fn publish(
         })
         .await?;
     match response {
-        Response::VersionPublished { resource, version } => {
-            Ok(HttpResponse::Created().json(serde_json::json!({"resource": resource, "version": version})))
-        }
-        other => Err(ApiError::Internal(format!("unexpected answer to publish: {other:?}"))),
+        Response::VersionPublished { resource, version } => Ok(HttpResponse::Created()
+            .json(serde_json::json!({"resource": resource, "version": version}))),
+        other => Err(ApiError::Internal(format!(
+            "unexpected answer to publish: {other:?}"
+        ))),
     }
 }

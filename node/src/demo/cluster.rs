@@ -22,7 +22,10 @@ pub struct Server {
 
 impl Server {
     fn spawn(&mut self) -> anyhow::Result<()> {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)?;
         let child = Command::new(std::env::current_exe()?)
             .arg("server")
             .arg("--config")
@@ -74,7 +77,9 @@ impl LocalCluster {
     /// Writes configs under `dir` and starts three servers.
     pub fn start(dir: &Path) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let secret: String = (0..32).map(|_| format!("{:x}", rand::random::<u8>() % 16)).collect();
+        let secret: String = (0..32)
+            .map(|_| format!("{:x}", rand::random::<u8>() % 16))
+            .collect();
         std::fs::write(dir.join("secret"), secret)?;
         let addrs: Vec<(u64, String, String)> = (1..=3)
             .map(|id| {

@@ -35,7 +35,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let mut cluster = cluster::LocalCluster::start(&dir).context("starting the local cluster")?;
+        let mut cluster =
+            cluster::LocalCluster::start(&dir).context("starting the local cluster")?;
         let outcome = tokio::select! {
             r = script::run(&mut cluster, &args, &dir) => r,
             _ = tokio::signal::ctrl_c() => {

@@ -43,15 +43,26 @@ async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
 }
 
 async fn post(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
-    client.post(path, &body).await.with_context(|| format!("POST {path}"))
+    client
+        .post(path, &body)
+        .await
+        .with_context(|| format!("POST {path}"))
 }
 
 async fn put(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
-    client.put(path, &body).await.with_context(|| format!("PUT {path}"))
+    client
+        .put(path, &body)
+        .await
+        .with_context(|| format!("PUT {path}"))
 }
 
 /// Waits until every node of `consumer` reported running `version` of `resource`.
-async fn wait_fleet(client: &ApiClient, nodes: &[String], resource: &str, version: u64) -> anyhow::Result<()> {
+async fn wait_fleet(
+    client: &ApiClient,
+    nodes: &[String],
+    resource: &str,
+    version: u64,
+) -> anyhow::Result<()> {
     for _ in 0..300 {
         let mut ready = 0;
         for node in nodes {
@@ -80,7 +91,10 @@ fn count(view: &Value, state: &str) -> u64 {
 fn spawn_pulser(client: Arc<ApiClient>, id: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            match client.post::<_, Value>(&format!("/v1/deployments/{id}/pulse"), &json!({})).await {
+            match client
+                .post::<_, Value>(&format!("/v1/deployments/{id}/pulse"), &json!({}))
+                .await
+            {
                 Ok(answer) if answer["status"] == "STOP" => return,
                 _ => {}
             }
@@ -89,22 +103,51 @@ fn spawn_pulser(client: Arc<ApiClient>, id: String) -> tokio::task::JoinHandle<(
     })
 }
 
-pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::Path) -> anyhow::Result<()> {
-    say(&format!("Starting a 3-server convoy cluster under {}", dir.display()));
+pub async fn run(
+    cluster: &mut LocalCluster,
+    args: &DemoArgs,
+    dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    say(&format!(
+        "Starting a 3-server convoy cluster under {}",
+        dir.display()
+    ));
     let client = Arc::new(ApiClient::new(&cluster.addresses())?);
     let leader = wait_leader(&client).await?;
-    println!("    servers {} — leader is server {leader}", cluster.addresses());
+    println!(
+        "    servers {} — leader is server {leader}",
+        cluster.addresses()
+    );
 
     say("Publishing resources and creating consumers");
     let web = node_ids("web", args.web_nodes);
     let api = node_ids("api", (args.web_nodes * 2 / 3).max(1));
     for resource in ["app", "config"] {
         post(&client, "/v1/resources", json!({"name": resource})).await?;
-        post(&client, &format!("/v1/resources/{resource}/versions"), json!({"label": "initial"})).await?;
+        post(
+            &client,
+            &format!("/v1/resources/{resource}/versions"),
+            json!({"label": "initial"}),
+        )
+        .await?;
     }
-    post(&client, "/v1/consumers", json!({"name": "web", "nodes": web})).await?;
-    post(&client, "/v1/consumers", json!({"name": "api", "nodes": api})).await?;
-    println!("    resources app, config at version 1; consumers web ({} nodes), api ({} nodes)", web.len(), api.len());
+    post(
+        &client,
+        "/v1/consumers",
+        json!({"name": "web", "nodes": web}),
+    )
+    .await?;
+    post(
+        &client,
+        "/v1/consumers",
+        json!({"name": "api", "nodes": api}),
+    )
+    .await?;
+    println!(
+        "    resources app, config at version 1; consumers web ({} nodes), api ({} nodes)",
+        web.len(),
+        api.len()
+    );
 
     say("Starting a simulated fleet over the HTTP API");
     let behaviour = Behaviour {
@@ -113,18 +156,48 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
         fail_rate: 0.0,
     };
     let interval = Duration::from_millis(200);
-    let web_fleet = Fleet::spawn(client.clone(), web.clone(), behaviour, interval, Some(("app".into(), 1)));
-    let api_fleet = Fleet::spawn(client.clone(), api.clone(), behaviour, interval, Some(("config".into(), 1)));
+    let web_fleet = Fleet::spawn(
+        client.clone(),
+        web.clone(),
+        behaviour,
+        interval,
+        Some(("app".into(), 1)),
+    );
+    let api_fleet = Fleet::spawn(
+        client.clone(),
+        api.clone(),
+        behaviour,
+        interval,
+        Some(("config".into(), 1)),
+    );
     wait_fleet(&client, &web, "app", 1).await?;
     wait_fleet(&client, &api, "config", 1).await?;
     // Strong subscriptions, pinned while we publish so nothing rolls out on its own yet.
     let rolling = json!({"rolling": {"install_window": 4, "download_window": 8}});
-    put(&client, "/v1/consumers/web/subscriptions/app", json!({"mode": "strong", "strategy": rolling, "pin": 1})).await?;
-    put(&client, "/v1/consumers/api/subscriptions/config", json!({"mode": "strong", "strategy": {"batch": {"sizes": [2, 5]}}, "pin": 1})).await?;
-    println!("    {} nodes report in; web and api subscribe in strong mode", web.len() + api.len());
+    put(
+        &client,
+        "/v1/consumers/web/subscriptions/app",
+        json!({"mode": "strong", "strategy": rolling, "pin": 1}),
+    )
+    .await?;
+    put(
+        &client,
+        "/v1/consumers/api/subscriptions/config",
+        json!({"mode": "strong", "strategy": {"batch": {"sizes": [2, 5]}}, "pin": 1}),
+    )
+    .await?;
+    println!(
+        "    {} nodes report in; web and api subscribe in strong mode",
+        web.len() + api.len()
+    );
 
     say("Coordinated rolling deployment of app v2 on web (install window 4, download window 8, pulse every 3 s)");
-    post(&client, "/v1/resources/app/versions", json!({"label": "v2"})).await?;
+    post(
+        &client,
+        "/v1/resources/app/versions",
+        json!({"label": "v2"}),
+    )
+    .await?;
     let started = post(
         &client,
         "/v1/deployments",
@@ -133,7 +206,10 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
     )
     .await?;
     let id = started["id"].as_str().context("deployment id")?.to_string();
-    println!("    deployment {id} is {} until the first pulse", started["status"].as_str().unwrap_or("?"));
+    println!(
+        "    deployment {id} is {} until the first pulse",
+        started["status"].as_str().unwrap_or("?")
+    );
     let pulser = spawn_pulser(client.clone(), id.clone());
 
     let progress = bar(web.len() as u64, "web app v2");
@@ -143,18 +219,26 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
         let done = count(&view, "succeeded");
         let status = view["status"].as_str().unwrap_or("?").to_string();
         progress.set_position(done);
-        progress.set_message(format!("{status} installing {}", count(&view, "installing")));
+        progress.set_message(format!(
+            "{status} installing {}",
+            count(&view, "installing")
+        ));
         if killed.is_none() && done >= web.len() as u64 / 2 {
             let leader = wait_leader(&client).await?;
             cluster.server_mut(leader).context("leader")?.kill();
-            progress.println(format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"));
+            progress.println(format!(
+                "    ✗ killed the leader, server {leader} (SIGKILL), halfway through"
+            ));
             let new_leader = wait_leader(&client).await?;
             progress.println(format!(
                 "    ✓ server {new_leader} leads now; the deployment state and its pulse countdown carried over"
             ));
             killed = Some(leader);
         }
-        if !view["status"].as_str().is_some_and(|s| s.starts_with("ROLL_") || s.starts_with("ROLLING_")) {
+        if !view["status"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ROLL_") || s.starts_with("ROLLING_"))
+        {
             break status;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -170,20 +254,48 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
     }
 
     say("Group deployment: app v3 on web, then config v2 (which needs app v3) on api");
-    post(&client, "/v1/resources/app/versions", json!({"label": "v3"})).await?;
+    post(
+        &client,
+        "/v1/resources/app/versions",
+        json!({"label": "v3"}),
+    )
+    .await?;
     post(
         &client,
         "/v1/resources/config/versions",
         json!({"label": "v2", "depends_on": [{"resource": "app", "version": 3}]}),
     )
     .await?;
-    post(&client, "/v1/groups", json!({"name": "shop", "members": [
-        {"consumer": "web", "resource": "app"}, {"consumer": "api", "resource": "config"}]})).await?;
-    let group = post(&client, "/v1/group-deployments", json!({"group": "shop", "versions": {"app": 3, "config": 2}})).await?;
-    let gid = group["id"].as_str().context("group deployment id")?.to_string();
+    post(
+        &client,
+        "/v1/groups",
+        json!({"name": "shop", "members": [
+        {"consumer": "web", "resource": "app"}, {"consumer": "api", "resource": "config"}]}),
+    )
+    .await?;
+    let group = post(
+        &client,
+        "/v1/group-deployments",
+        json!({"group": "shop", "versions": {"app": 3, "config": 2}}),
+    )
+    .await?;
+    let gid = group["id"]
+        .as_str()
+        .context("group deployment id")?
+        .to_string();
     // The group holds both subscriptions now: unpin them so they follow the newest versions after.
-    put(&client, "/v1/consumers/web/subscriptions/app", json!({"mode": "strong", "strategy": rolling})).await?;
-    put(&client, "/v1/consumers/api/subscriptions/config", json!({"mode": "strong", "strategy": {"batch": {"sizes": [2, 5]}}})).await?;
+    put(
+        &client,
+        "/v1/consumers/web/subscriptions/app",
+        json!({"mode": "strong", "strategy": rolling}),
+    )
+    .await?;
+    put(
+        &client,
+        "/v1/consumers/api/subscriptions/config",
+        json!({"mode": "strong", "strategy": {"batch": {"sizes": [2, 5]}}}),
+    )
+    .await?;
     let steps = group["steps"].as_array().map(Vec::len).unwrap_or(0);
     println!("    group deployment {gid}: {steps} steps");
     let progress = bar(steps as u64, "shop");
@@ -191,7 +303,11 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
         let view: Value = client.get(&format!("/v1/group-deployments/{gid}")).await?;
         let status = view["status"].as_str().unwrap_or("?").to_string();
         let step = view["current_step"].as_u64().unwrap_or(0);
-        progress.set_position(if status == "SUCCEEDED" { steps as u64 } else { step });
+        progress.set_position(if status == "SUCCEEDED" {
+            steps as u64
+        } else {
+            step
+        });
         let members: Vec<String> = view["steps"]
             .as_array()
             .and_then(|s| s.get(step as usize))
@@ -199,7 +315,15 @@ pub async fn run(cluster: &mut LocalCluster, args: &DemoArgs, dir: &std::path::P
             .map(|items| {
                 items
                     .iter()
-                    .map(|i| format!("{}:{}@{} {}", i["consumer"].as_str().unwrap_or(""), i["resource"].as_str().unwrap_or(""), i["version"], i["status"].as_str().unwrap_or("waiting")))
+                    .map(|i| {
+                        format!(
+                            "{}:{}@{} {}",
+                            i["consumer"].as_str().unwrap_or(""),
+                            i["resource"].as_str().unwrap_or(""),
+                            i["version"],
+                            i["status"].as_str().unwrap_or("waiting")
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();

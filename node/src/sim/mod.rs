@@ -185,18 +185,34 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             .is_ok();
         if !exists {
             client
-                .post::<_, serde_json::Value>("/v1/consumers", &json!({"name": args.consumer, "nodes": nodes}))
+                .post::<_, serde_json::Value>(
+                    "/v1/consumers",
+                    &json!({"name": args.consumer, "nodes": nodes}),
+                )
                 .await
                 .with_context(|| format!("creating consumer {}", args.consumer))?;
-            eprintln!("created consumer {} with {} nodes", args.consumer, nodes.len());
+            eprintln!(
+                "created consumer {} with {} nodes",
+                args.consumer,
+                nodes.len()
+            );
         }
         let behaviour = Behaviour {
             download: Duration::from_millis(args.download_ms),
             install: Duration::from_millis(args.install_ms),
             fail_rate: args.fail_rate,
         };
-        let fleet = Fleet::spawn(client, nodes, behaviour, Duration::from_millis(args.interval_ms), running);
-        eprintln!("simulating {} nodes of {}; Ctrl-C to stop", args.nodes, args.consumer);
+        let fleet = Fleet::spawn(
+            client,
+            nodes,
+            behaviour,
+            Duration::from_millis(args.interval_ms),
+            running,
+        );
+        eprintln!(
+            "simulating {} nodes of {}; Ctrl-C to stop",
+            args.nodes, args.consumer
+        );
         let stats = fleet.stats.clone();
         let mut ticker = tokio::time::interval(Duration::from_secs(5));
         loop {

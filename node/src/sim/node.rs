@@ -103,7 +103,13 @@ impl SimNode {
 
     /// Advances to `now`: finishes work that is due, then starts what the targets allow.
     /// `roll` is a uniform random number in [0, 1) deciding a failure.
-    pub fn step(&mut self, targets: &BTreeMap<String, Target>, now: Duration, behaviour: &Behaviour, roll: f64) {
+    pub fn step(
+        &mut self,
+        targets: &BTreeMap<String, Target>,
+        now: Duration,
+        behaviour: &Behaviour,
+        roll: f64,
+    ) {
         self.finish_due(now, behaviour, roll);
         for (resource, target) in targets {
             if self.busy.contains_key(resource) {
@@ -124,7 +130,9 @@ impl SimNode {
                     );
                 }
                 // Held and installed before (a rollback target): switch back at once.
-                Some(p) if p.installed && target.install && state.current != Some(target.version) => {
+                Some(p)
+                    if p.installed && target.install && state.current != Some(target.version) =>
+                {
                     state.current = Some(target.version);
                 }
                 // Downloaded, not yet installed, and allowed to install.
@@ -162,7 +170,8 @@ impl SimNode {
                     let progress = state.versions.entry(version).or_default();
                     progress.done = true;
                     if roll < behaviour.fail_rate {
-                        progress.error = Some(format!("simulated install failure of version {version}"));
+                        progress.error =
+                            Some(format!("simulated install failure of version {version}"));
                         progress.healthy = Some(false);
                     } else {
                         progress.installed = true;

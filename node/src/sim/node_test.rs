@@ -9,7 +9,14 @@ fn behaviour(fail_rate: f64) -> Behaviour {
 }
 
 fn target(version: u64, download: bool, install: bool) -> BTreeMap<String, Target> {
-    BTreeMap::from([("app".to_string(), Target { version, download, install })])
+    BTreeMap::from([(
+        "app".to_string(),
+        Target {
+            version,
+            download,
+            install,
+        },
+    )])
 }
 
 #[test]
@@ -20,9 +27,16 @@ fn downloads_then_installs_only_when_allowed() {
     node.step(&target(2, true, false), ms(0), &b, 0.5);
     node.step(&target(2, true, false), ms(10), &b, 0.5);
     let v2 = &node.report()["app"].versions[&2];
-    assert!(v2.downloaded && !v2.installed, "downloaded but must not install yet");
+    assert!(
+        v2.downloaded && !v2.installed,
+        "downloaded but must not install yet"
+    );
     node.step(&target(2, true, false), ms(100), &b, 0.5);
-    assert_eq!(node.current("app"), Some(1), "no install without permission");
+    assert_eq!(
+        node.current("app"),
+        Some(1),
+        "no install without permission"
+    );
 
     node.step(&target(2, true, true), ms(100), &b, 0.5);
     node.step(&target(2, true, true), ms(110), &b, 0.5);

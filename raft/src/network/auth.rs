@@ -184,7 +184,11 @@ mod tests {
     ) -> (Result<(), AuthError>, Result<(), AuthError>) {
         let (mut a, mut b) = tokio::io::duplex(1024);
         let t = Duration::from_secs(2);
-        let server = server_handshake(&mut a, server_secret, t);
+        let server = async {
+            let r = server_handshake(&mut a, server_secret, t).await;
+            drop(a);
+            r
+        };
         let client = async {
             let r = client_handshake(&mut b, client_secret, t).await;
             drop(b);

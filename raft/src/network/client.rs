@@ -14,7 +14,6 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::error::{
     NetworkError, RPCError, ReplicationClosed, StreamingError, Timeout, Unreachable,
 };
@@ -23,6 +22,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
     TransferLeaderResponse, VoteRequest, VoteResponse,
 };
+use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{OptionalSend, RPCTypes};
 use tokio::net::TcpStream;
 
