@@ -210,6 +210,13 @@ pub async fn run(
         "    deployment {id} is {} until the first pulse",
         started["status"].as_str().unwrap_or("?")
     );
+    // Hold the subscription at v2 from now on, so the end of d-1 starts nothing on its own.
+    put(
+        &client,
+        "/v1/consumers/web/subscriptions/app",
+        json!({"mode": "strong", "strategy": rolling, "pin": 2}),
+    )
+    .await?;
     let pulser = spawn_pulser(client.clone(), id.clone());
 
     let progress = bar(web.len() as u64, "web app v2");
