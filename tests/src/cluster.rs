@@ -300,6 +300,11 @@ impl Cluster {
             .collect()
     }
 
+    /// Every server's HTTP address (stopped ones too: fleets skip to the next on failure).
+    pub fn http_addrs(&self) -> Vec<String> {
+        self.servers.values().map(|s| s.http_addr.clone()).collect()
+    }
+
     /// A client of some running server other than `not`.
     pub fn client_except(&self, not: u64) -> Client {
         let id = self

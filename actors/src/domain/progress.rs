@@ -262,6 +262,18 @@ impl Deployment {
                     );
                 }
             }
+            // Counted back while an install of the deployment's version was still under way (its
+            // report was overtaken by the rollback), it now runs that version: roll it back again.
+            NodePhase::RolledBack
+                if bits & S_CURRENT != 0
+                    && self.status.is_active()
+                    && !self.status.is_forward() =>
+            {
+                self.nodes[p].phase = NodePhase::RollingBack;
+                self.rb_used += 1;
+                let msg = format!("runs version {} again after counting back", self.version);
+                self.node_event(at, EventKind::Rollback, p, Some(msg));
+            }
             _ => {}
         }
     }

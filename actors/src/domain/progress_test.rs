@@ -224,6 +224,26 @@ fn rollback_restores_from_versions_in_reverse_with_the_window() {
 }
 
 #[test]
+fn a_node_counted_back_mid_install_is_rolled_back_again_when_it_lands_on_the_new_version() {
+    let mut k = Kit::new(4);
+    let id = k.start_with(rolling(2, 1));
+    k.installed(0);
+    k.installed(1);
+    // c-2 and c-3 are installing version 2 but still report version 1 when the rollback starts.
+    k.op(rollback, id).unwrap();
+    assert_eq!(k.phases(id)[3], NodePhase::RolledBack);
+    // c-3's install finishes after all: it runs version 2 again and must come back.
+    k.installed(3);
+    assert_eq!(k.phases(id)[3], NodePhase::RollingBack);
+    let t = k.s.targets("c-3")["r"];
+    assert_eq!((t.version, t.install), (1, true));
+    for i in [3, 2, 1, 0] {
+        k.report(i, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+    }
+    assert_eq!(k.d(id).status, Status::RolledBack);
+}
+
+#[test]
 fn failure_while_rolling_back_fails_the_deployment() {
     let mut k = Kit::new(2);
     let id = k.start_with(|s| {

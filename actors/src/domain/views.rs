@@ -157,6 +157,9 @@ pub struct DeploymentView {
     /// Why held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
+    /// When the last pulse was recorded (leader-stamped ms); the countdown runs from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_pulse_at: Option<Timestamp>,
     /// Settings.
     pub settings: Settings,
     /// Nodes in order.
@@ -380,6 +383,7 @@ impl ClusterState {
             version: d.version,
             status: d.status,
             paused_by: d.paused_by,
+            last_pulse_at: d.last_pulse_at,
             settings: d.settings.clone(),
             nodes,
             events,

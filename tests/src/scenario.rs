@@ -1,0 +1,160 @@
+//! Steps the end-to-end deployment tests share: set up a resource and a consumer over the API, wait for
+//! a simulated fleet to report in, and follow a deployment until a condition holds.
+
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context};
+use serde_json::{json, Value};
+
+use crate::cluster::eventually;
+use crate::http::Client;
+
+/// `POST` that must succeed (2xx); returns the body.
+pub async fn post_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Value> {
+    let (status, answer) = api.post(path, &body).await?;
+    ensure!(
+        (200..300).contains(&status),
+        "POST {path} {body}: {status} {answer}"
+    );
+    Ok(answer)
+}
+
+/// `PUT` that must succeed (2xx); returns the body.
+pub async fn put_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Value> {
+    let (status, answer) = api.put(path, &body).await?;
+    ensure!(
+        (200..300).contains(&status),
+        "PUT {path} {body}: {status} {answer}"
+    );
+    Ok(answer)
+}
+
+/// `GET` that must answer 200; returns the body.
+pub async fn get_ok(api: &Client, path: &str) -> anyhow::Result<Value> {
+    let (status, answer) = api.get(path).await?;
+    ensure!(status == 200, "GET {path}: {status} {answer}");
+    Ok(answer)
+}
+
+/// Creates `resource` with one published version (version 1).
+pub async fn resource_with_v1(api: &Client, resource: &str) -> anyhow::Result<()> {
+    post_ok(api, "/v1/resources", json!({"name": resource})).await?;
+    publish(api, resource, json!({"label": "initial"})).await?;
+    Ok(())
+}
+
+/// Publishes a version of `resource`; returns its number.
+pub async fn publish(api: &Client, resource: &str, body: Value) -> anyhow::Result<u64> {
+    let answer = post_ok(api, &format!("/v1/resources/{resource}/versions"), body).await?;
+    answer["version"]
+        .as_u64()
+        .with_context(|| format!("no version in {answer}"))
+}
+
+/// Creates consumer `name` with nodes `name-0` .. `name-(n-1)`; returns their ids.
+pub async fn consumer(api: &Client, name: &str, n: usize) -> anyhow::Result<Vec<String>> {
+    let nodes: Vec<String> = (0..n).map(|i| format!("{name}-{i}")).collect();
+    post_ok(api, "/v1/consumers", json!({"name": name, "nodes": nodes})).await?;
+    Ok(nodes)
+}
+
+/// Waits until every node has reported running `version` of `resource`.
+pub async fn wait_running(
+    api: &Client,
+    nodes: &[String],
+    resource: &str,
+    version: u64,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    for node in nodes {
+        eventually(timeout, || async move {
+            let (status, view) = api.get(&format!("/v1/nodes/{node}")).await.ok()?;
+            (status == 200 && view["resources"][resource]["current"].as_u64() == Some(version))
+                .then_some(())
+        })
+        .await
+        .with_context(|| format!("{node} never ran {resource} v{version}"))?;
+    }
+    Ok(())
+}
+
+/// The deployment `id`.
+pub async fn deployment(api: &Client, id: &str) -> anyhow::Result<Value> {
+    get_ok(api, &format!("/v1/deployments/{id}")).await
+}
+
+/// Polls deployment `id` until `done` holds for it; fails with its last view after `timeout`.
+pub async fn wait_deployment(
+    api: &Client,
+    id: &str,
+    timeout: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let view = deployment(api, id).await;
+        if let Ok(v) = &view {
+            if done(v) {
+                return Ok(v.clone());
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("deployment {id} not as expected within {timeout:?}; last view: {view:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits for deployment `id` to reach `status`.
+pub async fn wait_status(
+    api: &Client,
+    id: &str,
+    status: &str,
+    timeout: Duration,
+) -> anyhow::Result<Value> {
+    wait_deployment(api, id, timeout, |v| v["status"] == status).await
+}
+
+/// How many of the deployment's nodes are in `state`.
+pub fn count_nodes(view: &Value, state: &str) -> usize {
+    view["nodes"]
+        .as_array()
+        .map(|ns| ns.iter().filter(|n| n["state"] == state).count())
+        .unwrap_or(0)
+}
+
+/// The node ids of the deployment's events with `action`, in event order.
+pub fn event_nodes(view: &Value, action: &str) -> Vec<String> {
+    view["events"]
+        .as_array()
+        .map(|es| {
+            es.iter()
+                .filter(|e| e["action"] == action)
+                .filter_map(|e| e["node"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The time of the first event entering `status`.
+pub fn status_at(view: &Value, status: &str) -> Option<u64> {
+    view["events"]
+        .as_array()?
+        .iter()
+        .find(|e| e["status"] == status)
+        .and_then(|e| e["at"].as_u64())
+}
+
+/// Every node's `current` version of `resource`, as the servers know it.
+pub async fn currents(
+    api: &Client,
+    nodes: &[String],
+    resource: &str,
+) -> anyhow::Result<Vec<Option<u64>>> {
+    let mut out = Vec::new();
+    for node in nodes {
+        let view = get_ok(api, &format!("/v1/nodes/{node}")).await?;
+        out.push(view["resources"][resource]["current"].as_u64());
+    }
+    Ok(out)
+}
