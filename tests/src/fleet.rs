@@ -27,10 +27,10 @@ pub struct Span {
     pub version: u64,
     /// What kind of work.
     pub phase: Phase,
-    /// When the node received the permission.
-    pub start: Instant,
+    /// When the node received the permission (wall-clock ms, comparable with leader-stamped times).
+    pub start: u64,
     /// When the node finished (before it reported it); `None` while running.
-    pub end: Option<Instant>,
+    pub end: Option<u64>,
 }
 
 /// How the fleet behaves.
@@ -74,6 +74,32 @@ struct Progress {
     installed: bool,
     done: bool,
     error: Option<String>,
+}
+
+/// Wall-clock milliseconds, the unit of the servers' event times.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64
+}
+
+/// The most intervals `[start, end]` open at one instant (`None`: still open). An interval ending
+/// in the millisecond another starts does not overlap it.
+pub fn max_overlap(intervals: impl IntoIterator<Item = (u64, Option<u64>)>) -> usize {
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for (start, end) in intervals {
+        edges.push((start, 1));
+        edges.push((end.unwrap_or(u64::MAX), -1));
+    }
+    // At equal instants the end sorts first.
+    edges.sort();
+    let (mut open, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        open += d;
+        most = most.max(open);
+    }
+    most as usize
 }
 
 /// Work under way: (phase, version, due, index of its span).
@@ -179,27 +205,12 @@ impl Fleet {
 
     /// The most spans of `phase` on `version` that were ever running at the same instant.
     pub fn max_concurrent(&self, phase: Phase, version: u64) -> usize {
-        let mut edges: Vec<(Instant, i32)> = Vec::new();
-        for s in self
-            .spans()
-            .into_iter()
-            .filter(|s| s.phase == phase && s.version == version)
-        {
-            edges.push((s.start, 1));
-            // A span still running counts until the end of time.
-            edges.push((
-                s.end.unwrap_or(Instant::now() + Duration::from_secs(3600)),
-                -1,
-            ));
-        }
-        // At equal instants count the end first: a span ending as another starts is not an overlap.
-        edges.sort();
-        let (mut now, mut most) = (0i32, 0i32);
-        for (_, d) in edges {
-            now += d;
-            most = most.max(now);
-        }
-        most as usize
+        max_overlap(
+            self.spans()
+                .into_iter()
+                .filter(|s| s.phase == phase && s.version == version)
+                .map(|s| (s.start, s.end)),
+        )
     }
 
     /// The nodes in the order their `phase` spans on `version` started.
@@ -242,6 +253,7 @@ async fn run(
         };
         let target = &answer["targets"][&config.resource];
         abandon_if_retargeted(&mut node, target["version"].as_u64(), &spans);
+        promote_prefetch(&mut node, target, &spans);
         if node.busy.is_none() {
             if let Some(version) = target["version"].as_u64() {
                 let download = target["download"].as_bool().unwrap_or(false);
@@ -272,7 +284,29 @@ fn abandon_if_retargeted(node: &mut SimNode, target: Option<u64>, spans: &Mutex<
     if node.versions.get(&busy_version).is_some_and(|p| !p.done) {
         node.versions.remove(&busy_version);
     }
-    spans.lock().unwrap()[span].end = Some(Instant::now());
+    spans.lock().unwrap()[span].end = Some(now_ms());
+}
+
+/// A node prefetching the version it is now allowed to install has left the download window for the
+/// install window: its prefetch span ends and an install span (download then install) begins.
+fn promote_prefetch(node: &mut SimNode, target: &Value, spans: &Mutex<Vec<Span>>) {
+    let Some((Phase::Prefetch, version, due, span)) = node.busy else {
+        return;
+    };
+    if target["version"].as_u64() != Some(version) || target["install"] != true {
+        return;
+    }
+    let now = now_ms();
+    let mut log = spans.lock().unwrap();
+    log[span].end = Some(now);
+    log.push(Span {
+        node: node.id.clone(),
+        version,
+        phase: Phase::Install,
+        start: now,
+        end: None,
+    });
+    node.busy = Some((Phase::Install, version, due, log.len() - 1));
 }
 
 fn start_work(
@@ -307,7 +341,7 @@ fn start_work(
             node: node.id.clone(),
             version,
             phase,
-            start: now,
+            start: now_ms(),
             end: None,
         });
         log.len() - 1
@@ -329,7 +363,7 @@ fn finish_due(node: &mut SimNode, config: &FleetConfig, spans: &Mutex<Vec<Span>>
     if !progress.downloaded {
         progress.downloaded = true;
         if phase == Phase::Prefetch {
-            spans.lock().unwrap()[span].end = Some(now);
+            spans.lock().unwrap()[span].end = Some(now_ms());
         } else {
             // Allowed to install: go on installing without waiting for the next answer.
             node.busy = Some((phase, version, now + config.install, span));
@@ -346,5 +380,5 @@ fn finish_due(node: &mut SimNode, config: &FleetConfig, spans: &Mutex<Vec<Span>>
         progress.done = true;
         node.current = Some(version);
     }
-    spans.lock().unwrap()[span].end = Some(now);
+    spans.lock().unwrap()[span].end = Some(now_ms());
 }

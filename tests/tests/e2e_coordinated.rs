@@ -6,8 +6,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use convoy_tests::fleet::now_ms;
 use convoy_tests::scenario::{
     consumer, count_nodes, post_ok, publish, put_ok, resource_with_v1, status_at, wait_deployment,
     wait_running, wait_status,
@@ -110,7 +111,7 @@ async fn coordinated_deployment_case_studies_through_a_leader_failover() -> anyh
     // Cases 2 and 4: pulses stop after the failover; the re-armed countdown blocks it at the deadline.
     on.store(false, Ordering::SeqCst);
     let blocked = wait_status(&api, &id, "ROLL_FORWARD_AWAITING_PULSE", LONG).await?;
-    let seen_blocked = Instant::now();
+    let seen_blocked = now_ms();
     assert_eq!(blocked["paused_by"], "pulse_timeout", "{blocked}");
     let last_pulse = blocked["last_pulse_at"].as_u64().expect("last_pulse_at");
     let blocked_at = blocked["events"]

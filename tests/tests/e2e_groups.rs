@@ -3,7 +3,7 @@
 //! weak and strong consumers side by side — the weak one takes each version at once with no
 //! deployment, the strong one gets a deployment per version and never sees a later version mid-way.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use convoy_tests::cluster::eventually;
 use convoy_tests::scenario::{
@@ -33,7 +33,7 @@ async fn fleet(
 }
 
 /// The ends of `phase` spans on `version`: (earliest start, latest end).
-fn extent(fleet: &Fleet, version: u64) -> (Instant, Instant) {
+fn extent(fleet: &Fleet, version: u64) -> (u64, u64) {
     let spans: Vec<_> = fleet
         .spans()
         .into_iter()

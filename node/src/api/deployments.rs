@@ -159,7 +159,7 @@ async fn act(
         }
     };
     engine.propose(command).await?;
-    let view = engine.read(false, move |s| s.deployment(id)).await?;
+    let view = engine.read(true, move |s| s.deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
 }
 

@@ -358,11 +358,13 @@ pub fn cluster(c: &Value) -> String {
     let mut t = Table::new(&["ID", "ROLE", "RAFT_ADDR", "HTTP_ADDR"]);
     for m in c["members"].as_array().into_iter().flatten() {
         let id = m["id"].as_u64();
-        let role = m["role"].as_str().unwrap_or("-").to_string();
-        let role = if id.is_some() && id == leader {
-            format!("{role} (leader)")
-        } else {
-            role
+        let role = match m["role"].as_str() {
+            // A member the answering server does not know as leader but the cluster says leads.
+            Some(role) if role != "leader" && id.is_some() && id == leader => {
+                format!("{role} (leader)")
+            }
+            Some(role) => role.to_string(),
+            None => "-".to_string(),
         };
         t.row([opt(id), role, text(&m["raft_addr"]), text(&m["http_addr"])]);
     }

@@ -163,3 +163,13 @@ fn cluster_status_marks_the_leader() {
          2   voter           127.0.0.1:9082  127.0.0.1:8082\n"
     );
 }
+
+#[test]
+fn cluster_status_does_not_repeat_a_leader_role() {
+    let c = json!({"id": 1, "leader_id": 1, "term": 2, "last_applied": 7, "members": [
+        {"id": 1, "raft_addr": "127.0.0.1:9081", "http_addr": "127.0.0.1:8081", "role": "leader"}
+    ]});
+    let out = cluster(&c);
+    assert!(out.contains("1   leader  "), "{out}");
+    assert!(!out.contains("(leader)"), "{out}");
+}
