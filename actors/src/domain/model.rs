@@ -2,8 +2,9 @@
 
 use super::ids::{DeploymentId, Timestamp};
 use super::strategy::{Completion, Strategy};
+use super::vecmap::{VecMap, VecSet};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Where a version's artifact lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +137,7 @@ impl VersionProgress {
     }
 }
 
-/// A node's replicated state for one resource.
+/// A node's replicated state for one resource. `versions` is a small sorted map, encoded like a `BTreeMap`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeResource {
     /// Still wants the resource.
@@ -144,7 +145,7 @@ pub struct NodeResource {
     /// The version it runs now.
     pub current: Option<u64>,
     /// The versions it holds.
-    pub versions: BTreeMap<u64, VersionProgress>,
+    pub versions: VecMap<u64, VersionProgress>,
 }
 
 impl Default for NodeResource {
@@ -152,22 +153,23 @@ impl Default for NodeResource {
         NodeResource {
             interested: true,
             current: None,
-            versions: BTreeMap::new(),
+            versions: VecMap::new(),
         }
     }
 }
 
-/// A node's replicated state.
+/// A node's replicated state. Its collections are small sorted `Vec`s (one small block each instead of a B-tree
+/// node of hundreds of bytes) that iterate and encode exactly like the `BTreeSet`/`BTreeMap`s they replaced.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeState {
     /// Reporting (a node becomes inactive through `MarkInactive`).
     pub active: bool,
     /// Consumers it belongs to.
-    pub consumers: BTreeSet<String>,
+    pub consumers: VecSet<String>,
     /// Per-resource state.
-    pub resources: BTreeMap<String, NodeResource>,
+    pub resources: VecMap<String, NodeResource>,
     /// Active deployments that contain it, with its position in each.
-    pub deployments: BTreeMap<DeploymentId, u32>,
+    pub deployments: VecMap<DeploymentId, u32>,
 }
 
 impl NodeState {

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::BuildHasher;
 
-const EMPTY: u64 = u64::MAX;
+const EMPTY: u32 = u32::MAX;
 
 /// Node states by id (see the module docs).
 #[derive(Clone, Default)]
@@ -28,8 +28,10 @@ pub(crate) struct NodeTable {
     ends: Vec<u32>,
     /// Ids in id order, with their slot.
     order: BTreeMap<String, u32>,
-    /// Open addressing, linear probing: `hash_tag << 32 | slot`, or `EMPTY`. Never iterated.
-    index: Vec<u64>,
+    /// Open addressing, linear probing, at most 3/4 full: `tag << bits | slot` (`bits` = log2 of the length, the
+    /// tag is high hash bits that spare most name comparisons), or `EMPTY`. Four bytes an entry keep it small
+    /// enough to stay cached between reports. Never iterated.
+    index: Vec<u32>,
     hasher: RandomState,
 }
 
@@ -40,13 +42,15 @@ impl NodeTable {
         &self.names[start..self.ends[s] as usize]
     }
 
-    /// The slot of `id`, or where to insert it.
-    fn probe(&self, id: &str) -> Result<u32, (usize, u64)> {
+    /// The slot of `id`, or where to insert it and the entry's tag part.
+    fn probe(&self, id: &str) -> Result<u32, (usize, u32)> {
         let hash = self.hasher.hash_one(id);
-        let tag = hash >> 32;
         if self.index.is_empty() {
-            return Err((0, tag));
+            return Err((0, 0));
         }
+        let bits = self.index.len().trailing_zeros();
+        let slot_mask = (1u32 << bits) - 1;
+        let tag = ((hash >> 32) as u32 >> bits) << bits;
         let mask = self.index.len() - 1;
         let mut i = hash as usize & mask;
         loop {
@@ -54,8 +58,8 @@ impl NodeTable {
             if e == EMPTY {
                 return Err((i, tag));
             }
-            if e >> 32 == tag && self.name(e as u32) == id {
-                return Ok(e as u32);
+            if e & !slot_mask == tag && self.name(e & slot_mask) == id {
+                return Ok(e & slot_mask);
             }
             i = (i + 1) & mask;
         }
@@ -92,26 +96,27 @@ impl NodeTable {
 
     fn insert(&mut self, id: String, state: NodeState) -> u32 {
         let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 nodes");
-        assert!(slot < u32::MAX && self.names.len() + id.len() <= u32::MAX as usize);
-        if (self.slots.len() + 1) * 2 > self.index.len() {
+        assert!(self.names.len() + id.len() <= u32::MAX as usize);
+        if (self.slots.len() + 1) * 4 > self.index.len() * 3 {
             self.grow();
         }
         self.slots.push(state);
         self.names.push_str(&id);
         self.ends.push(self.names.len() as u32);
         let (i, tag) = self.probe(&id).expect_err("new id");
-        self.index[i] = tag << 32 | slot as u64;
+        self.index[i] = tag | slot;
         self.order.insert(id, slot);
         slot
     }
 
-    /// Doubles the index (load factor stays at most 1/2).
+    /// Doubles the index (load factor stays at most 3/4, so a slot never reaches `EMPTY`'s bit pattern).
     fn grow(&mut self) {
         let len = (self.index.len() * 2).max(16);
+        assert!(len <= 1 << 31, "fewer than 2^31 index entries");
         self.index = vec![EMPTY; len];
         for slot in 0..self.slots.len() as u32 {
             let (i, tag) = self.probe(self.name(slot)).expect_err("ids are unique");
-            self.index[i] = tag << 32 | slot as u64;
+            self.index[i] = tag | slot;
         }
     }
 
@@ -213,6 +218,21 @@ mod tests {
         t.get_mut("a").unwrap().active = true;
         let ids: Vec<&String> = t.iter().map(|(id, _)| id).collect();
         assert_eq!(ids, ["a", "b"]);
+    }
+
+    #[test]
+    fn finds_every_id_across_index_growth() {
+        let mut t = NodeTable::default();
+        for i in 0..5000u32 {
+            t.get_or_default(format!("n-{}", i * 7919 % 5000)).active = i % 2 == 0;
+            assert_eq!(t.len(), i as usize + 1);
+        }
+        for i in 0..5000u32 {
+            let id = format!("n-{}", i * 7919 % 5000);
+            assert_eq!(t.get(&id).map(|n| n.active), Some(i % 2 == 0), "{id}");
+        }
+        assert!(!t.contains_key("n-5000") && !t.contains_key(""));
+        assert!(t.iter().map(|(id, _)| id).is_sorted());
     }
 
     #[test]

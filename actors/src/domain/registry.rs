@@ -10,6 +10,7 @@ use super::model::{
 use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
 use super::state::{ClusterState, Cx};
 use super::strategy::{Completion, Strategy};
+use super::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 impl ClusterState {
@@ -237,9 +238,10 @@ impl ClusterState {
                 check_name("node", &r.node)?;
             }
         }
-        // Per affected deployment: position, skip reason, or the summary bits (+ failure text) of the new state.
-        type Effect = (DeploymentId, u32, Option<&'static str>, u8, Option<String>);
-        let mut affected: Vec<Effect> = Vec::new();
+        // Per affected deployment, in id order: position, skip reason, or the summary bits (+ failure text) of the
+        // new state. Inline for the usual one or two deployments, so a report allocates nothing here.
+        type Effect = (u32, Option<&'static str>, u8, Option<String>);
+        let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
         for report in reports {
             let NodeReport {
                 node,
@@ -255,16 +257,11 @@ impl ClusterState {
                     continue;
                 };
                 if was_active && !now_active {
-                    affected.push((*id, *p, Some("node became inactive"), 0, None));
+                    affected.insert(*id, (*p, Some("node became inactive"), 0, None));
                 } else if let Some(rr) = resources.get(&d.resource) {
                     let lost = rr.interested == Some(false) && ns.interested(&d.resource);
-                    affected.push((
-                        *id,
-                        *p,
-                        lost.then_some("node lost interest in the resource"),
-                        0,
-                        None,
-                    ));
+                    let why = lost.then_some("node lost interest in the resource");
+                    affected.insert(*id, (*p, why, 0, None));
                 }
             }
             ns.active = now_active;
@@ -272,7 +269,7 @@ impl ClusterState {
                 cx.reconcile = true;
             }
             for (r, rr) in resources {
-                let e = ns.resources.entry(r).or_default();
+                let e = ns.resources.get_or_default(r);
                 if let Some(i) = rr.interested {
                     e.interested = i;
                 }
@@ -281,7 +278,7 @@ impl ClusterState {
                 }
                 merge_versions(&mut e.versions, rr.versions);
             }
-            for (id, p, skip, bits, reason) in affected.iter_mut() {
+            for (id, (p, skip, bits, reason)) in affected.iter_mut() {
                 if skip.is_some() {
                     continue;
                 }
@@ -295,11 +292,11 @@ impl ClusterState {
                     *reason = failure_reason(d.version, from, nr);
                 }
             }
-            for (id, p, skip, bits, reason) in affected.drain(..) {
+            for (&id, (p, skip, bits, reason)) in affected.iter_mut() {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     match skip {
-                        Some(why) => d.skip(p as usize, cx.at, why),
-                        None => d.record(p as usize, bits, reason, cx.at),
+                        Some(why) => d.skip(*p as usize, cx.at, why),
+                        None => d.record(*p as usize, *bits, reason.take(), cx.at),
                     }
                     d.advance(cx.at);
                 }
@@ -376,22 +373,15 @@ impl ClusterState {
     }
 }
 
-/// `*held = report` (the report replaces what the node holds), reusing the held map's storage: entries the
-/// report no longer lists are removed, the others overwritten or added. Same contents as the replacement.
-fn merge_versions(
-    held: &mut BTreeMap<u64, VersionProgress>,
-    report: BTreeMap<u64, VersionProgress>,
-) {
-    if held.keys().any(|v| !report.contains_key(v)) {
-        held.retain(|v, _| report.contains_key(v));
-    }
-    for (v, p) in report {
-        match held.get_mut(&v) {
-            Some(h) => *h = p,
-            None => {
-                held.insert(v, p);
-            }
+/// `*held = report` (the report replaces what the node holds). When it lists the same versions (a repeated
+/// report), the held entries are overwritten in place, keeping their storage.
+fn merge_versions(held: &mut VecMap<u64, VersionProgress>, report: BTreeMap<u64, VersionProgress>) {
+    if held.len() == report.len() && held.keys().eq(report.keys()) {
+        for ((_, h), (_, p)) in held.iter_mut().zip(report) {
+            *h = p;
         }
+    } else {
+        held.assign_sorted(report);
     }
 }
 

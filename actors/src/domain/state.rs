@@ -236,7 +236,7 @@ impl ClusterState {
                 Some(c) => {
                     rr.interested.is_some_and(|i| i != c.interested)
                         || rr.current.is_some_and(|x| Some(x) != c.current)
-                        || rr.versions != c.versions
+                        || !rr.versions.iter().eq(c.versions.iter())
                 }
             };
             if changed {

@@ -343,7 +343,11 @@ impl ClusterState {
             id: id.to_string(),
             active: n.active,
             consumers: n.consumers.iter().cloned().collect(),
-            resources: n.resources.clone(),
+            resources: n
+                .resources
+                .iter()
+                .map(|(r, nr)| (r.clone(), nr.clone()))
+                .collect(),
             deployments: n.deployments.keys().copied().collect(),
             targets: self.targets(id),
         })
