@@ -40,7 +40,7 @@ pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
-pub use vecmap::{VecMap, VecSet};
+pub use vecmap::{OneInline, Pair, VecMap, VecSet};
 pub use views::{
     ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView,
     EventView, GroupDeploymentView, GroupView, NodeView, ResourceView, StatusFilter, StepItemView,

@@ -2,7 +2,7 @@
 
 use super::ids::{DeploymentId, Timestamp};
 use super::strategy::{Completion, Strategy};
-use super::vecmap::{VecMap, VecSet};
+use super::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -165,9 +165,9 @@ pub struct NodeState {
     /// Reporting (a node becomes inactive through `MarkInactive`).
     pub active: bool,
     /// Consumers it belongs to.
-    pub consumers: VecSet<String>,
+    pub consumers: VecSet<String, OneInline>,
     /// Per-resource state.
-    pub resources: VecMap<String, NodeResource>,
+    pub resources: VecMap<String, NodeResource, OneInline>,
     /// Active deployments that contain it, with its position in each.
     pub deployments: VecMap<DeploymentId, u32>,
 }

@@ -1,11 +1,12 @@
 //! `VecMap` and `VecSet`: small sorted maps and sets for per-node state, encoded exactly like `BTreeMap`/`BTreeSet`.
 //!
 //! A node holds a handful of consumers, resources, versions and deployments. A `BTreeMap` spends one heap node of
-//! eleven slots (hundreds of bytes, several cache lines) on each. These keep up to two entries inline (no heap
-//! block at all: a node's versions and deployments live inside its state) and spill to a sorted `Vec` beyond, so
-//! a node's state stays within a few adjacent cache lines and a report allocates nothing. Entries stay in key
-//! order: iteration, `Debug`, equality and the serde encoding (a map, or a sequence for the set) are exactly the
-//! `BTreeMap`/`BTreeSet` ones, so snapshots are byte-identical and deterministic. Lookups are binary searches.
+//! eleven slots (hundreds of bytes, several cache lines) on each. These keep their first entry, and by default a
+//! second (see [`Pair`]), inline (no heap block at all: a node's versions and deployments live inside its state)
+//! and spill to a sorted `Vec` beyond, so a node's state stays within a few adjacent cache lines and a report
+//! allocates nothing. Entries stay in key order: iteration, `Debug`, equality and the serde encoding (a map, or a
+//! sequence for the set) are exactly the `BTreeMap`/`BTreeSet` ones, so snapshots are byte-identical and
+//! deterministic. Lookups are binary searches.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
@@ -13,22 +14,71 @@ use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// Up to two items inline, more in a `Vec`; always in order. Equality is by content, whatever the variant.
+/// The room a `VecMap`/`VecSet` has for a second inline entry: `[T; 2]` (the default) keeps two entries inline
+/// (a node's versions: the one it runs and the one it installs); [`OneInline`] keeps one and spills to the heap at
+/// two, for entries too large to reserve twice (a node's resources and consumers).
+pub trait Pair<T>: Sized {
+    /// Both inline, or back if there is no room.
+    fn pair(a: T, b: T) -> Result<Self, (T, T)>;
+    /// The two entries.
+    fn as_slice(&self) -> &[T];
+    /// The two entries, mutably.
+    fn as_mut_slice(&mut self) -> &mut [T];
+    /// The two entries, by value.
+    fn into_pair(self) -> (T, T);
+}
+
+impl<T> Pair<T> for [T; 2] {
+    fn pair(a: T, b: T) -> Result<Self, (T, T)> {
+        Ok([a, b])
+    }
+    fn as_slice(&self) -> &[T] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        self
+    }
+    fn into_pair(self) -> (T, T) {
+        let [a, b] = self;
+        (a, b)
+    }
+}
+
+/// No second inline entry (see [`Pair`]): at most one entry inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OneInline {}
+
+impl<T> Pair<T> for OneInline {
+    fn pair(a: T, b: T) -> Result<Self, (T, T)> {
+        Err((a, b))
+    }
+    fn as_slice(&self) -> &[T] {
+        match *self {}
+    }
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match *self {}
+    }
+    fn into_pair(self) -> (T, T) {
+        match self {}
+    }
+}
+
+/// One item or a pair inline, more in a `Vec`; always in order. Equality is by content, whatever the variant.
 #[derive(Clone, Default)]
-enum Store<T> {
+enum Store<T, P> {
     #[default]
     Empty,
     One([T; 1]),
-    Two([T; 2]),
+    Two(P),
     Heap(Vec<T>),
 }
 
-impl<T> Store<T> {
+impl<T, P: Pair<T>> Store<T, P> {
     fn as_slice(&self) -> &[T] {
         match self {
             Store::Empty => &[],
             Store::One(a) => a,
-            Store::Two(a) => a,
+            Store::Two(p) => p.as_slice(),
             Store::Heap(v) => v,
         }
     }
@@ -37,7 +87,7 @@ impl<T> Store<T> {
         match self {
             Store::Empty => &mut [],
             Store::One(a) => a,
-            Store::Two(a) => a,
+            Store::Two(p) => p.as_mut_slice(),
             Store::Heap(v) => v,
         }
     }
@@ -49,9 +99,26 @@ impl<T> Store<T> {
             2 => {
                 let b = v.pop().expect("two");
                 let a = v.pop().expect("two");
-                Store::Two([a, b])
+                match P::pair(a, b) {
+                    Ok(p) => Store::Two(p),
+                    Err((a, b)) => {
+                        v.extend([a, b]);
+                        Store::Heap(v)
+                    }
+                }
             }
             _ => Store::Heap(v),
+        }
+    }
+
+    fn two(a: T, b: T) -> Self {
+        match P::pair(a, b) {
+            Ok(p) => Store::Two(p),
+            Err((a, b)) => {
+                let mut v = Vec::with_capacity(4);
+                v.extend([a, b]);
+                Store::Heap(v)
+            }
         }
     }
 
@@ -59,9 +126,10 @@ impl<T> Store<T> {
     fn insert(&mut self, i: usize, x: T) {
         *self = match std::mem::take(self) {
             Store::Empty => Store::One([x]),
-            Store::One([a]) if i == 0 => Store::Two([x, a]),
-            Store::One([a]) => Store::Two([a, x]),
-            Store::Two([a, b]) => {
+            Store::One([a]) if i == 0 => Store::two(x, a),
+            Store::One([a]) => Store::two(a, x),
+            Store::Two(p) => {
+                let (a, b) = p.into_pair();
                 let mut v = Vec::with_capacity(4);
                 v.extend([a, b]);
                 v.insert(i, x);
@@ -79,8 +147,10 @@ impl<T> Store<T> {
         let (rest, x) = match std::mem::take(self) {
             Store::Empty => unreachable!("remove from an empty store"),
             Store::One([a]) => (Store::Empty, a),
-            Store::Two([a, b]) if i == 0 => (Store::One([b]), a),
-            Store::Two([a, b]) => (Store::One([a]), b),
+            Store::Two(p) => match p.into_pair() {
+                (a, b) if i == 0 => (Store::One([b]), a),
+                (a, b) => (Store::One([a]), b),
+            },
             Store::Heap(mut v) => {
                 let x = v.remove(i);
                 (Store::Heap(v), x)
@@ -105,31 +175,42 @@ impl<T> Store<T> {
         match self {
             Store::Empty => Vec::new(),
             Store::One(a) => a.into(),
-            Store::Two(a) => a.into(),
+            Store::Two(p) => {
+                let (a, b) = p.into_pair();
+                vec![a, b]
+            }
             Store::Heap(v) => v,
         }
     }
 }
 
-impl<T: PartialEq> PartialEq for Store<T> {
+impl<T: PartialEq, P: Pair<T>> PartialEq for Store<T, P> {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
 
-impl<T: Eq> Eq for Store<T> {}
+impl<T: Eq, P: Pair<T>> Eq for Store<T, P> {}
 
 /// A map kept as a `Vec` of entries sorted by key, keys unique (see the module docs).
-#[derive(Clone, PartialEq, Eq)]
-pub struct VecMap<K, V>(Store<(K, V)>);
+#[derive(Clone)]
+pub struct VecMap<K, V, P = [(K, V); 2]>(Store<(K, V), P>);
 
-impl<K, V> Default for VecMap<K, V> {
+impl<K: PartialEq, V: PartialEq, P: Pair<(K, V)>> PartialEq for VecMap<K, V, P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<K: Eq, V: Eq, P: Pair<(K, V)>> Eq for VecMap<K, V, P> {}
+
+impl<K, V, P> Default for VecMap<K, V, P> {
     fn default() -> Self {
         VecMap(Store::Empty)
     }
 }
 
-impl<K: Ord, V> VecMap<K, V> {
+impl<K: Ord, V, P: Pair<(K, V)>> VecMap<K, V, P> {
     /// An empty map (allocates nothing).
     pub const fn new() -> Self {
         VecMap(Store::Empty)
@@ -232,7 +313,7 @@ impl<K: Ord, V> VecMap<K, V> {
     }
 }
 
-impl<K, V> VecMap<K, V> {
+impl<K, V, P: Pair<(K, V)>> VecMap<K, V, P> {
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.0.as_slice().len()
@@ -269,7 +350,7 @@ impl<K, V> VecMap<K, V> {
     }
 }
 
-impl<'a, K, V> IntoIterator for &'a VecMap<K, V> {
+impl<'a, K, V, P: Pair<(K, V)>> IntoIterator for &'a VecMap<K, V, P> {
     type Item = (&'a K, &'a V);
     type IntoIter = std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
 
@@ -278,7 +359,7 @@ impl<'a, K, V> IntoIterator for &'a VecMap<K, V> {
     }
 }
 
-impl<K, V> IntoIterator for VecMap<K, V> {
+impl<K, V, P: Pair<(K, V)>> IntoIterator for VecMap<K, V, P> {
     type Item = (K, V);
     type IntoIter = std::vec::IntoIter<(K, V)>;
 
@@ -287,7 +368,7 @@ impl<K, V> IntoIterator for VecMap<K, V> {
     }
 }
 
-impl<K: Ord, V> From<BTreeMap<K, V>> for VecMap<K, V> {
+impl<K: Ord, V, P: Pair<(K, V)>> From<BTreeMap<K, V>> for VecMap<K, V, P> {
     fn from(map: BTreeMap<K, V>) -> Self {
         let mut m = VecMap::new();
         m.assign_sorted(map);
@@ -295,19 +376,19 @@ impl<K: Ord, V> From<BTreeMap<K, V>> for VecMap<K, V> {
     }
 }
 
-impl<K: Ord, V> From<VecMap<K, V>> for BTreeMap<K, V> {
-    fn from(map: VecMap<K, V>) -> Self {
+impl<K: Ord, V, P: Pair<(K, V)>> From<VecMap<K, V, P>> for BTreeMap<K, V> {
+    fn from(map: VecMap<K, V, P>) -> Self {
         map.0.into_vec().into_iter().collect()
     }
 }
 
-impl<K: Ord, V, const N: usize> From<[(K, V); N]> for VecMap<K, V> {
+impl<K: Ord, V, P: Pair<(K, V)>, const N: usize> From<[(K, V); N]> for VecMap<K, V, P> {
     fn from(entries: [(K, V); N]) -> Self {
         entries.into_iter().collect()
     }
 }
 
-impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
+impl<K: Ord, V, P: Pair<(K, V)>> FromIterator<(K, V)> for VecMap<K, V, P> {
     /// Like `BTreeMap`: a later duplicate key replaces the earlier value.
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let mut entries: Vec<(K, V)> = iter.into_iter().collect();
@@ -327,35 +408,45 @@ impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
     }
 }
 
-impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for VecMap<K, V> {
+impl<K: fmt::Debug, V: fmt::Debug, P: Pair<(K, V)>> fmt::Debug for VecMap<K, V, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
 }
 
-impl<K: Serialize, V: Serialize> Serialize for VecMap<K, V> {
+impl<K: Serialize, V: Serialize, P: Pair<(K, V)>> Serialize for VecMap<K, V, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_map(self.iter())
     }
 }
 
-impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for VecMap<K, V> {
+impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>, P: Pair<(K, V)>> Deserialize<'de>
+    for VecMap<K, V, P>
+{
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         BTreeMap::<K, V>::deserialize(deserializer).map(VecMap::from)
     }
 }
 
 /// A set kept as a sorted `Vec` of unique items (see the module docs).
-#[derive(Clone, PartialEq, Eq)]
-pub struct VecSet<T>(Store<T>);
+#[derive(Clone)]
+pub struct VecSet<T, P = [T; 2]>(Store<T, P>);
 
-impl<T> Default for VecSet<T> {
+impl<T: PartialEq, P: Pair<T>> PartialEq for VecSet<T, P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<T: Eq, P: Pair<T>> Eq for VecSet<T, P> {}
+
+impl<T, P> Default for VecSet<T, P> {
     fn default() -> Self {
         VecSet(Store::Empty)
     }
 }
 
-impl<T: Ord> VecSet<T> {
+impl<T: Ord, P: Pair<T>> VecSet<T, P> {
     /// An empty set (allocates nothing).
     pub const fn new() -> Self {
         VecSet(Store::Empty)
@@ -402,7 +493,7 @@ impl<T: Ord> VecSet<T> {
     }
 }
 
-impl<T> VecSet<T> {
+impl<T, P: Pair<T>> VecSet<T, P> {
     /// Number of items.
     pub fn len(&self) -> usize {
         self.0.as_slice().len()
@@ -424,7 +515,7 @@ impl<T> VecSet<T> {
     }
 }
 
-impl<'a, T> IntoIterator for &'a VecSet<T> {
+impl<'a, T, P: Pair<T>> IntoIterator for &'a VecSet<T, P> {
     type Item = &'a T;
     type IntoIter = std::slice::Iter<'a, T>;
 
@@ -433,7 +524,7 @@ impl<'a, T> IntoIterator for &'a VecSet<T> {
     }
 }
 
-impl<T: Ord> FromIterator<T> for VecSet<T> {
+impl<T: Ord, P: Pair<T>> FromIterator<T> for VecSet<T, P> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut items: Vec<T> = iter.into_iter().collect();
         items.sort();
@@ -442,25 +533,25 @@ impl<T: Ord> FromIterator<T> for VecSet<T> {
     }
 }
 
-impl<T: Ord> From<BTreeSet<T>> for VecSet<T> {
+impl<T: Ord, P: Pair<T>> From<BTreeSet<T>> for VecSet<T, P> {
     fn from(set: BTreeSet<T>) -> Self {
         VecSet(Store::from_vec(set.into_iter().collect()))
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for VecSet<T> {
+impl<T: fmt::Debug, P: Pair<T>> fmt::Debug for VecSet<T, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.iter()).finish()
     }
 }
 
-impl<T: Serialize> Serialize for VecSet<T> {
+impl<T: Serialize, P: Pair<T>> Serialize for VecSet<T, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.iter())
     }
 }
 
-impl<'de, T: Ord + Deserialize<'de>> Deserialize<'de> for VecSet<T> {
+impl<'de, T: Ord + Deserialize<'de>, P: Pair<T>> Deserialize<'de> for VecSet<T, P> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         BTreeSet::<T>::deserialize(deserializer).map(VecSet::from)
     }

@@ -24,42 +24,50 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+fn same_as_btreemap<P: Pair<(String, u16)>>(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mut m: VecMap<String, u16, P> = VecMap::new();
+    let mut b: BTreeMap<String, u16> = BTreeMap::new();
+    for o in ops {
+        match o {
+            Op::Insert(k, v) => {
+                prop_assert_eq!(m.insert(k.to_string(), v), b.insert(k.to_string(), v))
+            }
+            Op::Remove(k) => prop_assert_eq!(m.remove(&k.to_string()), b.remove(&k.to_string())),
+            Op::OrDefault(k) => {
+                *m.get_or_default(k.to_string()) += 1;
+                *b.entry(k.to_string()).or_default() += 1;
+            }
+            Op::Retain(k) => {
+                m.retain(|x, _| x.as_str() != k.to_string());
+                b.retain(|x, _| x.as_str() != k.to_string());
+            }
+        }
+        prop_assert_eq!(m.len(), b.len());
+        prop_assert!(m.iter().eq(b.iter()));
+        for k in 0u8..12 {
+            prop_assert_eq!(m.get(k.to_string().as_str()), b.get(k.to_string().as_str()));
+        }
+    }
+    prop_assert_eq!(format!("{m:?}"), format!("{b:?}"));
+    prop_assert_eq!(bytes(&m), bytes(&b));
+    let (back, _): (VecMap<String, u16, P>, _) =
+        bincode::serde::decode_from_slice(&bytes(&b), bincode::config::standard()).unwrap();
+    prop_assert!(back == m);
+    let collected: VecMap<String, u16, P> = b.clone().into_iter().rev().collect();
+    prop_assert!(collected == m);
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn vecmap_is_a_btreemap(ops in proptest::collection::vec(op(), 0..40)) {
-        let mut m: VecMap<String, u16> = VecMap::new();
-        let mut b: BTreeMap<String, u16> = BTreeMap::new();
-        for o in ops {
-            match o {
-                Op::Insert(k, v) => prop_assert_eq!(m.insert(k.to_string(), v), b.insert(k.to_string(), v)),
-                Op::Remove(k) => prop_assert_eq!(m.remove(&k.to_string()), b.remove(&k.to_string())),
-                Op::OrDefault(k) => {
-                    *m.get_or_default(k.to_string()) += 1;
-                    *b.entry(k.to_string()).or_default() += 1;
-                }
-                Op::Retain(k) => {
-                    m.retain(|x, _| x.as_str() != k.to_string());
-                    b.retain(|x, _| x.as_str() != k.to_string());
-                }
-            }
-            prop_assert_eq!(m.len(), b.len());
-            prop_assert!(m.iter().eq(b.iter()));
-            for k in 0u8..12 {
-                prop_assert_eq!(m.get(k.to_string().as_str()), b.get(k.to_string().as_str()));
-            }
-        }
-        prop_assert_eq!(format!("{m:?}"), format!("{b:?}"));
-        prop_assert_eq!(bytes(&m), bytes(&b));
-        let (back, _): (VecMap<String, u16>, _) =
-            bincode::serde::decode_from_slice(&bytes(&b), bincode::config::standard()).unwrap();
-        prop_assert!(back == m);
-        let collected: VecMap<String, u16> = b.clone().into_iter().rev().collect();
-        prop_assert!(collected == m);
+        same_as_btreemap::<[(String, u16); 2]>(ops.clone())?;
+        same_as_btreemap::<OneInline>(ops)?;
     }
 
     #[test]
     fn vecset_is_a_btreeset(ops in proptest::collection::vec((any::<bool>(), 0u8..10), 0..40)) {
-        let mut s: VecSet<String> = VecSet::new();
+        let mut s: VecSet<String, OneInline> = VecSet::new();
         let mut b: BTreeSet<String> = BTreeSet::new();
         for (add, k) in ops {
             if add {
