@@ -2,12 +2,14 @@
 
 mod agent;
 mod api;
+mod chaos;
 mod cli;
 mod client;
 mod config;
 mod demo;
 mod engine;
 mod leader;
+mod local;
 mod machine;
 mod server;
 mod sim;
@@ -32,6 +34,8 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Simulate a fleet of N agents in one process, over the real HTTP API.
     Sim(sim::SimArgs),
+    /// Inject seeded faults into a local cluster under load and check that nothing breaks.
+    Chaos(chaos::ChaosArgs),
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -49,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Agent(args) => agent::run(args),
         Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(args) => demo::run(args),
+        Cmd::Chaos(args) => chaos::run(args),
         Cmd::Client(command) => cli::run(command),
     }
 }

@@ -93,6 +93,13 @@ impl<S: StateMachine> AppliedState<S> {
         f(&self.lock_read().sm)
     }
 
+    /// Runs `f` on the applied state and returns it with the index it reflects, under one read lock.
+    pub fn read_at<R>(&self, f: impl FnOnce(&S) -> R) -> (u64, R) {
+        let inner = self.lock_read();
+        let index = inner.last_applied.as_ref().map_or(0, |id| id.index);
+        (index, f(&inner.sm))
+    }
+
     /// The index of the last applied log entry, 0 if none.
     pub fn last_applied(&self) -> u64 {
         *self.index.borrow()

@@ -1,4 +1,4 @@
-//! Cluster endpoints: `GET /v1/cluster`, membership changes, `/healthz` and `/readyz`.
+//! Cluster endpoints: `GET /v1/cluster`, membership changes, the state digest, `/healthz` and `/readyz`.
 
 use actix_web::{web, HttpResponse};
 use convoy_raft::Member;
@@ -12,6 +12,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/cluster", web::get().to(cluster))
         .route("/v1/cluster/members", web::post().to(add_member))
         .route("/v1/cluster/members/{id}", web::delete().to(remove_member))
+        .route("/v1/cluster/digest", web::get().to(digest))
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz));
 }
@@ -53,6 +54,20 @@ async fn remove_member(
 ) -> Result<HttpResponse, ApiError> {
     engine.remove_member(id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(engine.cluster_info()))
+}
+
+/// The sha256 of this server's applied state (its snapshot bytes) and the index it reflects: two
+/// servers at the same index must agree, which is how the chaos checker compares replicas.
+async fn digest(engine: web::Data<Engine>) -> HttpResponse {
+    use sha2::Digest;
+    let (index, bytes) = engine
+        .node()
+        .applied()
+        .read_at(|m| m.state().snapshot_bytes());
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    HttpResponse::Ok().json(serde_json::json!({
+        "id": engine.node().id(), "last_applied": index, "sha256": sha, "bytes": bytes.len(),
+    }))
 }
 
 async fn healthz() -> HttpResponse {

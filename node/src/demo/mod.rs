@@ -2,7 +2,6 @@
 //! consumers, a coordinated rolling deployment kept alive by a built-in pulser that survives a
 //! leader kill, then a group deployment across both consumers — narrated with progress bars.
 
-mod cluster;
 mod script;
 
 use std::path::PathBuf;
@@ -36,7 +35,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mut cluster =
-            cluster::LocalCluster::start(&dir).context("starting the local cluster")?;
+            crate::local::LocalCluster::start(&dir).context("starting the local cluster")?;
         let outcome = tokio::select! {
             r = script::run(&mut cluster, &args, &dir) => r,
             _ = tokio::signal::ctrl_c() => {

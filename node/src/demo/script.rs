@@ -7,9 +7,9 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 
-use super::cluster::LocalCluster;
 use super::DemoArgs;
 use crate::client::ApiClient;
+use crate::local::LocalCluster;
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
 

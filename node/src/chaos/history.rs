@@ -1,0 +1,130 @@
+//! What a chaos run records: acknowledged writes, pulses, deployment observations (with the wall-clock
+//! window of each read), injected faults, and the final state of every server.
+
+use std::sync::Mutex;
+
+use convoy_actors::domain::DeploymentView;
+
+/// Wall-clock milliseconds since the Unix epoch (the unit of leader-stamped event times).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// A write the cluster acknowledged: its effect must be in the final state of every server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Acked {
+    /// `POST /v1/resources` answered 201 (or 409: it exists).
+    Resource {
+        name: String,
+        sent_ms: u64,
+        acked_ms: u64,
+    },
+    /// `POST /v1/resources/{name}/versions` answered 201 with `version`.
+    Version {
+        resource: String,
+        version: u64,
+        sent_ms: u64,
+        acked_ms: u64,
+    },
+}
+
+impl Acked {
+    /// When the request was sent.
+    pub fn sent_ms(&self) -> u64 {
+        match self {
+            Acked::Resource { sent_ms, .. } | Acked::Version { sent_ms, .. } => *sent_ms,
+        }
+    }
+
+    /// When the answer arrived.
+    pub fn acked_ms(&self) -> u64 {
+        match self {
+            Acked::Resource { acked_ms, .. } | Acked::Version { acked_ms, .. } => *acked_ms,
+        }
+    }
+}
+
+/// One pulse sent to a coordinated deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pulse {
+    /// The deployment.
+    pub deployment: String,
+    /// When it was sent.
+    pub sent_ms: u64,
+    /// The latest time its leader stamp can carry: the answer's arrival, or for a request that
+    /// failed, the failure plus the servers' request timeout (it may still have been applied).
+    pub latest_ms: u64,
+}
+
+/// One read of a deployment and the wall-clock window it happened in.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    /// Request sent.
+    pub start_ms: u64,
+    /// Answer received.
+    pub end_ms: u64,
+    /// Read with `?consistent=true` (linearizable).
+    pub consistent: bool,
+    /// The server that answered.
+    pub server: String,
+    /// What it said.
+    pub view: DeploymentView,
+}
+
+/// One injected fault.
+#[derive(Clone, Debug)]
+pub struct FaultRecord {
+    /// When it began.
+    pub at_ms: u64,
+    /// When it was healed.
+    pub healed_ms: u64,
+    /// What it was.
+    pub what: String,
+    /// It was a SIGKILL of the leader.
+    pub leader_kill: bool,
+}
+
+/// Everything recorded during one run; shared by the workload tasks.
+#[derive(Debug, Default)]
+pub struct History {
+    /// Acknowledged writes.
+    pub acked: Mutex<Vec<Acked>>,
+    /// Pulses.
+    pub pulses: Mutex<Vec<Pulse>>,
+    /// Deployment reads.
+    pub observations: Mutex<Vec<Observation>>,
+    /// Faults.
+    pub faults: Mutex<Vec<FaultRecord>>,
+    /// Operations attempted (writes, pulses, steering), for the summary.
+    pub operations: Mutex<u64>,
+}
+
+impl History {
+    /// Records an acknowledged write.
+    pub fn ack(&self, acked: Acked) {
+        self.acked.lock().unwrap().push(acked);
+    }
+
+    /// Records a pulse.
+    pub fn pulse(&self, pulse: Pulse) {
+        self.pulses.lock().unwrap().push(pulse);
+    }
+
+    /// Records a read.
+    pub fn observe(&self, observation: Observation) {
+        self.observations.lock().unwrap().push(observation);
+    }
+
+    /// Records a fault.
+    pub fn fault(&self, fault: FaultRecord) {
+        self.faults.lock().unwrap().push(fault);
+    }
+
+    /// Counts an attempted operation.
+    pub fn operation(&self) {
+        *self.operations.lock().unwrap() += 1;
+    }
+}

@@ -1,0 +1,257 @@
+//! One seeded chaos run: start a local cluster with fault injection, run the workload while the
+//! schedule's faults strike, heal, let the servers converge, then collect the final states and check.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use convoy_actors::domain::{DeploymentView, ResourceView};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::check::{self, Violation};
+use super::faults::{schedule, FaultKind, Injector};
+use super::history::{FaultRecord, History};
+use super::workload::{self, Current, Shared};
+use crate::client::ApiClient;
+use crate::local::{LocalCluster, LocalOptions};
+
+/// What one seed did and found.
+#[derive(Debug)]
+pub struct SeedReport {
+    /// The seed.
+    pub seed: u64,
+    /// Faults injected.
+    pub faults: Vec<FaultRecord>,
+    /// Acknowledged writes.
+    pub acked: usize,
+    /// Operations attempted.
+    pub operations: u64,
+    /// Deployments started.
+    pub deployments: usize,
+    /// Reads checked.
+    pub observations: usize,
+    /// Broken rules.
+    pub violations: Vec<Violation>,
+    /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
+    /// deployment progress (an event stamped after it).
+    pub recoveries: Vec<(Option<u64>, Option<u64>)>,
+}
+
+/// How a run is shaped.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// How long the workload and the faults last.
+    pub duration: Duration,
+    /// Fault kinds to draw from.
+    pub kinds: Vec<FaultKind>,
+    /// Simulated nodes.
+    pub nodes: usize,
+    /// Print each fault as it strikes.
+    pub verbose: bool,
+}
+
+async fn wait_leader(api: &ApiClient, timeout: Duration) -> anyhow::Result<u64> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(c) = api.get::<Value>("/v1/cluster").await {
+            if let Some(id) = c["leader_id"].as_u64() {
+                return Ok(id);
+            }
+        }
+        anyhow::ensure!(Instant::now() < deadline, "no leader within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs seed `seed` with its data dirs and logs under `dir`.
+pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
+    let options = LocalOptions {
+        fault_injection: true,
+        node_timeout_ms: 60_000,
+        snapshot_every: 500,
+        ..LocalOptions::default()
+    };
+    let cluster = LocalCluster::start_with(dir, options).context("starting the cluster")?;
+    let servers: Vec<String> = cluster
+        .servers
+        .iter()
+        .map(|s| s.http_addr.clone())
+        .collect();
+    let cluster = Arc::new(Mutex::new(cluster));
+    let api = Arc::new(ApiClient::new(&servers.join(","))?.with_patience(Duration::from_secs(3)));
+    wait_leader(&api, Duration::from_secs(30)).await?;
+    let fleet = workload::setup_fleet(api.clone(), config.nodes).await?;
+    let history = Arc::new(History::default());
+    let shared = Arc::new(Shared {
+        history: history.clone(),
+        current: Mutex::new(Current::default()),
+        deployments: Mutex::new(Vec::new()),
+        servers: servers.clone(),
+    });
+    let (stop, rx) = watch::channel(false);
+    let tasks = vec![
+        tokio::spawn(workload::writer(
+            shared.clone(),
+            api.clone(),
+            seed,
+            rx.clone(),
+        )),
+        tokio::spawn(workload::deployer(
+            shared.clone(),
+            api.clone(),
+            seed,
+            rx.clone(),
+        )),
+        tokio::spawn(workload::pulser(
+            shared.clone(),
+            api.clone(),
+            seed,
+            rx.clone(),
+        )),
+        tokio::spawn(workload::observer(shared.clone(), seed, rx.clone())),
+    ];
+
+    let mut injector = Injector {
+        cluster: cluster.clone(),
+        history: history.clone(),
+        next_id: 4,
+    };
+    let started = Instant::now();
+    for fault in schedule(seed, config.duration, &config.kinds) {
+        if let Some(wait) = fault.at.checked_sub(started.elapsed()) {
+            tokio::time::sleep(wait).await;
+        }
+        if let Err(e) = injector.run(&fault).await {
+            tracing::warn!(seed, ?fault, "fault not injected cleanly: {e:#}");
+        }
+        if config.verbose {
+            if let Some(f) = history.faults.lock().unwrap().last() {
+                println!(
+                    "  seed {seed} {:>6.1}s {} (held {} ms)",
+                    fault.at.as_secs_f64(),
+                    f.what,
+                    f.healed_ms.saturating_sub(f.at_ms)
+                );
+            }
+        }
+    }
+    if let Some(rest) = config.duration.checked_sub(started.elapsed()) {
+        tokio::time::sleep(rest).await;
+    }
+    let _ = stop.send(true);
+    for task in tasks {
+        let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
+    }
+    fleet.stop().await;
+    injector.heal_all().await?;
+    wait_leader(&api, Duration::from_secs(30)).await?;
+
+    let mut violations = Vec::new();
+    let servers: Vec<String> = cluster
+        .lock()
+        .unwrap()
+        .servers
+        .iter()
+        .map(|s| s.http_addr.clone())
+        .collect();
+    violations.extend(converge_and_compare(&servers).await);
+    let acked = history.acked.lock().unwrap().clone();
+    for server in &servers {
+        let resources = final_resources(server).await?;
+        violations.extend(check::no_lost_writes(&acked, server, &resources));
+    }
+    let ids = shared.deployments.lock().unwrap().clone();
+    let mut finals: Vec<DeploymentView> = Vec::new();
+    for id in &ids {
+        finals.push(
+            api.get(&format!("/v1/deployments/{id}?consistent=true"))
+                .await
+                .with_context(|| format!("reading {id} at the end"))?,
+        );
+    }
+    let observations = history.observations.lock().unwrap().clone();
+    let pulses = history.pulses.lock().unwrap().clone();
+    violations.extend(check::all(&observations, &finals, &pulses));
+    let faults = history.faults.lock().unwrap().clone();
+    let recoveries = recoveries(&faults, &acked, &finals);
+    cluster.lock().unwrap().stop();
+    let operations = *history.operations.lock().unwrap();
+    Ok(SeedReport {
+        seed,
+        faults,
+        acked: acked.len(),
+        operations,
+        deployments: ids.len(),
+        observations: observations.len(),
+        violations,
+        recoveries,
+    })
+}
+
+/// Waits until every server has applied the same index (twice in a row), then compares digests.
+async fn converge_and_compare(servers: &[String]) -> Vec<Violation> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut last: Vec<(String, u64, String)> = Vec::new();
+    while Instant::now() < deadline {
+        let mut digests = Vec::new();
+        for server in servers {
+            let Ok(client) = ApiClient::new(server) else {
+                continue;
+            };
+            if let Ok(d) = client.get::<Value>("/v1/cluster/digest").await {
+                digests.push((
+                    server.clone(),
+                    d["last_applied"].as_u64().unwrap_or(0),
+                    d["sha256"].as_str().unwrap_or("").to_string(),
+                ));
+            }
+        }
+        let indexes: BTreeSet<u64> = digests.iter().map(|d| d.1).collect();
+        if digests.len() == servers.len() && indexes.len() == 1 {
+            return check::replicas_identical(&digests);
+        }
+        last = digests;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    vec![Violation {
+        rule: "no-convergence",
+        detail: format!("servers did not reach one applied index within 60 s: {last:?}"),
+    }]
+}
+
+async fn final_resources(server: &str) -> anyhow::Result<BTreeMap<String, BTreeSet<u64>>> {
+    let client = ApiClient::new(server)?.with_patience(Duration::from_secs(5));
+    let list: Vec<ResourceView> = client.get("/v1/resources").await?;
+    Ok(list
+        .into_iter()
+        .map(|r| (r.name, r.versions.iter().map(|v| v.version).collect()))
+        .collect())
+}
+
+fn recoveries(
+    faults: &[FaultRecord],
+    acked: &[super::history::Acked],
+    finals: &[DeploymentView],
+) -> Vec<(Option<u64>, Option<u64>)> {
+    faults
+        .iter()
+        .filter(|f| f.leader_kill)
+        .map(|f| {
+            let write = acked
+                .iter()
+                .filter(|a| a.sent_ms() >= f.at_ms)
+                .map(|a| a.acked_ms() - f.at_ms)
+                .min();
+            let progress = finals
+                .iter()
+                .flat_map(|d| d.events.iter())
+                .filter(|e| e.at > f.at_ms)
+                .map(|e| e.at - f.at_ms)
+                .min();
+            (write, progress)
+        })
+        .collect()
+}

@@ -1,0 +1,331 @@
+//! The chaos workload: a writer of resources and versions, a deployer that starts, pauses, resumes,
+//! rolls back and aborts deployments over a simulated fleet, a pulser that sometimes falls silent,
+//! and an observer reading deployments from random servers — all recording into the history.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use convoy_actors::domain::DeploymentView;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::history::{now_ms, Acked, History, Observation, Pulse};
+use crate::client::{ApiClient, ClientError};
+use crate::sim::node::Behaviour;
+use crate::sim::{node_ids, Fleet};
+
+/// The servers' request timeout: a failed request may still be applied this long after.
+pub const REQUEST_TIMEOUT_MS: u64 = 10_000;
+
+/// The deployment being driven, shared with the pulser and the observer.
+#[derive(Clone, Debug, Default)]
+pub struct Current {
+    /// Its id.
+    pub id: Option<String>,
+    /// It has a pulse interval.
+    pub coordinated: bool,
+}
+
+/// State shared by the workload tasks.
+pub struct Shared {
+    /// Where everything is recorded.
+    pub history: Arc<History>,
+    /// The deployment being driven.
+    pub current: Mutex<Current>,
+    /// Every deployment started.
+    pub deployments: Mutex<Vec<String>>,
+    /// Every server's HTTP address.
+    pub servers: Vec<String>,
+}
+
+fn stopped(stop: &watch::Receiver<bool>) -> bool {
+    *stop.borrow()
+}
+
+async fn pause_for(stop: &mut watch::Receiver<bool>, d: Duration) {
+    let _ = tokio::time::timeout(d, stop.wait_for(|s| *s)).await;
+}
+
+/// Creates resources `w-<seed>-<k>` and publishes versions of them until stopped.
+pub async fn writer(
+    shared: Arc<Shared>,
+    api: Arc<ApiClient>,
+    seed: u64,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut k = 0u64;
+    let mut last: Option<String> = None;
+    while !stopped(&stop) {
+        shared.history.operation();
+        let sent_ms = now_ms();
+        if let (Some(name), true) = (&last, k % 3 == 2) {
+            let path = format!("/v1/resources/{name}/versions");
+            if let Ok(answer) = api
+                .post::<_, Value>(&path, &json!({"label": format!("w{k}")}))
+                .await
+            {
+                if let Some(version) = answer["version"].as_u64() {
+                    shared.history.ack(Acked::Version {
+                        resource: name.clone(),
+                        version,
+                        sent_ms,
+                        acked_ms: now_ms(),
+                    });
+                }
+            }
+        } else {
+            let name = format!("w-{seed}-{k}");
+            let created = api
+                .post::<_, Value>("/v1/resources", &json!({"name": name}))
+                .await;
+            let exists = matches!(&created, Err(ClientError::Api { status: 409, .. }));
+            if created.is_ok() || exists {
+                shared.history.ack(Acked::Resource {
+                    name: name.clone(),
+                    sent_ms,
+                    acked_ms: now_ms(),
+                });
+                last = Some(name);
+            }
+        }
+        k += 1;
+        pause_for(&mut stop, Duration::from_millis(40)).await;
+    }
+}
+
+/// Creates `app` with version 1 and a consumer of `nodes` simulated nodes running it.
+pub async fn setup_fleet(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Fleet> {
+    api.post::<_, Value>("/v1/resources", &json!({"name": "app"}))
+        .await
+        .context("creating app")?;
+    api.post::<_, Value>("/v1/resources/app/versions", &json!({"label": "v1"}))
+        .await
+        .context("publishing app v1")?;
+    let ids = node_ids("fleet", nodes);
+    api.post::<_, Value>("/v1/consumers", &json!({"name": "fleet", "nodes": ids}))
+        .await
+        .context("creating the fleet consumer")?;
+    let behaviour = Behaviour {
+        download: Duration::from_millis(100),
+        install: Duration::from_millis(300),
+        fail_rate: 0.03,
+    };
+    let fleet = Fleet::spawn(
+        api.clone(),
+        ids.clone(),
+        behaviour,
+        Duration::from_millis(200),
+        Some(("app".into(), 1)),
+    );
+    for id in &ids {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let node: Result<Value, _> = api.get(&format!("/v1/nodes/{id}")).await;
+            if node.is_ok_and(|n| n["resources"]["app"]["current"].as_u64().is_some()) {
+                break;
+            }
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "node {id} never reported"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    Ok(fleet)
+}
+
+fn random_spec(rng: &mut StdRng, version: u64) -> Value {
+    let strategy = match rng.gen_range(0..3) {
+        0 => {
+            json!({"rolling": {"install_window": rng.gen_range(1..4), "download_window": rng.gen_range(1..4)}})
+        }
+        1 => json!({"batch": {"sizes": [rng.gen_range(1..4), rng.gen_range(2..6)]}}),
+        _ => json!({"all_at_once": {}}),
+    };
+    let mut spec = json!({"consumer": "fleet", "resource": "app", "version": version,
+        "strategy": strategy, "rollback_on_failure": rng.gen_bool(0.7)});
+    if rng.gen_bool(0.5) {
+        spec["pulse_interval_ms"] = json!(1_500);
+    }
+    spec
+}
+
+/// Publishes versions of `app` and drives a deployment of each, steering it at random.
+pub async fn deployer(
+    shared: Arc<Shared>,
+    api: Arc<ApiClient>,
+    seed: u64,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0xdeb1);
+    while !stopped(&stop) {
+        shared.history.operation();
+        let sent_ms = now_ms();
+        let Ok(published) = api
+            .post::<_, Value>("/v1/resources/app/versions", &json!({}))
+            .await
+        else {
+            pause_for(&mut stop, Duration::from_millis(300)).await;
+            continue;
+        };
+        let Some(version) = published["version"].as_u64() else {
+            continue;
+        };
+        shared.history.ack(Acked::Version {
+            resource: "app".into(),
+            version,
+            sent_ms,
+            acked_ms: now_ms(),
+        });
+        let spec = random_spec(&mut rng, version);
+        let id = match api.post::<_, Value>("/v1/deployments", &spec).await {
+            Ok(started) => started["id"].as_str().map(String::from),
+            Err(_) => None,
+        };
+        let id = match id {
+            Some(id) => Some(id),
+            None => active_deployment(&api).await,
+        };
+        let Some(id) = id else {
+            pause_for(&mut stop, Duration::from_millis(300)).await;
+            continue;
+        };
+        if !shared.deployments.lock().unwrap().contains(&id) {
+            shared.deployments.lock().unwrap().push(id.clone());
+        }
+        let coordinated = match api.get::<Value>(&format!("/v1/deployments/{id}")).await {
+            Ok(view) => view["settings"]["pulse_interval_ms"].is_u64(),
+            Err(_) => spec.get("pulse_interval_ms").is_some(),
+        };
+        *shared.current.lock().unwrap() = Current {
+            id: Some(id.clone()),
+            coordinated,
+        };
+        steer(&shared, &api, &id, &mut rng, &mut stop).await;
+    }
+}
+
+/// The fleet's active deployment, if any: a start that failed in flight may still have created one
+/// (or an earlier one is still running), and it must be driven to its end too.
+async fn active_deployment(api: &ApiClient) -> Option<String> {
+    let list: Value = api
+        .get("/v1/deployments?consumer=fleet&status=active")
+        .await
+        .ok()?;
+    list.as_array()?.first()?["id"].as_str().map(String::from)
+}
+
+/// Steers deployment `id` at random until it ends (aborting it after 25 s).
+async fn steer(
+    shared: &Shared,
+    api: &ApiClient,
+    id: &str,
+    rng: &mut StdRng,
+    stop: &mut watch::Receiver<bool>,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(25);
+    while !stopped(stop) {
+        pause_for(stop, Duration::from_millis(rng.gen_range(400..1_000))).await;
+        let Ok(view) = api.get::<Value>(&format!("/v1/deployments/{id}")).await else {
+            continue;
+        };
+        let status = view["status"].as_str().unwrap_or("");
+        if !(status.starts_with("ROLL_") || status.starts_with("ROLLING_")) {
+            return;
+        }
+        let op = if std::time::Instant::now() > deadline {
+            Some("abort")
+        } else if status.ends_with("_PAUSED") && view["paused_by"] == "user" {
+            rng.gen_bool(0.5).then_some("resume")
+        } else {
+            match rng.gen_range(0..100) {
+                0..=7 => Some("pause"),
+                8..=10 => Some("rollback"),
+                11..=12 => Some("abort"),
+                _ => None,
+            }
+        };
+        if let Some(op) = op {
+            shared.history.operation();
+            let _ = api
+                .post::<_, Value>(&format!("/v1/deployments/{id}/{op}"), &json!({}))
+                .await;
+        }
+    }
+}
+
+/// Pulses the current coordinated deployment every 300 ms, now and then falling silent for 2.5 s.
+pub async fn pulser(
+    shared: Arc<Shared>,
+    api: Arc<ApiClient>,
+    seed: u64,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x9017);
+    while !stopped(&stop) {
+        pause_for(&mut stop, Duration::from_millis(300)).await;
+        if rng.gen_bool(0.03) {
+            pause_for(&mut stop, Duration::from_millis(2_500)).await;
+        }
+        let current = shared.current.lock().unwrap().clone();
+        let (Some(id), true) = (current.id, current.coordinated) else {
+            continue;
+        };
+        shared.history.operation();
+        let sent_ms = now_ms();
+        let answer = api
+            .post::<_, Value>(&format!("/v1/deployments/{id}/pulse"), &json!({}))
+            .await;
+        let latest_ms = match answer {
+            Ok(_) => now_ms(),
+            Err(_) => now_ms() + REQUEST_TIMEOUT_MS,
+        };
+        shared.history.pulse(Pulse {
+            deployment: id,
+            sent_ms,
+            latest_ms,
+        });
+    }
+}
+
+/// Reads the current deployment from a random server every 100 ms, mostly linearizably.
+pub async fn observer(shared: Arc<Shared>, seed: u64, mut stop: watch::Receiver<bool>) {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x0b5e);
+    let clients: Vec<(String, ApiClient)> = shared
+        .servers
+        .iter()
+        .filter_map(|s| {
+            ApiClient::new(s)
+                .ok()
+                .map(|c| (s.clone(), c.with_patience(Duration::ZERO)))
+        })
+        .collect();
+    while !stopped(&stop) {
+        pause_for(&mut stop, Duration::from_millis(100)).await;
+        let Some(id) = shared.current.lock().unwrap().id.clone() else {
+            continue;
+        };
+        let (server, client) = &clients[rng.gen_range(0..clients.len())];
+        let consistent = rng.gen_bool(0.7);
+        let path = if consistent {
+            format!("/v1/deployments/{id}?consistent=true")
+        } else {
+            format!("/v1/deployments/{id}")
+        };
+        let start_ms = now_ms();
+        let read =
+            tokio::time::timeout(Duration::from_secs(3), client.get::<DeploymentView>(&path)).await;
+        if let Ok(Ok(view)) = read {
+            shared.history.observe(Observation {
+                start_ms,
+                end_ms: now_ms(),
+                consistent,
+                server: server.clone(),
+                view,
+            });
+        }
+    }
+}

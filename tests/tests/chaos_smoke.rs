@@ -1,0 +1,39 @@
+//! The CI chaos smoke: `convoy chaos` over two short seeds (every fault kind, a real three-server
+//! cluster, the full workload and every checker) must finish with zero violations.
+
+use std::process::Command;
+
+use convoy_tests::cluster::convoy_bin;
+
+#[test]
+fn two_short_chaos_seeds_find_no_violation() {
+    let out = Command::new(convoy_bin())
+        .args([
+            "chaos",
+            "--seed",
+            "101",
+            "--seeds",
+            "2",
+            "--duration",
+            "15s",
+            "--nodes",
+            "12",
+        ])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("running convoy chaos");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chaos failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("2 seeds"), "{stdout}");
+    assert!(stdout.contains(" 0 violations"), "{stdout}");
+    // Faults really struck: the summary counts them.
+    let faults: usize = stdout
+        .lines()
+        .find(|l| l.ends_with("0 violations") && l.contains("seeds"))
+        .and_then(|l| l.split(", ").nth(1))
+        .and_then(|f| f.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(faults >= 6, "too few faults injected: {stdout}");
+}
