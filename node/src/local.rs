@@ -52,6 +52,7 @@ pub struct Server {
     config: PathBuf,
     log: PathBuf,
     log_filter: String,
+    exe: PathBuf,
     child: Option<Child>,
     paused: bool,
 }
@@ -62,7 +63,7 @@ impl Server {
             .create(true)
             .append(true)
             .open(&self.log)?;
-        let child = Command::new(std::env::current_exe()?)
+        let child = Command::new(&self.exe)
             .arg("server")
             .arg("--config")
             .arg(&self.config)
@@ -144,6 +145,8 @@ pub struct LocalCluster {
     dir: PathBuf,
     options: LocalOptions,
     founders: String,
+    /// This binary's path, taken once: a rebuild replacing the file must not strand a restart.
+    exe: PathBuf,
 }
 
 fn free_port() -> anyhow::Result<u16> {
@@ -181,6 +184,7 @@ impl LocalCluster {
             dir: dir.to_path_buf(),
             options,
             founders,
+            exe: std::env::current_exe()?,
         };
         for (id, raft, http) in addrs {
             cluster.spawn_server(id, raft, http, "new")?;
@@ -219,6 +223,7 @@ impl LocalCluster {
             config,
             log: self.dir.join(format!("server-{id}.log")),
             log_filter: o.log_filter.clone(),
+            exe: self.exe.clone(),
             child: None,
             paused: false,
         };
