@@ -83,6 +83,9 @@ impl RaftConfig {
             snapshot_policy: SnapshotPolicy::LogsSinceLast(self.snapshot_every),
             max_in_snapshot_log_to_keep: self.snapshot_every / 10,
             enable_pre_vote: Some(true),
+            // The whole snapshot travels in one RPC; a state of 100,000 nodes is megabytes, which
+            // openraft's default (200 ms) would time out and resend forever.
+            install_snapshot_timeout: 30_000,
             ..Default::default()
         };
         config.validate().map_err(|e| RaftError::Storage {

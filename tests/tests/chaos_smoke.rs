@@ -37,3 +37,19 @@ fn two_short_chaos_seeds_find_no_violation() {
         .unwrap_or(0);
     assert!(faults >= 6, "too few faults injected: {stdout}");
 }
+
+/// Regression: a follower restarted behind a purged log while the state held tens of thousands of
+/// nodes never caught up — every AppendEntries of big entries and the multi-megabyte snapshot timed
+/// out (openraft's 75 ms and 200 ms budgets) and was resent forever.
+#[test]
+fn follower_catches_up_through_a_snapshot_of_a_big_state() {
+    let out = Command::new(convoy_bin())
+        .args(["chaos", "--catch-up", "50000"])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("running convoy chaos --catch-up");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "catch-up failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("catch-up: 50000 nodes"), "{stdout}");
+}

@@ -1,6 +1,7 @@
 //! `convoy chaos`: seeded fault injection against a real local cluster, with checkers over the
 //! recorded history; anyone can rerun a seed (`convoy chaos --seed 7 --duration 60s`).
 
+mod catchup;
 mod check;
 mod faults;
 mod history;
@@ -14,6 +15,8 @@ use anyhow::{bail, Context};
 
 pub use faults::FaultKind;
 use run::{RunConfig, SeedReport};
+
+use crate::measure::{parse_duration, percentile};
 
 /// `convoy chaos` flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -39,35 +42,10 @@ pub struct ChaosArgs {
     /// Print every fault as it strikes.
     #[arg(long)]
     pub verbose: bool,
-}
-
-/// Parses `90s`, `2m`, `1500ms` or a number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("duration {s:?}: expected e.g. 90s, 2m or 1500ms"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        other => Err(format!(
-            "duration {s:?}: unknown unit {other:?} (use ms, s or m)"
-        )),
-    }
-}
-
-fn percentile(mut samples: Vec<u64>, p: f64) -> Option<u64> {
-    if samples.is_empty() {
-        return None;
-    }
-    samples.sort_unstable();
-    let rank = ((p * samples.len() as f64).ceil() as usize).clamp(1, samples.len());
-    Some(samples[rank - 1])
+    /// Instead of seeds: restart a follower that missed a purged log while the state holds this
+    /// many nodes, and measure its catch-up through a snapshot.
+    #[arg(long, value_name = "NODES")]
+    pub catch_up: Option<usize>,
 }
 
 fn summary_line(r: &SeedReport) -> String {
@@ -125,6 +103,25 @@ pub fn run(args: ChaosArgs) -> anyhow::Result<()> {
         verbose: args.verbose,
     };
     let rt = tokio::runtime::Runtime::new()?;
+    if let Some(nodes) = args.catch_up {
+        let temp = tempfile::Builder::new()
+            .prefix("convoy-catchup-")
+            .tempdir()?;
+        let dir = args
+            .dir
+            .clone()
+            .unwrap_or_else(|| temp.path().to_path_buf());
+        let c = rt.block_on(catchup::run(nodes, &dir))?;
+        println!(
+            "catch-up: {} nodes, state {} bytes, leader log purged to {}; the restarted follower \
+             reached the leader's digest in {} ms (restart included)",
+            c.nodes,
+            c.state_bytes,
+            c.purged,
+            c.catch_up.as_millis()
+        );
+        return Ok(());
+    }
     let mut reports = Vec::new();
     for seed in args.seed..args.seed + args.seeds {
         let temp;
@@ -155,27 +152,4 @@ pub fn run(args: ChaosArgs) -> anyhow::Result<()> {
         bail!("{violations} violations");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_with_units_and_refuse_nonsense() {
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1500ms"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
-        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("soon").is_err());
-    }
-
-    #[test]
-    fn percentiles_take_the_rank_at_or_above() {
-        assert_eq!(percentile(vec![], 0.5), None);
-        assert_eq!(percentile(vec![5, 1, 3], 0.5), Some(3));
-        assert_eq!(percentile((1..=100).collect(), 0.99), Some(99));
-        assert_eq!(percentile(vec![7], 0.99), Some(7));
-    }
 }

@@ -53,7 +53,8 @@ pub struct RunConfig {
     pub verbose: bool,
 }
 
-async fn wait_leader(api: &ApiClient, timeout: Duration) -> anyhow::Result<u64> {
+/// Waits until some server names a leader; returns its id.
+pub(super) async fn wait_leader(api: &ApiClient, timeout: Duration) -> anyhow::Result<u64> {
     let deadline = Instant::now() + timeout;
     loop {
         if let Ok(c) = api.get::<Value>("/v1/cluster").await {
