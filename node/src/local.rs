@@ -83,6 +83,16 @@ impl Server {
         self.child.is_some()
     }
 
+    /// The process id while it runs (to read `/proc/<pid>/status`).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Where its stdout and stderr go.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
     /// Whether it is stopped with SIGSTOP.
     pub fn is_paused(&self) -> bool {
         self.paused

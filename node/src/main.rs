@@ -2,6 +2,7 @@
 
 mod agent;
 mod api;
+mod bench;
 mod chaos;
 mod cli;
 mod client;
@@ -11,6 +12,7 @@ mod engine;
 mod leader;
 mod local;
 mod machine;
+mod measure;
 mod server;
 mod sim;
 
@@ -36,6 +38,8 @@ enum Cmd {
     Sim(sim::SimArgs),
     /// Inject seeded faults into a local cluster under load and check that nothing breaks.
     Chaos(chaos::ChaosArgs),
+    /// Measure throughput, latency, failover and scale of a local cluster (optionally against etcd).
+    Bench(bench::BenchArgs),
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -54,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(args) => demo::run(args),
         Cmd::Chaos(args) => chaos::run(args),
+        Cmd::Bench(args) => bench::run(args),
         Cmd::Client(command) => cli::run(command),
     }
 }

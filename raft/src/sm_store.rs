@@ -264,11 +264,13 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
     async fn build_snapshot(&mut self) -> Result<SnapshotOf<TypeConfig, Vec<u8>>, io::Error> {
         let (db, applied) = (self.db.clone(), self.applied.clone());
         let snapshot = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
             let body = applied.snapshot_body();
             let meta = body.meta();
             let data = encode_value(&body, CF_SNAPSHOTS, KEY_SNAPSHOT, "snapshot body")?;
             persist_snapshot(&db, &applied, &meta.last_log_id, &data, true)?;
-            tracing::info!(last_log_id = ?meta.last_log_id, bytes = data.len(), "built snapshot");
+            let ms = started.elapsed().as_millis() as u64;
+            tracing::info!(last_log_id = ?meta.last_log_id, bytes = data.len(), ms, "built snapshot");
             Ok::<_, StoreError>(SnapshotOf::<TypeConfig, Vec<u8>> {
                 meta,
                 snapshot: data,

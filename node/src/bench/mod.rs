@@ -1,0 +1,153 @@
+//! `convoy bench`: throughput, latency, failover and scale of a real local 3-server cluster (RocksDB,
+//! fsync), optionally against a 3-member etcd on the same machine (`convoy bench --scenario throughput --etcd`).
+
+mod cluster;
+mod etcd;
+mod failover;
+mod ingest;
+mod load;
+mod pulse;
+mod report;
+mod rollout;
+mod scale;
+mod throughput;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::measure::parse_duration;
+use report::Results;
+
+/// What can be measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scenario {
+    /// (a) replicated writes/s and commit latency at each client count.
+    Throughput,
+    /// (b) node-report changes committed per second, report-to-applied latency.
+    Ingest,
+    /// (c) rolling deployments of the `--rollout-nodes` sizes with instant agents.
+    Rollout,
+    /// (d) SIGKILL of the leader → first committed write, → next deployment progress.
+    Failover,
+    /// (e) pulse deadline → AWAITING_PULSE event.
+    Pulse,
+    /// (f) RSS and snapshot with 100k nodes; restart with `--log-entries` entries in the log.
+    Scale,
+}
+
+/// `convoy bench` flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Scenarios to run, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "throughput,ingest,rollout,failover,pulse,scale"
+    )]
+    pub scenario: Vec<Scenario>,
+    /// Merge the results into this JSON file (rows of scenarios run again are replaced).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Also start a 3-member etcd on loopback and drive it with the same load (needs `etcd` on PATH).
+    #[arg(long)]
+    pub etcd: bool,
+    /// How long each load level runs.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Concurrent clients per throughput level.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+    pub clients: Vec<usize>,
+    /// Nodes of the ingest consumer.
+    #[arg(long, default_value_t = 10_000)]
+    pub ingest_nodes: usize,
+    /// Rolling-deployment sizes.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    pub rollout_nodes: Vec<usize>,
+    /// Leader kills per system.
+    #[arg(long, default_value_t = 20)]
+    pub failovers: usize,
+    /// Coordinated deployments left without pulses.
+    #[arg(long, default_value_t = 50)]
+    pub pulses: usize,
+    /// Log entries written before the restart measurement.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub log_entries: u64,
+    /// Keep data dirs and logs here (default: a temp dir under /var/tmp, removed).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// What every scenario gets.
+pub struct Ctx {
+    /// The flags.
+    pub args: BenchArgs,
+    /// Where numbers go.
+    pub results: Results,
+    /// A keep-alive HTTP client.
+    pub http: reqwest::Client,
+    /// The 100k-node RSS and snapshot numbers were taken during `rollout`.
+    pub scale_measured: bool,
+    root: PathBuf,
+}
+
+impl Ctx {
+    /// A fresh directory for one cluster.
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Whether etcd runs too.
+    pub fn with_etcd(&self) -> bool {
+        self.args.etcd && etcd::available()
+    }
+}
+
+/// Runs the chosen scenarios, prints the table, merges it into `--out`.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let temp;
+    let root = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("convoy-bench-")
+                .tempdir_in("/var/tmp")?;
+            temp.path().to_path_buf()
+        }
+    };
+    if args.etcd && !etcd::available() {
+        eprintln!("--etcd: no etcd binary on PATH (apt-get install -y etcd-server etcd-client); skipping etcd");
+    }
+    let rt = tokio::runtime::Runtime::new()?;
+    let mut ctx = Ctx {
+        args: args.clone(),
+        results: Results::default(),
+        http: load::http_client(),
+        scale_measured: false,
+        root,
+    };
+    let scenarios = args.scenario.clone();
+    let outcome: anyhow::Result<()> = rt.block_on(async {
+        for scenario in &scenarios {
+            let result = match scenario {
+                Scenario::Throughput => throughput::run(&mut ctx).await,
+                Scenario::Ingest => ingest::run(&mut ctx).await,
+                Scenario::Rollout => rollout::run(&mut ctx).await,
+                Scenario::Failover => failover::run(&mut ctx).await,
+                Scenario::Pulse => pulse::run(&mut ctx).await,
+                Scenario::Scale => scale::run(&mut ctx).await,
+            };
+            result.with_context(|| format!("scenario {scenario:?}"))?;
+        }
+        Ok(())
+    });
+    println!("\n{}", report::markdown_table(&ctx.results.rows));
+    if let Some(out) = &args.out {
+        report::save(out, &ctx.results.rows)
+            .with_context(|| format!("writing {}", out.display()))?;
+        println!("saved to {}", out.display());
+    }
+    outcome
+}

@@ -1,0 +1,324 @@
+//! (c) Rolling deployments of 10,000 and 100,000 nodes (install window 1,000) driven by instant
+//! simulated agents, many virtual nodes per task: wall time and scheduler overhead per node. With
+//! `scale` chosen, the 100k cluster is also measured: RSS per server, state size, snapshot build.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::ingest::padded_ids;
+use super::load::{fixed_count, get_json, post_ok};
+use super::{cluster, Ctx, Scenario};
+use crate::local::LocalCluster;
+
+const SCENARIO: &str = "rollout";
+const WORKERS: usize = 256;
+
+/// A report of a node on `current`, holding every version up to it installed.
+pub fn node_report(current: u64) -> Value {
+    let done = json!({"downloaded": true, "installed": true, "done": true, "healthy": true});
+    let versions: serde_json::Map<String, Value> = (1..=current)
+        .map(|v| (v.to_string(), done.clone()))
+        .collect();
+    json!({"active": true, "resources": {"roll": {"current": current, "versions": versions}}})
+}
+
+/// Whether a report answer lets the node install `version` of `roll`.
+pub fn may_install(answer: &Value, version: u64) -> bool {
+    let t = &answer["targets"]["roll"];
+    t["version"].as_u64() == Some(version) && t["install"].as_bool() == Some(true)
+}
+
+fn e(s: String) -> anyhow::Error {
+    anyhow::Error::msg(s)
+}
+
+async fn wait_status(
+    http: &reqwest::Client,
+    base: &str,
+    want: &str,
+    limit: Duration,
+) -> anyhow::Result<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let list = get_json(http, &format!("{base}/v1/deployments?consumer=roll"))
+            .await
+            .map_err(e)?;
+        let status = list[0]["status"].as_str().unwrap_or("").to_string();
+        if status == want
+            || ["ROLLED_BACK", "ABORTED", "FAILED", "ERROR"].contains(&status.as_str())
+        {
+            return Ok(status);
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "deployment still {status} after {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One rollout of `n` nodes; returns the cluster (for scale measurements) and its RSS before, KiB.
+pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u64>)> {
+    let label = format!("{n} nodes");
+    let cluster =
+        cluster::start(&ctx.dir(&format!("rollout-{n}")), cluster::options(10_000)).await?;
+    let rss_before: Vec<u64> = cluster
+        .servers
+        .iter()
+        .filter_map(|s| cluster::rss_kib(s.pid()?))
+        .collect();
+    let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
+    let base = format!("http://{}", cluster::addr(&cluster, leader));
+    let http = ctx.http.clone();
+    post_ok(
+        &http,
+        &format!("{base}/v1/resources"),
+        &json!({"name": "roll"}),
+    )
+    .await
+    .map_err(e)?;
+    for _ in 0..2 {
+        post_ok(
+            &http,
+            &format!("{base}/v1/resources/roll/versions"),
+            &json!({}),
+        )
+        .await
+        .map_err(e)?;
+    }
+    let nodes = Arc::new(padded_ids("r", n));
+    let t = Instant::now();
+    for (k, chunk) in nodes.chunks(10_000).enumerate() {
+        if k == 0 {
+            post_ok(
+                &http,
+                &format!("{base}/v1/consumers"),
+                &json!({"name": "roll", "nodes": chunk}),
+            )
+            .await
+            .map_err(e)?;
+        } else {
+            let url = format!("{base}/v1/consumers/roll/nodes");
+            let r = http.put(&url).json(&json!({"add": chunk})).send().await?;
+            anyhow::ensure!(r.status().is_success(), "adding nodes: {}", r.status());
+        }
+    }
+    ctx.results.add(
+        SCENARIO,
+        format!("{label}: register nodes"),
+        Some(t.elapsed().as_secs_f64() * 1000.0),
+        "ms",
+        "consumer in chunks of 10,000 ids",
+    );
+
+    // Every node reports version 1 installed: the fleet convoy takes over.
+    let (h, b, ns) = (http.clone(), Arc::new(base.clone()), nodes.clone());
+    let initial = fixed_count(WORKERS, n as u64, Duration::from_secs(600), move |i| {
+        let (http, base, nodes) = (h.clone(), b.clone(), ns.clone());
+        async move {
+            let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
+            post_ok(&http, &url, &node_report(1)).await.map(|_| ())
+        }
+    })
+    .await;
+    ctx.results.add(
+        SCENARIO,
+        format!("{label}: initial reports/s"),
+        Some(initial.rate()),
+        "reports/s",
+        initial.error_note(),
+    );
+    let last = &nodes[n - 1];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get_json(&http, &format!("{base}/v1/nodes/{last}"))
+        .await
+        .ok()
+        .and_then(|v| v["resources"]["roll"]["current"].as_u64())
+        != Some(1)
+    {
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "initial reports not applied within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let spec = json!({"consumer": "roll", "resource": "roll", "version": 2,
+        "strategy": {"rolling": {"install_window": 1000, "download_window": 1000}}});
+    let start = Instant::now();
+    post_ok(&http, &format!("{base}/v1/deployments"), &spec)
+        .await
+        .map_err(e)?;
+    let polls = Arc::new(AtomicU64::new(0));
+    let (h, b, ns, p) = (
+        http.clone(),
+        Arc::new(base.clone()),
+        nodes.clone(),
+        polls.clone(),
+    );
+    let agents = tokio::spawn(fixed_count(
+        WORKERS,
+        n as u64,
+        Duration::from_secs(1800),
+        move |i| {
+            let (http, base, nodes, polls) = (h.clone(), b.clone(), ns.clone(), p.clone());
+            async move {
+                let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
+                let deadline = Instant::now() + Duration::from_secs(120);
+                loop {
+                    let answer = post_ok(&http, &url, &node_report(1)).await?;
+                    polls.fetch_add(1, Ordering::Relaxed);
+                    let answer: Value =
+                        serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+                    if may_install(&answer, 2) {
+                        // An instant agent: installed and healthy in the same breath.
+                        post_ok(&http, &url, &node_report(2)).await?;
+                        return Ok(());
+                    }
+                    if Instant::now() > deadline {
+                        return Err(format!("{} never allowed to install", nodes[i as usize]));
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        },
+    ));
+    let limit = Duration::from_secs(120 + n as u64 / 100);
+    let status = wait_status(&http, &base, "ROLLED_FORWARD", limit).await?;
+    let wall = start.elapsed();
+    let agents = agents.await?;
+    anyhow::ensure!(status == "ROLLED_FORWARD", "deployment ended {status}");
+    let polls = polls.load(Ordering::Relaxed);
+    ctx.results.add(
+        SCENARIO,
+        format!("{label}: wall time"),
+        Some(wall.as_secs_f64()),
+        "s",
+        "POST /v1/deployments → ROLLED_FORWARD seen; install window 1000, download window 1000",
+    );
+    ctx.results.add(SCENARIO, format!("{label}: scheduler overhead per node"), Some(wall.as_secs_f64() * 1e6 / n as f64), "µs",
+        format!("agents are instant (0 simulated time), so overhead = wall / nodes; {WORKERS} agent tasks"));
+    ctx.results.add(
+        SCENARIO,
+        format!("{label}: agent requests/s"),
+        Some((polls as f64 + n as f64) / wall.as_secs_f64()),
+        "req/s",
+        format!(
+            "{polls} target polls + {n} done reports; {}",
+            agents.error_note()
+        ),
+    );
+    Ok((cluster, rss_before))
+}
+
+/// Measures RSS, state size and the snapshot built after writing enough entries to trigger one.
+pub async fn measure_scale(
+    ctx: &mut Ctx,
+    cluster: &LocalCluster,
+    rss_before: &[u64],
+    n: usize,
+) -> anyhow::Result<()> {
+    const S: &str = "scale";
+    let leader = cluster::leader(&ctx.http, cluster, Duration::from_secs(30)).await?;
+    let base = format!("http://{}", cluster::addr(cluster, leader));
+    let digest = get_json(&ctx.http, &format!("{base}/v1/cluster/digest"))
+        .await
+        .map_err(e)?;
+    let bytes = digest["bytes"].as_u64().map(|b| b as f64);
+    ctx.results.add(
+        S,
+        format!("state size, {n} nodes after a rollout"),
+        bytes.map(|b| b / 1e6),
+        "MB",
+        "GET /v1/cluster/digest bytes",
+    );
+    ctx.results.add(
+        S,
+        "state bytes per node",
+        bytes.map(|b| b / n as f64),
+        "B",
+        "",
+    );
+    // 10,000 more entries (snapshot_every) make every server build a snapshot of this state.
+    let h = ctx.http.clone();
+    let url = Arc::new(format!("{base}/v1/resources"));
+    fixed_count(WORKERS, 10_500, Duration::from_secs(300), move |i| {
+        let (http, url) = (h.clone(), url.clone());
+        async move {
+            post_ok(&http, &url, &json!({"name": format!("snap-{i}")}))
+                .await
+                .map(|_| ())
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut builds = Vec::new();
+    for (s, before) in cluster.servers.iter().zip(rss_before) {
+        let rss = s.pid().and_then(cluster::rss_kib);
+        ctx.results.add(
+            S,
+            format!("server {} RSS, {n} nodes", s.id),
+            rss.map(|k| k as f64 / 1024.0),
+            "MiB",
+            format!("VmRSS; {} MiB right after start", before / 1024),
+        );
+        ctx.results.add(
+            S,
+            format!("server {} RSS per node", s.id),
+            rss.map(|k| (k.saturating_sub(*before)) as f64 * 1024.0 / n as f64),
+            "B",
+            "(RSS − RSS at start) / nodes",
+        );
+        let log = std::fs::read_to_string(s.log_path()).unwrap_or_default();
+        if let Some(last) = cluster::snapshot_lines(&log).last() {
+            builds.push(*last);
+        }
+    }
+    let (size, ms) = builds.iter().fold(
+        (None, None),
+        |(b, m): (Option<u64>, Option<u64>), (bytes, ms)| {
+            (
+                Some(b.unwrap_or(0).max(*bytes)),
+                Some(m.unwrap_or(0).max(*ms)),
+            )
+        },
+    );
+    let note = format!(
+        "last \"built snapshot\" log line of each of {} servers (max)",
+        builds.len()
+    );
+    ctx.results.add(
+        S,
+        format!("snapshot size, {n} nodes"),
+        size.map(|b| b as f64 / 1e6),
+        "MB",
+        note.clone(),
+    );
+    ctx.results.add(
+        S,
+        format!("snapshot build time, {n} nodes"),
+        ms.map(|m| m as f64),
+        "ms",
+        note + "; encode + RocksDB write",
+    );
+    Ok(())
+}
+
+/// Every `--rollout-nodes` size; the largest also feeds `scale` when it is chosen.
+pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let sizes = ctx.args.rollout_nodes.clone();
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    for n in sizes {
+        let (cluster, rss) = one(ctx, n).await?;
+        if n == largest && ctx.args.scenario.contains(&Scenario::Scale) {
+            measure_scale(ctx, &cluster, &rss, n).await?;
+            ctx.scale_measured = true;
+        }
+        drop(cluster);
+    }
+    Ok(())
+}
