@@ -1,5 +1,6 @@
 //! A local cluster of `convoy server` child processes on loopback, each with its own RocksDB data dir
-//! under one directory, that the demo and the chaos harness kill, pause, restart, add and remove.
+//! under one directory (optionally each in its own network namespace), that the demo and the chaos
+//! harness kill, pause, restart, add and remove.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,8 @@ use std::time::Duration;
 use anyhow::Context;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+
+use crate::netns::{NetLab, HTTP_PORT, RAFT_PORT};
 
 /// How the local servers are configured.
 #[derive(Clone, Debug)]
@@ -27,6 +30,8 @@ pub struct LocalOptions {
     pub fault_injection: bool,
     /// The servers' `RUST_LOG`.
     pub log_filter: String,
+    /// Give each server its own network namespace and address (root only).
+    pub netns: bool,
 }
 
 impl Default for LocalOptions {
@@ -39,6 +44,7 @@ impl Default for LocalOptions {
             snapshot_every: 10_000,
             fault_injection: false,
             log_filter: "warn".into(),
+            netns: false,
         }
     }
 }
@@ -53,6 +59,8 @@ pub struct Server {
     log: PathBuf,
     log_filter: String,
     exe: PathBuf,
+    /// The network namespace it runs in, if any.
+    netns: Option<String>,
     child: Option<Child>,
     paused: bool,
 }
@@ -63,7 +71,15 @@ impl Server {
             .create(true)
             .append(true)
             .open(&self.log)?;
-        let child = Command::new(&self.exe)
+        let mut command = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(&self.exe);
+                c
+            }
+            None => Command::new(&self.exe),
+        };
+        let child = command
             .arg("server")
             .arg("--config")
             .arg(&self.config)
@@ -157,14 +173,29 @@ pub struct LocalCluster {
     founders: String,
     /// This binary's path, taken once: a rebuild replacing the file must not strand a restart.
     exe: PathBuf,
+    /// The namespaces and bridge, with `netns`.
+    pub netlab: Option<NetLab>,
 }
 
 fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn loopback_addr() -> anyhow::Result<String> {
-    Ok(format!("127.0.0.1:{}", free_port()?))
+/// Namespaces made for a `netns` cluster: the founders and the servers that may join later.
+pub const MAX_SERVERS: u64 = 9;
+
+/// Server `id`'s (transport, HTTP) addresses: free loopback ports, or fixed ports on its own address.
+fn address_pair(netlab: Option<&NetLab>, id: u64) -> anyhow::Result<(String, String)> {
+    Ok(match netlab {
+        Some(lab) => (
+            format!("{}:{RAFT_PORT}", lab.ip(id)),
+            format!("{}:{HTTP_PORT}", lab.ip(id)),
+        ),
+        None => (
+            format!("127.0.0.1:{}", free_port()?),
+            format!("127.0.0.1:{}", free_port()?),
+        ),
+    })
 }
 
 impl LocalCluster {
@@ -180,8 +211,13 @@ impl LocalCluster {
             .map(|_| format!("{:x}", rand::random::<u8>() % 16))
             .collect();
         std::fs::write(dir.join("secret"), secret)?;
+        let netlab = if options.netns {
+            Some(NetLab::create(MAX_SERVERS)?)
+        } else {
+            None
+        };
         let addrs: Vec<(u64, String, String)> = (1..=options.servers)
-            .map(|id| Ok((id, loopback_addr()?, loopback_addr()?)))
+            .map(|id| address_pair(netlab.as_ref(), id).map(|(r, h)| (id, r, h)))
             .collect::<anyhow::Result<_>>()?;
         let mut founders = String::new();
         for (id, raft, http) in &addrs {
@@ -195,6 +231,7 @@ impl LocalCluster {
             options,
             founders,
             exe: std::env::current_exe()?,
+            netlab,
         };
         for (id, raft, http) in addrs {
             cluster.spawn_server(id, raft, http, "new")?;
@@ -234,6 +271,7 @@ impl LocalCluster {
             log: self.dir.join(format!("server-{id}.log")),
             log_filter: o.log_filter.clone(),
             exe: self.exe.clone(),
+            netns: self.netlab.as_ref().map(|lab| lab.ns(id)),
             child: None,
             paused: false,
         };
@@ -246,7 +284,11 @@ impl LocalCluster {
     /// returns its (raft, http) addresses for `POST /v1/cluster/members`.
     pub fn spawn_joiner(&mut self, id: u64) -> anyhow::Result<(String, String)> {
         anyhow::ensure!(self.server(id).is_none(), "server {id} exists already");
-        let (raft, http) = (loopback_addr()?, loopback_addr()?);
+        anyhow::ensure!(
+            self.netlab.is_none() || id <= MAX_SERVERS,
+            "server ids above {MAX_SERVERS} have no namespace"
+        );
+        let (raft, http) = address_pair(self.netlab.as_ref(), id)?;
         self.spawn_server(id, raft.clone(), http.clone(), "existing")?;
         Ok((raft, http))
     }

@@ -13,6 +13,7 @@ mod leader;
 mod local;
 mod machine;
 mod measure;
+mod netns;
 mod server;
 mod sim;
 

@@ -53,3 +53,44 @@ fn follower_catches_up_through_a_snapshot_of_a_big_state() {
     assert!(out.status.success(), "catch-up failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("catch-up: 50000 nodes"), "{stdout}");
 }
+
+/// As root (CI is), partitions are real: each server in its own network namespace, links cut with
+/// nftables. The run must use them (its fault lines say so), clean them up, and find no violation.
+#[test]
+fn nftables_partitions_between_namespaces_find_no_violation() {
+    if !nix::unistd::Uid::effective().is_root() {
+        eprintln!("skipped: network namespaces need root");
+        return;
+    }
+    let out = Command::new(convoy_bin())
+        .args([
+            "chaos",
+            "--netns",
+            "--seed",
+            "11",
+            "--duration",
+            "12s",
+            "--nodes",
+            "8",
+            "--verbose",
+            "--faults",
+            "partition-minority,partition-leader,partition-one-way",
+        ])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("running convoy chaos --netns");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "chaos --netns failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("(nftables)"),
+        "no nftables partition struck:\n{stdout}"
+    );
+    assert!(stdout.contains(" 0 violations"), "{stdout}");
+    let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let left = String::from_utf8_lossy(&namespaces.stdout);
+    assert!(!left.contains("cv"), "namespaces left behind: {left}");
+}

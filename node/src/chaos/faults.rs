@@ -1,6 +1,7 @@
 //! The seeded fault schedule of a chaos run and its injection into a local cluster: SIGKILL of the
 //! leader or a follower, SIGSTOP pauses longer than an election timeout, minority, majority and
-//! one-way partitions, lossy, slow and duplicating links, and a membership change under load.
+//! one-way partitions (in the transport, or with nftables between network namespaces), lossy, slow
+//! and duplicating links, and a membership change under load.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -183,6 +184,21 @@ impl Injector {
                     return Ok(());
                 };
                 let ids: Vec<u64> = self.members().into_iter().map(|(i, _)| i).collect();
+                if self.on_netlab(|lab| {
+                    ids.iter()
+                        .filter(|other| **other != id)
+                        .try_for_each(|other| lab.cut(id, *other))
+                })? {
+                    tokio::time::sleep(fault.hold).await;
+                    self.heal_links().await;
+                    self.history.fault(FaultRecord {
+                        at_ms: start,
+                        healed_ms: now_ms(),
+                        what: format!("{:?} isolating {id} (nftables)", fault.kind),
+                        leader_kill: false,
+                    });
+                    return Ok(());
+                }
                 for (other, addr) in self.members() {
                     let blocked: Vec<u64> = if other == id {
                         ids.iter().copied().filter(|i| *i != id).collect()
@@ -202,11 +218,18 @@ impl Injector {
                 }
                 let a = fault.pick as usize % members.len();
                 let b = (a + 1 + (fault.pick as usize / 7) % (members.len() - 1)) % members.len();
-                set_faults(&members[a].1, json!({"blocked": [members[b].0]})).await?;
+                let (from, to) = (members[a].0, members[b].0);
+                let real = self.on_netlab(|lab| lab.cut_one_way(from, to))?;
+                if !real {
+                    set_faults(&members[a].1, json!({"blocked": [to]})).await?;
+                }
                 tokio::time::sleep(fault.hold).await;
                 self.heal_links().await;
                 (
-                    format!("one-way {} -/-> {}", members[a].0, members[b].0),
+                    format!(
+                        "one-way {from} -/-> {to}{}",
+                        if real { " (nftables)" } else { "" }
+                    ),
                     false,
                 )
             }
@@ -296,8 +319,23 @@ impl Injector {
         f(server)
     }
 
-    /// Clears every running server's link faults.
+    /// Runs `f` on the cluster's network namespaces; `false` when it has none.
+    fn on_netlab(
+        &self,
+        f: impl FnOnce(&crate::netns::NetLab) -> anyhow::Result<()>,
+    ) -> anyhow::Result<bool> {
+        let cluster = self.cluster.lock().unwrap();
+        match &cluster.netlab {
+            Some(lab) => f(lab).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Clears every running server's link faults (and nftables cuts).
     pub async fn heal_links(&self) {
+        if let Err(e) = self.on_netlab(|lab| lab.heal()) {
+            tracing::warn!("healing nftables cuts: {e:#}");
+        }
         for (_, addr) in self.members() {
             let _ = set_faults(&addr, json!({})).await;
         }

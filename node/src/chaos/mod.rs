@@ -42,6 +42,10 @@ pub struct ChaosArgs {
     /// Print every fault as it strikes.
     #[arg(long)]
     pub verbose: bool,
+    /// Root only: put each server in its own network namespace (veth, its own address) and make
+    /// partitions real, with nftables rules between the namespaces.
+    #[arg(long)]
+    pub netns: bool,
     /// Instead of seeds: restart a follower that missed a purged log while the state holds this
     /// many nodes, and measure its catch-up through a snapshot.
     #[arg(long, value_name = "NODES")]
@@ -101,6 +105,7 @@ pub fn run(args: ChaosArgs) -> anyhow::Result<()> {
         kinds,
         nodes: args.nodes,
         verbose: args.verbose,
+        netns: args.netns,
     };
     let rt = tokio::runtime::Runtime::new()?;
     if let Some(nodes) = args.catch_up {

@@ -51,6 +51,8 @@ pub struct RunConfig {
     pub nodes: usize,
     /// Print each fault as it strikes.
     pub verbose: bool,
+    /// Each server in its own network namespace; partitions with nftables.
+    pub netns: bool,
 }
 
 /// Waits until some server names a leader; returns its id.
@@ -73,6 +75,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         fault_injection: true,
         node_timeout_ms: 60_000,
         snapshot_every: 500,
+        netns: config.netns,
         ..LocalOptions::default()
     };
     let cluster = LocalCluster::start_with(dir, options).context("starting the cluster")?;
