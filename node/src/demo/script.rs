@@ -30,6 +30,15 @@ fn bar(len: u64, prefix: &str) -> ProgressBar {
     bar
 }
 
+/// Prints a narration line above the bar, or plainly when output is not a terminal (the bar is hidden).
+fn narrate(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        println!("{line}");
+    } else {
+        bar.println(line);
+    }
+}
+
 async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
     for _ in 0..200 {
         if let Ok(info) = client.get::<Value>("/v1/cluster").await {
@@ -233,11 +242,12 @@ pub async fn run(
         if killed.is_none() && done >= web.len() as u64 / 2 {
             let leader = wait_leader(&client).await?;
             cluster.server_mut(leader).context("leader")?.kill();
-            progress.println(format!(
-                "    ✗ killed the leader, server {leader} (SIGKILL), halfway through"
-            ));
+            narrate(
+                &progress,
+                format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"),
+            );
             let new_leader = wait_leader(&client).await?;
-            progress.println(format!(
+            narrate(&progress, format!(
                 "    ✓ server {new_leader} leads now; the deployment state and its pulse countdown carried over"
             ));
             killed = Some(leader);
