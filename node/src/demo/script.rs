@@ -39,16 +39,21 @@ fn narrate(bar: &ProgressBar, line: String) {
     }
 }
 
-async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
+/// Waits for a leader other than `not` (the survivors name a killed leader until they elect anew).
+async fn wait_leader_except(client: &ApiClient, not: Option<u64>) -> anyhow::Result<u64> {
     for _ in 0..200 {
         if let Ok(info) = client.get::<Value>("/v1/cluster").await {
-            if let Some(leader) = info["leader_id"].as_u64() {
+            if let Some(leader) = info["leader_id"].as_u64().filter(|l| Some(*l) != not) {
                 return Ok(leader);
             }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     bail!("no leader elected within 20 s")
+}
+
+async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
+    wait_leader_except(client, None).await
 }
 
 async fn post(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
@@ -246,9 +251,11 @@ pub async fn run(
                 &progress,
                 format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"),
             );
-            let new_leader = wait_leader(&client).await?;
+            let started = std::time::Instant::now();
+            let new_leader = wait_leader_except(&client, Some(leader)).await?;
             narrate(&progress, format!(
-                "    ✓ server {new_leader} leads now; the deployment state and its pulse countdown carried over"
+                "    ✓ server {new_leader} leads {} ms later; the deployment state and its pulse countdown carried over",
+                started.elapsed().as_millis()
             ));
             killed = Some(leader);
         }
