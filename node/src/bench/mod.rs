@@ -33,8 +33,10 @@ pub enum Scenario {
     Failover,
     /// (e) pulse deadline → AWAITING_PULSE event.
     Pulse,
-    /// (f) RSS and snapshot with 100k nodes; restart with `--log-entries` entries in the log.
+    /// (f) RSS per server, state and snapshot size and build time with 100k nodes.
     Scale,
+    /// (f) restart time with `--log-entries` entries kept in the log.
+    Restart,
 }
 
 /// `convoy bench` flags.
@@ -45,7 +47,7 @@ pub struct BenchArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "throughput,ingest,rollout,failover,pulse,scale"
+        default_value = "throughput,ingest,rollout,failover,pulse,scale,restart"
     )]
     pub scenario: Vec<Scenario>,
     /// Merge the results into this JSON file (rows of scenarios run again are replaced).
@@ -138,6 +140,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 Scenario::Failover => failover::run(&mut ctx).await,
                 Scenario::Pulse => pulse::run(&mut ctx).await,
                 Scenario::Scale => scale::run(&mut ctx).await,
+                Scenario::Restart => scale::restart(&mut ctx).await,
             };
             result.with_context(|| format!("scenario {scenario:?}"))?;
         }
