@@ -1,182 +1,28 @@
-//! The internal transport over real TCP on loopback: authentication, pooling, hostile input and
-//! timeouts, against a stub raft core and a toy client handler.
+//! The internal transport over real TCP on loopback: authentication, pooling, hostile input,
+//! timeouts and injected faults, against a stub raft core and a toy client handler.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use convoy_raft::network::auth;
-use convoy_raft::network::client::{Network, NetworkConfig, TransportError};
+use convoy_raft::network::client::{Network, TransportError};
 use convoy_raft::network::fault::FaultRule;
-use convoy_raft::network::server::{
-    serve, serve_with, RaftRpcTarget, ServerConfig, TransportServer,
-};
-use convoy_raft::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
+use convoy_raft::network::server::{serve, ServerConfig, TransportServer};
+use convoy_raft::network::{ClientError, ClientRequest, ClientResponse};
 use convoy_raft::types::{Member, NodeId, Reply, TypeConfig};
-use futures::future::BoxFuture;
 use openraft::error::RPCError;
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
-    TransferLeaderResponse, VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, TransferLeaderRequest, VoteRequest,
 };
-use openraft::type_config::alias::{SnapshotMetaOf, VoteOf};
+use openraft::type_config::alias::VoteOf;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
-const SECRET: &[u8] = b"correct horse battery staple";
+mod common;
 
-/// A raft core that grants every vote, refuses pre-votes and fails everything else.
-struct StubRaft;
-
-impl RaftRpcTarget for StubRaft {
-    async fn append_entries(
-        &self,
-        _rpc: AppendEntriesRequest<TypeConfig>,
-    ) -> Result<AppendEntriesResponse<TypeConfig>, String> {
-        Err("stub raft: no log".into())
-    }
-
-    async fn vote(&self, rpc: VoteRequest<TypeConfig>) -> Result<VoteResponse<TypeConfig>, String> {
-        Ok(VoteResponse::new(rpc.vote, None, true))
-    }
-
-    async fn pre_vote(
-        &self,
-        rpc: VoteRequest<TypeConfig>,
-    ) -> Result<VoteResponse<TypeConfig>, String> {
-        Ok(VoteResponse::new(rpc.vote, None, false))
-    }
-
-    async fn install_full_snapshot(
-        &self,
-        _vote: VoteOf<TypeConfig>,
-        _meta: SnapshotMetaOf<TypeConfig>,
-        _data: Vec<u8>,
-    ) -> Result<SnapshotResponse<TypeConfig>, String> {
-        Err("stub raft: no snapshots".into())
-    }
-
-    async fn transfer_leader(
-        &self,
-        _req: TransferLeaderRequest<TypeConfig>,
-    ) -> Result<TransferLeaderResponse<TypeConfig>, String> {
-        Ok(Ok(()))
-    }
-}
-
-/// Answers proposals with the reversed bytes, read-index with 42, and refuses membership changes.
-struct Echo;
-
-impl ClientHandler for Echo {
-    fn handle(
-        &self,
-        request: ClientRequest,
-    ) -> BoxFuture<'static, Result<ClientResponse, ClientError>> {
-        Box::pin(async move {
-            match request {
-                ClientRequest::Propose(mut bytes) => {
-                    bytes.reverse();
-                    Ok(ClientResponse::Applied(Reply(bytes)))
-                }
-                ClientRequest::ReadIndex => Ok(ClientResponse::ReadIndex(42)),
-                ClientRequest::AddMember { id, .. } => {
-                    Err(ClientError::Invalid(format!("cannot add member {id}")))
-                }
-                ClientRequest::RemoveMember { .. } => Err(ClientError::NotLeader { leader: None }),
-            }
-        })
-    }
-}
-
-struct Server {
-    addr: String,
-    stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    async fn start(secret: &[u8]) -> Server {
-        Server::start_with(secret, ServerConfig::default()).await
-    }
-
-    async fn start_with(secret: &[u8], config: ServerConfig) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_with(
-            listener,
-            StubRaft,
-            Arc::new(secret.to_vec()),
-            Arc::new(Echo),
-            config,
-            async move {
-                let _ = stopped.await;
-            },
-        ));
-        Server {
-            addr,
-            stop: Some(stop),
-            task,
-        }
-    }
-
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(5), &mut self.task)
-            .await
-            .expect("server stops promptly")
-            .expect("server task does not panic");
-    }
-}
-
-fn network(secret: &[u8]) -> Network {
-    Network::with_config(1, Arc::new(secret.to_vec()), NetworkConfig::default())
-}
-
-const T: Duration = Duration::from_secs(2);
-
-/// Asserts that a correct peer is served.
-async fn assert_serves(addr: &str) {
-    let answer = network(SECRET)
-        .call_client(addr, ClientRequest::ReadIndex, T)
-        .await
-        .expect("server still serves correct peers");
-    assert_eq!(answer, Ok(ClientResponse::ReadIndex(42)));
-}
-
-/// Asserts the server closes `stream` (EOF or reset) soon. The server may first have sent its
-/// handshake challenge, which is read and ignored; anything beyond a handshake's worth of bytes,
-/// or a connection left open, fails.
-async fn assert_closed(mut stream: TcpStream) {
-    let mut buf = [0u8; 256];
-    let mut total = 0;
-    loop {
-        let read = tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buf))
-            .await
-            .expect("server closes the connection instead of waiting");
-        match read {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                total += n;
-                assert!(
-                    total <= 128,
-                    "expected the connection closed, got {total} bytes"
-                );
-            }
-        }
-    }
-}
-
-/// An authenticated raw connection, for sending hand-made frames.
-async fn authenticated(addr: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    auth::client_handshake(&mut stream, SECRET, T)
-        .await
-        .unwrap();
-    stream
-}
+use common::*;
 
 /// A TCP relay that counts the connections made through it.
 async fn counting_proxy(upstream: String) -> (String, Arc<AtomicUsize>) {
@@ -558,6 +404,70 @@ async fn fault_policy_blocks_drops_and_delays_per_target() {
     let start = Instant::now();
     to_2.vote(vote_request(1, 1), option).await.unwrap();
     assert!(start.elapsed() < delay);
+    server.stop().await;
+}
+
+fn append_request(term: u64) -> AppendEntriesRequest<TypeConfig> {
+    AppendEntriesRequest {
+        vote: VoteOf::<TypeConfig>::new(term, 1),
+        prev_log_id: None,
+        entries: vec![],
+        leader_commit: None,
+    }
+}
+
+#[tokio::test]
+async fn duplicated_rpcs_reach_the_core_twice_and_answer_once_in_step() {
+    let (server, counts) = counting_server(ServerConfig::default()).await;
+    let net = network(SECRET);
+    let mut to_2 = peer_client(&net, 2, &server.addr).await;
+    let option = RPCOption::new(Duration::from_secs(2));
+    net.fault_policy().write().unwrap().set(
+        2,
+        FaultRule {
+            duplicate_probability: 1.0,
+            ..FaultRule::default()
+        },
+    );
+
+    for term in 1..=5u64 {
+        // Each answer is the one to this very request (the stub echoes the vote's term), never
+        // the leftover answer of the previous call's duplicate.
+        let granted = to_2
+            .vote(vote_request(term, 1), option.clone())
+            .await
+            .unwrap();
+        assert_eq!(granted.vote, VoteOf::<TypeConfig>::new(term, 1));
+        assert!(granted.vote_granted);
+        let appended = to_2
+            .append_entries(append_request(term), option.clone())
+            .await
+            .unwrap();
+        assert_eq!(appended, AppendEntriesResponse::Success);
+    }
+    assert_eq!(
+        counts.get(),
+        (10, 10, 0),
+        "(appends, votes, client) each delivered twice"
+    );
+    assert_eq!(
+        net.idle_connections(&server.addr),
+        1,
+        "one connection, kept in step"
+    );
+
+    // Forwarded client requests to the same peer are never duplicated.
+    let answer = net
+        .call_client(&server.addr, ClientRequest::Propose(vec![1, 2]), T)
+        .await
+        .unwrap();
+    assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![2, 1]))));
+    assert_eq!(counts.get().2, 1);
+
+    // Without the rule, one delivery each again.
+    net.fault_policy().write().unwrap().clear(2);
+    to_2.vote(vote_request(9, 1), option).await.unwrap();
+    assert_eq!(counts.get().1, 11);
     server.stop().await;
 }
 

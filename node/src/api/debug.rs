@@ -1,5 +1,5 @@
 //! Test-only fault injection: `POST /v1/debug/faults` sets this server's outgoing transport
-//! faults (blocked peers, drops, delays). Served only with `enable_fault_injection = true`.
+//! faults (blocked peers, drops, duplicates, delays). Served only with `enable_fault_injection = true`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,12 +16,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/debug/faults", web::post().to(set_faults));
 }
 
-/// A lossy or slow link to one peer.
+/// A lossy, repetitive or slow link to one peer.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Link {
     #[serde(default)]
     drop_probability: f64,
+    #[serde(default)]
+    duplicate_probability: f64,
     #[serde(default)]
     delay_ms: u64,
     #[serde(default)]
@@ -40,19 +42,29 @@ struct Faults {
     links: BTreeMap<u64, Link>,
 }
 
+/// Refuses probabilities outside `[0, 1]`, naming the link and the field.
+fn validate(faults: &Faults) -> Result<(), ApiError> {
+    for (peer, link) in &faults.links {
+        for (field, p) in [
+            ("drop_probability", link.drop_probability),
+            ("duplicate_probability", link.duplicate_probability),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ApiError::BadRequest(format!(
+                    "links.{peer}.{field} = {p} is not in [0, 1]"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 async fn set_faults(
     engine: web::Data<Engine>,
     body: web::Json<Faults>,
 ) -> Result<HttpResponse, ApiError> {
     let faults = body.into_inner();
-    for (peer, link) in &faults.links {
-        if !(0.0..=1.0).contains(&link.drop_probability) {
-            return Err(ApiError::BadRequest(format!(
-                "links.{peer}.drop_probability = {} is not in [0, 1]",
-                link.drop_probability
-            )));
-        }
-    }
+    validate(&faults)?;
     let shared = engine.node().network().fault_policy();
     let mut policy = shared
         .write()
@@ -64,6 +76,7 @@ async fn set_faults(
             FaultRule {
                 blocked: false,
                 drop_probability: link.drop_probability,
+                duplicate_probability: link.duplicate_probability,
                 delay: Duration::from_millis(link.delay_ms),
                 jitter: Duration::from_millis(link.jitter_ms),
             },
@@ -75,3 +88,7 @@ async fn set_faults(
     tracing::warn!(policy = ?*policy, "fault injection policy changed");
     Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ok"})))
 }
+
+#[cfg(test)]
+#[path = "debug_test.rs"]
+mod tests;

@@ -31,3 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(deployments::routes)
     .configure(groups::routes);
 }
+
+#[cfg(test)]
+#[path = "fuzz_test.rs"]
+mod fuzz_test;

@@ -79,6 +79,10 @@ pub struct NetworkConfig {
     pub backoff_min: Duration,
     /// Largest backoff between retries to an unreachable peer.
     pub backoff_max: Duration,
+    /// The least time an AppendEntries may take. openraft allots it 3/4 of a heartbeat, which a
+    /// follower applying a batch of big entries while catching up cannot meet: it would time out
+    /// and be resent forever.
+    pub append_timeout_floor: Duration,
 }
 
 impl Default for NetworkConfig {
@@ -91,6 +95,7 @@ impl Default for NetworkConfig {
             idle_expiry: Duration::from_secs(30),
             backoff_min: Duration::from_millis(50),
             backoff_max: Duration::from_millis(500),
+            append_timeout_floor: Duration::from_secs(1),
         }
     }
 }
@@ -305,7 +310,9 @@ impl<D> Network<D> {
 
     /// Sends one request to `addr` and reads its response, all within `timeout`.
     ///
-    /// `target` (when known) selects the fault rule to apply.
+    /// `target` (when known) selects the fault rule to apply. A raft RPC the rule duplicates is
+    /// sent twice on one connection and answered with the first response; client requests are
+    /// never duplicated.
     pub async fn call(
         &self,
         addr: &str,
@@ -317,29 +324,38 @@ impl<D> Network<D> {
             Some(t) => self.inner.faults.read().unwrap().decide(t),
             None => FaultAction::Deliver(Duration::ZERO),
         };
+        // Duplication models a network repeating raft messages; a forwarded client request sent
+        // twice would be a client retry (proposed twice), which is another experiment.
+        let action = match (action, req) {
+            (FaultAction::Duplicate(delay), RpcRequest::Client(_)) => FaultAction::Deliver(delay),
+            (action, _) => action,
+        };
         let exchange = async {
-            match action {
+            let (delay, copies) = match action {
                 FaultAction::Block => {
                     return Err(TransportError::Blocked {
                         addr: addr.to_string(),
                         target: target.unwrap_or_default(),
                     })
                 }
-                FaultAction::Drop => std::future::pending::<()>().await,
-                FaultAction::Deliver(delay) if !delay.is_zero() => tokio::time::sleep(delay).await,
-                FaultAction::Deliver(_) => {}
+                FaultAction::Drop => return std::future::pending().await,
+                FaultAction::Deliver(delay) => (delay, 1),
+                FaultAction::Duplicate(delay) => (delay, 2),
+            };
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
             }
             let mut conn = self.checkout(addr).await?;
             let frame_err = |source| TransportError::Frame {
                 addr: addr.to_string(),
                 source,
             };
-            write_frame(&mut conn.stream, req)
-                .await
-                .map_err(frame_err)?;
-            let resp: RpcResponse = read_frame(&mut conn.stream, MAX_FRAME_BYTES)
-                .await
-                .map_err(frame_err)?;
+            let resp: RpcResponse = exchange(&mut conn.stream, req).await.map_err(frame_err)?;
+            // A duplicate is the same frame again on the same connection; its answer is read (so
+            // the connection stays in step) and discarded, as a retransmission's would be.
+            for _ in 1..copies {
+                exchange(&mut conn.stream, req).await.map_err(frame_err)?;
+            }
             self.checkin(addr, conn);
             Ok(resp)
         };
@@ -434,6 +450,12 @@ impl<D: SnapshotBytes> RaftNetworkFactory<TypeConfig> for Network<D> {
             addr: node.raft_addr.clone(),
         }
     }
+}
+
+/// Writes `req` on `stream` and reads the one response frame that answers it.
+async fn exchange(stream: &mut TcpStream, req: &RpcRequest) -> Result<RpcResponse, FrameError> {
+    write_frame(stream, req).await?;
+    read_frame(stream, MAX_FRAME_BYTES).await
 }
 
 /// What kind of openraft error a transport failure is.
@@ -534,7 +556,12 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
         let failure = match self
-            .call(RpcRequest::AppendEntries(rpc), option.soft_ttl())
+            .call(
+                RpcRequest::AppendEntries(rpc),
+                option
+                    .soft_ttl()
+                    .max(self.net.inner.config.append_timeout_floor),
+            )
             .await
         {
             Ok(RpcResponse::AppendEntries(resp)) => return Ok(resp),

@@ -1,7 +1,9 @@
-//! Fault injection for outgoing RPCs: drop, delay (with jitter) or block traffic to a target.
+//! Fault injection for outgoing RPCs: drop, duplicate, delay (with jitter) or block traffic to a
+//! target.
 //!
 //! Off by default (no rules). Only test configuration should install rules: the chaos and
-//! partition tests use it to cut one direction of a link (`block`) or make it lossy and slow.
+//! partition tests use it to cut one direction of a link (`block`) or make it lossy, slow or
+//! repetitive (a duplicated RPC reaches the peer twice, as a retransmitting network would).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -21,6 +23,8 @@ pub struct FaultRule {
     pub blocked: bool,
     /// Probability in `[0, 1]` that an RPC is lost; a lost RPC fails by timing out.
     pub drop_probability: f64,
+    /// Probability in `[0, 1]` that a delivered RPC is sent twice (the first answer is used).
+    pub duplicate_probability: f64,
     /// Fixed delay added before an RPC is sent.
     pub delay: Duration,
     /// Up to this much extra random delay on top of `delay`.
@@ -32,6 +36,9 @@ pub struct FaultRule {
 pub enum FaultAction {
     /// Send it after sleeping this long (zero when no rule applies).
     Deliver(Duration),
+    /// Send it after sleeping this long, then send the same request again on the same
+    /// connection; the caller gets the answer to the first copy.
+    Duplicate(Duration),
     /// Lose it: the caller waits out its timeout and reports a timeout.
     Drop,
     /// Refuse it at once as unreachable.
@@ -94,7 +101,13 @@ impl FaultPolicy {
         } else {
             rng.gen_range(Duration::ZERO..=rule.jitter)
         };
-        FaultAction::Deliver(rule.delay + jitter)
+        let delay = rule.delay + jitter;
+        if rule.duplicate_probability > 0.0
+            && rng.gen_bool(rule.duplicate_probability.clamp(0.0, 1.0))
+        {
+            return FaultAction::Duplicate(delay);
+        }
+        FaultAction::Deliver(delay)
     }
 }
 
@@ -146,5 +159,76 @@ mod tests {
         }
         p.clear_all();
         assert!(p.rule(1).is_none());
+    }
+
+    fn duplicating(duplicate_probability: f64) -> FaultPolicy {
+        let mut p = FaultPolicy::default();
+        p.set(
+            1,
+            FaultRule {
+                duplicate_probability,
+                delay: Duration::from_millis(5),
+                ..FaultRule::default()
+            },
+        );
+        p
+    }
+
+    #[test]
+    fn duplicate_probability_one_always_duplicates_with_the_delay() {
+        let p = duplicating(1.0);
+        for _ in 0..1000 {
+            assert_eq!(
+                p.decide(1),
+                FaultAction::Duplicate(Duration::from_millis(5))
+            );
+        }
+        assert_eq!(p.decide(2), FaultAction::Deliver(Duration::ZERO));
+    }
+
+    #[test]
+    fn duplicate_probability_zero_never_duplicates() {
+        let p = duplicating(0.0);
+        for _ in 0..1000 {
+            assert_eq!(p.decide(1), FaultAction::Deliver(Duration::from_millis(5)));
+        }
+    }
+
+    #[test]
+    fn duplicate_probability_half_does_both() {
+        let p = duplicating(0.5);
+        let dups = (0..1000)
+            .filter(|_| matches!(p.decide(1), FaultAction::Duplicate(_)))
+            .count();
+        // Binomial(1000, 0.5): outside [350, 650] is a > 20-sigma event.
+        assert!((350..=650).contains(&dups), "{dups} duplicates of 1000");
+    }
+
+    #[test]
+    fn drop_wins_over_duplicate_and_block_over_both() {
+        let mut p = FaultPolicy::default();
+        p.set(
+            1,
+            FaultRule {
+                drop_probability: 1.0,
+                duplicate_probability: 1.0,
+                ..FaultRule::default()
+            },
+        );
+        assert_eq!(p.decide(1), FaultAction::Drop);
+        p.block(1);
+        assert_eq!(p.decide(1), FaultAction::Block);
+    }
+
+    #[test]
+    fn out_of_range_duplicate_probability_is_clamped() {
+        assert_eq!(
+            duplicating(7.0).decide(1),
+            FaultAction::Duplicate(Duration::from_millis(5))
+        );
+        assert_eq!(
+            duplicating(-1.0).decide(1),
+            FaultAction::Deliver(Duration::from_millis(5))
+        );
     }
 }

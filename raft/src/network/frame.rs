@@ -1,7 +1,9 @@
 //! Length-prefixed bincode frames: a 4-byte big-endian length, then that many bytes of bincode.
 //!
 //! The length is checked against the caller's cap before any buffer for the body is allocated or
-//! any byte of it is read, so a hostile or corrupt prefix (say `0xFFFF_FFFF`) costs nothing.
+//! any byte of it is read, so a hostile or corrupt prefix (say `0xFFFF_FFFF`) costs nothing. A
+//! prefix under the cap is not trusted either: the body buffer grows with the bytes that actually
+//! arrive, so announcing 64 MiB and sending 10 bytes costs a few KiB, not 64 MiB.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -16,6 +18,9 @@ const _: () = assert!(MAX_FRAME_BYTES as usize == codec::MAX_DECODE_BYTES);
 
 /// Bodies up to this size are sent in one write together with their length prefix.
 const COALESCE_BYTES: usize = 64 * 1024;
+
+/// The first read buffer for a body; it doubles as bytes arrive, up to the announced length.
+const FIRST_READ_BYTES: usize = 64 * 1024;
 
 /// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -92,10 +97,33 @@ where
             max: cap,
         });
     }
-    let mut body = vec![0u8; len as usize];
-    reader.read_exact(&mut body).await?;
+    let body = read_body(reader, len as usize).await?;
     Ok(codec::decode(&body)?)
 }
+
+/// Reads exactly `len` bytes, growing the buffer only as bytes arrive (at most twice what was
+/// received, plus [`FIRST_READ_BYTES`]). A stream that ends early is an `UnexpectedEof` error.
+async fn read_body<R: AsyncRead + Unpin>(reader: &mut R, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut filled = 0;
+    while filled < len {
+        if filled == body.len() {
+            let grow = body.len().max(FIRST_READ_BYTES).min(len - body.len());
+            body.reserve_exact(grow);
+            body.resize(body.len() + grow, 0);
+        }
+        let n = reader.read(&mut body[filled..]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+#[path = "frame_fuzz_test.rs"]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {
