@@ -180,7 +180,7 @@ impl<S: StateMachine> RaftNode<S> {
         .await
         .map_err(|e| RaftError::Stopped(e.to_string()))?;
 
-        let local = LocalHandler::spawn(raft.clone());
+        let local = LocalHandler::spawn(raft.clone(), config.request_timeout * 2 / 3);
         let listener = tokio::net::TcpListener::bind(&config.raft_addr)
             .await
             .map_err(|e| RaftError::Unreachable {
@@ -451,6 +451,9 @@ struct Pending {
 struct LocalHandler<S: StateMachine> {
     raft: Raft<SmStore<S>>,
     proposals: mpsc::Sender<Pending>,
+    /// How long a new server may take to catch up as a learner before it is given up on (shorter
+    /// than a request's deadline, so a server that never catches up is removed within the request).
+    catch_up: Duration,
 }
 
 impl<S: StateMachine> Clone for LocalHandler<S> {
@@ -458,16 +461,18 @@ impl<S: StateMachine> Clone for LocalHandler<S> {
         Self {
             raft: self.raft.clone(),
             proposals: self.proposals.clone(),
+            catch_up: self.catch_up,
         }
     }
 }
 
 impl<S: StateMachine> LocalHandler<S> {
-    fn spawn(raft: Raft<SmStore<S>>) -> Self {
+    fn spawn(raft: Raft<SmStore<S>>, catch_up: Duration) -> Self {
         let (tx, rx) = mpsc::channel(BATCH_QUEUE);
         tokio::spawn(run_batcher(raft.clone(), rx));
         Self {
             raft,
+            catch_up,
             proposals: tx,
         }
     }
@@ -483,10 +488,44 @@ impl<S: StateMachine> LocalHandler<S> {
     }
 
     async fn add_member(&self, id: NodeId, member: Member) -> Result<ClientResponse, ClientError> {
+        let addr = member.raft_addr.clone();
         self.raft
-            .add_learner(id, member, true)
+            .add_learner(id, member, false)
             .await
             .map_err(write_error)?;
+        // Only a learner that has caught up becomes a voter: promoting one that cannot be reached
+        // would leave the cluster without a quorum for every later write.
+        let target = self
+            .raft
+            .metrics()
+            .borrow_watched()
+            .last_log_index
+            .unwrap_or(0);
+        let caught_up = self
+            .raft
+            .wait(Some(self.catch_up))
+            .metrics(
+                |m| {
+                    m.replication
+                        .as_ref()
+                        .and_then(|r| r.get(&id))
+                        .and_then(|matched| matched.as_ref())
+                        .is_some_and(|log_id| log_id.index >= target)
+                },
+                format!("learner {id} caught up"),
+            )
+            .await;
+        if caught_up.is_err() {
+            self.raft
+                .change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([id])), false)
+                .await
+                .map_err(write_error)?;
+            return Err(ClientError::Invalid(format!(
+                "server {id} at {addr} did not catch up within {:?}, so it was not added; \
+                 check that it runs with this cluster's secret and is reachable",
+                self.catch_up
+            )));
+        }
         self.raft
             .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false)
             .await

@@ -138,14 +138,25 @@ struct ActionBody {
     message: Option<String>,
 }
 
+/// The optional body of pause/resume/abort/rollback: none at all, or `{"message"?}` exactly — a
+/// malformed body is refused rather than read as "no body" (the action would run regardless).
+fn action_message(body: &[u8]) -> Result<Option<String>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let parsed: ActionBody = serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("action body: {e}")))?;
+    Ok(parsed.message)
+}
+
 async fn act(
     engine: web::Data<Engine>,
     path: web::Path<(String, String)>,
-    body: Option<web::Json<ActionBody>>,
+    body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let (raw, action) = path.into_inner();
     let id = parse_id(&raw)?;
-    let message = body.and_then(|b| b.into_inner().message);
+    let message = action_message(&body)?;
     let by = Actor::User;
     let command = match action.as_str() {
         "pause" => Command::Pause { id, message, by },

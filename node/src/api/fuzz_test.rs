@@ -522,8 +522,6 @@ macro_rules! post_json {
 }
 
 #[actix_web::test]
-#[ignore = "known bug, found by the fuzzer: raft/src/node.rs add_member promotes an unreachable \
-            server to voter; fix belongs to the raft crate's membership code"]
 async fn adding_an_unreachable_member_does_not_wedge_writes() {
     let node = OneNode::start().await;
     let app = plain_app!(node);
@@ -539,8 +537,6 @@ async fn adding_an_unreachable_member_does_not_wedge_writes() {
 }
 
 #[actix_web::test]
-#[ignore = "known bug, found by the fuzzer: node/src/api/deployments.rs takes the action body as \
-            Option<Json>, so a malformed or oversized body is dropped and the action runs anyway"]
 async fn action_with_a_malformed_body_changes_nothing() {
     let node = OneNode::start().await;
     let app = plain_app!(node);
