@@ -7,14 +7,15 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::load::get_json;
+use super::Ctx;
 use crate::local::{LocalCluster, LocalOptions};
 
-/// Server settings for benchmarks: quiet logs except the snapshot builder's line.
-pub fn options(snapshot_every: u64) -> LocalOptions {
+/// Server settings for benchmarks, with the servers' log filter from `--server-log`.
+pub fn options(ctx: &Ctx, snapshot_every: u64) -> LocalOptions {
     LocalOptions {
         snapshot_every,
         node_timeout_ms: 600_000,
-        log_filter: "warn,convoy_raft::sm_store=info".into(),
+        log_filter: ctx.args.server_log.clone(),
         ..LocalOptions::default()
     }
 }

@@ -109,7 +109,7 @@ async fn next_progress(
 }
 
 async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
-    let mut cluster = cluster::start(&ctx.dir("failover"), cluster::options(10_000)).await?;
+    let mut cluster = cluster::start(&ctx.dir("failover"), cluster::options(ctx, 10_000)).await?;
     let api =
         Arc::new(ApiClient::new(&cluster.addresses())?.with_patience(Duration::from_secs(30)));
     api.post::<_, Value>("/v1/resources", &json!({"name": "fo"}))

@@ -68,7 +68,7 @@ async fn sample_latencies(
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let n = ctx.args.ingest_nodes;
     let clients = ctx.args.clients.iter().copied().max().unwrap_or(64).min(n);
-    let cluster = cluster::start(&ctx.dir("ingest"), cluster::options(10_000)).await?;
+    let cluster = cluster::start(&ctx.dir("ingest"), cluster::options(ctx, 10_000)).await?;
     let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
     let addr = cluster::addr(&cluster, leader);
     let base = format!("http://{addr}");

@@ -77,6 +77,9 @@ pub struct BenchArgs {
     /// Log entries written before the restart measurement.
     #[arg(long, default_value_t = 1_000_000)]
     pub log_entries: u64,
+    /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
+    #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
+    pub server_log: String,
     /// Keep data dirs and logs here (default: a temp dir under /var/tmp, removed).
     #[arg(long)]
     pub dir: Option<PathBuf>,

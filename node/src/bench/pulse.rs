@@ -38,7 +38,7 @@ pub fn lateness(view: &Value) -> Option<i64> {
 /// then lets every pulse lapse.
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let n = ctx.args.pulses;
-    let cluster = cluster::start(&ctx.dir("pulse"), cluster::options(10_000)).await?;
+    let cluster = cluster::start(&ctx.dir("pulse"), cluster::options(ctx, 10_000)).await?;
     let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
     let base = format!("http://{}", cluster::addr(&cluster, leader));
     let http = ctx.http.clone();

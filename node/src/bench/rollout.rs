@@ -63,8 +63,11 @@ async fn wait_status(
 /// One rollout of `n` nodes; returns the cluster (for scale measurements) and its RSS before, KiB.
 pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u64>)> {
     let label = format!("{n} nodes");
-    let cluster =
-        cluster::start(&ctx.dir(&format!("rollout-{n}")), cluster::options(10_000)).await?;
+    let cluster = cluster::start(
+        &ctx.dir(&format!("rollout-{n}")),
+        cluster::options(ctx, 10_000),
+    )
+    .await?;
     let rss_before: Vec<u64> = cluster
         .servers
         .iter()
@@ -321,4 +324,30 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         drop(cluster);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_installs_only_the_allowed_version() {
+        let allowed =
+            json!({"targets": {"roll": {"version": 2, "download": true, "install": true}}});
+        let prefetch =
+            json!({"targets": {"roll": {"version": 2, "download": true, "install": false}}});
+        assert!(may_install(&allowed, 2));
+        assert!(!may_install(&allowed, 3));
+        assert!(!may_install(&prefetch, 2));
+        assert!(!may_install(&json!({"targets": {}}), 2));
+    }
+
+    #[test]
+    fn a_node_report_holds_every_version_up_to_the_current_one() {
+        let r = node_report(2);
+        assert_eq!(r["resources"]["roll"]["current"], 2);
+        let versions = r["resources"]["roll"]["versions"].as_object().unwrap();
+        assert_eq!(versions.keys().collect::<Vec<_>>(), ["1", "2"]);
+        assert_eq!(versions["2"]["installed"], true);
+    }
 }

@@ -30,7 +30,7 @@ fn dir_bytes(path: &std::path::Path) -> u64 {
 pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
     let entries = ctx.args.log_entries;
     let dir = ctx.dir("restart");
-    let mut cluster = cluster::start(&dir, cluster::options(entries * 2 + 100_000)).await?;
+    let mut cluster = cluster::start(&dir, cluster::options(ctx, entries * 2 + 100_000)).await?;
     let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
     let url = Arc::new(format!(
         "http://{}/v1/resources",

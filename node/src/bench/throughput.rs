@@ -55,7 +55,7 @@ pub async fn convoy_load(ctx: &Ctx, addr: &str, tag: &str, clients: usize) -> Lo
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let levels = ctx.args.clients.clone();
     {
-        let cluster = cluster::start(&ctx.dir("throughput"), cluster::options(10_000)).await?;
+        let cluster = cluster::start(&ctx.dir("throughput"), cluster::options(ctx, 10_000)).await?;
         for &n in &levels {
             let leader =
                 cluster::leader(&ctx.http, &cluster, std::time::Duration::from_secs(30)).await?;
