@@ -111,13 +111,13 @@ pub struct ServerArgs {
     /// Founding members as `id=raft_addr=http_addr,...` (replaces the file's [[initial_cluster]]).
     #[arg(long, env = "CONVOY_INITIAL_CLUSTER")]
     pub initial_cluster: Option<String>,
-    /// Raft heartbeat period in ms (default 100).
+    /// Raft heartbeat period in ms (default 50).
     #[arg(long, env = "CONVOY_HEARTBEAT_MS")]
     pub heartbeat_ms: Option<u64>,
-    /// Lower bound of the election timeout in ms (default 400).
+    /// Lower bound of the election timeout in ms (default 250).
     #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS")]
     pub election_timeout_min_ms: Option<u64>,
-    /// Upper bound of the election timeout in ms (default 800).
+    /// Upper bound of the election timeout in ms (default 500).
     #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS")]
     pub election_timeout_max_ms: Option<u64>,
     /// Build a snapshot every this many log entries (default 10000).

@@ -69,6 +69,20 @@ impl Engine {
             .await??)
     }
 
+    /// What a write answers with: a linearizable read (so a follower shows what it just forwarded),
+    /// or, if no quorum answers right after the write committed, this server's applied state —
+    /// never an error for a write that succeeded.
+    pub async fn read_written<R, F>(&self, f: F) -> Result<R, ApiError>
+    where
+        F: Fn(&ClusterState) -> R + Clone + Send + 'static,
+        R: Send + 'static,
+    {
+        match self.read(true, f.clone()).await {
+            Err(ApiError::Unavailable(_)) => self.read(false, f).await,
+            other => other,
+        }
+    }
+
     /// `GET /v1/cluster`.
     pub fn cluster_info(&self) -> ClusterInfo {
         self.node.cluster_info()

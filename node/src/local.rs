@@ -38,8 +38,8 @@ impl Default for LocalOptions {
     fn default() -> Self {
         Self {
             servers: 3,
-            heartbeat_ms: 100,
-            election_ms: (400, 800),
+            heartbeat_ms: 50,
+            election_ms: (250, 500),
             node_timeout_ms: 10_000,
             snapshot_every: 10_000,
             fault_injection: false,

@@ -67,8 +67,10 @@ impl RaftConfig {
             secret: Vec::new(),
             initial_cluster: BTreeMap::new(),
             bootstrap: false,
-            heartbeat_ms: 100,
-            election_timeout_ms: (400, 800),
+            // Failover takes openraft's leader lease (the election timeout's upper bound) plus a
+            // random election timeout: 250-500 ms keeps it under a second.
+            heartbeat_ms: 50,
+            election_timeout_ms: (250, 500),
             snapshot_every: 10_000,
             request_timeout: Duration::from_secs(10),
         }
@@ -573,6 +575,9 @@ impl<S: StateMachine> LocalHandler<S> {
                     ClientError::NotLeader {
                         leader: f.leader_id.zip(f.leader_node.clone()),
                     }
+                }
+                Some(openraft::error::LinearizableReadError::QuorumNotEnough(q)) => {
+                    ClientError::NoQuorum(q.to_string())
                 }
                 _ => ClientError::Failed(e.to_string()),
             })?;

@@ -39,7 +39,7 @@ async fn create(
             nodes,
         })
         .await?;
-    let view = engine.read(true, move |s| s.consumer(&name)).await?;
+    let view = engine.read_written(move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
@@ -84,7 +84,7 @@ async fn update_nodes(
             remove,
         })
         .await?;
-    let view = engine.read(true, move |s| s.consumer(&name)).await?;
+    let view = engine.read_written(move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
@@ -118,6 +118,6 @@ async fn subscribe(
             completion: body.completion,
         })
         .await?;
-    let view = engine.read(true, move |s| s.consumer(&consumer)).await?;
+    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
 }

@@ -170,7 +170,7 @@ async fn act(
         }
     };
     engine.propose(command).await?;
-    let view = engine.read(true, move |s| s.deployment(id)).await?;
+    let view = engine.read_written(move |s| s.deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
 }
 

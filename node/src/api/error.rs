@@ -83,7 +83,9 @@ impl From<convoy_raft::RaftError> for ApiError {
             RaftError::NoLeader(_) | RaftError::Unreachable { .. } => {
                 ApiError::Unavailable(e.to_string())
             }
-            RaftError::Client(ClientError::NoLeader | ClientError::NotLeader { .. }) => {
+            RaftError::Client(
+                ClientError::NoLeader | ClientError::NotLeader { .. } | ClientError::NoQuorum(_),
+            ) => {
                 ApiError::Unavailable(e.to_string())
             }
             RaftError::Client(ClientError::Invalid(m)) => ApiError::BadRequest(m),

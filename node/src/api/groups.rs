@@ -38,7 +38,7 @@ async fn create(
             members,
         })
         .await?;
-    let view = engine.read(true, move |s| s.group(&name)).await?;
+    let view = engine.read_written(move |s| s.group(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
@@ -108,6 +108,6 @@ async fn abort(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpR
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     engine.propose(Command::AbortGroupDeployment { id }).await?;
-    let view = engine.read(true, move |s| s.group_deployment(id)).await?;
+    let view = engine.read_written(move |s| s.group_deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }

@@ -32,7 +32,7 @@ async fn create(
     engine
         .propose(Command::CreateResource { name: name.clone() })
         .await?;
-    let view = engine.read(true, move |s| s.resource(&name)).await?;
+    let view = engine.read_written(move |s| s.resource(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 

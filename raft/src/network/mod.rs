@@ -107,6 +107,9 @@ pub enum ClientError {
     /// The leader failed to carry it out (storage error, shutdown, timeout).
     #[error("leader failed: {0}")]
     Failed(String),
+    /// The leader could not hear from a quorum (a partition, or most servers down); retry.
+    #[error("no quorum: {0}")]
+    NoQuorum(String),
 }
 
 /// What the transport's server calls for [`RpcRequest::Client`]: implemented by [`crate::RaftNode`].
