@@ -85,9 +85,7 @@ impl From<convoy_raft::RaftError> for ApiError {
             }
             RaftError::Client(
                 ClientError::NoLeader | ClientError::NotLeader { .. } | ClientError::NoQuorum(_),
-            ) => {
-                ApiError::Unavailable(e.to_string())
-            }
+            ) => ApiError::Unavailable(e.to_string()),
             RaftError::Client(ClientError::Invalid(m)) => ApiError::BadRequest(m),
             other => ApiError::Internal(other.to_string()),
         }
