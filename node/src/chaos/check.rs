@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use convoy_actors::domain::{DeploymentView, EventKind, NodePhase, Strategy};
+use convoy_actors::domain::{
+    DeploymentView, EventKind, GroupDeploymentView, NodePhase, Status, Strategy,
+};
 
 use super::history::{Acked, Observation, Pulse};
 
@@ -248,6 +250,61 @@ pub fn pulsed_progress(view: &DeploymentView, pulses: &[Pulse]) -> Vec<Violation
             )
         })
         .collect()
+}
+
+/// A group deployment moves step by step: a step's deployments start only after every deployment of
+/// the step before has rolled forward (by leader-stamped times), so a failed step starts nothing after.
+pub fn group_order(
+    group: &GroupDeploymentView,
+    deployments: &BTreeMap<String, DeploymentView>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut previous_done: Option<u64> = None;
+    for (k, step) in group.steps.iter().enumerate() {
+        let views: Vec<&DeploymentView> = step
+            .iter()
+            .filter_map(|item| item.deployment.map(|d| d.to_string()))
+            .filter_map(|id| deployments.get(&id))
+            .collect();
+        if let (Some(done), Some(started)) = (
+            previous_done,
+            views
+                .iter()
+                .filter_map(|v| v.events.first().map(|e| e.at))
+                .min(),
+        ) {
+            if started < done {
+                out.push(violation(
+                    "group-order",
+                    format!(
+                        "{}: step {k} started at {started} before step {} finished at {done}",
+                        group.id,
+                        k - 1
+                    ),
+                ));
+            }
+        }
+        let finished: Option<Vec<u64>> = views
+            .iter()
+            .map(|v| {
+                (v.status == Status::RolledForward)
+                    .then(|| {
+                        v.events
+                            .iter()
+                            .rev()
+                            .find(|e| e.status == Some(Status::RolledForward))
+                    })
+                    .flatten()
+                    .map(|e| e.at)
+            })
+            .collect();
+        previous_done = match finished {
+            Some(ats) => ats.into_iter().max().or(previous_done),
+            // A step that did not roll forward: nothing may start after it.
+            None => Some(u64::MAX),
+        };
+    }
+    out
 }
 
 /// Runs every per-observation checker over all reads, and the whole-history ones over the final views.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::chaos::history::{Acked, Observation, Pulse};
+use convoy_actors::domain::Status;
 use serde_json::{json, Value};
 
 /// A rolling (install 2, download 1) deployment `d-1` with the given node states and events.
@@ -163,4 +164,49 @@ fn lost_writes_and_differing_replicas_are_reported() {
     assert!(replicas_identical(&same).is_empty());
     let differ = vec![("1".into(), 9, "ab".into()), ("2".into(), 9, "cd".into())];
     assert_eq!(replicas_identical(&differ)[0].rule, "replicas-differ");
+}
+
+fn finished(id: &str, created: u64, done: Option<u64>) -> DeploymentView {
+    let mut events = vec![json!({"at": created, "status": "ROLLING_FORWARD", "by": "system"})];
+    if let Some(at) = done {
+        events.push(json!({"at": at, "status": "ROLLED_FORWARD", "by": "system"}));
+    }
+    let mut v = view(&["succeeded"], json!(events), None);
+    v.id = serde_json::from_value(json!(id)).unwrap();
+    v.status = if done.is_some() {
+        Status::RolledForward
+    } else {
+        Status::Failed
+    };
+    v
+}
+
+fn group(steps: &[&str]) -> GroupDeploymentView {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|d| json!([{"consumer": "c", "resource": "r", "version": 2, "deployment": d}]))
+        .collect();
+    serde_json::from_value(json!({"id": "g-1", "group": "pair", "status": "SUCCEEDED",
+        "current_step": steps.len(), "steps": steps}))
+    .unwrap()
+}
+
+#[test]
+fn a_group_step_starts_only_after_the_step_before_rolled_forward() {
+    let g = group(&["d-1", "d-2"]);
+    let in_order = BTreeMap::from([
+        ("d-1".to_string(), finished("d-1", 10, Some(20))),
+        ("d-2".to_string(), finished("d-2", 25, Some(30))),
+    ]);
+    assert!(group_order(&g, &in_order).is_empty());
+    let early = BTreeMap::from([
+        ("d-1".to_string(), finished("d-1", 10, Some(20))),
+        ("d-2".to_string(), finished("d-2", 15, Some(30))),
+    ]);
+    assert_eq!(group_order(&g, &early)[0].rule, "group-order");
+    let after_failure = BTreeMap::from([
+        ("d-1".to_string(), finished("d-1", 10, None)),
+        ("d-2".to_string(), finished("d-2", 25, Some(30))),
+    ]);
+    assert_eq!(group_order(&g, &after_failure)[0].rule, "group-order");
 }

@@ -54,12 +54,13 @@ pub struct ChaosArgs {
 
 fn summary_line(r: &SeedReport) -> String {
     format!(
-        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} reads checked, {} violations",
+        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads checked, {} violations",
         r.seed,
         r.faults.len(),
         r.operations,
         r.acked,
         r.deployments,
+        r.groups,
         r.observations,
         r.violations.len()
     )

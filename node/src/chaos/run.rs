@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use convoy_actors::domain::{DeploymentView, ResourceView};
+use convoy_actors::domain::{DeploymentView, GroupDeploymentView, ResourceView};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -31,6 +31,8 @@ pub struct SeedReport {
     pub operations: u64,
     /// Deployments started.
     pub deployments: usize,
+    /// Group deployments started.
+    pub groups: usize,
     /// Reads checked.
     pub observations: usize,
     /// Broken rules.
@@ -88,11 +90,13 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     let api = Arc::new(ApiClient::new(&servers.join(","))?.with_patience(Duration::from_secs(3)));
     wait_leader(&api, Duration::from_secs(30)).await?;
     let fleet = workload::setup_fleet(api.clone(), config.nodes).await?;
+    let group_fleets = workload::setup_group_fleets(api.clone(), 4).await?;
     let history = Arc::new(History::default());
     let shared = Arc::new(Shared {
         history: history.clone(),
         current: Mutex::new(Current::default()),
         deployments: Mutex::new(Vec::new()),
+        groups: Mutex::new(Vec::new()),
         servers: servers.clone(),
     });
     let (stop, rx) = watch::channel(false);
@@ -116,6 +120,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
             rx.clone(),
         )),
         tokio::spawn(workload::observer(shared.clone(), seed, rx.clone())),
+        tokio::spawn(workload::grouper(shared.clone(), api.clone(), rx.clone())),
     ];
 
     let mut injector = Injector {
@@ -150,6 +155,9 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
     }
     fleet.stop().await;
+    for f in group_fleets {
+        f.stop().await;
+    }
     injector.heal_all().await?;
     wait_leader(&api, Duration::from_secs(30)).await?;
 
@@ -176,6 +184,23 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
                 .with_context(|| format!("reading {id} at the end"))?,
         );
     }
+    let groups = shared.groups.lock().unwrap().clone();
+    for gid in &groups {
+        let group: GroupDeploymentView = api
+            .get(&format!("/v1/group-deployments/{gid}?consistent=true"))
+            .await
+            .with_context(|| format!("reading {gid} at the end"))?;
+        let mut views = BTreeMap::new();
+        for id in group.steps.iter().flatten().filter_map(|i| i.deployment) {
+            let view: DeploymentView = api
+                .get(&format!("/v1/deployments/{id}?consistent=true"))
+                .await
+                .with_context(|| format!("reading {id} of {gid}"))?;
+            views.insert(id.to_string(), view.clone());
+            finals.push(view);
+        }
+        violations.extend(check::group_order(&group, &views));
+    }
     let observations = history.observations.lock().unwrap().clone();
     let pulses = history.pulses.lock().unwrap().clone();
     violations.extend(check::all(&observations, &finals, &pulses));
@@ -189,6 +214,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         acked: acked.len(),
         operations,
         deployments: ids.len(),
+        groups: groups.len(),
         observations: observations.len(),
         violations,
         recoveries,

@@ -1,6 +1,7 @@
 //! The chaos workload: a writer of resources and versions, a deployer that starts, pauses, resumes,
-//! rolls back and aborts deployments over a simulated fleet, a pulser that sometimes falls silent,
-//! and an observer reading deployments from random servers — all recording into the history.
+//! rolls back and aborts deployments over a simulated fleet, group deployments across two strong
+//! consumers, a pulser that sometimes falls silent, and an observer reading deployments from random
+//! servers — all recording into the history.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,6 +38,8 @@ pub struct Shared {
     pub current: Mutex<Current>,
     /// Every deployment started.
     pub deployments: Mutex<Vec<String>>,
+    /// Every group deployment started.
+    pub groups: Mutex<Vec<String>>,
     /// Every server's HTTP address.
     pub servers: Vec<String>,
 }
@@ -326,6 +329,115 @@ pub async fn observer(shared: Arc<Shared>, seed: u64, mut stop: watch::Receiver<
                 server: server.clone(),
                 view,
             });
+        }
+    }
+}
+
+/// Two strong consumers for group deployments: `ga` runs resource `ga`, `gb` runs `gb`; returns their
+/// simulated fleets.
+pub async fn setup_group_fleets(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Vec<Fleet>> {
+    let mut fleets = Vec::new();
+    for name in ["ga", "gb"] {
+        api.post::<_, Value>("/v1/resources", &json!({"name": name}))
+            .await
+            .with_context(|| format!("creating {name}"))?;
+        api.post::<_, Value>(&format!("/v1/resources/{name}/versions"), &json!({}))
+            .await
+            .with_context(|| format!("publishing {name} v1"))?;
+        let ids = node_ids(name, nodes);
+        api.post::<_, Value>("/v1/consumers", &json!({"name": name, "nodes": ids}))
+            .await
+            .with_context(|| format!("creating consumer {name}"))?;
+        let behaviour = Behaviour {
+            download: Duration::from_millis(50),
+            install: Duration::from_millis(150),
+            fail_rate: 0.02,
+        };
+        fleets.push(Fleet::spawn(
+            api.clone(),
+            ids,
+            behaviour,
+            Duration::from_millis(200),
+            Some((name.to_string(), 1)),
+        ));
+    }
+    api.post::<_, Value>(
+        "/v1/groups",
+        &json!({"name": "pair", "members": [{"consumer": "gb", "resource": "gb"},
+                                           {"consumer": "ga", "resource": "ga"}]}),
+    )
+    .await
+    .context("creating group pair")?;
+    Ok(fleets)
+}
+
+async fn subscribe(api: &ApiClient, name: &str, pin: Option<u64>) -> Result<Value, ClientError> {
+    let mut body = json!({"mode": "strong", "strategy": {"rolling": {"install_window": 2, "download_window": 2}}});
+    if let Some(pin) = pin {
+        body["pin"] = json!(pin);
+    }
+    api.put(&format!("/v1/consumers/{name}/subscriptions/{name}"), &body)
+        .await
+}
+
+/// Rolls `ga` then `gb` (whose new version needs the new `ga`) as one group deployment after
+/// another: pinned while the versions are published, unpinned once the group deployment holds them.
+pub async fn grouper(shared: Arc<Shared>, api: Arc<ApiClient>, mut stop: watch::Receiver<bool>) {
+    let mut version = 1u64;
+    while !stopped(&stop) {
+        shared.history.operation();
+        let pinned = subscribe(&api, "ga", Some(version)).await.is_ok()
+            && subscribe(&api, "gb", Some(version)).await.is_ok();
+        if !pinned {
+            pause_for(&mut stop, Duration::from_millis(500)).await;
+            continue;
+        }
+        let Ok(a) = api
+            .post::<_, Value>("/v1/resources/ga/versions", &json!({}))
+            .await
+        else {
+            continue;
+        };
+        let Some(va) = a["version"].as_u64() else {
+            continue;
+        };
+        let dependency = json!({"depends_on": [{"resource": "ga", "version": va}]});
+        let Ok(b) = api
+            .post::<_, Value>("/v1/resources/gb/versions", &dependency)
+            .await
+        else {
+            continue;
+        };
+        let Some(vb) = b["version"].as_u64() else {
+            continue;
+        };
+        let body = json!({"group": "pair", "versions": {"ga": va, "gb": vb}});
+        let Ok(started) = api.post::<_, Value>("/v1/group-deployments", &body).await else {
+            continue;
+        };
+        let Some(gid) = started["id"].as_str().map(String::from) else {
+            continue;
+        };
+        shared.groups.lock().unwrap().push(gid.clone());
+        let _ = subscribe(&api, "ga", None).await;
+        let _ = subscribe(&api, "gb", None).await;
+        version = va.max(vb);
+        let deadline = std::time::Instant::now() + Duration::from_secs(25);
+        while !stopped(&stop) {
+            pause_for(&mut stop, Duration::from_millis(500)).await;
+            let status = api
+                .get::<Value>(&format!("/v1/group-deployments/{gid}"))
+                .await
+                .map(|g| g["status"].as_str().unwrap_or("").to_string());
+            if status.as_deref().is_ok_and(|s| s != "RUNNING") {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = api
+                    .post::<_, Value>(&format!("/v1/group-deployments/{gid}/abort"), &json!({}))
+                    .await;
+                break;
+            }
         }
     }
 }
