@@ -8,7 +8,7 @@ use convoy_actors::domain::{
     DeploymentView, EventKind, GroupDeploymentView, NodePhase, Status, Strategy,
 };
 
-use super::history::{Acked, Observation, Pulse};
+use super::history::{Acked, Observation, Pulse, TargetSample};
 
 /// A broken rule, with enough context to find it in the logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -305,6 +305,24 @@ pub fn group_order(
         };
     }
     out
+}
+
+/// While a deployment is active, each of its nodes is targeted only at the deployment's version or at
+/// its own version from before (strong consistency: no other version rolls onto the consumer).
+pub fn deployment_targets(samples: &[TargetSample]) -> Vec<Violation> {
+    samples
+        .iter()
+        .filter(|t| t.target != t.version && Some(t.target) != t.from_version)
+        .map(|t| {
+            violation(
+                "stray-target",
+                format!(
+                    "{} was targeted at version {} during {} (version {}, from {:?})",
+                    t.node, t.target, t.deployment, t.version, t.from_version
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Runs every per-observation checker over all reads, and the whole-history ones over the final views.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::chaos::history::{Acked, Observation, Pulse};
+use crate::chaos::history::{Acked, Observation, Pulse, TargetSample};
 use convoy_actors::domain::Status;
 use serde_json::{json, Value};
 
@@ -209,4 +209,17 @@ fn a_group_step_starts_only_after_the_step_before_rolled_forward() {
         ("d-2".to_string(), finished("d-2", 25, Some(30))),
     ]);
     assert_eq!(group_order(&g, &after_failure)[0].rule, "group-order");
+}
+
+#[test]
+fn a_node_of_an_active_deployment_is_targeted_only_at_its_version_or_its_own_old_one() {
+    let sample = |target| TargetSample {
+        node: "n-0".into(),
+        deployment: "d-1".into(),
+        version: 3,
+        from_version: Some(2),
+        target,
+    };
+    assert!(deployment_targets(&[sample(3), sample(2)]).is_empty());
+    assert_eq!(deployment_targets(&[sample(4)])[0].rule, "stray-target");
 }

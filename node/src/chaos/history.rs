@@ -74,6 +74,21 @@ pub struct Observation {
     pub view: DeploymentView,
 }
 
+/// A node's targets read while a deployment containing it was active (in that same read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetSample {
+    /// The node.
+    pub node: String,
+    /// The active deployment.
+    pub deployment: String,
+    /// Its version.
+    pub version: u64,
+    /// The node's version before it.
+    pub from_version: Option<u64>,
+    /// The version the node was targeted at.
+    pub target: u64,
+}
+
 /// One injected fault.
 #[derive(Clone, Debug)]
 pub struct FaultRecord {
@@ -98,6 +113,8 @@ pub struct History {
     pub observations: Mutex<Vec<Observation>>,
     /// Faults.
     pub faults: Mutex<Vec<FaultRecord>>,
+    /// Node targets sampled during deployments.
+    pub targets: Mutex<Vec<TargetSample>>,
     /// Operations attempted (writes, pulses, steering), for the summary.
     pub operations: Mutex<u64>,
 }

@@ -54,7 +54,7 @@ pub struct ChaosArgs {
 
 fn summary_line(r: &SeedReport) -> String {
     format!(
-        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads checked, {} violations",
+        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads and {} node targets checked, {} violations",
         r.seed,
         r.faults.len(),
         r.operations,
@@ -62,6 +62,7 @@ fn summary_line(r: &SeedReport) -> String {
         r.deployments,
         r.groups,
         r.observations,
+        r.targets,
         r.violations.len()
     )
 }

@@ -35,6 +35,8 @@ pub struct SeedReport {
     pub groups: usize,
     /// Reads checked.
     pub observations: usize,
+    /// Node targets sampled during deployments.
+    pub targets: usize,
     /// Broken rules.
     pub violations: Vec<Violation>,
     /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
@@ -204,10 +206,12 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     let observations = history.observations.lock().unwrap().clone();
     let pulses = history.pulses.lock().unwrap().clone();
     violations.extend(check::all(&observations, &finals, &pulses));
+    violations.extend(check::deployment_targets(&history.targets.lock().unwrap()));
     let faults = history.faults.lock().unwrap().clone();
     let recoveries = recoveries(&faults, &acked, &finals);
     cluster.lock().unwrap().stop();
     let operations = *history.operations.lock().unwrap();
+    let targets = history.targets.lock().unwrap().len();
     Ok(SeedReport {
         seed,
         faults,
@@ -216,6 +220,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         deployments: ids.len(),
         groups: groups.len(),
         observations: observations.len(),
+        targets,
         violations,
         recoveries,
     })

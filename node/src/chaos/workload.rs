@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use convoy_actors::domain::DeploymentView;
+use convoy_actors::domain::{DeploymentView, NodeView};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use super::history::{now_ms, Acked, History, Observation, Pulse};
+use super::history::{now_ms, Acked, History, Observation, Pulse, TargetSample};
 use crate::client::{ApiClient, ClientError};
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
@@ -322,6 +322,10 @@ pub async fn observer(shared: Arc<Shared>, seed: u64, mut stop: watch::Receiver<
         let read =
             tokio::time::timeout(Duration::from_secs(3), client.get::<DeploymentView>(&path)).await;
         if let Ok(Ok(view)) = read {
+            if view.status.is_active() && !view.nodes.is_empty() && rng.gen_bool(0.3) {
+                let node = &view.nodes[rng.gen_range(0..view.nodes.len())];
+                sample_target(&shared, client, &view, &node.id, node.from_version).await;
+            }
             shared.history.observe(Observation {
                 start_ms,
                 end_ms: now_ms(),
@@ -331,6 +335,38 @@ pub async fn observer(shared: Arc<Shared>, seed: u64, mut stop: watch::Receiver<
             });
         }
     }
+}
+
+/// Reads `node` and, if that same read still lists `view`'s deployment as active on it, records the
+/// version it is targeted at.
+async fn sample_target(
+    shared: &Shared,
+    client: &ApiClient,
+    view: &DeploymentView,
+    node: &str,
+    from_version: Option<u64>,
+) {
+    let Ok(Ok(n)) = tokio::time::timeout(
+        Duration::from_secs(3),
+        client.get::<NodeView>(&format!("/v1/nodes/{node}")),
+    )
+    .await
+    else {
+        return;
+    };
+    let (Some(target), true) = (
+        n.targets.get(&view.resource),
+        n.deployments.contains(&view.id),
+    ) else {
+        return;
+    };
+    shared.history.targets.lock().unwrap().push(TargetSample {
+        node: node.to_string(),
+        deployment: view.id.to_string(),
+        version: view.version,
+        from_version,
+        target: target.version,
+    });
 }
 
 /// Two strong consumers for group deployments: `ga` runs resource `ga`, `gb` runs `gb`; returns their
