@@ -91,7 +91,7 @@ impl Default for NetworkConfig {
             connect_timeout: Duration::from_secs(1),
             handshake_timeout: auth::DEFAULT_HANDSHAKE_TIMEOUT,
             client_timeout: Duration::from_secs(2),
-            max_idle_per_peer: 8,
+            max_idle_per_peer: 64,
             idle_expiry: Duration::from_secs(30),
             backoff_min: Duration::from_millis(50),
             backoff_max: Duration::from_millis(500),
