@@ -11,6 +11,7 @@ use anyhow::Context;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
+use crate::client::ApiClient;
 use crate::netns::{NetLab, HTTP_PORT, RAFT_PORT};
 
 /// How the local servers are configured.
@@ -332,6 +333,28 @@ impl LocalCluster {
         for server in &mut self.servers {
             server.terminate();
         }
+    }
+}
+
+/// Waits until a server names a leader other than `not` (the survivors keep naming a killed leader
+/// until they elect anew); returns its id.
+pub async fn wait_leader(
+    api: &ApiClient,
+    not: Option<u64>,
+    timeout: Duration,
+) -> anyhow::Result<u64> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Ok(c) = api.get::<serde_json::Value>("/v1/cluster").await {
+            if let Some(id) = c["leader_id"].as_u64().filter(|l| Some(*l) != not) {
+                return Ok(id);
+            }
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "no leader elected within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -1,40 +1,14 @@
 //! openraft's storage conformance suite on the RocksDB log store and the state machine store.
 
-use std::collections::BTreeMap;
-
 use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::SmStore;
-use convoy_raft::{StateMachine, TypeConfig};
+use convoy_raft::TypeConfig;
 use openraft::testing::log::{StoreBuilder, Suite};
 use openraft::StorageError;
-use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
+use toy::Kv;
 
-/// A toy key-value state machine.
-#[derive(Default)]
-struct Kv(BTreeMap<String, String>);
-
-#[derive(Serialize, Deserialize)]
-struct Set(String, String);
-
-impl StateMachine for Kv {
-    type Command = Set;
-    type Response = Option<String>;
-
-    fn apply(&mut self, Set(k, v): Set, _at_ms: u64) -> Option<String> {
-        self.0.insert(k, v)
-    }
-
-    fn snapshot(&self) -> Vec<u8> {
-        convoy_raft::codec::encode(&self.0).expect("encode toy state")
-    }
-
-    fn restore(bytes: &[u8]) -> Result<Self, String> {
-        convoy_raft::codec::decode(bytes)
-            .map(Kv)
-            .map_err(|e| e.to_string())
-    }
-}
+mod toy;
 
 struct RocksBuilder;
 

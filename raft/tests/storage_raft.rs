@@ -10,7 +10,7 @@ use std::time::Duration;
 use convoy_raft::codec;
 use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::SmStore;
-use convoy_raft::{Member, Proposal, StateMachine, TypeConfig};
+use convoy_raft::{Member, Proposal, TypeConfig};
 use openraft::error::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
@@ -18,31 +18,10 @@ use openraft::raft::{
 };
 use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{Config, OptionalSend, ServerState};
-use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
+use toy::{Kv, Set};
 
-#[derive(Default)]
-struct Kv(BTreeMap<String, String>);
-
-#[derive(Serialize, Deserialize)]
-struct Set(String, String);
-
-impl StateMachine for Kv {
-    type Command = Set;
-    type Response = Option<String>;
-
-    fn apply(&mut self, Set(k, v): Set, _at_ms: u64) -> Option<String> {
-        self.0.insert(k, v)
-    }
-
-    fn snapshot(&self) -> Vec<u8> {
-        codec::encode(&self.0).expect("encode toy state")
-    }
-
-    fn restore(bytes: &[u8]) -> Result<Self, String> {
-        codec::decode(bytes).map(Kv).map_err(|e| e.to_string())
-    }
-}
+mod toy;
 
 /// A network to nowhere: a single-node cluster never uses it.
 struct NoNet;

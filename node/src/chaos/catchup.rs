@@ -47,7 +47,7 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     let mut cluster = LocalCluster::start_with(dir, options)?;
     let api =
         Arc::new(ApiClient::new(&cluster.addresses())?.with_patience(Duration::from_secs(30)));
-    let leader = super::run::wait_leader(&api, Duration::from_secs(30)).await?;
+    let leader = crate::local::wait_leader(&api, None, Duration::from_secs(30)).await?;
     let ids = node_ids("big", nodes);
     let mut chunks = ids.chunks(10_000);
     let first = chunks.next().unwrap_or(&[]);

@@ -16,7 +16,7 @@ use super::faults::{schedule, FaultKind, Injector};
 use super::history::{FaultRecord, History};
 use super::workload::{self, Current, Shared};
 use crate::client::ApiClient;
-use crate::local::{LocalCluster, LocalOptions};
+use crate::local::{wait_leader, LocalCluster, LocalOptions};
 
 /// What one seed did and found.
 #[derive(Debug)]
@@ -59,20 +59,6 @@ pub struct RunConfig {
     pub netns: bool,
 }
 
-/// Waits until some server names a leader; returns its id.
-pub(super) async fn wait_leader(api: &ApiClient, timeout: Duration) -> anyhow::Result<u64> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Ok(c) = api.get::<Value>("/v1/cluster").await {
-            if let Some(id) = c["leader_id"].as_u64() {
-                return Ok(id);
-            }
-        }
-        anyhow::ensure!(Instant::now() < deadline, "no leader within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Runs seed `seed` with its data dirs and logs under `dir`.
 pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
     let options = LocalOptions {
@@ -90,7 +76,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         .collect();
     let cluster = Arc::new(Mutex::new(cluster));
     let api = Arc::new(ApiClient::new(&servers.join(","))?.with_patience(Duration::from_secs(3)));
-    wait_leader(&api, Duration::from_secs(30)).await?;
+    wait_leader(&api, None, Duration::from_secs(30)).await?;
     let fleet = workload::setup_fleet(api.clone(), config.nodes).await?;
     let group_fleets = workload::setup_group_fleets(api.clone(), 4).await?;
     let history = Arc::new(History::default());
@@ -161,7 +147,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         f.stop().await;
     }
     injector.heal_all().await?;
-    wait_leader(&api, Duration::from_secs(30)).await?;
+    wait_leader(&api, None, Duration::from_secs(30)).await?;
 
     let mut violations = Vec::new();
     let servers: Vec<String> = cluster

@@ -99,30 +99,43 @@ pub async fn writer(
     }
 }
 
-/// Creates `app` with version 1 and a consumer of `nodes` simulated nodes running it.
-pub async fn setup_fleet(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Fleet> {
-    api.post::<_, Value>("/v1/resources", &json!({"name": "app"}))
+/// Creates `resource` at version 1 and consumer `consumer` of `nodes` simulated nodes running it.
+async fn fleet_at_v1(
+    api: &Arc<ApiClient>,
+    consumer: &str,
+    resource: &str,
+    nodes: usize,
+    behaviour: Behaviour,
+) -> anyhow::Result<(Vec<String>, Fleet)> {
+    api.post::<_, Value>("/v1/resources", &json!({"name": resource}))
         .await
-        .context("creating app")?;
-    api.post::<_, Value>("/v1/resources/app/versions", &json!({"label": "v1"}))
+        .with_context(|| format!("creating {resource}"))?;
+    api.post::<_, Value>(&format!("/v1/resources/{resource}/versions"), &json!({}))
         .await
-        .context("publishing app v1")?;
-    let ids = node_ids("fleet", nodes);
-    api.post::<_, Value>("/v1/consumers", &json!({"name": "fleet", "nodes": ids}))
+        .with_context(|| format!("publishing {resource} v1"))?;
+    let ids = node_ids(consumer, nodes);
+    api.post::<_, Value>("/v1/consumers", &json!({"name": consumer, "nodes": ids}))
         .await
-        .context("creating the fleet consumer")?;
-    let behaviour = Behaviour {
-        download: Duration::from_millis(100),
-        install: Duration::from_millis(300),
-        fail_rate: 0.03,
-    };
+        .with_context(|| format!("creating consumer {consumer}"))?;
     let fleet = Fleet::spawn(
         api.clone(),
         ids.clone(),
         behaviour,
         Duration::from_millis(200),
-        Some(("app".into(), 1)),
+        Some((resource.to_string(), 1)),
     );
+    Ok((ids, fleet))
+}
+
+/// Creates `app` with version 1 and a consumer of `nodes` simulated nodes running it, and waits until
+/// every node has reported.
+pub async fn setup_fleet(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Fleet> {
+    let behaviour = Behaviour {
+        download: Duration::from_millis(100),
+        install: Duration::from_millis(300),
+        fail_rate: 0.03,
+    };
+    let (ids, fleet) = fleet_at_v1(&api, "fleet", "app", nodes, behaviour).await?;
     for id in &ids {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {
@@ -374,28 +387,12 @@ async fn sample_target(
 pub async fn setup_group_fleets(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Vec<Fleet>> {
     let mut fleets = Vec::new();
     for name in ["ga", "gb"] {
-        api.post::<_, Value>("/v1/resources", &json!({"name": name}))
-            .await
-            .with_context(|| format!("creating {name}"))?;
-        api.post::<_, Value>(&format!("/v1/resources/{name}/versions"), &json!({}))
-            .await
-            .with_context(|| format!("publishing {name} v1"))?;
-        let ids = node_ids(name, nodes);
-        api.post::<_, Value>("/v1/consumers", &json!({"name": name, "nodes": ids}))
-            .await
-            .with_context(|| format!("creating consumer {name}"))?;
         let behaviour = Behaviour {
             download: Duration::from_millis(50),
             install: Duration::from_millis(150),
             fail_rate: 0.02,
         };
-        fleets.push(Fleet::spawn(
-            api.clone(),
-            ids,
-            behaviour,
-            Duration::from_millis(200),
-            Some((name.to_string(), 1)),
-        ));
+        fleets.push(fleet_at_v1(&api, name, name, nodes, behaviour).await?.1);
     }
     api.post::<_, Value>(
         "/v1/groups",

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::DemoArgs;
 use crate::client::ApiClient;
-use crate::local::LocalCluster;
+use crate::local::{self, LocalCluster};
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
 
@@ -39,21 +39,11 @@ fn narrate(bar: &ProgressBar, line: String) {
     }
 }
 
-/// Waits for a leader other than `not` (the survivors name a killed leader until they elect anew).
-async fn wait_leader_except(client: &ApiClient, not: Option<u64>) -> anyhow::Result<u64> {
-    for _ in 0..200 {
-        if let Ok(info) = client.get::<Value>("/v1/cluster").await {
-            if let Some(leader) = info["leader_id"].as_u64().filter(|l| Some(*l) != not) {
-                return Ok(leader);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!("no leader elected within 20 s")
-}
+/// How long the demo waits for an election.
+const ELECTION_PATIENCE: Duration = Duration::from_secs(20);
 
 async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
-    wait_leader_except(client, None).await
+    local::wait_leader(client, None, ELECTION_PATIENCE).await
 }
 
 async fn post(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
@@ -252,7 +242,7 @@ pub async fn run(
                 format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"),
             );
             let started = std::time::Instant::now();
-            let new_leader = wait_leader_except(&client, Some(leader)).await?;
+            let new_leader = local::wait_leader(&client, Some(leader), ELECTION_PATIENCE).await?;
             narrate(&progress, format!(
                 "    ✓ server {new_leader} leads {} ms later; the deployment state and its pulse countdown carried over",
                 started.elapsed().as_millis()
