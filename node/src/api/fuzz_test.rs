@@ -102,7 +102,14 @@ impl OneNode {
     async fn stop(self) {
         let node = self.engine.node().clone();
         let _ = self.rt.spawn(async move { node.shutdown().await }).await;
-        self.rt.shutdown_background();
+        // Wait for the runtime's tasks to be dropped (they hold the RocksDB handle): a runtime
+        // left to die in the background races the process exit, and RocksDB aborts with
+        // "pthread lock: Invalid argument" when its mutexes are destroyed under a live DB.
+        // A runtime cannot be dropped on an async thread, hence the plain thread.
+        let rt = self.rt;
+        std::thread::spawn(move || rt.shutdown_timeout(Duration::from_secs(5)))
+            .join()
+            .expect("the raft runtime shuts down");
     }
 }
 
