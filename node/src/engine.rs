@@ -69,18 +69,15 @@ impl Engine {
             .await??)
     }
 
-    /// What a write answers with: a linearizable read (so a follower shows what it just forwarded),
-    /// or, if no quorum answers right after the write committed, this server's applied state —
-    /// never an error for a write that succeeded.
+    /// What a write answers with: this server's applied state, which [`Engine::propose`] has
+    /// already brought up to the write (read-your-writes, also through a follower) without a
+    /// second round to a quorum.
     pub async fn read_written<R, F>(&self, f: F) -> Result<R, ApiError>
     where
-        F: Fn(&ClusterState) -> R + Clone + Send + 'static,
+        F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
     {
-        match self.read(true, f.clone()).await {
-            Err(ApiError::Unavailable(_)) => self.read(false, f).await,
-            other => other,
-        }
+        self.read(false, f).await
     }
 
     /// `GET /v1/cluster`.

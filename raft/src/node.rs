@@ -284,11 +284,22 @@ impl<S: StateMachine> RaftNode<S> {
     }
 
     /// Proposes a command: on the leader it joins the next batch; on a follower it is forwarded.
-    /// Returns the state machine's response once the command is committed and applied.
+    /// Returns the state machine's response once the command is committed and applied by the
+    /// leader and, as far as `request_timeout` allows, by this server too: a read of this
+    /// server's state right after sees the write (read-your-writes) without another round trip.
+    /// A write that committed is never reported as failed because this server lags.
     pub async fn propose(&self, command: &S::Command) -> Result<S::Response, RaftError> {
         let bytes = codec::encode(command)?;
         match self.request(ClientRequest::Propose(bytes)).await? {
-            ClientResponse::Applied(Reply(bytes)) => Ok(codec::decode(&bytes)?),
+            ClientResponse::Applied {
+                index,
+                reply: Reply(bytes),
+            } => {
+                if let Err(e) = self.wait_applied(index, self.config.request_timeout).await {
+                    tracing::debug!(index, error = %e, "committed, not yet applied here");
+                }
+                Ok(codec::decode(&bytes)?)
+            }
             other => Err(unexpected(other)),
         }
     }
@@ -639,7 +650,10 @@ async fn run_batcher<S: StateMachine>(raft: Raft<SmStore<S>>, mut rx: mpsc::Rece
                     let mut results = results;
                     for reply in replies {
                         let answer = match results.next().await {
-                            Some(Ok(Ok(written))) => Ok(ClientResponse::Applied(written.response)),
+                            Some(Ok(Ok(written))) => Ok(ClientResponse::Applied {
+                                index: written.log_id.index,
+                                reply: written.response,
+                            }),
                             Some(Ok(Err(ClientWriteError::ForwardToLeader(f)))) => {
                                 Err(ClientError::NotLeader {
                                     leader: f.leader_id.zip(f.leader_node),

@@ -54,7 +54,13 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         .call_client(&addr, ClientRequest::Propose(vec![1, 2, 3]), T)
         .await
         .unwrap();
-    assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![3, 2, 1]))));
+    assert_eq!(
+        answer,
+        Ok(ClientResponse::Applied {
+            index: 7,
+            reply: Reply(vec![3, 2, 1])
+        })
+    );
     for i in 0..20u64 {
         let answer = net
             .call_client(
@@ -100,7 +106,13 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         .into_iter()
         .enumerate()
     {
-        assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![i as u8]))));
+        assert_eq!(
+            answer,
+            Ok(ClientResponse::Applied {
+                index: 7,
+                reply: Reply(vec![i as u8])
+            })
+        );
     }
     assert!(connections.load(Ordering::SeqCst) <= 4);
     server.stop().await;
@@ -461,7 +473,13 @@ async fn duplicated_rpcs_reach_the_core_twice_and_answer_once_in_step() {
         .call_client(&server.addr, ClientRequest::Propose(vec![1, 2]), T)
         .await
         .unwrap();
-    assert_eq!(answer, Ok(ClientResponse::Applied(Reply(vec![2, 1]))));
+    assert_eq!(
+        answer,
+        Ok(ClientResponse::Applied {
+            index: 7,
+            reply: Reply(vec![2, 1])
+        })
+    );
     assert_eq!(counts.get().2, 1);
 
     // Without the rule, one delivery each again.

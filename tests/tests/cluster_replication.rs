@@ -1,5 +1,6 @@
 //! Three real servers elect a leader and replicate; writes sent to a follower succeed; reads on
-//! any server see them, and `consistent=true` reads see them at once.
+//! any server see them, and `consistent=true` reads see them at once; the server that took a
+//! write shows it in its next read.
 
 use std::time::Duration;
 
@@ -30,6 +31,20 @@ async fn three_servers_elect_replicate_and_forward() -> anyhow::Result<()> {
         .post("/v1/resources", &json!({"name": "web"}))
         .await?;
     assert_eq!(status, 201, "{body}\n{}", cluster.logs());
+    assert_eq!(body["name"], "web", "the answer shows the write");
+    // Read-your-writes on the follower that forwarded it, without a read barrier: the write's
+    // answer came only once this server had applied it too.
+    let (status, list) = cluster
+        .server(follower)
+        .client()
+        .get("/v1/resources")
+        .await?;
+    assert_eq!(status, 200);
+    assert_eq!(
+        names(&list),
+        vec!["web"],
+        "follower {follower} after its own write"
+    );
 
     // A consistent read on another follower sees it immediately.
     for id in cluster.running() {

@@ -81,8 +81,13 @@ pub enum ClientRequest {
 /// The leader's answer to a [`ClientRequest`].
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub enum ClientResponse {
-    /// The state machine's reply to [`ClientRequest::Propose`].
-    Applied(Reply),
+    /// The state machine's reply to [`ClientRequest::Propose`], and the log index it was applied at.
+    Applied {
+        /// The proposal's log index.
+        index: u64,
+        /// What the state machine answered.
+        reply: Reply,
+    },
     /// The membership change is committed.
     MembershipChanged,
     /// Reads are linearizable once this index is applied locally.

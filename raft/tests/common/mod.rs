@@ -62,7 +62,7 @@ impl RaftRpcTarget for StubRaft {
     }
 }
 
-/// Answers proposals with the reversed bytes, read-index with 42, and refuses membership changes.
+/// Answers proposals with the reversed bytes (at index 7), read-index with 42, and refuses membership changes.
 pub struct Echo;
 
 impl ClientHandler for Echo {
@@ -74,7 +74,10 @@ impl ClientHandler for Echo {
             match request {
                 ClientRequest::Propose(mut bytes) => {
                     bytes.reverse();
-                    Ok(ClientResponse::Applied(Reply(bytes)))
+                    Ok(ClientResponse::Applied {
+                        index: 7,
+                        reply: Reply(bytes),
+                    })
                 }
                 ClientRequest::ReadIndex => Ok(ClientResponse::ReadIndex(42)),
                 ClientRequest::AddMember { id, .. } => {
