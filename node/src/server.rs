@@ -10,7 +10,7 @@ use actix::Actor;
 use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
-use crate::api::nodes::Reports;
+use crate::api::reports::Reports;
 use crate::config::ServerArgs;
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};

@@ -1,6 +1,6 @@
 //! Bad requests sent to a follower of three real servers: malformed JSON, unknown fields and ids, a
 //! second active deployment, forbidden transitions, zero windows, out-of-range canaries, over-long
-//! messages and dependency cycles are each answered with the API's error shape, the right status and
+//! messages, dependency cycles and malformed report batches are each answered with the API's error shape, the right status and
 //! code, a message naming the offending value — and leave every read of the state unchanged.
 
 use std::time::Duration;
@@ -89,16 +89,20 @@ async fn bad_requests_get_the_error_shape_and_change_nothing() -> anyhow::Result
         json!({"mode": "strong", "pin": 1}),
     )
     .await?;
+    // The fleet reports in one batch, through the follower (which forwards it whole).
     let nodes = ["web-0", "web-1", "web-2", "spare-0"];
+    let reports: Vec<Value> = nodes
+        .iter()
+        .map(|node| {
+            json!({"node": node, "active": true, "resources": {"app": {"current": 1, "versions":
+                {"1": {"downloaded": true, "installed": true, "done": true}}}}})
+        })
+        .collect();
+    let answer = post_ok(&api, "/v1/nodes/reports", json!({ "reports": reports })).await?;
     for node in nodes {
-        post_ok(
-            &api,
-            &format!("/v1/nodes/{node}/report"),
-            json!({"active": true, "resources": {"app": {"current": 1, "versions":
-                {"1": {"downloaded": true, "installed": true, "done": true}}}}}),
-        )
-        .await?;
+        assert!(answer["targets"][node].is_object(), "{node}: {answer}");
     }
+    assert!(answer.get("rejected").is_none(), "{answer}");
     let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
     wait_running(&api, &nodes, "app", 1, Duration::from_secs(20)).await?;
     let started = post_ok(
@@ -132,6 +136,24 @@ async fn bad_requests_get_the_error_shape_and_change_nothing() -> anyhow::Result
         )
         .expect(400, "bad_request", "colour"),
         refusal("POST", "/v1/resources", json!({"name": "app"})).expect(409, "conflict", "app"),
+        refusal(
+            "POST",
+            "/v1/nodes/reports",
+            json!({"reports": [{"node": "web-0", "active": false}, {"node": "web-0"}]}),
+        )
+        .expect(400, "bad_request", "web-0"),
+        refusal(
+            "POST",
+            "/v1/nodes/reports",
+            json!({"reports": [{"node": "web-1", "active": false}, {"node": ""}]}),
+        )
+        .expect(400, "bad_request", "reports[1]"),
+        refusal(
+            "POST",
+            "/v1/nodes/reports",
+            json!({"reports": [{"node": "web-1", "active": false, "colour": "red"}]}),
+        )
+        .expect(400, "bad_request", "colour"),
         refusal("POST", "/v1/resources/nope/versions", json!({})).expect(404, "not_found", "nope"),
         refusal(
             "POST",

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 
 use super::host::{read_with, Host};
-use super::messages::{CheckLiveness, Report, ReportRejected, Stop};
+use super::messages::{CheckLiveness, Report, ReportBatch, ReportRejected, Stop};
 use crate::domain::{Command, NodeReport};
 
 /// The most nodes with a change waiting to be proposed. A report that would add one more is
@@ -73,6 +73,27 @@ impl ConsumerActor {
         }));
     }
 
+    /// Takes one report: refreshes the node's liveness and queues its change, if any, for the next
+    /// batch (the caller flushes).
+    fn ingest(&mut self, report: NodeReport) -> Result<(), ReportRejected> {
+        let node = report.node.clone();
+        self.last_seen.insert(node.clone(), Instant::now());
+        let Some(change) = read_with(&self.host, |s| s.report_changes(&report)) else {
+            // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
+            self.pending.remove(&node);
+            return Ok(());
+        };
+        if self.pending.len() >= self.limit && !self.pending.contains_key(&node) {
+            return Err(ReportRejected::Busy {
+                consumer: self.name.clone(),
+                pending: self.pending.len(),
+                limit: self.limit,
+            });
+        }
+        self.pending.insert(node, change);
+        Ok(())
+    }
+
     fn check_liveness(&mut self, ctx: &mut Context<Self>) {
         let now = Instant::now();
         let name = self.name.clone();
@@ -121,23 +142,23 @@ impl Handler<Report> for ConsumerActor {
     type Result = Result<(), ReportRejected>;
 
     fn handle(&mut self, Report(report): Report, ctx: &mut Self::Context) -> Self::Result {
-        let node = report.node.clone();
-        self.last_seen.insert(node.clone(), Instant::now());
-        let Some(change) = read_with(&self.host, |s| s.report_changes(&report)) else {
-            // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
-            self.pending.remove(&node);
-            return Ok(());
-        };
-        if self.pending.len() >= self.limit && !self.pending.contains_key(&node) {
-            return Err(ReportRejected::Busy {
-                consumer: self.name.clone(),
-                pending: self.pending.len(),
-                limit: self.limit,
-            });
-        }
-        self.pending.insert(node, change);
+        let taken = self.ingest(report);
         self.flush(ctx);
-        Ok(())
+        taken
+    }
+}
+
+impl Handler<ReportBatch> for ConsumerActor {
+    type Result = Vec<Result<(), ReportRejected>>;
+
+    fn handle(
+        &mut self,
+        ReportBatch(reports): ReportBatch,
+        ctx: &mut Self::Context,
+    ) -> Self::Result {
+        let taken = reports.into_iter().map(|r| self.ingest(r)).collect();
+        self.flush(ctx);
+        taken
     }
 }
 

@@ -19,6 +19,12 @@ pub struct StateChanged(pub u64);
 #[rtype(result = "Result<(), ReportRejected>")]
 pub struct Report(pub NodeReport);
 
+/// Many nodes' reports at once (a relay or a simulated fleet): each is taken exactly as if it came
+/// alone, and each gets its own answer, in order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<Result<(), ReportRejected>>")]
+pub struct ReportBatch(pub Vec<NodeReport>);
+
 /// Why a report was not taken.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReportRejected {

@@ -12,8 +12,10 @@ use actix::prelude::*;
 use super::consumer::ConsumerActor;
 use super::deployment::DeploymentActor;
 use super::host::{read_with, Host};
-use super::messages::{Leadership, Rearm, Report, ReportRejected, StateChanged, Stop};
-use crate::domain::{Command, DeploymentId};
+use futures::future::BoxFuture;
+
+use super::messages::{Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop};
+use crate::domain::{Command, DeploymentId, NodeReport};
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
@@ -137,38 +139,96 @@ impl Handler<StateChanged> for Supervisor {
     }
 }
 
+impl Supervisor {
+    /// Routes reports to their consumers' actors, one batch per actor; the answers come back in
+    /// the reports' order. A follower refuses them all (the server forwards them to the leader).
+    fn route(
+        &self,
+        reports: Vec<NodeReport>,
+    ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
+        let count = reports.len();
+        if !self.leader {
+            return Box::pin(async move { vec![Err(ReportRejected::NotLeader); count] });
+        }
+        let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
+            reports
+                .iter()
+                .map(|r| {
+                    s.nodes
+                        .get(&r.node)
+                        .and_then(|n| n.consumers.first().cloned())
+                })
+                .collect()
+        });
+        let mut batches: BTreeMap<String, (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>)> =
+            BTreeMap::new();
+        let mut unassigned = Vec::new();
+        for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {
+            match consumer.and_then(|c| self.consumers.get(&c).map(|a| (c, a.clone()))) {
+                Some((consumer, addr)) => {
+                    let (_, slots, batch) = batches
+                        .entry(consumer)
+                        .or_insert_with(|| (addr, Vec::new(), Vec::new()));
+                    slots.push(i);
+                    batch.push(report);
+                }
+                None => unassigned.push(report),
+            }
+        }
+        // Nodes in no consumer yet: what changed is recorded in one proposal, no actor batches it (rare).
+        let changes: Vec<NodeReport> = read_with(&self.host, |s| {
+            unassigned
+                .iter()
+                .filter_map(|r| s.report_changes(r))
+                .collect()
+        });
+        let host = self.host.clone();
+        Box::pin(async move {
+            let mut answers = vec![Ok(()); count];
+            let sent = batches
+                .into_values()
+                .map(|(addr, slots, batch)| async move {
+                    let n = slots.len();
+                    let taken = addr
+                        .send(ReportBatch(batch))
+                        .await
+                        .unwrap_or_else(|_| vec![Err(ReportRejected::NotLeader); n]);
+                    (slots, taken)
+                });
+            for (slots, taken) in futures::future::join_all(sent).await {
+                for (slot, answer) in slots.into_iter().zip(taken) {
+                    answers[slot] = answer;
+                }
+            }
+            if !changes.is_empty() {
+                let nodes = changes.len();
+                if let Err(e) = host.propose(Command::ReportNodes(changes)).await {
+                    tracing::warn!(nodes, error = %e, "reports of unassigned nodes not committed");
+                }
+            }
+            answers
+        })
+    }
+}
+
 impl Handler<Report> for Supervisor {
     type Result = ResponseFuture<Result<(), ReportRejected>>;
 
     fn handle(&mut self, Report(report): Report, _: &mut Self::Context) -> Self::Result {
-        if !self.leader {
-            return Box::pin(async { Err(ReportRejected::NotLeader) });
-        }
-        let node = report.node.clone();
-        let consumer = read_with(&self.host, |s| {
-            s.nodes
-                .get(&node)
-                .and_then(|n| n.consumers.first().cloned())
-        });
-        match consumer.and_then(|c| self.consumers.get(&c).cloned()) {
-            Some(addr) => Box::pin(async move {
-                addr.send(Report(report))
-                    .await
-                    .unwrap_or(Err(ReportRejected::NotLeader))
-            }),
-            None => {
-                // A node in no consumer yet: record what changed, unbatched (rare).
-                let change = read_with(&self.host, |s| s.report_changes(&report));
-                let host = self.host.clone();
-                Box::pin(async move {
-                    if let Some(change) = change {
-                        if let Err(e) = host.propose(Command::ReportNodes(vec![change])).await {
-                            tracing::warn!(node = %node, error = %e, "report of an unassigned node not committed");
-                        }
-                    }
-                    Ok(())
-                })
-            }
-        }
+        let answers = self.route(vec![report]);
+        Box::pin(async move {
+            answers
+                .await
+                .pop()
+                .unwrap_or(Err(ReportRejected::NotLeader))
+        })
+    }
+}
+
+impl Handler<ReportBatch> for Supervisor {
+    type Result = ResponseFuture<Vec<Result<(), ReportRejected>>>;
+
+    fn handle(&mut self, ReportBatch(reports): ReportBatch, _: &mut Self::Context) -> Self::Result {
+        self.route(reports)
     }
 }

@@ -11,7 +11,9 @@ use actix::Actor as _;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::messages::{ArmedDeadline, Leadership, Report, ReportRejected, StateChanged};
+use super::messages::{
+    ArmedDeadline, Leadership, Report, ReportBatch, ReportRejected, StateChanged,
+};
 use super::{ConsumerActor, DeploymentActor, Host, ProposeError, Supervisor, SupervisorConfig};
 use crate::domain::{
     ClusterState, Command, DeploymentId, DeploymentSpec, DeploymentView, NodeReport, PausedBy,
@@ -335,4 +337,81 @@ async fn leadership_starts_and_stops_the_children() {
         .await
         .unwrap();
     assert_eq!(refused, Err(ReportRejected::NotLeader));
+}
+
+#[actix::test]
+async fn a_batch_is_routed_per_consumer_and_answered_per_report_in_order() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    host.apply(Command::CreateConsumer {
+        name: "db".into(),
+        nodes: vec!["db-0".into()],
+    });
+    let supervisor = Supervisor::new(
+        host.clone(),
+        SupervisorConfig {
+            node_timeout: Duration::from_secs(30),
+        },
+    )
+    .start();
+    let batch = || {
+        ReportBatch(vec![
+            node_report("web-0", 2),
+            node_report("db-0", 1),
+            node_report("stray", 1),
+            node_report("web-1", 2),
+        ])
+    };
+    let refused = supervisor.send(batch()).await.unwrap();
+    assert_eq!(refused, vec![Err(ReportRejected::NotLeader); 4]);
+
+    supervisor.send(Leadership(true)).await.unwrap();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    let answers = supervisor.send(batch()).await.unwrap();
+    assert_eq!(answers, vec![Ok(()); 4]);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let state = host.state.lock().unwrap();
+    for (node, version) in [("web-0", 2), ("web-1", 2), ("db-0", 1), ("stray", 1)] {
+        let view = state.node(node).unwrap_or_else(|| panic!("{node} unknown"));
+        assert_eq!(view.resources["app"].current, Some(version), "{node}");
+    }
+    drop(state);
+    // web's two changes share one proposal, db's one its own, the unassigned node one more.
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))) - before,
+        3
+    );
+}
+
+#[actix::test]
+async fn a_batch_past_the_queue_bound_refuses_only_the_nodes_that_do_not_fit() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 4);
+    host.stalled.store(true, Ordering::SeqCst);
+    let actor =
+        ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 2).start();
+    let answers = actor
+        .send(ReportBatch(vec![
+            node_report("web-0", 2),
+            node_report("web-1", 2),
+            node_report("web-2", 2),
+            node_report("web-3", 1), // a heartbeat: always taken
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(answers[..2], [Ok(()), Ok(())]);
+    assert_eq!(
+        answers[2],
+        Err(ReportRejected::Busy {
+            consumer: "web".into(),
+            pending: 2,
+            limit: 2
+        })
+    );
+    assert_eq!(answers[3], Ok(()));
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))),
+        1,
+        "the two changes that fit share one proposal, in flight"
+    );
 }

@@ -17,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use crate::api;
-use crate::api::nodes::Reports;
+use crate::api::reports::Reports;
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
@@ -174,6 +174,13 @@ fn seeds() -> Vec<Seed> {
             json!({"message": "hold"}),
         ),
         s("POST", "/v1/deployments/d-1/resume", json!({})),
+        s(
+            "POST",
+            "/v1/nodes/reports",
+            json!({"reports": [{"node": "n2", "active": true, "resources": {"web": {"current": 1,
+                   "versions": {"1": {"downloaded": true, "installed": true, "done": true}}}}},
+                   {"node": "n4"}]}),
+        ),
         s(
             "POST",
             "/v1/groups",

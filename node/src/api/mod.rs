@@ -8,6 +8,7 @@ pub mod error;
 pub mod groups;
 pub mod nodes;
 pub mod read;
+pub mod reports;
 pub mod resources;
 
 use actix_web::web;

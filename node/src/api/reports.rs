@@ -1,0 +1,235 @@
+//! Where node reports go: the leader's supervisor on this server, or the leader's HTTP API when
+//! this server follows; and `POST /v1/nodes/reports`, many nodes' reports in one request.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use actix::Addr;
+use actix_web::{web, HttpResponse};
+use convoy_actors::domain::{NodeReport, ResourceReport};
+use convoy_actors::leader::messages::{Report, ReportBatch, ReportRejected};
+use convoy_actors::leader::Supervisor;
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use crate::engine::Engine;
+
+/// The most reports one `POST /v1/nodes/reports` may carry (a consumer actor's queue bound).
+pub const MAX_BATCH_REPORTS: usize = convoy_actors::leader::REPORT_QUEUE_LIMIT;
+
+/// Routes reports to the leader's supervisor here, or forwards them to the leader's HTTP API.
+pub struct Reports {
+    supervisor: Addr<Supervisor>,
+    http: reqwest::Client,
+}
+
+impl Reports {
+    /// Routes reports to `supervisor` when this server leads.
+    pub fn new(supervisor: Addr<Supervisor>) -> Self {
+        Self {
+            supervisor,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .expect("reqwest client"),
+        }
+    }
+
+    /// Hands one report to the leader's consumer actor; from a follower, forwards `body` to the
+    /// leader's `POST /v1/nodes/{id}/report`.
+    pub async fn ingest<B: Serialize>(
+        &self,
+        engine: &Engine,
+        report: NodeReport,
+        body: &B,
+    ) -> Result<(), ApiError> {
+        let node = report.node.clone();
+        let answer = self
+            .supervisor
+            .send(Report(report))
+            .await
+            .map_err(|e| ApiError::Internal(format!("supervisor unavailable: {e}")))?;
+        match answer {
+            Ok(()) => Ok(()),
+            Err(busy @ ReportRejected::Busy { .. }) => Err(ApiError::Unavailable(busy.to_string())),
+            Err(ReportRejected::NotLeader) => self
+                .forward(engine, &format!("/v1/nodes/{node}/report"), body)
+                .await
+                .map(drop),
+        }
+    }
+
+    /// Sends `body` to the same endpoint on the leader; its answer's bytes on success.
+    async fn forward<B: Serialize>(
+        &self,
+        engine: &Engine,
+        path: &str,
+        body: &B,
+    ) -> Result<web::Bytes, ApiError> {
+        let Some((leader, member)) = engine.node().leader() else {
+            return Err(ApiError::Unavailable("no leader is known yet".into()));
+        };
+        if leader == engine.node().id() {
+            return Err(ApiError::Unavailable(
+                "leadership is changing; retry".into(),
+            ));
+        }
+        let url = format!("http://{}{path}", member.http_addr);
+        let response = self.http.post(&url).json(body).send().await.map_err(|e| {
+            ApiError::Unavailable(format!(
+                "cannot forward reports to leader {leader} at {url}: {e}"
+            ))
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(ApiError::Unavailable(format!(
+                "leader {leader} refused the reports: {status}"
+            )));
+        }
+        response.bytes().await.map_err(|e| {
+            ApiError::Unavailable(format!("leader {leader} answer cut short at {url}: {e}"))
+        })
+    }
+}
+
+/// `POST /v1/nodes/reports` body: each entry is what `POST /v1/nodes/{id}/report` takes, plus
+/// the node's id.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchBody {
+    reports: Vec<BatchEntry>,
+}
+
+/// One node's report in a batch.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct BatchEntry {
+    node: String,
+    #[serde(default)]
+    active: Option<bool>,
+    #[serde(default)]
+    resources: BTreeMap<String, ResourceReport>,
+}
+
+/// The answer: every reporting node's targets; the nodes whose report was not taken (a full queue,
+/// leadership changing) with the reason — they send it again, nothing else is lost.
+#[derive(Debug, Serialize)]
+struct BatchAnswer {
+    targets: BTreeMap<String, BTreeMap<String, convoy_actors::domain::Target>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    rejected: BTreeMap<String, String>,
+}
+
+/// Refuses an empty node id, a node twice and more than [`MAX_BATCH_REPORTS`] reports.
+fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
+    if body.reports.len() > MAX_BATCH_REPORTS {
+        return Err(ApiError::BadRequest(format!(
+            "{} reports in one request; at most {MAX_BATCH_REPORTS}",
+            body.reports.len()
+        )));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, entry) in body.reports.iter().enumerate() {
+        if entry.node.is_empty() {
+            return Err(ApiError::BadRequest(format!("reports[{i}].node is empty")));
+        }
+        if !seen.insert(entry.node.as_str()) {
+            return Err(ApiError::BadRequest(format!(
+                "node {:?} reports twice (reports[{i}]); send one report per node",
+                entry.node
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `POST /v1/nodes/reports`: many nodes' reports in one request (a relay, a simulated fleet).
+pub async fn report_batch(
+    engine: web::Data<Engine>,
+    reports: web::Data<Reports>,
+    body: web::Json<BatchBody>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    check_batch(&body)?;
+    let batch: Vec<NodeReport> = body
+        .reports
+        .iter()
+        .map(|e| NodeReport {
+            node: e.node.clone(),
+            active: e.active,
+            resources: e.resources.clone(),
+        })
+        .collect();
+    let answers = reports
+        .supervisor
+        .send(ReportBatch(batch))
+        .await
+        .map_err(|e| ApiError::Internal(format!("supervisor unavailable: {e}")))?;
+    if !answers.is_empty() && answers.iter().all(|a| *a == Err(ReportRejected::NotLeader)) {
+        let bytes = reports.forward(&engine, "/v1/nodes/reports", &body).await?;
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(bytes));
+    }
+    let rejected: BTreeMap<String, String> = body
+        .reports
+        .iter()
+        .zip(&answers)
+        .filter_map(|(entry, answer)| match answer {
+            Ok(()) => None,
+            Err(ReportRejected::NotLeader) => {
+                Some((entry.node.clone(), "leadership is changing; retry".into()))
+            }
+            Err(busy) => Some((entry.node.clone(), busy.to_string())),
+        })
+        .collect();
+    let targets = engine.node().read(|m| {
+        body.reports
+            .iter()
+            .map(|e| (e.node.clone(), m.state().targets(&e.node)))
+            .collect()
+    });
+    Ok(HttpResponse::Ok().json(BatchAnswer { targets, rejected }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(nodes: &[&str]) -> BatchBody {
+        BatchBody {
+            reports: nodes
+                .iter()
+                .map(|n| BatchEntry {
+                    node: n.to_string(),
+                    active: None,
+                    resources: BTreeMap::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_batch_names_its_empty_or_repeated_node() {
+        assert_eq!(check_batch(&body(&["a", "b"])), Ok(()));
+        assert_eq!(check_batch(&body(&[])), Ok(()));
+        let empty = check_batch(&body(&["a", ""])).unwrap_err();
+        assert_eq!(
+            empty,
+            ApiError::BadRequest("reports[1].node is empty".into())
+        );
+        let twice = check_batch(&body(&["a", "b", "a"])).unwrap_err();
+        assert!(
+            twice.to_string().contains("\"a\"") && twice.to_string().contains("reports[2]"),
+            "{twice}"
+        );
+    }
+
+    #[test]
+    fn a_batch_over_the_limit_says_both_numbers() {
+        let names: Vec<String> = (0..=MAX_BATCH_REPORTS).map(|i| format!("n{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let err = check_batch(&body(&refs)).unwrap_err().to_string();
+        assert!(err.contains("10001") && err.contains("10000"), "{err}");
+    }
+}
