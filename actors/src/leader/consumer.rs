@@ -2,7 +2,7 @@
 //! proposes only changes — coalesced per node and batched into one `ReportNodes` at a time — plus
 //! `MarkInactive` for nodes silent longer than the node timeout.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,8 @@ pub struct ConsumerActor {
     last_seen: HashMap<String, Instant>,
     pending: BTreeMap<String, NodeReport>,
     in_flight: bool,
+    /// The nodes of the batch being proposed: the applied state is about to change for them.
+    in_flight_nodes: HashSet<String>,
 }
 
 impl ConsumerActor {
@@ -51,6 +53,7 @@ impl ConsumerActor {
             last_seen: HashMap::new(),
             pending: BTreeMap::new(),
             in_flight: false,
+            in_flight_nodes: HashSet::new(),
         }
     }
 
@@ -61,9 +64,11 @@ impl ConsumerActor {
         let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
         let count = batch.len();
         self.in_flight = true;
+        self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
         let fut = self.host.propose(Command::ReportNodes(batch));
         ctx.spawn(fut.into_actor(self).map(move |result, act, ctx| {
             act.in_flight = false;
+            act.in_flight_nodes.clear();
             if let Err(e) = result {
                 // Dropped, not retried: the nodes report their whole state again shortly, and a
                 // stale change must never overwrite a newer one.
@@ -78,10 +83,16 @@ impl ConsumerActor {
     fn ingest(&mut self, report: NodeReport) -> Result<(), ReportRejected> {
         let node = report.node.clone();
         self.last_seen.insert(node.clone(), Instant::now());
-        let Some(change) = read_with(&self.host, |s| s.report_changes(&report)) else {
-            // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
-            self.pending.remove(&node);
-            return Ok(());
+        let change = match read_with(&self.host, |s| s.report_changes(&report)) {
+            Some(change) => change,
+            // Same as the applied state, but a change of this node is being committed and will
+            // overwrite it: the report must follow that change to the log, or it is lost.
+            None if self.in_flight_nodes.contains(&node) => report,
+            None => {
+                // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
+                self.pending.remove(&node);
+                return Ok(());
+            }
         };
         if self.pending.len() >= self.limit && !self.pending.contains_key(&node) {
             return Err(ReportRejected::Busy {

@@ -27,13 +27,26 @@ fn wall_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// Applies proposals to an in-memory state at the wall clock; can be stalled to test backpressure.
+/// Applies proposals to an in-memory state at the wall clock; can be stalled to test backpressure
+/// (forever) or held (until released, then applied in order).
 #[derive(Default)]
 struct FakeHost {
-    state: Mutex<ClusterState>,
+    state: Arc<Mutex<ClusterState>>,
     proposals: Mutex<Vec<Command>>,
     stalled: AtomicBool,
+    held: AtomicBool,
+    release: Gate,
     ticks: AtomicUsize,
+}
+
+/// Permits for held proposals: none until a test adds them.
+#[derive(Clone)]
+struct Gate(Arc<tokio::sync::Semaphore>);
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(Arc::new(tokio::sync::Semaphore::new(0)))
+    }
 }
 
 impl FakeHost {
@@ -63,6 +76,16 @@ impl Host for FakeHost {
         }
         if self.stalled.load(Ordering::SeqCst) {
             return futures::future::pending().boxed();
+        }
+        if self.held.load(Ordering::SeqCst) {
+            let (state, release) = (self.state.clone(), self.release.clone());
+            return async move {
+                release.0.acquire().await.expect("semaphore open").forget();
+                let at = wall_ms();
+                let result = state.lock().unwrap().apply(command, at);
+                result.map_err(|e| ProposeError::Refused(e.to_string()))
+            }
+            .boxed();
         }
         let result = self
             .state
@@ -413,5 +436,31 @@ async fn a_batch_past_the_queue_bound_refuses_only_the_nodes_that_do_not_fit() {
         host.count(|c| matches!(c, Command::ReportNodes(_))),
         1,
         "the two changes that fit share one proposal, in flight"
+    );
+}
+
+#[actix::test]
+async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    host.held.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_secs(30)).start();
+    let report = |v| actor.send(Report(node_report("web-0", v)));
+    report(2).await.unwrap().unwrap(); // a change, in flight (held)
+                                       // Equal to the applied state (1), but the change in flight is about to overwrite it.
+    report(1).await.unwrap().unwrap();
+    host.release.0.add_permits(2);
+    for _ in 0..100 {
+        if host.count(|c| matches!(c, Command::ReportNodes(_))) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let state = host.state.lock().unwrap();
+    assert_eq!(
+        state.node("web-0").unwrap().resources["app"].current,
+        Some(1),
+        "the node's last report was lost"
     );
 }
