@@ -78,12 +78,30 @@ impl ConsumerActor {
         }));
     }
 
-    /// Takes one report: refreshes the node's liveness and queues its change, if any, for the next
-    /// batch (the caller flushes).
-    fn ingest(&mut self, report: NodeReport) -> Result<(), ReportRejected> {
+    /// Takes reports: refreshes the nodes' liveness and queues their changes, if any, for the next
+    /// batch (the caller flushes). The changes are found under one read of the applied state.
+    fn ingest(&mut self, reports: Vec<NodeReport>) -> Vec<Result<(), ReportRejected>> {
+        let changes: Vec<Option<NodeReport>> = read_with(&self.host, |s| {
+            reports.iter().map(|r| s.report_changes(r)).collect()
+        });
+        let now = Instant::now();
+        reports
+            .into_iter()
+            .zip(changes)
+            .map(|(report, change)| self.take(report, change, now))
+            .collect()
+    }
+
+    /// Takes one report whose change from the applied state is `change`.
+    fn take(
+        &mut self,
+        report: NodeReport,
+        change: Option<NodeReport>,
+        now: Instant,
+    ) -> Result<(), ReportRejected> {
         let node = report.node.clone();
-        self.last_seen.insert(node.clone(), Instant::now());
-        let change = match read_with(&self.host, |s| s.report_changes(&report)) {
+        self.last_seen.insert(node.clone(), now);
+        let change = match change {
             Some(change) => change,
             // Same as the applied state, but a change of this node is being committed and will
             // overwrite it: the report must follow that change to the log, or it is lost.
@@ -153,9 +171,9 @@ impl Handler<Report> for ConsumerActor {
     type Result = Result<(), ReportRejected>;
 
     fn handle(&mut self, Report(report): Report, ctx: &mut Self::Context) -> Self::Result {
-        let taken = self.ingest(report);
+        let taken = self.ingest(vec![report]).pop();
         self.flush(ctx);
-        taken
+        taken.unwrap_or(Err(ReportRejected::NotLeader))
     }
 }
 
@@ -167,7 +185,7 @@ impl Handler<ReportBatch> for ConsumerActor {
         ReportBatch(reports): ReportBatch,
         ctx: &mut Self::Context,
     ) -> Self::Result {
-        let taken = reports.into_iter().map(|r| self.ingest(r)).collect();
+        let taken = self.ingest(reports);
         self.flush(ctx);
         taken
     }

@@ -139,6 +139,9 @@ impl Handler<StateChanged> for Supervisor {
     }
 }
 
+/// The reports of one batch bound for one consumer actor, with their places in the batch.
+type ConsumerBatch = (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>);
+
 impl Supervisor {
     /// Routes reports to their consumers' actors, one batch per actor; the answers come back in
     /// the reports' order. A follower refuses them all (the server forwards them to the leader).
@@ -160,8 +163,7 @@ impl Supervisor {
                 })
                 .collect()
         });
-        let mut batches: BTreeMap<String, (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>)> =
-            BTreeMap::new();
+        let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();
         let mut unassigned = Vec::new();
         for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {
             match consumer.and_then(|c| self.consumers.get(&c).map(|a| (c, a.clone()))) {

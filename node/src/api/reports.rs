@@ -151,13 +151,20 @@ pub async fn report_batch(
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     check_batch(&body)?;
+    if !engine.node().is_leader() {
+        let bytes = reports.forward(&engine, "/v1/nodes/reports", &body).await?;
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(bytes));
+    }
+    let nodes: Vec<String> = body.reports.iter().map(|e| e.node.clone()).collect();
     let batch: Vec<NodeReport> = body
         .reports
-        .iter()
+        .into_iter()
         .map(|e| NodeReport {
-            node: e.node.clone(),
+            node: e.node,
             active: e.active,
-            resources: e.resources.clone(),
+            resources: e.resources,
         })
         .collect();
     let answers = reports
@@ -165,28 +172,25 @@ pub async fn report_batch(
         .send(ReportBatch(batch))
         .await
         .map_err(|e| ApiError::Internal(format!("supervisor unavailable: {e}")))?;
-    if !answers.is_empty() && answers.iter().all(|a| *a == Err(ReportRejected::NotLeader)) {
-        let bytes = reports.forward(&engine, "/v1/nodes/reports", &body).await?;
-        return Ok(HttpResponse::Ok()
-            .content_type("application/json")
-            .body(bytes));
-    }
-    let rejected: BTreeMap<String, String> = body
-        .reports
+    let rejected: BTreeMap<String, String> = nodes
         .iter()
         .zip(&answers)
-        .filter_map(|(entry, answer)| match answer {
+        .filter_map(|(node, answer)| match answer {
             Ok(()) => None,
+            // Leadership moved while the batch was being taken: the relay sends these again.
             Err(ReportRejected::NotLeader) => {
-                Some((entry.node.clone(), "leadership is changing; retry".into()))
+                Some((node.clone(), "leadership is changing; retry".into()))
             }
-            Err(busy) => Some((entry.node.clone(), busy.to_string())),
+            Err(busy) => Some((node.clone(), busy.to_string())),
         })
         .collect();
     let targets = engine.node().read(|m| {
-        body.reports
-            .iter()
-            .map(|e| (e.node.clone(), m.state().targets(&e.node)))
+        nodes
+            .into_iter()
+            .map(|node| {
+                let targets = m.state().targets(&node);
+                (node, targets)
+            })
             .collect()
     });
     Ok(HttpResponse::Ok().json(BatchAnswer { targets, rejected }))

@@ -34,7 +34,7 @@ async fn applied_current(http: &reqwest::Client, addr: &str, node: &str) -> Opti
 }
 
 /// Reports a change for sample nodes one after another and times each until the view shows it.
-async fn sample_latencies(
+pub async fn sample_latencies(
     http: reqwest::Client,
     addr: String,
     nodes: Vec<String>,
@@ -149,22 +149,46 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         "ms",
         "",
     );
-    let lat_note = format!(
+    record_latencies(ctx, "report → applied", latencies);
+    check_applied(
+        ctx,
+        &addr,
+        &nodes,
+        &last,
+        "accepted changes not applied after 2 s",
+    )
+    .await;
+    if ctx.args.ingest_batch > 0 {
+        let batch = ctx.args.ingest_batch;
+        super::ingest_batched::run(ctx, &base, &addr, n * 10, batch).await?;
+    }
+    Ok(())
+}
+
+/// Adds the p50 and p99 rows of report → applied samples (µs) as `name p50` / `name p99`.
+pub fn record_latencies(ctx: &mut Ctx, name: &str, latencies: Vec<u64>) {
+    let note = format!(
         "{} samples: report, then poll GET /v1/nodes/{{id}} on the leader every 2 ms",
         latencies.len()
     );
-    for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
+    for (p_name, p) in [("p50", 0.5), ("p99", 0.99)] {
         let v = percentile(latencies.clone(), p).map(|us| us as f64 / 1000.0);
-        ctx.results.add(
-            SCENARIO,
-            format!("report → applied {name}"),
-            v,
-            "ms",
-            lat_note.clone(),
-        );
+        ctx.results
+            .add(SCENARIO, format!("{name} {p_name}"), v, "ms", note.clone());
     }
-    // Every accepted change must become visible: check a spread of nodes after the queue drains.
+}
+
+/// Every accepted change must become visible: after the queues drain, checks a spread of 200
+/// nodes for the last change accepted for each (`last[i]`, 0 = none).
+pub async fn check_applied(
+    ctx: &mut Ctx,
+    addr: &str,
+    nodes: &[String],
+    last: &[AtomicU8],
+    name: &str,
+) {
     tokio::time::sleep(Duration::from_secs(2)).await;
+    let n = nodes.len();
     let (mut checked, mut missing) = (0, 0);
     for i in (0..n).step_by((n / 200).max(1)) {
         let want = last[i].load(Ordering::Relaxed);
@@ -172,16 +196,15 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
             continue;
         }
         checked += 1;
-        if applied_current(&ctx.http, &addr, &nodes[i]).await != Some(u64::from(want)) {
+        if applied_current(&ctx.http, addr, &nodes[i]).await != Some(u64::from(want)) {
             missing += 1;
         }
     }
     ctx.results.add(
         SCENARIO,
-        "accepted changes not applied after 2 s",
+        name,
         Some(missing as f64),
         "nodes",
         format!("of {checked} checked"),
     );
-    Ok(())
 }

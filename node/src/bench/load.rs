@@ -175,9 +175,20 @@ pub async fn post_ok(
     url: &str,
     body: &serde_json::Value,
 ) -> Result<Vec<u8>, String> {
+    post_text(
+        http,
+        url,
+        serde_json::to_string(body).map_err(|e| e.to_string())?,
+    )
+    .await
+}
+
+/// POSTs JSON already written as text; like [`post_ok`].
+pub async fn post_text(http: &reqwest::Client, url: &str, body: String) -> Result<Vec<u8>, String> {
     let response = http
         .post(url)
-        .json(body)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body)
         .send()
         .await
         .map_err(|e| format!("{url}: {e}"))?;

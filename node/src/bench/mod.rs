@@ -5,8 +5,10 @@ mod cluster;
 mod etcd;
 mod failover;
 mod ingest;
+mod ingest_batched;
 mod load;
 mod pulse;
+mod relay;
 mod report;
 mod rollout;
 mod scale;
@@ -68,6 +70,18 @@ pub struct BenchArgs {
     /// Rolling-deployment sizes.
     #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
     pub rollout_nodes: Vec<usize>,
+    /// How the rollout's simulated agents report: `per-node` (a request per report, as `convoy
+    /// agent` does) and/or `relay` (many nodes per `POST /v1/nodes/reports`).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "relay,per-node"
+    )]
+    pub rollout_agents: Vec<rollout::Agents>,
+    /// Nodes per request in the batched ingest phase (0: skip it).
+    #[arg(long, default_value_t = 500)]
+    pub ingest_batch: usize,
     /// Leader kills per system.
     #[arg(long, default_value_t = 20)]
     pub failovers: usize,

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::ingest::padded_ids;
-use super::load::{fixed_count, get_json, post_ok};
+use super::load::{fixed_count, get_json, post_ok, LoadResult};
+use super::relay;
 use super::{cluster, Ctx, Scenario};
 use crate::local::LocalCluster;
 
@@ -25,9 +26,9 @@ pub fn node_report(current: u64) -> Value {
     json!({"active": true, "resources": {"roll": {"current": current, "versions": versions}}})
 }
 
-/// Whether a report answer lets the node install `version` of `roll`.
-pub fn may_install(answer: &Value, version: u64) -> bool {
-    let t = &answer["targets"]["roll"];
+/// Whether a node's targets (`answer["targets"]` of its report) let it install `version` of `roll`.
+pub fn may_install(targets: &Value, version: u64) -> bool {
+    let t = &targets["roll"];
     t["version"].as_u64() == Some(version) && t["install"].as_bool() == Some(true)
 }
 
@@ -60,11 +61,72 @@ async fn wait_status(
     }
 }
 
+/// How the simulated agents reach the servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agents {
+    /// One HTTP request per node report, as `convoy agent` sends them.
+    PerNode,
+    /// Relays send many nodes' reports per request (`POST /v1/nodes/reports`).
+    Relay,
+}
+
+/// Relays for `Agents::Relay`, and how many nodes each keeps in play.
+const RELAYS: usize = 8;
+const FRONTIER: usize = 500;
+
+/// Instant agents, one HTTP request per report: 256 tasks claim nodes in order; each node reports
+/// version 1 (answered with its targets) until allowed to install 2, then at once reports 2
+/// installed and healthy. Every target poll is counted in `polls`.
+fn per_node_agents(
+    http: reqwest::Client,
+    base: String,
+    nodes: Arc<Vec<String>>,
+    polls: Arc<AtomicU64>,
+) -> impl std::future::Future<Output = LoadResult> {
+    let base = Arc::new(base);
+    let n = nodes.len() as u64;
+    fixed_count(WORKERS, n, Duration::from_secs(1800), move |i| {
+        let (http, base, nodes, polls) = (http.clone(), base.clone(), nodes.clone(), polls.clone());
+        async move {
+            let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
+            let deadline = Instant::now() + Duration::from_secs(120);
+            loop {
+                let answer = post_ok(&http, &url, &node_report(1)).await?;
+                polls.fetch_add(1, Ordering::Relaxed);
+                let answer: Value = serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+                if may_install(&answer["targets"], 2) {
+                    // An instant agent: installed and healthy in the same breath.
+                    post_ok(&http, &url, &node_report(2)).await?;
+                    return Ok(());
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("{} never allowed to install", nodes[i as usize]));
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    })
+}
+
 /// One rollout of `n` nodes; returns the cluster (for scale measurements) and its RSS before, KiB.
-pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u64>)> {
-    let label = format!("{n} nodes");
+pub async fn one(
+    ctx: &mut Ctx,
+    n: usize,
+    agents: Agents,
+) -> anyhow::Result<(LocalCluster, Vec<u64>)> {
+    let mode = agents;
+    let (label, how) = match mode {
+        Agents::PerNode => (
+            format!("{n} nodes"),
+            format!("{WORKERS} agent tasks, one request per report"),
+        ),
+        Agents::Relay => (
+            format!("{n} nodes, relayed"),
+            format!("{RELAYS} relays with {FRONTIER} nodes each in play, one request per round"),
+        ),
+    };
     let cluster = cluster::start(
-        &ctx.dir(&format!("rollout-{n}")),
+        &ctx.dir(&format!("rollout-{n}-{agents:?}")),
         cluster::options(ctx, 10_000),
     )
     .await?;
@@ -119,14 +181,44 @@ pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u
 
     // Every node reports version 1 installed: the fleet convoy takes over.
     let (h, b, ns) = (http.clone(), Arc::new(base.clone()), nodes.clone());
-    let initial = fixed_count(WORKERS, n as u64, Duration::from_secs(600), move |i| {
-        let (http, base, nodes) = (h.clone(), b.clone(), ns.clone());
-        async move {
-            let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
-            post_ok(&http, &url, &node_report(1)).await.map(|_| ())
+    let initial = match agents {
+        Agents::PerNode => {
+            fixed_count(WORKERS, n as u64, Duration::from_secs(600), move |i| {
+                let (http, base, nodes) = (h.clone(), b.clone(), ns.clone());
+                async move {
+                    let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
+                    post_ok(&http, &url, &node_report(1)).await.map(|_| ())
+                }
+            })
+            .await
         }
-    })
-    .await;
+        Agents::Relay => {
+            let chunks = n.div_ceil(1_000) as u64;
+            let mut r = fixed_count(RELAYS, chunks, Duration::from_secs(600), move |c| {
+                let (http, base, nodes) = (h.clone(), b.clone(), ns.clone());
+                async move {
+                    let from = c as usize * 1_000;
+                    let report = node_report(1).to_string();
+                    let body = relay::batch_body(
+                        nodes[from..(from + 1_000).min(nodes.len())]
+                            .iter()
+                            .map(|id| (id.as_str(), report.as_str())),
+                    );
+                    let url = format!("{base}/v1/nodes/reports");
+                    let answer = relay::post_batch(&http, &url, body, Instant::now()).await?;
+                    let answer: relay::Rejected =
+                        serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
+                    match answer.rejected.len() {
+                        0 => Ok(()),
+                        k => Err(format!("{k} reports of chunk {c} not taken")),
+                    }
+                }
+            })
+            .await;
+            r.ok = (r.ok * 1_000).min(n as u64);
+            r
+        }
+    };
     ctx.results.add(
         SCENARIO,
         format!("{label}: initial reports/s"),
@@ -157,39 +249,44 @@ pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u
         .await
         .map_err(e)?;
     let polls = Arc::new(AtomicU64::new(0));
-    let (h, b, ns, p) = (
-        http.clone(),
-        Arc::new(base.clone()),
-        nodes.clone(),
-        polls.clone(),
-    );
-    let agents = tokio::spawn(fixed_count(
-        WORKERS,
-        n as u64,
-        Duration::from_secs(1800),
-        move |i| {
-            let (http, base, nodes, polls) = (h.clone(), b.clone(), ns.clone(), p.clone());
-            async move {
-                let url = format!("{base}/v1/nodes/{}/report", nodes[i as usize]);
-                let deadline = Instant::now() + Duration::from_secs(120);
-                loop {
-                    let answer = post_ok(&http, &url, &node_report(1)).await?;
-                    polls.fetch_add(1, Ordering::Relaxed);
-                    let answer: Value =
-                        serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
-                    if may_install(&answer, 2) {
-                        // An instant agent: installed and healthy in the same breath.
-                        post_ok(&http, &url, &node_report(2)).await?;
-                        return Ok(());
+    let agents = match agents {
+        Agents::PerNode => tokio::spawn(per_node_agents(
+            http.clone(),
+            base.clone(),
+            nodes.clone(),
+            polls.clone(),
+        )),
+        Agents::Relay => {
+            let fleet = Arc::new(relay::RelayFleet {
+                nodes: nodes.to_vec(),
+                relays: RELAYS,
+                frontier: FRONTIER,
+                to: 2,
+                reports: [node_report(1).to_string(), node_report(2).to_string()],
+                allowed: may_install,
+            });
+            let (http, url, polls) = (
+                http.clone(),
+                format!("{base}/v1/nodes/reports"),
+                polls.clone(),
+            );
+            tokio::spawn(async move {
+                let stats = relay::rollout(http, url, fleet, Duration::from_secs(1800)).await;
+                let mut r = LoadResult::default();
+                match stats {
+                    Ok(stats) => {
+                        polls.store(stats.requests, Ordering::Relaxed);
+                        r.ok = stats.reports;
                     }
-                    if Instant::now() > deadline {
-                        return Err(format!("{} never allowed to install", nodes[i as usize]));
+                    Err(e) => {
+                        r.errors = 1;
+                        r.first_error = Some(e);
                     }
-                    tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-            }
-        },
-    ));
+                r
+            })
+        }
+    };
     let limit = Duration::from_secs(120 + n as u64 / 100);
     let status = wait_status(&http, &base, "ROLLED_FORWARD", limit).await?;
     let wall = start.elapsed();
@@ -203,15 +300,24 @@ pub async fn one(ctx: &mut Ctx, n: usize) -> anyhow::Result<(LocalCluster, Vec<u
         "s",
         "POST /v1/deployments → ROLLED_FORWARD seen; install window 1000, download window 1000",
     );
-    ctx.results.add(SCENARIO, format!("{label}: scheduler overhead per node"), Some(wall.as_secs_f64() * 1e6 / n as f64), "µs",
-        format!("agents are instant (0 simulated time), so overhead = wall / nodes; {WORKERS} agent tasks"));
+    ctx.results.add(
+        SCENARIO,
+        format!("{label}: scheduler overhead per node"),
+        Some(wall.as_secs_f64() * 1e6 / n as f64),
+        "µs",
+        format!("agents are instant (0 simulated time), so overhead = wall / nodes; {how}"),
+    );
+    let (requests, reports) = match mode {
+        Agents::PerNode => (polls + n as u64, polls + n as u64),
+        Agents::Relay => (polls, agents.ok),
+    };
     ctx.results.add(
         SCENARIO,
         format!("{label}: agent requests/s"),
-        Some((polls as f64 + n as f64) / wall.as_secs_f64()),
+        Some(requests as f64 / wall.as_secs_f64()),
         "req/s",
         format!(
-            "{polls} target polls + {n} done reports; {}",
+            "{reports} node reports in {requests} requests; {}",
             agents.error_note()
         ),
     );
@@ -316,12 +422,14 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let sizes = ctx.args.rollout_nodes.clone();
     let largest = sizes.iter().copied().max().unwrap_or(0);
     for n in sizes {
-        let (cluster, rss) = one(ctx, n).await?;
-        if n == largest && ctx.args.scenario.contains(&Scenario::Scale) {
-            measure_scale(ctx, &cluster, &rss, n).await?;
-            ctx.scale_measured = true;
+        for agents in ctx.args.rollout_agents.clone() {
+            let (cluster, rss) = one(ctx, n, agents).await?;
+            if n == largest && !ctx.scale_measured && ctx.args.scenario.contains(&Scenario::Scale) {
+                measure_scale(ctx, &cluster, &rss, n).await?;
+                ctx.scale_measured = true;
+            }
+            drop(cluster);
         }
-        drop(cluster);
     }
     Ok(())
 }
@@ -336,10 +444,10 @@ mod tests {
             json!({"targets": {"roll": {"version": 2, "download": true, "install": true}}});
         let prefetch =
             json!({"targets": {"roll": {"version": 2, "download": true, "install": false}}});
-        assert!(may_install(&allowed, 2));
-        assert!(!may_install(&allowed, 3));
-        assert!(!may_install(&prefetch, 2));
-        assert!(!may_install(&json!({"targets": {}}), 2));
+        assert!(may_install(&allowed["targets"], 2));
+        assert!(!may_install(&allowed["targets"], 3));
+        assert!(!may_install(&prefetch["targets"], 2));
+        assert!(!may_install(&json!({}), 2));
     }
 
     #[test]

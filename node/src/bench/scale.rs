@@ -117,7 +117,7 @@ pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// The 100k measurements, unless `rollout` took them already.
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     if !ctx.scale_measured {
-        let (cluster, rss) = rollout::one(ctx, NODES).await?;
+        let (cluster, rss) = rollout::one(ctx, NODES, rollout::Agents::Relay).await?;
         rollout::measure_scale(ctx, &cluster, &rss, NODES).await?;
         ctx.scale_measured = true;
     }
