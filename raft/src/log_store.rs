@@ -23,7 +23,9 @@
 //!   (a memtable insert and a `write(2)` to the WAL); losing them in a power cut only means
 //!   purging again or re-applying from an older committed index. RocksDB's single WAL keeps every
 //!   write in order, so a later fsync covers them.
-//! - Reads are made in place: they hit the memtable or block cache and are short.
+//! - Reads are made in place: they hit the memtable or block cache and are short. A run of
+//!   consecutive range reads (openraft's replay of the log on a restart) is served by a read-ahead
+//!   thread until the log is first written, see [`readahead`].
 
 use std::fmt::Debug;
 use std::io;
@@ -35,8 +37,7 @@ use openraft::storage::{IOFlushed, LogState, RaftLogStorage};
 use openraft::type_config::alias::{EntryOf, LogIdOf, VoteOf};
 use openraft::{OptionalSend, RaftLogReader};
 use rocksdb::{
-    ColumnFamily, ColumnFamilyDescriptor, Direction, IteratorMode, Options, WriteBatch,
-    WriteOptions, DB,
+    ColumnFamily, ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, WriteOptions, DB,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -44,6 +45,12 @@ use serde::Serialize;
 use crate::codec::{self, CodecError};
 use crate::error::RaftError;
 use crate::types::TypeConfig;
+
+mod read;
+mod readahead;
+
+use read::{capacity, read_entries, ReadMode};
+use readahead::ReadAhead;
 
 /// Column family of the log entries, keyed by big-endian index.
 pub const CF_LOGS: &str = "logs";
@@ -59,6 +66,16 @@ const KEY_LAST_PURGED: &[u8] = b"last_purged";
 /// How many encoded bytes of entries one `limited_get_log_entries` returns at most (at least one
 /// entry is always returned): bounds replication messages to lagging followers.
 pub const READ_BUDGET_BYTES: usize = 4 * 1024 * 1024;
+
+/// The `logs` memtable's size. Opening the database after a crash replays the WAL written since
+/// the last flush into memtables and flushes them, before anything else can run: RocksDB's default
+/// (64 MiB) let a million entries pile up in the WAL, and reopening took 1.2 s. This bounds it.
+const LOGS_WRITE_BUFFER_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most WAL RocksDB keeps: past it, it flushes the column families that keep old WAL files
+/// alive (`meta` takes a few bytes per commit and never fills its memtable), so that the WAL a
+/// restart replays stays about one `logs` memtable long.
+const MAX_WAL_BYTES: u64 = 32 * 1024 * 1024;
 
 /// A key greater than every 8-byte index key: the exclusive end of "everything after".
 const END_OF_LOGS: [u8; 9] = [0xff; 9];
@@ -127,8 +144,14 @@ pub fn open_db(dir: &Path) -> Result<Arc<DB>, RaftError> {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);
-    let cfs = [CF_LOGS, CF_META, CF_SNAPSHOTS]
-        .map(|name| ColumnFamilyDescriptor::new(name, Options::default()));
+    opts.set_max_total_wal_size(MAX_WAL_BYTES);
+    let cfs = [CF_LOGS, CF_META, CF_SNAPSHOTS].map(|name| {
+        let mut cf_opts = Options::default();
+        if name == CF_LOGS {
+            cf_opts.set_write_buffer_size(LOGS_WRITE_BUFFER_BYTES);
+        }
+        ColumnFamilyDescriptor::new(name, cf_opts)
+    });
     DB::open_cf_descriptors(&opts, dir, cfs)
         .map(Arc::new)
         .map_err(|e| RaftError::Storage {
@@ -213,6 +236,7 @@ pub(crate) fn synced() -> WriteOptions {
 pub struct RocksLogStore {
     db: Arc<DB>,
     syncer: mpsc::Sender<IOFlushed<TypeConfig>>,
+    readahead: Arc<ReadAhead>,
 }
 
 impl Debug for RocksLogStore {
@@ -237,7 +261,11 @@ impl RocksLogStore {
         {
             tracing::error!(error = %e, "cannot start the WAL syncer thread; appends will fsync in place");
         }
-        Self { db, syncer: tx }
+        Self {
+            db,
+            syncer: tx,
+            readahead: Arc::default(),
+        }
     }
 
     /// The underlying database.
@@ -257,46 +285,29 @@ impl RocksLogStore {
         move |source| StoreError::Rocks { op, cf, source }
     }
 
-    /// Reads the entries with index in `[start, end)`, checking that they are contiguous; with a
-    /// `budget`, stops once it holds that many encoded bytes (always returning at least one).
-    fn read_range(
+    /// Reads `[start, end)` from the read-ahead if it continues the previous read, else directly.
+    async fn read_bounded(
         &self,
         start: u64,
-        end: Option<u64>,
-        budget: Option<usize>,
+        end: u64,
     ) -> Result<Vec<EntryOf<TypeConfig>>, StoreError> {
-        let logs = cf(&self.db, CF_LOGS)?;
-        let start_key = start.to_be_bytes();
-        let mut out = Vec::new();
-        let mut expected: Option<u64> = None;
-        let mut bytes = 0usize;
-        for item in self
-            .db
-            .iterator_cf(logs, IteratorMode::From(&start_key, Direction::Forward))
-        {
-            let (key, value) = item.map_err(Self::rocks("read log entries", CF_LOGS))?;
-            let index = key_index(&key)?;
-            if end.is_some_and(|end| index >= end)
-                || budget.is_some_and(|budget| bytes >= budget && !out.is_empty())
-            {
-                break;
-            }
-            bytes += value.len();
-            if let Some(expected) = expected {
-                if index != expected {
-                    return Err(StoreError::Hole {
-                        expected,
-                        found: index,
-                    });
-                }
-            }
-            expected = Some(index + 1);
-            out.push(codec::decode(&value).map_err(|source| StoreError::Codec {
-                what: "log entry",
-                cf: CF_LOGS,
-                key: index.to_string(),
-                source,
-            })?);
+        let ahead = (start < end)
+            .then(|| self.readahead.take(&self.db, start, end))
+            .flatten();
+        let Some(mut ahead) = ahead else {
+            return read_entries(&self.db, start, Some(end), ReadMode::All);
+        };
+        let mut out = Vec::with_capacity(capacity(start, Some(end)));
+        ahead.serve(end, &mut out).await;
+        let next = ahead.next();
+        self.readahead.put_back(ahead);
+        if next < end {
+            // The read-ahead stopped (end of the log, a hole, an error): the rest, directly.
+            out.extend(read_entries(&self.db, next, Some(end), ReadMode::All)?);
+        }
+        if self.readahead.written() {
+            // The log was written meanwhile: the queued entries may predate it.
+            return read_entries(&self.db, start, Some(end), ReadMode::All);
         }
         Ok(out)
     }
@@ -376,7 +387,11 @@ impl RaftLogReader<TypeConfig> for RocksLogStore {
             Bound::Excluded(&i) => Some(i),
             Bound::Unbounded => None,
         };
-        Ok(self.read_range(start, end, None)?)
+        let entries = match end {
+            Some(end) => self.read_bounded(start, end).await?,
+            None => read_entries(&self.db, start, None, ReadMode::All)?,
+        };
+        Ok(entries)
     }
 
     async fn limited_get_log_entries(
@@ -384,7 +399,12 @@ impl RaftLogReader<TypeConfig> for RocksLogStore {
         start: u64,
         end: u64,
     ) -> Result<Vec<EntryOf<TypeConfig>>, io::Error> {
-        Ok(self.read_range(start, Some(end), Some(READ_BUDGET_BYTES))?)
+        Ok(read_entries(
+            &self.db,
+            start,
+            Some(end),
+            ReadMode::Budget(READ_BUDGET_BYTES),
+        )?)
     }
 
     async fn read_vote(&mut self) -> Result<Option<VoteOf<TypeConfig>>, io::Error> {
@@ -446,6 +466,7 @@ impl RaftLogStorage<TypeConfig> for RocksLogStore {
         I::IntoIter: OptionalSend,
     {
         let entries: Vec<_> = entries.into_iter().collect();
+        self.readahead.stop();
         if let Err(e) = self.write_append(entries) {
             callback.io_completed(Err(io::Error::other(e.to_string())));
             return Err(e.into());
@@ -463,6 +484,7 @@ impl RaftLogStorage<TypeConfig> for RocksLogStore {
         last_log_id: Option<LogIdOf<TypeConfig>>,
     ) -> Result<(), io::Error> {
         let from = last_log_id.map_or(0, |id| id.index + 1);
+        self.readahead.stop();
         blocking(&self.db, "truncate log", move |db| {
             let mut batch = WriteBatch::default();
             batch.delete_range_cf(cf(db, CF_LOGS)?, &from.to_be_bytes()[..], &END_OF_LOGS[..]);
@@ -480,6 +502,7 @@ impl RaftLogStorage<TypeConfig> for RocksLogStore {
         batch.put_cf(cf(&self.db, CF_META)?, KEY_LAST_PURGED, bytes);
         let end: &[u8] = end.as_ref().map_or(&END_OF_LOGS[..], |e| &e[..]);
         batch.delete_range_cf(cf(&self.db, CF_LOGS)?, &0u64.to_be_bytes()[..], end);
+        self.readahead.stop();
         self.db
             .write_opt(batch, &WriteOptions::default())
             .map_err(Self::rocks("purge log", CF_LOGS))?;

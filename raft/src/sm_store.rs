@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use futures::{Stream, StreamExt};
 use openraft::storage::{EntryResponder, RaftStateMachine};
 use openraft::type_config::alias::{LogIdOf, SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
-use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
+use openraft::{OptionalSend, RaftSnapshotBuilder, StoredMembership};
 use rocksdb::DB;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
@@ -24,7 +24,9 @@ use crate::codec;
 use crate::error::RaftError;
 use crate::log_store::{cf, encode_value, synced, StoreError, CF_SNAPSHOTS};
 use crate::state_machine::StateMachine;
-use crate::types::{Proposal, Reply, TypeConfig};
+use crate::types::TypeConfig;
+
+mod apply;
 
 const KEY_SNAPSHOT: &[u8] = b"current";
 
@@ -115,7 +117,8 @@ impl<S: StateMachine> AppliedState<S> {
         self.lock_read().membership.clone()
     }
 
-    /// A receiver of the last applied index; it is notified on every applied entry.
+    /// A receiver of the last applied index; it is notified after every chunk of applied entries
+    /// (see [`SmStore`]'s `apply`), with the chunk's last index.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.index.subscribe()
     }
@@ -139,27 +142,6 @@ impl<S: StateMachine> AppliedState<S> {
             last_membership: inner.membership.clone(),
             last_at_ms: inner.last_at_ms,
             state: inner.sm.snapshot(),
-        }
-    }
-}
-
-/// Applies one normal entry: decode, clamp the time, apply, encode the response.
-fn apply_proposal<S: StateMachine>(inner: &mut Inner<S>, proposal: Proposal, index: u64) -> Reply {
-    let at = proposal.at_ms.max(inner.last_at_ms);
-    inner.last_at_ms = at;
-    let command = match codec::decode::<S::Command>(&proposal.command) {
-        Ok(command) => command,
-        Err(e) => {
-            tracing::error!(index, error = %e, "committed command does not decode; skipped with an empty reply");
-            return Reply::default();
-        }
-    };
-    let response = inner.sm.apply(command, at);
-    match codec::encode(&response) {
-        Ok(bytes) => Reply(bytes),
-        Err(e) => {
-            tracing::error!(index, error = %e, "response does not encode; answering an empty reply");
-            Reply::default()
         }
     }
 }
@@ -296,31 +278,27 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
         Ok((inner.last_applied, inner.membership.clone()))
     }
 
+    /// Applies the entries in chunks (module `apply`): the entries the stream has ready under one
+    /// write lock; then the chunk's last index is published (waking every waiter up to it) and
+    /// only then are its replies sent, in log order.
     async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
     where
         Strm: Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
     {
-        while let Some(item) = entries.next().await {
-            let (entry, responder) = item?;
-            let log_id = entry.log_id;
-            let index = log_id.index;
-            let reply = {
-                let mut inner = self.applied.lock_write();
-                let reply = match entry.payload {
-                    EntryPayload::Blank => Reply::default(),
-                    EntryPayload::Normal(proposal) => apply_proposal(&mut inner, proposal, index),
-                    EntryPayload::Membership(membership) => {
-                        inner.membership = StoredMembership::new(Some(log_id), membership);
-                        Reply::default()
-                    }
-                };
-                inner.last_applied = Some(log_id);
-                reply
-            };
-            // Publish the index before answering, so whoever gets the reply sees it applied.
-            self.applied.index.send_replace(index);
-            if let Some(responder) = responder {
+        let mut replies = Vec::new();
+        while let Some(first) = entries.next().await {
+            let (last, end) = apply::apply_chunk(&self.applied, first, &mut entries, &mut replies);
+            // Publish the index before answering, so whoever gets a reply sees its entry applied.
+            if let Some(index) = last {
+                self.applied.index.send_replace(index);
+            }
+            for (responder, reply) in replies.drain(..) {
                 responder.send(reply);
+            }
+            match end {
+                apply::ChunkEnd::More => {}
+                apply::ChunkEnd::Finished => break,
+                apply::ChunkEnd::Failed(e) => return Err(e),
             }
         }
         Ok(())

@@ -11,6 +11,7 @@ use convoy_raft::codec;
 use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::SmStore;
 use convoy_raft::{Member, Proposal, TypeConfig};
+use futures::StreamExt;
 use openraft::error::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
@@ -154,5 +155,48 @@ async fn replies_reach_the_writer_and_a_restart_resumes_the_state() {
         .await
         .unwrap();
     assert_eq!(set(&raft, "b", "4", 40).await, Some("3".into()));
+    raft.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_reply_of_a_batch_comes_after_its_entry_is_applied_and_in_log_order() {
+    let dir = TempDir::new().unwrap();
+    let (raft, applied) = start(dir.path()).await;
+    raft.initialize(BTreeMap::from([(1, Member::default())]))
+        .await
+        .unwrap();
+    raft.wait(Some(Duration::from_secs(10)))
+        .state(ServerState::Leader, "leader")
+        .await
+        .unwrap();
+
+    // Every write sets the same key, so each reply is the value the write before it set: a reply
+    // given to the wrong proposal, or computed out of order, shows.
+    const WRITES: u64 = 3000;
+    let proposals = (0..WRITES).map(|i| Proposal {
+        at_ms: i,
+        command: codec::encode(&Set("k".into(), i.to_string())).unwrap(),
+    });
+    let mut results = raft.client_write_many(proposals).await.unwrap();
+    let mut previous_index = 0;
+    for i in 0..WRITES {
+        let written = results
+            .next()
+            .await
+            .expect("a result per proposal")
+            .expect("raft running")
+            .expect("written");
+        let index = written.log_id.index;
+        assert!(index > previous_index, "write {i} at index {index}");
+        previous_index = index;
+        assert!(
+            applied.last_applied() >= index,
+            "the reply to index {index} came before the index was published ({})",
+            applied.last_applied()
+        );
+        let reply: Option<String> = codec::decode(&written.response.0).unwrap();
+        assert_eq!(reply, i.checked_sub(1).map(|p| p.to_string()), "write {i}");
+    }
+    assert!(results.next().await.is_none());
     raft.shutdown().await.unwrap();
 }
