@@ -2,20 +2,19 @@
 //! clamp of `at_ms`, a garbage command not stopping apply, snapshots installed and persisted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::sync::Arc;
 
 use convoy_raft::codec;
-use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::SmStore;
 use convoy_raft::{Member, Proposal, StateMachine, TypeConfig};
 use openraft::entry::RaftEntry;
 use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
-use openraft::type_config::alias::{EntryOf, LogIdOf};
-use openraft::vote::RaftLeaderIdExt;
+use openraft::type_config::alias::EntryOf;
 use openraft::{LogState, Membership, RaftLogReader, RaftSnapshotBuilder, StorageHelper, Vote};
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
+use toy::{log_id, open};
+
+mod toy;
 
 /// A toy key-value state machine that also records the time each command was applied at.
 #[derive(Default, Serialize, Deserialize)]
@@ -45,22 +44,6 @@ impl StateMachine for Kv {
     }
 }
 
-type Db = Arc<rocksdb::DB>;
-
-fn open(dir: &Path) -> (Db, RocksLogStore, SmStore<Kv>) {
-    let db = open_db(dir).expect("open db");
-    let log = RocksLogStore::new(db.clone());
-    let sm = SmStore::open(db.clone()).expect("sm store");
-    (db, log, sm)
-}
-
-fn log_id(term: u64, index: u64) -> LogIdOf<TypeConfig> {
-    LogIdOf::<TypeConfig>::new(
-        openraft::type_config::alias::LeaderIdOf::<TypeConfig>::new_committed(term, 1),
-        index,
-    )
-}
-
 fn set(index: u64, at_ms: u64) -> EntryOf<TypeConfig> {
     let command = codec::encode(&Set(format!("k{index}"), format!("v{index}"))).unwrap();
     EntryOf::<TypeConfig>::new_normal(log_id(1, index), Proposal { at_ms, command })
@@ -85,7 +68,7 @@ fn keys(sm: &SmStore<Kv>) -> Vec<String> {
 async fn restart_brings_back_vote_logs_committed_snapshot_and_state() {
     let dir = TempDir::new().unwrap();
     {
-        let (_db, mut log, mut sm) = open(dir.path());
+        let (_db, mut log, mut sm) = open::<Kv>(dir.path());
         log.save_vote(&Vote::new(3, 1)).await.unwrap();
         let first: Vec<_> = std::iter::once(membership(1))
             .chain((2..=5).map(|i| set(i, 1000 + i)))
@@ -110,7 +93,7 @@ async fn restart_brings_back_vote_logs_committed_snapshot_and_state() {
         assert_eq!(sm.applied().last_applied(), 8);
     }
 
-    let (_db, mut log, mut sm) = open(dir.path());
+    let (_db, mut log, mut sm) = open::<Kv>(dir.path());
     assert_eq!(log.read_vote().await.unwrap(), Some(Vote::new(3, 1)));
     let LogState {
         last_purged_log_id,
@@ -159,7 +142,7 @@ async fn restart_brings_back_vote_logs_committed_snapshot_and_state() {
 async fn applied_time_never_goes_backwards_even_across_restarts() {
     let dir = TempDir::new().unwrap();
     {
-        let (_db, _log, mut sm) = open(dir.path());
+        let (_db, _log, mut sm) = open::<Kv>(dir.path());
         // A new leader whose clock is behind the old one's stamps 50 after 100.
         apply(
             &mut sm,
@@ -177,7 +160,7 @@ async fn applied_time_never_goes_backwards_even_across_restarts() {
             .await
             .unwrap();
     }
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     assert_eq!(sm.applied().last_at_ms(), 200);
     apply(&mut sm, vec![set(5, 120)]).await;
     assert_eq!(
@@ -189,7 +172,7 @@ async fn applied_time_never_goes_backwards_even_across_restarts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_garbage_command_does_not_stop_apply() {
     let dir = TempDir::new().unwrap();
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     let garbage = EntryOf::<TypeConfig>::new_normal(
         log_id(1, 2),
         Proposal {
@@ -210,7 +193,7 @@ async fn a_garbage_command_does_not_stop_apply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_installed_snapshot_replaces_the_state_and_survives_restart() {
     let (leader_dir, follower_dir) = (TempDir::new().unwrap(), TempDir::new().unwrap());
-    let (_ldb, _llog, mut leader) = open(leader_dir.path());
+    let (_ldb, _llog, mut leader) = open::<Kv>(leader_dir.path());
     apply(&mut leader, vec![membership(1), set(2, 10), set(3, 20)]).await;
     let snap = leader
         .get_snapshot_builder()
@@ -220,7 +203,7 @@ async fn an_installed_snapshot_replaces_the_state_and_survives_restart() {
         .unwrap();
 
     {
-        let (_fdb, _flog, mut follower) = open(follower_dir.path());
+        let (_fdb, _flog, mut follower) = open::<Kv>(follower_dir.path());
         apply(&mut follower, vec![set(1, 99)]).await;
         follower
             .install_snapshot(&snap.meta, snap.snapshot.clone())
@@ -234,7 +217,7 @@ async fn an_installed_snapshot_replaces_the_state_and_survives_restart() {
         assert_eq!(current.snapshot, snap.snapshot);
     }
 
-    let (_fdb, _flog, follower) = open(follower_dir.path());
+    let (_fdb, _flog, follower) = open::<Kv>(follower_dir.path());
     assert_eq!(keys(&follower), ["k2", "k3"]);
     assert_eq!(follower.applied().last_applied(), 3);
     assert_eq!(
@@ -246,7 +229,7 @@ async fn an_installed_snapshot_replaces_the_state_and_survives_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_applied_returns_once_the_index_is_applied() {
     let dir = TempDir::new().unwrap();
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     let applied = sm.applied();
     let waiter = tokio::spawn({
         let applied = applied.clone();

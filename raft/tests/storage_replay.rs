@@ -3,40 +3,20 @@
 //! read-ahead serves openraft's consecutive reads exactly as direct reads would, until a write.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use convoy_raft::codec;
-use convoy_raft::log_store::{open_db, RocksLogStore, CF_LOGS};
-use convoy_raft::sm_store::SmStore;
+use convoy_raft::log_store::{RocksLogStore, CF_LOGS};
 use convoy_raft::{Member, Proposal, TypeConfig};
 use futures::StreamExt;
 use openraft::entry::RaftEntry;
 use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::type_config::alias::{EntryOf, LogIdOf};
-use openraft::vote::RaftLeaderIdExt;
 use openraft::{Membership, RaftLogReader, StorageHelper};
 use tempfile::TempDir;
-use toy::{Kv, Set};
+use toy::{log_id, open, Kv, Set};
 
 mod toy;
-
-type Db = Arc<rocksdb::DB>;
-
-fn open(dir: &Path) -> (Db, RocksLogStore, SmStore<Kv>) {
-    let db = open_db(dir).expect("open db");
-    let log = RocksLogStore::new(db.clone());
-    let sm = SmStore::open(db.clone()).expect("sm store");
-    (db, log, sm)
-}
-
-fn log_id(term: u64, index: u64) -> LogIdOf<TypeConfig> {
-    LogIdOf::<TypeConfig>::new(
-        openraft::type_config::alias::LeaderIdOf::<TypeConfig>::new_committed(term, 1),
-        index,
-    )
-}
 
 /// The entry at `index` of `term`: sets `k{index}` to `v{index}.{term}`.
 fn set(term: u64, index: u64) -> EntryOf<TypeConfig> {
@@ -78,7 +58,7 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiters_in_the_middle_of_a_chunk_are_woken_even_while_more_entries_are_awaited() {
     let dir = TempDir::new().unwrap();
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     let applied = sm.applied();
     let (tx, rx) = futures::channel::mpsc::unbounded::<Item>();
     let waiter = |index| {
@@ -115,7 +95,7 @@ async fn waiters_in_the_middle_of_a_chunk_are_woken_even_while_more_entries_are_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_in_the_middle_of_a_chunk_keeps_and_publishes_the_entries_before_it() {
     let dir = TempDir::new().unwrap();
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     let items = vec![
         item(set(1, 1)),
         item(set(1, 2)),
@@ -142,11 +122,11 @@ async fn a_restart_replays_a_long_log_through_the_read_ahead() {
     const LAST: u64 = 5000;
     let dir = TempDir::new().unwrap();
     {
-        let (_db, mut log, _sm) = open(dir.path());
+        let (_db, mut log, _sm) = open::<Kv>(dir.path());
         log.blocking_append(log_upto(LAST)).await.unwrap();
         log.save_committed(Some(log_id(1, LAST))).await.unwrap();
     }
-    let (_db, mut log, mut sm) = open(dir.path());
+    let (_db, mut log, mut sm) = open::<Kv>(dir.path());
     let applied = sm.applied();
     assert_eq!(applied.last_applied(), 0);
     // openraft reads the log back 64 entries at a time: all but the first read are consecutive.
@@ -187,10 +167,10 @@ fn ids(entries: &[EntryOf<TypeConfig>]) -> Vec<LogIdOf<TypeConfig>> {
 async fn consecutive_reads_match_direct_reads_and_a_write_switches_the_read_ahead_off() {
     let dir = TempDir::new().unwrap();
     {
-        let (_db, mut log, _sm) = open(dir.path());
+        let (_db, mut log, _sm) = open::<Kv>(dir.path());
         log.blocking_append(log_upto(3000)).await.unwrap();
     }
-    let (_db, mut log, _sm) = open(dir.path());
+    let (_db, mut log, _sm) = open::<Kv>(dir.path());
     let mut reader = log.get_log_reader().await;
 
     // The read-ahead starts at the second consecutive read and is ahead of the reader.
@@ -223,12 +203,12 @@ async fn consecutive_reads_match_direct_reads_and_a_write_switches_the_read_ahea
 async fn a_hole_ahead_is_still_reported_by_the_read_that_reaches_it() {
     let dir = TempDir::new().unwrap();
     {
-        let (db, mut log, _sm) = open(dir.path());
+        let (db, mut log, _sm) = open::<Kv>(dir.path());
         log.blocking_append(log_upto(600)).await.unwrap();
         db.delete_cf(db.cf_handle(CF_LOGS).unwrap(), 400u64.to_be_bytes())
             .unwrap();
     }
-    let (_db, log, _sm) = open(dir.path());
+    let (_db, log, _sm) = open::<Kv>(dir.path());
     let mut reader = log.clone();
     let before = read_in_steps(&mut reader, 0, 385).await;
     assert_eq!(before.last().unwrap().log_id(), log_id(1, 384));
@@ -246,7 +226,7 @@ async fn a_hole_ahead_is_still_reported_by_the_read_that_reaches_it() {
 async fn more_entries_than_a_chunk_holds_are_all_applied() {
     // As openraft's worker hands them over: all ready at once, more than one chunk's worth.
     let dir = TempDir::new().unwrap();
-    let (_db, _log, mut sm) = open(dir.path());
+    let (_db, _log, mut sm) = open::<Kv>(dir.path());
     let entries: Vec<Item> = (1..=3000).map(|i| item(set(1, i))).collect();
     sm.apply(futures::stream::iter(entries).boxed())
         .await

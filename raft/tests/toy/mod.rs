@@ -1,9 +1,36 @@
-//! A toy key-value state machine shared by the storage tests.
+//! A toy key-value state machine shared by the storage tests, and how they open stores.
+// Each test crate that includes this module uses only part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
-use convoy_raft::{codec, StateMachine};
+use convoy_raft::log_store::{open_db, RocksLogStore};
+use convoy_raft::sm_store::SmStore;
+use convoy_raft::{codec, StateMachine, TypeConfig};
+use openraft::type_config::alias::LogIdOf;
+use openraft::vote::RaftLeaderIdExt;
 use serde::{Deserialize, Serialize};
+
+/// The shared RocksDB handle of a data dir.
+pub type Db = Arc<rocksdb::DB>;
+
+/// Opens a data dir's database with its log store and a state machine store of `S` over it.
+pub fn open<S: StateMachine>(dir: &Path) -> (Db, RocksLogStore, SmStore<S>) {
+    let db = open_db(dir).expect("open db");
+    let log = RocksLogStore::new(db.clone());
+    let sm = SmStore::open(db.clone()).expect("sm store");
+    (db, log, sm)
+}
+
+/// The id of log entry `index`, written in `term` by server 1.
+pub fn log_id(term: u64, index: u64) -> LogIdOf<TypeConfig> {
+    LogIdOf::<TypeConfig>::new(
+        openraft::type_config::alias::LeaderIdOf::<TypeConfig>::new_committed(term, 1),
+        index,
+    )
+}
 
 /// Keys to values.
 #[derive(Default)]
