@@ -9,7 +9,7 @@ use convoy_raft::network::client::{Network, TransportError};
 use convoy_raft::network::fault::FaultRule;
 use convoy_raft::network::server::{serve, ServerConfig, TransportServer};
 use convoy_raft::network::{ClientError, ClientRequest, ClientResponse};
-use convoy_raft::types::{Member, NodeId, Reply, TypeConfig};
+use convoy_raft::types::{Member, NodeId, TypeConfig};
 use openraft::error::RPCError;
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
@@ -54,13 +54,7 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         .call_client(&addr, ClientRequest::Propose(vec![1, 2, 3]), T)
         .await
         .unwrap();
-    assert_eq!(
-        answer,
-        Ok(ClientResponse::Applied {
-            index: 7,
-            reply: Reply(vec![3, 2, 1])
-        })
-    );
+    assert_eq!(answer, echoed(vec![3, 2, 1]));
     for i in 0..20u64 {
         let answer = net
             .call_client(
@@ -106,13 +100,7 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         .into_iter()
         .enumerate()
     {
-        assert_eq!(
-            answer,
-            Ok(ClientResponse::Applied {
-                index: 7,
-                reply: Reply(vec![i as u8])
-            })
-        );
+        assert_eq!(answer, echoed(vec![i as u8]));
     }
     assert!(connections.load(Ordering::SeqCst) <= 4);
     server.stop().await;
@@ -473,13 +461,7 @@ async fn duplicated_rpcs_reach_the_core_twice_and_answer_once_in_step() {
         .call_client(&server.addr, ClientRequest::Propose(vec![1, 2]), T)
         .await
         .unwrap();
-    assert_eq!(
-        answer,
-        Ok(ClientResponse::Applied {
-            index: 7,
-            reply: Reply(vec![2, 1])
-        })
-    );
+    assert_eq!(answer, echoed(vec![2, 1]));
     assert_eq!(counts.get().2, 1);
 
     // Without the rule, one delivery each again.

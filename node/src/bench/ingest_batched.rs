@@ -6,10 +6,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::ingest::{change_report, check_applied, padded_ids, record_latencies, sample_latencies};
-use super::load::{closed_loop, post_ok};
+use super::load::{closed_loop, register_consumer};
 use super::relay;
 use super::Ctx;
 
@@ -33,31 +31,9 @@ pub async fn run(
     batch: usize,
 ) -> anyhow::Result<()> {
     let nodes = Arc::new(padded_ids("rl", n));
-    for (k, part) in nodes.chunks(10_000).enumerate() {
-        let (url, body) = if k == 0 {
-            (
-                format!("{base}/v1/consumers"),
-                json!({"name": "relayed", "nodes": part}),
-            )
-        } else {
-            (
-                format!("{base}/v1/consumers/relayed/nodes"),
-                json!({"add": part}),
-            )
-        };
-        let r = if k == 0 {
-            post_ok(&ctx.http, &url, &body).await.map(drop)
-        } else {
-            ctx.http
-                .put(&url)
-                .json(&body)
-                .send()
-                .await
-                .map(drop)
-                .map_err(|e| e.to_string())
-        };
-        r.map_err(anyhow::Error::msg)?;
-    }
+    register_consumer(&ctx.http, base, "relayed", &nodes)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let sample = padded_ids("sample", 100);
     let sampler = tokio::spawn(sample_latencies(
         ctx.http.clone(),

@@ -218,3 +218,31 @@ pub async fn get_json(http: &reqwest::Client, url: &str) -> Result<serde_json::V
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("{url}: {e}"))
 }
+
+/// Creates consumer `name` of `nodes`: the first 10,000 with `POST /v1/consumers`, the rest added
+/// 10,000 at a time (`PUT /v1/consumers/{name}/nodes`), keeping each request small.
+pub async fn register_consumer(
+    http: &reqwest::Client,
+    base: &str,
+    name: &str,
+    nodes: &[String],
+) -> Result<(), String> {
+    for (k, part) in nodes.chunks(10_000).enumerate() {
+        if k == 0 {
+            let body = serde_json::json!({"name": name, "nodes": part});
+            post_ok(http, &format!("{base}/v1/consumers"), &body).await?;
+        } else {
+            let url = format!("{base}/v1/consumers/{name}/nodes");
+            let r = http
+                .put(&url)
+                .json(&serde_json::json!({"add": part}))
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            if !r.status().is_success() {
+                return Err(format!("{url}: {}", r.status()));
+            }
+        }
+    }
+    Ok(())
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::ingest::padded_ids;
-use super::load::{fixed_count, get_json, post_ok, LoadResult};
+use super::load::{fixed_count, get_json, post_ok, register_consumer, LoadResult};
 use super::relay;
 use super::{cluster, Ctx, Scenario};
 use crate::local::LocalCluster;
@@ -156,21 +156,9 @@ pub async fn one(
     }
     let nodes = Arc::new(padded_ids("r", n));
     let t = Instant::now();
-    for (k, chunk) in nodes.chunks(10_000).enumerate() {
-        if k == 0 {
-            post_ok(
-                &http,
-                &format!("{base}/v1/consumers"),
-                &json!({"name": "roll", "nodes": chunk}),
-            )
-            .await
-            .map_err(e)?;
-        } else {
-            let url = format!("{base}/v1/consumers/roll/nodes");
-            let r = http.put(&url).json(&json!({"add": chunk})).send().await?;
-            anyhow::ensure!(r.status().is_success(), "adding nodes: {}", r.status());
-        }
-    }
+    register_consumer(&http, &base, "roll", &nodes)
+        .await
+        .map_err(e)?;
     ctx.results.add(
         SCENARIO,
         format!("{label}: register nodes"),

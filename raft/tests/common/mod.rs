@@ -62,6 +62,14 @@ impl RaftRpcTarget for StubRaft {
     }
 }
 
+/// What [`Echo`] answers to a proposal of `bytes` reversed: `bytes`, applied at index 7.
+pub fn echoed(bytes: Vec<u8>) -> Result<ClientResponse, ClientError> {
+    Ok(ClientResponse::Applied {
+        index: 7,
+        reply: Reply(bytes),
+    })
+}
+
 /// Answers proposals with the reversed bytes (at index 7), read-index with 42, and refuses membership changes.
 pub struct Echo;
 
@@ -74,10 +82,7 @@ impl ClientHandler for Echo {
             match request {
                 ClientRequest::Propose(mut bytes) => {
                     bytes.reverse();
-                    Ok(ClientResponse::Applied {
-                        index: 7,
-                        reply: Reply(bytes),
-                    })
+                    echoed(bytes)
                 }
                 ClientRequest::ReadIndex => Ok(ClientResponse::ReadIndex(42)),
                 ClientRequest::AddMember { id, .. } => {
