@@ -124,6 +124,36 @@ impl ApiClient {
         self.call(Method::DELETE, path, None::<&()>).await
     }
 
+    /// Every request to `server` starts here: the one place its URL and headers are made.
+    fn request(&self, server: &str, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, format!("{server}{path}"))
+    }
+
+    /// One request to the first server, no retry: its status and its body as JSON (`Null` when
+    /// empty or not JSON), whatever the status — for probes and tests that look at refusals.
+    pub async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(&str, Vec<u8>)>,
+    ) -> Result<(u16, Value), ClientError> {
+        let server = &self.servers[0];
+        let mut request = self.request(server, method, path);
+        if let Some((content_type, bytes)) = body {
+            request = request.header("content-type", content_type).body(bytes);
+        }
+        let response = request.send().await.map_err(|e| ClientError::Unreachable {
+            servers: server.clone(),
+            last: e.to_string(),
+        })?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.unwrap_or_default();
+        Ok((
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        ))
+    }
+
     /// Sends a request, moving to the next server on a refused connection or a 503 (no leader),
     /// until one answers or the patience runs out. Other errors return at once: a request that
     /// may have been carried out is never sent twice.
@@ -140,7 +170,7 @@ impl ApiClient {
         loop {
             let index = (self.preferred.load(Ordering::Relaxed) + attempt) % n;
             let server = &self.servers[index];
-            let mut request = self.http.request(method.clone(), format!("{server}{path}"));
+            let mut request = self.request(server, method.clone(), path);
             if let Some(body) = body {
                 request = request.json(body);
             }
@@ -164,7 +194,8 @@ impl ApiClient {
                 }
             }
             attempt += 1;
-            if Instant::now() >= deadline {
+            // Every server is tried once, even with no patience left.
+            if attempt >= n && Instant::now() >= deadline {
                 return Err(ClientError::Unreachable {
                     servers: self.servers.join(","),
                     last,
@@ -201,4 +232,63 @@ fn decode<T: DeserializeOwned>(
             .map(String::from)
             .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned()),
     })
+}
+
+/// One server's API, answered raw: `(status, JSON body)` whatever the status. A view of
+/// [`ApiClient::exchange`] for the multi-process tests and probes, which assert on refusals too.
+#[derive(Clone, Debug)]
+pub struct RawClient(std::sync::Arc<ApiClient>);
+
+impl RawClient {
+    /// A raw client of the server at `addr` (`host:port`).
+    pub fn new(addr: &str) -> Self {
+        Self(std::sync::Arc::new(
+            ApiClient::new(addr).expect("one server address"),
+        ))
+    }
+
+    fn json(body: &Value) -> Option<(&'static str, Vec<u8>)> {
+        Some(("application/json", serde_json::to_vec(body).expect("JSON")))
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> Result<(u16, Value), ClientError> {
+        self.0.exchange(Method::GET, path, None).await
+    }
+
+    /// `POST path` with a JSON body.
+    pub async fn post(&self, path: &str, body: &Value) -> Result<(u16, Value), ClientError> {
+        self.0.exchange(Method::POST, path, Self::json(body)).await
+    }
+
+    /// `PUT path` with a JSON body.
+    pub async fn put(&self, path: &str, body: &Value) -> Result<(u16, Value), ClientError> {
+        self.0.exchange(Method::PUT, path, Self::json(body)).await
+    }
+
+    /// `PATCH path` with a JSON body.
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<(u16, Value), ClientError> {
+        self.0.exchange(Method::PATCH, path, Self::json(body)).await
+    }
+
+    /// `DELETE path`.
+    pub async fn delete(&self, path: &str) -> Result<(u16, Value), ClientError> {
+        self.0.exchange(Method::DELETE, path, None).await
+    }
+
+    /// `POST path` with `body` sent as is under `content_type` (malformed-input tests).
+    pub async fn post_bytes(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: impl Into<Vec<u8>>,
+    ) -> Result<(u16, Value), ClientError> {
+        let body = Some((content_type, body.into()));
+        self.0.exchange(Method::POST, path, body).await
+    }
+
+    /// `POST path` with raw text declared as JSON (malformed-input tests).
+    pub async fn post_raw(&self, path: &str, body: &str) -> Result<(u16, Value), ClientError> {
+        self.post_bytes(path, "application/json", body).await
+    }
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+
+use crate::config_checks as checks;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
 
@@ -209,13 +211,9 @@ impl ServerArgs {
             source,
         })?;
         let secret = secret.trim_ascii().to_vec();
-        if secret.len() < 16 {
-            return Err(invalid(
-                "cluster_secret_file",
-                &secret_file.display().to_string(),
-                "the secret must be at least 16 bytes",
-            ));
-        }
+        #[cfg(unix)]
+        checks::check_secret_mode(&secret_file)?;
+        checks::check_secret_strength(&secret)?;
         let state = self
             .initial_cluster_state
             .clone()
@@ -257,6 +255,10 @@ impl ServerArgs {
                 &format!("this server's id {id} must be a founding member when initial_cluster_state = \"new\""),
             ));
         }
+        if bootstrap {
+            checks::check_founders(id, &raft_addr, &http_addr, &initial_cluster)?;
+        }
+        checks::check_data_dir(&data_dir, bootstrap)?;
         let mut raft = RaftConfig::new(id, data_dir, &raft_addr, &http_addr);
         raft.secret = secret;
         raft.initial_cluster = initial_cluster;
@@ -339,6 +341,16 @@ fn relative_to(base: &Path, path: PathBuf) -> PathBuf {
         path
     } else {
         base.join(path)
+    }
+}
+
+impl From<checks::Refusal> for ConfigError {
+    fn from(r: checks::Refusal) -> Self {
+        ConfigError::Invalid {
+            key: r.key,
+            value: r.value,
+            reason: r.reason,
+        }
     }
 }
 

@@ -6,6 +6,15 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A strong secret (a sha256 in hex), in a file only its owner reads.
+const SECRET: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+fn write_secret(dir: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = write(dir, "secret", text);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 const FILE: &str = r#"
 id = 2
 data_dir = "data/2"
@@ -26,7 +35,7 @@ http_addr = "127.0.0.1:8082"
 #[test]
 fn reads_the_file_and_resolves_paths_next_to_it() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "secret", "0123456789abcdef0123\n");
+    write_secret(dir.path(), &format!("{SECRET}\n"));
     let config = write(dir.path(), "convoy.toml", FILE);
     let args = ServerArgs {
         config: Some(config),
@@ -35,7 +44,7 @@ fn reads_the_file_and_resolves_paths_next_to_it() {
     let resolved = args.resolve().unwrap();
     assert_eq!(resolved.raft.id, 2);
     assert_eq!(resolved.raft.data_dir, dir.path().join("data/2"));
-    assert_eq!(resolved.raft.secret, b"0123456789abcdef0123");
+    assert_eq!(resolved.raft.secret, SECRET.as_bytes());
     assert!(resolved.raft.bootstrap);
     assert_eq!(resolved.raft.initial_cluster.len(), 2);
     assert_eq!(
@@ -47,7 +56,7 @@ fn reads_the_file_and_resolves_paths_next_to_it() {
 #[test]
 fn flags_override_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "secret", "0123456789abcdef0123");
+    write_secret(dir.path(), SECRET);
     let config = write(dir.path(), "convoy.toml", FILE);
     let args = ServerArgs {
         config: Some(config),
@@ -65,7 +74,7 @@ fn flags_override_the_file() {
 #[test]
 fn refuses_bad_values_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "secret", "short");
+    write_secret(dir.path(), "short");
     let config = write(dir.path(), "convoy.toml", FILE);
     let base = ServerArgs {
         config: Some(config),
@@ -74,7 +83,7 @@ fn refuses_bad_values_naming_the_key() {
     let err = base.resolve().unwrap_err().to_string();
     assert!(err.contains("cluster_secret_file"), "{err}");
 
-    write(dir.path(), "secret", "0123456789abcdef0123");
+    write_secret(dir.path(), SECRET);
     let bad_state = ServerArgs {
         initial_cluster_state: Some("maybe".into()),
         ..base.clone()

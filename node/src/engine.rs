@@ -45,8 +45,16 @@ impl Engine {
             .map_err(|e| ApiError::Internal(format!("raft task failed: {e}")))
     }
 
-    /// Proposes a command through the log; domain refusals come back as API errors.
+    /// Proposes a command through the log; domain refusals come back as API errors. The command's
+    /// shape and cost are checked first against this server's applied state
+    /// ([`convoy_actors::domain::precheck`]): a refused request never reaches the log.
     pub async fn propose(&self, command: Command) -> Result<Response, ApiError> {
+        if !self.replica_view().member {
+            return Err(ApiError::NotAMember);
+        }
+        self.node
+            .read(|m| convoy_actors::domain::precheck(m.state(), &command))
+            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
         let node = self.node.clone();
         let outcome = self
             .on_raft(async move { node.propose(&command).await })
@@ -101,23 +109,27 @@ impl Engine {
             .await??)
     }
 
-    /// Ready when a leader is known and everything this server knows committed is applied.
-    pub fn readiness(&self) -> Result<(), String> {
+    /// What readiness is judged from: this server's view of the replica.
+    pub fn replica_view(&self) -> crate::readiness::ReplicaView {
         let metrics = self.node.raft().metrics().borrow_watched().clone();
-        if metrics.current_leader.is_none() {
-            return Err("no leader is known yet".into());
+        let id = self.node.id();
+        let membership = metrics.membership_config.membership();
+        crate::readiness::ReplicaView {
+            // `Stopped` is a clean shutdown (SIGTERM), not a failure.
+            fatal: match &metrics.running_state {
+                Err(openraft::error::Fatal::Stopped) | Ok(()) => None,
+                Err(e) => Some(e.to_string()),
+            },
+            member: membership.voter_ids().any(|v| v == id)
+                || membership.learner_ids().any(|l| l == id),
+            leader: metrics.current_leader,
+            committed: metrics.local_committed.as_ref().map_or(0, |l| l.index),
+            applied: self.node.applied().last_applied(),
         }
-        let committed = metrics
-            .local_committed
-            .as_ref()
-            .map(|l| l.index)
-            .unwrap_or(0);
-        let applied = self.node.applied().last_applied();
-        if applied < committed {
-            return Err(format!(
-                "applied {applied} of {committed} committed entries"
-            ));
-        }
-        Ok(())
+    }
+
+    /// Ready, or why not (see [`crate::readiness`]).
+    pub fn readiness(&self) -> Result<(), crate::readiness::NotReady> {
+        self.replica_view().judge()
     }
 }

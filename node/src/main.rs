@@ -1,23 +1,8 @@
-//! The `convoy` binary: server, agent, simulated fleet, demo, and the CLI.
-
-mod agent;
-mod api;
-mod bench;
-mod chaos;
-mod cli;
-mod client;
-mod config;
-mod demo;
-mod engine;
-mod leader;
-mod local;
-mod machine;
-mod measure;
-mod netns;
-mod server;
-mod sim;
+//! The `convoy` binary: parses the command line and hands it to the `convoy_node` library.
 
 use clap::{Parser, Subcommand};
+use convoy_node::dev::{bench, chaos, demo};
+use convoy_node::{agent, cli, config, server, sim};
 
 /// mimalloc instead of glibc's malloc: the leader's report and HTTP paths allocate many small,
 /// short-lived blocks, and glibc spent a third of the leader's CPU on them in the ingest bench
@@ -51,7 +36,7 @@ enum Cmd {
     Client(cli::ClientCommand),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -59,7 +44,7 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Cmd::Server(args) => server::run(args),
         Cmd::Agent(args) => agent::run(args),
         Cmd::Sim(args) => sim::run(args),
@@ -67,5 +52,10 @@ fn main() -> anyhow::Result<()> {
         Cmd::Chaos(args) => chaos::run(args),
         Cmd::Bench(args) => bench::run(args),
         Cmd::Client(command) => cli::run(command),
+    };
+    // One line naming the cause chain (`{:#}`), no backtrace: what a person reads at a failed start.
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
     }
 }

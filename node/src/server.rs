@@ -1,7 +1,9 @@
 //! `convoy server`: the replica, its HTTP API and the leader's actors in one process.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use actix_web::dev::Service;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use convoy_raft::RaftNode;
@@ -15,6 +17,74 @@ use crate::config::ServerArgs;
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
+
+/// HTTP worker threads (the raft runtime has two more).
+const HTTP_WORKERS: usize = 2;
+/// A client must send a request's head within this time of connecting (slowloris).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// An idle keep-alive connection is closed after this.
+const KEEP_ALIVE: Duration = Duration::from_secs(30);
+/// A whole request — its body read and its answer made — must finish within this, or it is answered
+/// 408 and its connection freed (a slow body holds nothing longer). Above `request_timeout_ms`'s
+/// default of 10 s, so a write waiting for a quorum answers on its own first.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+/// File descriptors kept for the raft transport, RocksDB and logs when HTTP connections are capped.
+const RESERVED_FDS: u64 = 512;
+
+/// The HTTP server's connection cap, below the process's file limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// The soft `RLIMIT_NOFILE` in force (after raising it to the hard limit).
+    pub open_files: u64,
+    /// Connections each worker accepts before it waits for one to close.
+    pub max_connections_per_worker: usize,
+}
+
+impl HttpLimits {
+    /// The cap for `open_files` descriptors shared by `workers`: what is left after
+    /// [`RESERVED_FDS`], split between the workers, at least 16 and at most 25,000 each.
+    pub fn for_open_files(open_files: u64, workers: usize) -> Self {
+        let spare = open_files.saturating_sub(RESERVED_FDS) / workers.max(1) as u64;
+        Self {
+            open_files,
+            max_connections_per_worker: spare.clamp(16, 25_000) as usize,
+        }
+    }
+
+    /// Raises this process's soft file limit to its hard limit, then caps connections below it.
+    pub fn for_this_process(workers: usize) -> Self {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        let open_files = match getrlimit(Resource::RLIMIT_NOFILE) {
+            Ok((soft, hard)) if soft < hard => {
+                match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                    Ok(()) => hard,
+                    Err(_) => soft,
+                }
+            }
+            Ok((soft, _)) => soft,
+            Err(_) => 1024,
+        };
+        Self::for_open_files(open_files, workers)
+    }
+}
+
+/// How long a server whose replica stopped on a fatal error keeps answering `/readyz` with the reason
+/// before it exits.
+const FATAL_GRACE: Duration = Duration::from_secs(2);
+
+/// Waits for the replica to stop on a fatal error (a storage failure: disk full, a corrupt
+/// write), logs why, and exits non-zero so that a supervisor restarts the process; meanwhile
+/// `/readyz` answers 503 `fatal`.
+async fn exit_on_fatal(engine: Engine) {
+    loop {
+        if let Some(why) = engine.replica_view().fatal {
+            tracing::error!(error = %why, "the replica stopped on a fatal error; exiting with status 1");
+            tokio::time::sleep(FATAL_GRACE).await;
+            std::process::exit(1);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
 
 /// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
@@ -32,6 +102,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot start server {id}"))?;
     tracing::info!(id, http = %http_addr, raft = %config.raft.raft_addr, "server started");
     let engine = Engine::new(node.clone(), rt.handle().clone());
+    rt.spawn(exit_on_fatal(engine.clone()));
 
     let node_timeout = config.node_timeout;
     let fault_injection = config.fault_injection;
@@ -50,13 +121,32 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         leader::watch(&engine, &handle, supervisor.clone());
         let data = web::Data::new(engine);
         let reports = web::Data::new(Reports::new(supervisor));
+        let limits = HttpLimits::for_this_process(HTTP_WORKERS);
+        tracing::info!(
+            max_connections = limits.max_connections_per_worker * HTTP_WORKERS,
+            open_files = limits.open_files,
+            "http limits"
+        );
         HttpServer::new(move || {
             App::new()
+                .wrap_fn(|req, srv| {
+                    let call = srv.call(req);
+                    async move {
+                        match tokio::time::timeout(REQUEST_DEADLINE, call).await {
+                            Ok(answer) => answer,
+                            Err(_) => Err(api::error::ApiError::Timeout(REQUEST_DEADLINE).into()),
+                        }
+                    }
+                })
                 .app_data(data.clone())
                 .app_data(reports.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
-        .workers(2)
+        .workers(HTTP_WORKERS)
+        .max_connections(limits.max_connections_per_worker)
+        .client_request_timeout(HEAD_TIMEOUT)
+        .client_disconnect_timeout(Duration::from_secs(1))
+        .keep_alive(KEEP_ALIVE)
         .shutdown_timeout(5)
         .bind(&http_addr)
         .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
@@ -68,4 +158,24 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     rt.block_on(node.shutdown());
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
     served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_stay_below_the_file_limit_with_room_for_raft_and_rocksdb() {
+        let l = HttpLimits::for_open_files(1024, 2);
+        assert_eq!(l.max_connections_per_worker, 256);
+        assert!(l.max_connections_per_worker as u64 * 2 + RESERVED_FDS <= 1024);
+        assert_eq!(
+            HttpLimits::for_open_files(1 << 20, 2).max_connections_per_worker,
+            25_000
+        );
+        assert_eq!(
+            HttpLimits::for_open_files(100, 2).max_connections_per_worker,
+            16
+        );
+    }
 }

@@ -1,11 +1,11 @@
-//! convoy-tests: fixtures that start real `convoy server` processes on loopback and talk to them
-//! over HTTP, with helpers to kill, pause, restart and partition them.
+//! convoy-tests: the multi-process tests' own helpers — a scripted fleet that records when each node
+//! worked, and request shortcuts. The cluster harness and the HTTP client are the library's
+//! (`convoy_node::dev::harness`, `convoy_node::client`), re-exported here for the tests.
 
-pub mod cluster;
 pub mod fleet;
-pub mod http;
 pub mod scenario;
 
-pub use cluster::{Cluster, ServerProc};
+pub use convoy_node::client::RawClient;
+pub use convoy_node::dev::harness::{convoy_bin, eventually, Cluster, ClusterOptions};
 pub use fleet::{Fleet, FleetConfig, Phase};
-pub use http::Client;
+pub use scenario::names;

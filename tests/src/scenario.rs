@@ -6,11 +6,11 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context};
 use serde_json::{json, Value};
 
-use crate::cluster::eventually;
-use crate::http::Client;
+use crate::eventually;
+use crate::RawClient;
 
 /// `POST` that must succeed (2xx); returns the body.
-pub async fn post_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Value> {
+pub async fn post_ok(api: &RawClient, path: &str, body: Value) -> anyhow::Result<Value> {
     let (status, answer) = api.post(path, &body).await?;
     ensure!(
         (200..300).contains(&status),
@@ -20,7 +20,7 @@ pub async fn post_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Va
 }
 
 /// `PUT` that must succeed (2xx); returns the body.
-pub async fn put_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Value> {
+pub async fn put_ok(api: &RawClient, path: &str, body: Value) -> anyhow::Result<Value> {
     let (status, answer) = api.put(path, &body).await?;
     ensure!(
         (200..300).contains(&status),
@@ -30,21 +30,21 @@ pub async fn put_ok(api: &Client, path: &str, body: Value) -> anyhow::Result<Val
 }
 
 /// `GET` that must answer 200; returns the body.
-pub async fn get_ok(api: &Client, path: &str) -> anyhow::Result<Value> {
+pub async fn get_ok(api: &RawClient, path: &str) -> anyhow::Result<Value> {
     let (status, answer) = api.get(path).await?;
     ensure!(status == 200, "GET {path}: {status} {answer}");
     Ok(answer)
 }
 
 /// Creates `resource` with one published version (version 1).
-pub async fn resource_with_v1(api: &Client, resource: &str) -> anyhow::Result<()> {
+pub async fn resource_with_v1(api: &RawClient, resource: &str) -> anyhow::Result<()> {
     post_ok(api, "/v1/resources", json!({"name": resource})).await?;
     publish(api, resource, json!({"label": "initial"})).await?;
     Ok(())
 }
 
 /// Publishes a version of `resource`; returns its number.
-pub async fn publish(api: &Client, resource: &str, body: Value) -> anyhow::Result<u64> {
+pub async fn publish(api: &RawClient, resource: &str, body: Value) -> anyhow::Result<u64> {
     let answer = post_ok(api, &format!("/v1/resources/{resource}/versions"), body).await?;
     answer["version"]
         .as_u64()
@@ -52,7 +52,7 @@ pub async fn publish(api: &Client, resource: &str, body: Value) -> anyhow::Resul
 }
 
 /// Creates consumer `name` with nodes `name-0` .. `name-(n-1)`; returns their ids.
-pub async fn consumer(api: &Client, name: &str, n: usize) -> anyhow::Result<Vec<String>> {
+pub async fn consumer(api: &RawClient, name: &str, n: usize) -> anyhow::Result<Vec<String>> {
     let nodes: Vec<String> = (0..n).map(|i| format!("{name}-{i}")).collect();
     post_ok(api, "/v1/consumers", json!({"name": name, "nodes": nodes})).await?;
     Ok(nodes)
@@ -60,7 +60,7 @@ pub async fn consumer(api: &Client, name: &str, n: usize) -> anyhow::Result<Vec<
 
 /// Waits until every node has reported running `version` of `resource`.
 pub async fn wait_running(
-    api: &Client,
+    api: &RawClient,
     nodes: &[String],
     resource: &str,
     version: u64,
@@ -79,13 +79,13 @@ pub async fn wait_running(
 }
 
 /// The deployment `id`.
-pub async fn deployment(api: &Client, id: &str) -> anyhow::Result<Value> {
+pub async fn deployment(api: &RawClient, id: &str) -> anyhow::Result<Value> {
     get_ok(api, &format!("/v1/deployments/{id}")).await
 }
 
 /// Polls deployment `id` until `done` holds for it; fails with its last view after `timeout`.
 pub async fn wait_deployment(
-    api: &Client,
+    api: &RawClient,
     id: &str,
     timeout: Duration,
     done: impl Fn(&Value) -> bool,
@@ -107,7 +107,7 @@ pub async fn wait_deployment(
 
 /// Waits for deployment `id` to reach `status`.
 pub async fn wait_status(
-    api: &Client,
+    api: &RawClient,
     id: &str,
     status: &str,
     timeout: Duration,
@@ -147,7 +147,7 @@ pub fn status_at(view: &Value, status: &str) -> Option<u64> {
 
 /// Every node's `current` version of `resource`, as the servers know it.
 pub async fn currents(
-    api: &Client,
+    api: &RawClient,
     nodes: &[String],
     resource: &str,
 ) -> anyhow::Result<Vec<Option<u64>>> {
@@ -157,4 +157,15 @@ pub async fn currents(
         out.push(view["resources"][resource]["current"].as_u64());
     }
     Ok(out)
+}
+
+/// The names in a `GET /v1/resources` (or any list of named objects) answer.
+pub fn names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use convoy_tests::cluster::{convoy_bin, eventually};
-use convoy_tests::{Client, Cluster};
+use convoy_tests::{convoy_bin, eventually};
+use convoy_tests::{Cluster, RawClient};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
@@ -42,7 +42,7 @@ impl Drop for Agent {
     }
 }
 
-async fn publish(client: &Client, file: &Path, sha: &str) -> anyhow::Result<u64> {
+async fn publish(client: &RawClient, file: &Path, sha: &str) -> anyhow::Result<u64> {
     let body = json!({"artifact": {"url": format!("file://{}", file.display()), "sha256": sha}});
     let (status, answer) = client.post("/v1/resources/web/versions", &body).await?;
     anyhow::ensure!(status == 201 || status == 200, "publish: {status} {answer}");
@@ -51,7 +51,7 @@ async fn publish(client: &Client, file: &Path, sha: &str) -> anyhow::Result<u64>
         .ok_or_else(|| anyhow::anyhow!("no version in {answer}"))
 }
 
-async fn node_version(client: &Client, v: u64) -> Option<Value> {
+async fn node_version(client: &RawClient, v: u64) -> Option<Value> {
     let (status, node) = client.get("/v1/nodes/n1").await.ok()?;
     (status == 200).then(|| node["resources"]["web"]["versions"][v.to_string()].clone())
 }

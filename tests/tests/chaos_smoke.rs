@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use convoy_tests::cluster::convoy_bin;
+use convoy_tests::convoy_bin;
 
 #[test]
 fn two_short_chaos_seeds_find_no_violation() {

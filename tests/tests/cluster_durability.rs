@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use convoy_tests::cluster::{eventually, names, ClusterOptions};
 use convoy_tests::Cluster;
+use convoy_tests::{eventually, names, ClusterOptions};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,9 +54,9 @@ async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
 async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<()> {
     let options = ClusterOptions {
         snapshot_every: 20,
-        ..Default::default()
+        ..ClusterOptions::for_tests(3)
     };
-    let mut cluster = Cluster::start_with(3, options).await?;
+    let mut cluster = Cluster::start_with(options).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     let lagging = cluster
         .running()

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use convoy_tests::cluster::{eventually, names};
-use convoy_tests::{Client, Cluster};
+use convoy_tests::{eventually, names};
+use convoy_tests::{Cluster, RawClient};
 use serde_json::json;
 use tokio::sync::Mutex;
 
@@ -15,7 +15,7 @@ async fn grow_to_five_and_shrink_to_three_under_writes() -> anyhow::Result<()> {
     let admin = cluster.server(leader).client();
 
     // A writer keeps proposing through server 1..3 in turn while membership changes.
-    let clients: Vec<Client> = (1..=3).map(|id| cluster.server(id).client()).collect();
+    let clients: Vec<RawClient> = (1..=3).map(|id| cluster.server(id).client()).collect();
     let acked = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {

@@ -8,11 +8,11 @@ use std::time::Duration;
 use convoy_tests::scenario::{
     consumer, get_ok, post_ok, publish, put_ok, resource_with_v1, wait_running,
 };
-use convoy_tests::{Client, Cluster};
+use convoy_tests::{Cluster, RawClient};
 use serde_json::{json, Value};
 
 /// Everything a client can read, linearizably.
-async fn whole_state(api: &Client) -> anyhow::Result<Value> {
+async fn whole_state(api: &RawClient) -> anyhow::Result<Value> {
     let mut state = serde_json::Map::new();
     for path in [
         "/v1/resources",
@@ -63,15 +63,15 @@ impl Refusal {
     }
 }
 
-async fn send(api: &Client, r: &Refusal) -> anyhow::Result<(u16, Value)> {
-    match (r.method, r.raw, &r.body) {
-        ("POST", Some(raw), _) => api.post_raw(r.path, raw).await,
-        ("POST", None, Some(body)) => api.post(r.path, body).await,
-        ("PUT", None, Some(body)) => api.put(r.path, body).await,
-        ("GET", _, _) => api.get(r.path).await,
-        ("DELETE", _, _) => api.delete(r.path).await,
+async fn send(api: &RawClient, r: &Refusal) -> anyhow::Result<(u16, Value)> {
+    Ok(match (r.method, r.raw, &r.body) {
+        ("POST", Some(raw), _) => api.post_raw(r.path, raw).await?,
+        ("POST", None, Some(body)) => api.post(r.path, body).await?,
+        ("PUT", None, Some(body)) => api.put(r.path, body).await?,
+        ("GET", _, _) => api.get(r.path).await?,
+        ("DELETE", _, _) => api.delete(r.path).await?,
         _ => anyhow::bail!("unsupported request {} {}", r.method, r.path),
-    }
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use convoy_tests::scenario::{
     consumer, count_nodes, post_ok, publish, put_ok, resource_with_v1, status_at, wait_deployment,
     wait_running, wait_status,
 };
-use convoy_tests::{Client, Cluster, Fleet, FleetConfig, Phase};
+use convoy_tests::{Cluster, FleetConfig, Phase, RawClient};
 use serde_json::{json, Value};
 
 const PULSE_MS: u64 = 1_500;
@@ -27,7 +27,7 @@ fn pulser(servers: Vec<String>, id: String, on: Arc<AtomicBool>) -> tokio::task:
         let mut i = 0;
         loop {
             if on.load(Ordering::SeqCst) {
-                let api = Client::new(&servers[i % servers.len()]);
+                let api = RawClient::new(&servers[i % servers.len()]);
                 if api
                     .post(&format!("/v1/deployments/{id}/pulse"), &json!({}))
                     .await
@@ -42,7 +42,7 @@ fn pulser(servers: Vec<String>, id: String, on: Arc<AtomicBool>) -> tokio::task:
     })
 }
 
-async fn pulse(api: &Client, id: &str) -> anyhow::Result<Value> {
+async fn pulse(api: &RawClient, id: &str) -> anyhow::Result<Value> {
     post_ok(api, &format!("/v1/deployments/{id}/pulse"), json!({})).await
 }
 
@@ -52,15 +52,11 @@ async fn coordinated_deployment_case_studies_through_a_leader_failover() -> anyh
     let api = cluster.client_except(0);
     resource_with_v1(&api, "app").await?;
     let nodes = consumer(&api, "web", 12).await?;
-    let fleet = Fleet::start(
-        &cluster.http_addrs(),
-        &nodes,
-        Some(1),
-        FleetConfig {
-            install: Duration::from_millis(700),
-            ..FleetConfig::new("app")
-        },
-    );
+    let fleet = FleetConfig {
+        install: Duration::from_millis(700),
+        ..FleetConfig::new("app")
+    }
+    .start(&cluster.http_addrs(), &nodes, Some(1));
     wait_running(&api, &nodes, "app", 1, LONG).await?;
     let rolling = json!({"rolling": {"install_window": 2, "download_window": 2}});
     put_ok(

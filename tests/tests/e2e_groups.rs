@@ -5,19 +5,19 @@
 
 use std::time::Duration;
 
-use convoy_tests::cluster::eventually;
+use convoy_tests::eventually;
 use convoy_tests::scenario::{
     consumer, get_ok, post_ok, publish, put_ok, resource_with_v1, status_at, wait_running,
     wait_status,
 };
-use convoy_tests::{Client, Cluster, Fleet, FleetConfig, Phase};
+use convoy_tests::{Cluster, Fleet, FleetConfig, Phase, RawClient};
 use serde_json::{json, Value};
 
 const LONG: Duration = Duration::from_secs(40);
 
 async fn fleet(
     cluster: &Cluster,
-    api: &Client,
+    api: &RawClient,
     name: &str,
     resource: &str,
     n: usize,
@@ -27,7 +27,7 @@ async fn fleet(
         install: Duration::from_millis(250),
         ..FleetConfig::new(resource)
     };
-    let fleet = Fleet::start(&cluster.http_addrs(), &nodes, Some(1), config);
+    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
     wait_running(api, &nodes, resource, 1, LONG).await?;
     Ok((nodes, fleet))
 }
@@ -49,7 +49,7 @@ fn extent(fleet: &Fleet, version: u64) -> (u64, u64) {
     (start, end)
 }
 
-async fn deployments_of(api: &Client, consumer: &str) -> anyhow::Result<Vec<Value>> {
+async fn deployments_of(api: &RawClient, consumer: &str) -> anyhow::Result<Vec<Value>> {
     let list = get_ok(api, &format!("/v1/deployments?consumer={consumer}")).await?;
     Ok(list.as_array().cloned().unwrap_or_default())
 }

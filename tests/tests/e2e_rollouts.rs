@@ -11,7 +11,7 @@ use convoy_tests::scenario::{
     consumer, count_nodes, currents, event_nodes, post_ok, publish, put_ok, resource_with_v1,
     wait_running, wait_status,
 };
-use convoy_tests::{Client, Cluster, Fleet, FleetConfig, Phase};
+use convoy_tests::{Cluster, Fleet, FleetConfig, Phase, RawClient};
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(40);
@@ -19,14 +19,14 @@ const LONG: Duration = Duration::from_secs(40);
 /// A consumer of `n` nodes of `resource`, all running version 1, strong and pinned at 1.
 async fn fleet_at_v1(
     cluster: &Cluster,
-    api: &Client,
+    api: &RawClient,
     name: &str,
     n: usize,
     config: FleetConfig,
 ) -> anyhow::Result<(Vec<String>, Fleet)> {
     let nodes = consumer(api, name, n).await?;
     let resource = config.resource.clone();
-    let fleet = Fleet::start(&cluster.http_addrs(), &nodes, Some(1), config);
+    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
     wait_running(api, &nodes, &resource, 1, LONG).await?;
     put_ok(
         api,

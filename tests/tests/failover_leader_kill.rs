@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use convoy_tests::cluster::names;
+use convoy_tests::names;
 use convoy_tests::Cluster;
 use serde_json::json;
 

@@ -202,14 +202,52 @@ pub fn check_message(message: Option<&str>) -> Result<(), DomainError> {
     }
 }
 
-/// Refuses empty or absurdly long names.
+/// Longest name of a resource, consumer, node or group, in bytes: short enough to be a directory
+/// name on every filesystem the agent may use.
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Whether `name` may name a resource, consumer, node or group: 1 to [`MAX_NAME_BYTES`] bytes of ASCII
+/// letters, digits, `-`, `_` and `.`, and neither `.` nor `..`. No `/`, no control or bidi character
+/// can hide in it, and it is safe as a path segment: the agent uses it as a directory name.
+pub fn is_safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_BYTES
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Refuses a name that is not [`is_safe_name`], quoting at most 100 bytes of it.
 pub fn check_name(field: &str, name: &str) -> Result<(), DomainError> {
-    if name.is_empty() || name.len() > 256 || name.chars().any(char::is_control) {
+    if !is_safe_name(name) {
         return Err(DomainError::invalid(
             field,
-            format!("{name:?}"),
-            "names must be 1-256 printable characters",
+            quote(name),
+            "names are 1-200 bytes of letters, digits, '-', '_' and '.', and not '.' or '..'",
         ));
     }
     Ok(())
+}
+
+/// Longest part of a refused value quoted back in an error.
+pub const MAX_QUOTE_BYTES: usize = 100;
+
+/// `value` cut to [`MAX_QUOTE_BYTES`] bytes (on a character boundary), the full length said when
+/// cut, so a huge value is never echoed back in an error.
+pub fn clip(value: &str) -> String {
+    if value.len() <= MAX_QUOTE_BYTES {
+        return value.to_string();
+    }
+    let mut end = MAX_QUOTE_BYTES;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &value[..end], value.len())
+}
+
+/// [`clip`]ped and debug-quoted, for a value that may hold any character.
+pub fn quote(value: &str) -> String {
+    format!("{:?}", clip(value))
 }

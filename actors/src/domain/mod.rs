@@ -12,6 +12,7 @@ mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+mod precheck;
 mod progress;
 mod pulse;
 mod ranges;
@@ -29,13 +30,17 @@ mod testkit;
 
 pub use command::{Command, DeploymentSpec, GroupStatus, PulseAnswer, Response};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
-pub use errors::{check_message, DomainError, Entity, ErrorKind, MAX_MESSAGE_LEN};
+pub use errors::{
+    check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
+    MAX_MESSAGE_LEN, MAX_NAME_BYTES,
+};
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
 };
+pub use precheck::{precheck, MAX_NODES_PER_COMMAND};
 pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};

@@ -15,7 +15,7 @@ use super::host::{read_with, Host};
 use futures::future::BoxFuture;
 
 use super::messages::{Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop};
-use crate::domain::{Command, DeploymentId, NodeReport};
+use crate::domain::{DeploymentId, NodeReport};
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
@@ -177,14 +177,15 @@ impl Supervisor {
                 None => unassigned.push(report),
             }
         }
-        // Nodes in no consumer yet: what changed is recorded in one proposal, no actor batches it (rare).
-        let changes: Vec<NodeReport> = read_with(&self.host, |s| {
-            unassigned
-                .iter()
-                .filter_map(|r| s.report_changes(r))
-                .collect()
-        });
-        let host = self.host.clone();
+        // Nodes in no consumer are answered (no targets) but never written to the log: a flood of
+        // made-up node ids must cost the replicas nothing. A node added to a consumer later is
+        // recorded from its next report.
+        if !unassigned.is_empty() {
+            tracing::debug!(
+                nodes = unassigned.len(),
+                "reports of nodes in no consumer ignored"
+            );
+        }
         Box::pin(async move {
             let mut answers = vec![Ok(()); count];
             let sent = batches
@@ -200,12 +201,6 @@ impl Supervisor {
             for (slots, taken) in futures::future::join_all(sent).await {
                 for (slot, answer) in slots.into_iter().zip(taken) {
                     answers[slot] = answer;
-                }
-            }
-            if !changes.is_empty() {
-                let nodes = changes.len();
-                if let Err(e) = host.propose(Command::ReportNodes(changes)).await {
-                    tracing::warn!(nodes, error = %e, "reports of unassigned nodes not committed");
                 }
             }
             answers

@@ -78,7 +78,7 @@ async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
     match engine.readiness() {
         Ok(()) => HttpResponse::Ok().json(serde_json::json!({"status": "ready"})),
         Err(reason) => HttpResponse::ServiceUnavailable().json(serde_json::json!({
-            "error": {"code": "unavailable", "message": reason}
+            "error": {"code": reason.code(), "message": reason.to_string()}
         })),
     }
 }

@@ -23,6 +23,12 @@ pub enum ApiError {
     /// A bug or an unexpected failure (500).
     #[error("{0}")]
     Internal(String),
+    /// This server is not in the cluster (removed, or not yet added): it takes no writes (503).
+    #[error("this server is not a member of the cluster; send requests to a member")]
+    NotAMember,
+    /// The request did not finish within the server's deadline (408).
+    #[error("the request did not finish within {0:?}")]
+    Timeout(std::time::Duration),
 }
 
 /// The JSON body of every error response.
@@ -50,6 +56,8 @@ impl ApiError {
             ApiError::Conflict(_) => "conflict",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal",
+            ApiError::NotAMember => "not_a_member",
+            ApiError::Timeout(_) => "timeout",
         }
     }
 }
@@ -60,8 +68,9 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::NotAMember => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
         }
     }
 

@@ -3,9 +3,9 @@
 
 pub mod node;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::client::ApiClient;
-use node::{Behaviour, SimNode, Target};
+pub use node::{Behaviour, Phase, SimNode, Target, Work};
 
 /// `convoy sim` flags.
 #[derive(Debug, Clone, clap::Args)]
@@ -59,12 +59,49 @@ pub struct FleetStats {
     pub errors: AtomicU64,
 }
 
+/// One piece of work as the fleet saw it: from the answer that allowed it to the step that ended it.
+#[derive(Clone, Debug)]
+pub struct Span {
+    /// The node.
+    pub node: String,
+    /// The resource.
+    pub resource: String,
+    /// The version worked on.
+    pub version: u64,
+    /// What kind of work.
+    pub phase: Phase,
+    /// When it started (wall-clock ms, comparable with the leader's event times).
+    pub start: u64,
+    /// When it ended; `None` while running.
+    pub end: Option<u64>,
+}
+
+/// What a fleet simulates beyond its nodes' speed: chosen failures, switch-back time, spans.
+#[derive(Clone, Debug, Default)]
+pub struct FleetPlan {
+    /// Installs that fail: (node id, version).
+    pub failing: BTreeSet<(String, u64)>,
+    /// Time to switch back to a version installed before (default: at once).
+    pub switch_back: Duration,
+    /// Keep every [`Span`] (tests; a long-running fleet keeps none).
+    pub record_spans: bool,
+}
+
 /// A running simulated fleet; stops when dropped or on [`Fleet::stop`].
 pub struct Fleet {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
     /// Counters.
     pub stats: Arc<FleetStats>,
+    spans: Arc<Mutex<Vec<Span>>>,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
 }
 
 impl Fleet {
@@ -76,8 +113,29 @@ impl Fleet {
         interval: Duration,
         running: Option<(String, u64)>,
     ) -> Fleet {
+        Self::spawn_with(
+            client,
+            nodes,
+            behaviour,
+            interval,
+            running,
+            FleetPlan::default(),
+        )
+    }
+
+    /// [`Fleet::spawn`] with chosen failures, a switch-back time and span recording.
+    pub fn spawn_with(
+        client: Arc<ApiClient>,
+        nodes: Vec<String>,
+        behaviour: Behaviour,
+        interval: Duration,
+        running: Option<(String, u64)>,
+        plan: FleetPlan,
+    ) -> Fleet {
         let (stop, rx) = watch::channel(false);
         let stats = Arc::new(FleetStats::default());
+        let spans = Arc::new(Mutex::new(Vec::new()));
+        let record = plan.record_spans.then(|| spans.clone());
         let tasks = nodes
             .into_iter()
             .enumerate()
@@ -86,30 +144,92 @@ impl Fleet {
                     Some((resource, version)) => SimNode::running(resource, *version),
                     None => SimNode::default(),
                 };
+                let failing = plan
+                    .failing
+                    .iter()
+                    .filter(|(node, _)| *node == id)
+                    .map(|(_, v)| *v);
+                let sim = sim.with_switch_back(plan.switch_back).failing(failing);
                 // Spread the nodes' first reports over one interval.
                 let offset = interval.mul_f64((i % 64) as f64 / 64.0);
-                tokio::spawn(run_node(
-                    client.clone(),
+                let node = NodeTask {
+                    client: client.clone(),
                     id,
-                    sim,
                     behaviour,
                     interval,
-                    offset,
-                    rx.clone(),
-                    stats.clone(),
-                ))
+                    stats: stats.clone(),
+                    spans: record.clone(),
+                };
+                tokio::spawn(node.run(sim, offset, rx.clone()))
             })
             .collect();
-        Fleet { stop, tasks, stats }
+        Fleet {
+            stop,
+            tasks,
+            stats,
+            spans,
+        }
+    }
+
+    /// Every span so far (empty unless the plan records them).
+    pub fn spans(&self) -> Vec<Span> {
+        self.spans.lock().unwrap().clone()
+    }
+
+    /// The most spans of `phase` on `version` that were ever running at the same instant.
+    pub fn max_concurrent(&self, phase: Phase, version: u64) -> usize {
+        max_overlap(
+            self.spans()
+                .into_iter()
+                .filter(|s| s.phase == phase && s.version == version)
+                .map(|s| (s.start, s.end)),
+        )
+    }
+
+    /// The nodes in the order their `phase` spans on `version` started.
+    pub fn order(&self, phase: Phase, version: u64) -> Vec<String> {
+        let mut spans: Vec<Span> = self
+            .spans()
+            .into_iter()
+            .filter(|s| s.phase == phase && s.version == version)
+            .collect();
+        spans.sort_by_key(|s| s.start);
+        spans.into_iter().map(|s| s.node).collect()
     }
 
     /// Stops every node and waits for them.
-    pub async fn stop(self) {
+    pub async fn stop(mut self) {
         let _ = self.stop.send(true);
-        for task in self.tasks {
+        for task in std::mem::take(&mut self.tasks) {
             let _ = task.await;
         }
     }
+}
+
+/// Wall-clock milliseconds, the unit of the servers' event times.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64
+}
+
+/// The most intervals `[start, end]` open at one instant (`None`: still open). An interval ending
+/// in the millisecond another starts does not overlap it.
+pub fn max_overlap(intervals: impl IntoIterator<Item = (u64, Option<u64>)>) -> usize {
+    let mut edges: Vec<(u64, i32)> = Vec::new();
+    for (start, end) in intervals {
+        edges.push((start, 1));
+        edges.push((end.unwrap_or(u64::MAX), -1));
+    }
+    // At equal instants the end sorts first.
+    edges.sort();
+    let (mut open, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        open += d;
+        most = most.max(open);
+    }
+    most as usize
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,40 +237,84 @@ struct ReportAnswer {
     targets: BTreeMap<String, Target>,
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run_node(
+/// One simulated node's reporting loop and what it shares with the fleet.
+struct NodeTask {
     client: Arc<ApiClient>,
     id: String,
-    mut sim: SimNode,
     behaviour: Behaviour,
     interval: Duration,
-    offset: Duration,
-    mut stop: watch::Receiver<bool>,
     stats: Arc<FleetStats>,
-) {
-    let start = Instant::now();
-    let mut targets = BTreeMap::new();
-    tokio::time::sleep(offset).await;
-    loop {
-        let roll: f64 = rand::thread_rng().gen();
-        sim.step(&targets, start.elapsed(), &behaviour, roll);
-        let body = json!({"active": true, "resources": sim.report()});
-        match client
-            .post::<_, ReportAnswer>(&format!("/v1/nodes/{id}/report"), &body)
-            .await
-        {
-            Ok(answer) => {
-                targets = answer.targets;
-                stats.reports.fetch_add(1, Ordering::Relaxed);
+    spans: Option<Arc<Mutex<Vec<Span>>>>,
+}
+
+impl NodeTask {
+    /// Finishes due work, reports, acts on the answer at once, then sleeps until the next report
+    /// or until its work is due, whichever comes first.
+    async fn run(self, mut sim: SimNode, offset: Duration, mut stop: watch::Receiver<bool>) {
+        let start = Instant::now();
+        tokio::time::sleep(offset).await;
+        loop {
+            let roll: f64 = rand::thread_rng().gen();
+            let done = sim.finish_due(start.elapsed(), &self.behaviour, roll);
+            self.record(done);
+            let body = json!({"active": true, "resources": sim.report()});
+            match self
+                .client
+                .post::<_, ReportAnswer>(&format!("/v1/nodes/{}/report", self.id), &body)
+                .await
+            {
+                Ok(answer) => {
+                    self.stats.reports.fetch_add(1, Ordering::Relaxed);
+                    let work = sim.take_targets(&answer.targets, start.elapsed(), &self.behaviour);
+                    self.record(work);
+                }
+                Err(e) => {
+                    self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(node = %self.id, error = %e, "report failed");
+                }
             }
-            Err(e) => {
-                stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(node = %id, error = %e, "report failed");
+            let pause = match sim.next_due() {
+                Some(due) => due.saturating_sub(start.elapsed()).min(self.interval),
+                None => self.interval,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = stop.changed() => return,
             }
         }
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => return,
+    }
+
+    fn record(&self, work: Vec<Work>) {
+        let Some(spans) = &self.spans else {
+            return;
+        };
+        if work.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let mut spans = spans.lock().unwrap();
+        for w in work {
+            if w.ended {
+                let open = spans.iter_mut().rev().find(|s| {
+                    s.node == self.id
+                        && s.resource == w.resource
+                        && s.version == w.version
+                        && s.phase == w.phase
+                        && s.end.is_none()
+                });
+                if let Some(span) = open {
+                    span.end = Some(now);
+                }
+            } else {
+                spans.push(Span {
+                    node: self.id.clone(),
+                    resource: w.resource,
+                    version: w.version,
+                    phase: w.phase,
+                    start: now,
+                    end: None,
+                });
+            }
         }
     }
 }

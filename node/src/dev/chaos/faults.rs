@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::history::{now_ms, FaultRecord, History};
 use crate::client::ApiClient;
-use crate::local::LocalCluster;
+use crate::dev::harness::Cluster;
 
 /// A kind of fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -92,7 +92,7 @@ pub fn schedule(seed: u64, duration: Duration, kinds: &[FaultKind]) -> Vec<Plann
 /// Injects and heals faults on a shared local cluster.
 pub struct Injector {
     /// The cluster.
-    pub cluster: Arc<Mutex<LocalCluster>>,
+    pub cluster: Arc<Mutex<Cluster>>,
     /// Where faults are recorded.
     pub history: Arc<History>,
     /// The id the next joining server gets.
@@ -118,7 +118,7 @@ impl Injector {
         let cluster = self.cluster.lock().unwrap();
         cluster
             .servers
-            .iter()
+            .values()
             .filter(|s| s.is_running() && !s.is_paused())
             .map(|s| (s.id, s.http_addr.clone()))
             .collect()
@@ -310,11 +310,11 @@ impl Injector {
     fn with_server(
         &self,
         id: u64,
-        f: impl FnOnce(&mut crate::local::Server) -> anyhow::Result<()>,
+        f: impl FnOnce(&mut crate::dev::harness::Server) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let mut cluster = self.cluster.lock().unwrap();
         let server = cluster
-            .server_mut(id)
+            .get_mut(id)
             .with_context(|| format!("no server {id}"))?;
         f(server)
     }
@@ -322,7 +322,7 @@ impl Injector {
     /// Runs `f` on the cluster's network namespaces; `false` when it has none.
     fn on_netlab(
         &self,
-        f: impl FnOnce(&crate::netns::NetLab) -> anyhow::Result<()>,
+        f: impl FnOnce(&crate::dev::netns::NetLab) -> anyhow::Result<()>,
     ) -> anyhow::Result<bool> {
         let cluster = self.cluster.lock().unwrap();
         match &cluster.netlab {
@@ -347,7 +347,7 @@ impl Injector {
             let cluster = self.cluster.lock().unwrap();
             cluster
                 .servers
-                .iter()
+                .values()
                 .map(|s| (s.id, s.is_running(), s.is_paused()))
                 .collect()
         };

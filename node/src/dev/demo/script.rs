@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::DemoArgs;
 use crate::client::ApiClient;
-use crate::local::{self, LocalCluster};
+use crate::dev::harness::{self, Cluster};
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
 
@@ -43,7 +43,7 @@ fn narrate(bar: &ProgressBar, line: String) {
 const ELECTION_PATIENCE: Duration = Duration::from_secs(20);
 
 async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
-    local::wait_leader(client, None, ELECTION_PATIENCE).await
+    harness::wait_leader(client, None, ELECTION_PATIENCE).await
 }
 
 async fn post(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
@@ -108,7 +108,7 @@ fn spawn_pulser(client: Arc<ApiClient>, id: String) -> tokio::task::JoinHandle<(
 }
 
 pub async fn run(
-    cluster: &mut LocalCluster,
+    cluster: &mut Cluster,
     args: &DemoArgs,
     dir: &std::path::Path,
 ) -> anyhow::Result<()> {
@@ -236,13 +236,13 @@ pub async fn run(
         ));
         if killed.is_none() && done >= web.len() as u64 / 2 {
             let leader = wait_leader(&client).await?;
-            cluster.server_mut(leader).context("leader")?.kill();
+            cluster.get_mut(leader).context("leader")?.kill();
             narrate(
                 &progress,
                 format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"),
             );
             let started = std::time::Instant::now();
-            let new_leader = local::wait_leader(&client, Some(leader), ELECTION_PATIENCE).await?;
+            let new_leader = harness::wait_leader(&client, Some(leader), ELECTION_PATIENCE).await?;
             narrate(&progress, format!(
                 "    ✓ server {new_leader} leads {} ms later; the deployment state and its pulse countdown carried over",
                 started.elapsed().as_millis()

@@ -8,23 +8,23 @@ use anyhow::Context;
 
 use super::load::get_json;
 use super::Ctx;
-use crate::local::{LocalCluster, LocalOptions};
+use crate::dev::harness::{Cluster, ClusterOptions};
 
 /// Server settings for benchmarks, with the servers' log filter from `--server-log`.
-pub fn options(ctx: &Ctx, snapshot_every: u64) -> LocalOptions {
-    LocalOptions {
+pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
+    ClusterOptions {
         snapshot_every,
-        node_timeout_ms: 600_000,
+        node_timeout_ms: Some(600_000),
         log_filter: ctx.args.server_log.clone(),
-        ..LocalOptions::default()
+        ..ClusterOptions::default()
     }
 }
 
 /// Starts a cluster under `dir` and waits until it has a leader and every server is ready.
-pub async fn start(dir: &Path, options: LocalOptions) -> anyhow::Result<LocalCluster> {
-    let cluster = LocalCluster::start_with(dir, options).context("starting the cluster")?;
+pub async fn start(dir: &Path, options: ClusterOptions) -> anyhow::Result<Cluster> {
+    let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
     let http = super::load::http_client();
-    for s in &cluster.servers {
+    for s in cluster.servers.values() {
         wait_ready(&http, &s.http_addr, Duration::from_secs(60)).await?;
     }
     Ok(cluster)
@@ -54,15 +54,15 @@ pub async fn wait_ready(
 /// The leader's id, asking the running servers until one knows it.
 pub async fn leader(
     http: &reqwest::Client,
-    cluster: &LocalCluster,
+    cluster: &Cluster,
     timeout: Duration,
 ) -> anyhow::Result<u64> {
     let deadline = Instant::now() + timeout;
     loop {
-        for s in cluster.servers.iter().filter(|s| s.is_running()) {
+        for s in cluster.servers.values().filter(|s| s.is_running()) {
             if let Ok(c) = get_json(http, &format!("http://{}/v1/cluster", s.http_addr)).await {
                 if let Some(id) = c["leader_id"].as_u64() {
-                    if cluster.server(id).is_some_and(|l| l.is_running()) {
+                    if cluster.get(id).is_some_and(|l| l.is_running()) {
                         return Ok(id);
                     }
                 }
@@ -74,18 +74,18 @@ pub async fn leader(
 }
 
 /// The HTTP address of server `id`.
-pub fn addr(cluster: &LocalCluster, id: u64) -> String {
+pub fn addr(cluster: &Cluster, id: u64) -> String {
     cluster
-        .server(id)
+        .get(id)
         .map(|s| s.http_addr.clone())
         .unwrap_or_default()
 }
 
 /// The HTTP address of a running server other than `leader`.
-pub fn follower(cluster: &LocalCluster, leader: u64) -> String {
+pub fn follower(cluster: &Cluster, leader: u64) -> String {
     cluster
         .servers
-        .iter()
+        .values()
         .find(|s| s.id != leader && s.is_running())
         .map(|s| s.http_addr.clone())
         .unwrap_or_default()

@@ -59,7 +59,7 @@ pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
     );
     let follower = cluster
         .servers
-        .iter()
+        .values()
         .find(|s| s.id != leader)
         .map(|s| s.id)
         .unwrap_or(1);
@@ -72,7 +72,7 @@ pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
         format!("{} entries in the log", written.ok + 3),
     );
 
-    cluster.server_mut(follower).expect("follower").kill();
+    cluster.get_mut(follower).expect("follower").kill();
     let t = Instant::now();
     cluster.restart(follower)?;
     cluster::wait_ready(
@@ -88,9 +88,9 @@ pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
         "s",
         "SIGKILL, spawn, until GET /readyz = 200",
     );
-    let ids: Vec<u64> = cluster.servers.iter().map(|s| s.id).collect();
+    let ids: Vec<u64> = cluster.servers.values().map(|s| s.id).collect();
     for id in &ids {
-        cluster.server_mut(*id).expect("server").kill();
+        cluster.get_mut(*id).expect("server").kill();
     }
     let t = Instant::now();
     for id in &ids {

@@ -144,12 +144,12 @@ async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
         let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
         let survivors: Vec<String> = cluster
             .servers
-            .iter()
+            .values()
             .filter(|s| s.id != leader)
             .map(|s| s.http_addr.clone())
             .collect();
         let (kill_ms, kill_at) = (now_ms(), Instant::now());
-        cluster.server_mut(leader).expect("leader").kill();
+        cluster.get_mut(leader).expect("leader").kill();
         let write = {
             let (http, survivors) = (http.clone(), survivors.clone());
             first_success(kill_at, Duration::from_secs(20), move |k| {

@@ -1,15 +1,15 @@
 //! A 3-member etcd cluster on loopback for comparison — its own temp data dirs and ports, started and
 //! killed by pid — and the v3 JSON gateway's put request.
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use serde_json::{json, Value};
 
 use super::load::post_ok;
+use crate::dev::harness::free_port;
+use crate::dev::process::ChildProcess;
 
 /// The v3 gateway's put (etcd 3.4 serves `/v3/...`; `/v3beta/...` is the deprecated alias).
 pub const PUT_PATH: &str = "/v3/kv/put";
@@ -84,19 +84,13 @@ pub fn member_args(
 }
 
 struct Member {
-    args: Vec<String>,
     client_url: String,
-    log: PathBuf,
-    child: Option<Child>,
+    process: ChildProcess,
 }
 
 /// Three etcd members on loopback; killed when dropped.
 pub struct EtcdCluster {
     members: Vec<Member>,
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 impl EtcdCluster {
@@ -122,16 +116,19 @@ impl EtcdCluster {
                 .into_iter()
                 .enumerate()
                 .map(|(i, (client, peer))| Member {
-                    args: member_args(
-                        &format!("e{i}"),
-                        &dir.join(format!("e{i}")),
-                        &client,
-                        &peer,
-                        &initial,
+                    process: ChildProcess::new(
+                        format!("etcd member {i}"),
+                        "etcd",
+                        member_args(
+                            &format!("e{i}"),
+                            &dir.join(format!("e{i}")),
+                            &client,
+                            &peer,
+                            &initial,
+                        ),
+                        dir.join(format!("e{i}.log")),
                     ),
                     client_url: client,
-                    log: dir.join(format!("e{i}.log")),
-                    child: None,
                 })
                 .collect(),
         };
@@ -142,20 +139,7 @@ impl EtcdCluster {
     }
 
     fn spawn(&mut self, i: usize) -> anyhow::Result<()> {
-        let m = &mut self.members[i];
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&m.log)?;
-        let child = Command::new("etcd")
-            .args(&m.args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting etcd member {i}"))?;
-        m.child = Some(child);
-        Ok(())
+        self.members[i].process.spawn()
     }
 
     /// Every member's client URL.
@@ -165,10 +149,7 @@ impl EtcdCluster {
 
     /// SIGKILL member `i` and reap it.
     pub fn kill(&mut self, i: usize) {
-        if let Some(mut child) = self.members[i].child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.members[i].process.kill()
     }
 
     /// Starts a killed member again from its data dir.
@@ -182,12 +163,13 @@ impl EtcdCluster {
         let mut ids = Vec::new();
         let mut leader = None;
         for m in &self.members {
-            let status = match m.child {
-                Some(_) => post_ok(http, &format!("{}{STATUS_PATH}", m.client_url), &json!({}))
+            let status = if m.process.is_running() {
+                post_ok(http, &format!("{}{STATUS_PATH}", m.client_url), &json!({}))
                     .await
                     .ok()
-                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok()),
-                None => None,
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            } else {
+                None
             };
             let id = status
                 .as_ref()
@@ -241,14 +223,6 @@ impl EtcdCluster {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         Ok(())
-    }
-}
-
-impl Drop for EtcdCluster {
-    fn drop(&mut self) {
-        for i in 0..self.members.len() {
-            self.kill(i);
-        }
     }
 }
 

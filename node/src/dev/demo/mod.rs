@@ -34,8 +34,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let mut cluster =
-            crate::local::LocalCluster::start(&dir).context("starting the local cluster")?;
+        let mut cluster = crate::dev::harness::Cluster::spawn_in(
+            &dir,
+            crate::dev::harness::ClusterOptions::default(),
+        )
+        .context("starting the local cluster")?;
         let outcome = tokio::select! {
             r = script::run(&mut cluster, &args, &dir) => r,
             _ = tokio::signal::ctrl_c() => {

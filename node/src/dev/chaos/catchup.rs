@@ -11,7 +11,7 @@ use futures::stream::{self, StreamExt};
 use serde_json::{json, Value};
 
 use crate::client::ApiClient;
-use crate::local::{LocalCluster, LocalOptions};
+use crate::dev::harness::{Cluster, ClusterOptions};
 use crate::sim::node_ids;
 
 /// What the catch-up run measured.
@@ -39,15 +39,15 @@ async fn digest(addr: &str) -> Option<(u64, String, u64)> {
 
 /// Runs the scenario under `dir`.
 pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
-    let options = LocalOptions {
+    let options = ClusterOptions {
         snapshot_every: 1_000,
-        node_timeout_ms: 600_000,
-        ..LocalOptions::default()
+        node_timeout_ms: Some(600_000),
+        ..ClusterOptions::default()
     };
-    let mut cluster = LocalCluster::start_with(dir, options)?;
+    let mut cluster = Cluster::spawn_in(dir, options)?;
     let api =
         Arc::new(ApiClient::new(&cluster.addresses())?.with_patience(Duration::from_secs(30)));
-    let leader = crate::local::wait_leader(&api, None, Duration::from_secs(30)).await?;
+    let leader = crate::dev::harness::wait_leader(&api, None, Duration::from_secs(30)).await?;
     let ids = node_ids("big", nodes);
     let mut chunks = ids.chunks(10_000);
     let first = chunks.next().unwrap_or(&[]);
@@ -61,11 +61,11 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     }
     let follower = cluster
         .servers
-        .iter()
-        .map(|s| s.id)
+        .keys()
+        .copied()
         .find(|id| *id != leader)
         .context("no follower")?;
-    cluster.server_mut(follower).context("follower")?.kill();
+    cluster.get_mut(follower).context("follower")?.kill();
     // Enough entries for the leader to snapshot and purge what the follower lacks. Some may time out
     // while a snapshot of the big state is being built; they are not what is measured.
     let failed = stream::iter(0..2_500u32)
@@ -83,7 +83,7 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     if let Some(e) = failed.first() {
         tracing::warn!("{} of 2500 filler writes failed, e.g.: {e}", failed.len());
     }
-    let leader_addr = cluster.server(leader).context("leader")?.http_addr.clone();
+    let leader_addr = cluster.get(leader).context("leader")?.http_addr.clone();
     let leader_client = ApiClient::new(&leader_addr)?;
     let deadline = Instant::now() + Duration::from_secs(60);
     let purged = loop {
@@ -96,11 +96,7 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     };
     cluster.restart(follower)?;
     let restarted = Instant::now();
-    let follower_addr = cluster
-        .server(follower)
-        .context("follower")?
-        .http_addr
-        .clone();
+    let follower_addr = cluster.get(follower).context("follower")?.http_addr.clone();
     let deadline = restarted + Duration::from_secs(120);
     let state_bytes = loop {
         if let (Some(l), Some(f)) = (digest(&leader_addr).await, digest(&follower_addr).await) {

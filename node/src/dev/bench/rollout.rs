@@ -12,7 +12,7 @@ use super::ingest::padded_ids;
 use super::load::{fixed_count, get_json, post_ok, register_consumer, LoadResult};
 use super::relay;
 use super::{cluster, Ctx, Scenario};
-use crate::local::LocalCluster;
+use crate::dev::harness::Cluster;
 
 const SCENARIO: &str = "rollout";
 const WORKERS: usize = 256;
@@ -109,11 +109,7 @@ fn per_node_agents(
 }
 
 /// One rollout of `n` nodes; returns the cluster (for scale measurements) and its RSS before, KiB.
-pub async fn one(
-    ctx: &mut Ctx,
-    n: usize,
-    agents: Agents,
-) -> anyhow::Result<(LocalCluster, Vec<u64>)> {
+pub async fn one(ctx: &mut Ctx, n: usize, agents: Agents) -> anyhow::Result<(Cluster, Vec<u64>)> {
     let mode = agents;
     let (label, how) = match mode {
         Agents::PerNode => (
@@ -132,7 +128,7 @@ pub async fn one(
     .await?;
     let rss_before: Vec<u64> = cluster
         .servers
-        .iter()
+        .values()
         .filter_map(|s| cluster::rss_kib(s.pid()?))
         .collect();
     let leader = cluster::leader(&ctx.http, &cluster, Duration::from_secs(30)).await?;
@@ -315,7 +311,7 @@ pub async fn one(
 /// Measures RSS, state size and the snapshot built after writing enough entries to trigger one.
 pub async fn measure_scale(
     ctx: &mut Ctx,
-    cluster: &LocalCluster,
+    cluster: &Cluster,
     rss_before: &[u64],
     n: usize,
 ) -> anyhow::Result<()> {
@@ -354,7 +350,7 @@ pub async fn measure_scale(
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut builds = Vec::new();
-    for (s, before) in cluster.servers.iter().zip(rss_before) {
+    for (s, before) in cluster.servers.values().zip(rss_before) {
         let rss = s.pid().and_then(cluster::rss_kib);
         ctx.results.add(
             S,

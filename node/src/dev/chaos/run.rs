@@ -16,7 +16,7 @@ use super::faults::{schedule, FaultKind, Injector};
 use super::history::{FaultRecord, History};
 use super::workload::{self, Current, Shared};
 use crate::client::ApiClient;
-use crate::local::{wait_leader, LocalCluster, LocalOptions};
+use crate::dev::harness::{wait_leader, Cluster, ClusterOptions};
 
 /// What one seed did and found.
 #[derive(Debug)]
@@ -61,19 +61,15 @@ pub struct RunConfig {
 
 /// Runs seed `seed` with its data dirs and logs under `dir`.
 pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
-    let options = LocalOptions {
+    let options = ClusterOptions {
         fault_injection: true,
-        node_timeout_ms: 60_000,
+        node_timeout_ms: Some(60_000),
         snapshot_every: 500,
         netns: config.netns,
-        ..LocalOptions::default()
+        ..ClusterOptions::default()
     };
-    let cluster = LocalCluster::start_with(dir, options).context("starting the cluster")?;
-    let servers: Vec<String> = cluster
-        .servers
-        .iter()
-        .map(|s| s.http_addr.clone())
-        .collect();
+    let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
+    let servers = cluster.http_addrs();
     let cluster = Arc::new(Mutex::new(cluster));
     let api = Arc::new(ApiClient::new(&servers.join(","))?.with_patience(Duration::from_secs(3)));
     wait_leader(&api, None, Duration::from_secs(30)).await?;
@@ -150,13 +146,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     wait_leader(&api, None, Duration::from_secs(30)).await?;
 
     let mut violations = Vec::new();
-    let servers: Vec<String> = cluster
-        .lock()
-        .unwrap()
-        .servers
-        .iter()
-        .map(|s| s.http_addr.clone())
-        .collect();
+    let servers = cluster.lock().unwrap().http_addrs();
     violations.extend(converge_and_compare(&servers).await);
     let acked = history.acked.lock().unwrap().clone();
     for server in &servers {

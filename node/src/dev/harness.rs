@@ -1,0 +1,536 @@
+//! A local cluster of real `convoy server` processes on loopback (optionally each in its own network
+//! namespace), each with its own RocksDB data dir under one directory: start, stop, kill, pause, restart,
+//! join, partition through the fault layer, and wait for a leader. The one harness of the demo, chaos,
+//! the benchmarks and the multi-process tests.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::json;
+
+use crate::client::{ApiClient, RawClient};
+use crate::dev::netns::{NetLab, HTTP_PORT, RAFT_PORT};
+use crate::dev::process::ChildProcess;
+
+/// Server ids that get a namespace in a `netns` cluster: the founders and the servers that may join.
+pub const MAX_SERVERS: u64 = 9;
+
+/// How long [`Cluster::start`] waits for the founders to agree on a leader.
+pub const START_PATIENCE: Duration = Duration::from_secs(20);
+
+/// How the local servers are configured. `None` leaves a key to the server's own default.
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    /// Founding servers (ids 1..=n).
+    pub servers: u64,
+    /// Raft heartbeat, ms.
+    pub heartbeat_ms: u64,
+    /// Election timeout range, ms.
+    pub election_ms: (u64, u64),
+    /// A node silent this long becomes inactive, ms.
+    pub node_timeout_ms: Option<u64>,
+    /// How long a write waits for a leader and a quorum, ms.
+    pub request_timeout_ms: Option<u64>,
+    /// Entries between snapshots.
+    pub snapshot_every: u64,
+    /// Serve `POST /v1/debug/faults` (needed by [`Cluster::partition`]).
+    pub fault_injection: bool,
+    /// The servers' `RUST_LOG`.
+    pub log_filter: String,
+    /// Give each server its own network namespace and address (root only).
+    pub netns: bool,
+    /// Lines appended to every server's config file.
+    pub extra: String,
+    /// The `convoy` binary to run; `None`: [`convoy_bin`].
+    pub exe: Option<PathBuf>,
+}
+
+impl Default for ClusterOptions {
+    /// What the demo, chaos and the benchmarks run: three servers, quiet logs.
+    fn default() -> Self {
+        Self {
+            servers: 3,
+            heartbeat_ms: 50,
+            election_ms: (250, 500),
+            node_timeout_ms: Some(10_000),
+            request_timeout_ms: None,
+            snapshot_every: 10_000,
+            fault_injection: false,
+            log_filter: "warn".into(),
+            netns: false,
+            extra: String::new(),
+            exe: None,
+        }
+    }
+}
+
+impl ClusterOptions {
+    /// What the multi-process tests run: `n` servers, the server's own node timeout, writes that give
+    /// up after 3 s, the fault layer on, logs at `$CONVOY_TEST_LOG` (default `info,openraft=warn`).
+    pub fn for_tests(n: u64) -> Self {
+        Self {
+            servers: n,
+            node_timeout_ms: None,
+            request_timeout_ms: Some(3_000),
+            fault_injection: true,
+            log_filter: std::env::var("CONVOY_TEST_LOG")
+                .unwrap_or_else(|_| "info,openraft=warn".into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// The `convoy` binary to start servers from: `$CONVOY_BIN`; else this process itself when it is
+/// `convoy`; else `target/<profile>/convoy` beside a test binary (`target/<profile>/deps/<test>`).
+pub fn convoy_bin() -> PathBuf {
+    if let Ok(path) = std::env::var("CONVOY_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    if exe.file_name().is_some_and(|n| n == "convoy") {
+        return exe;
+    }
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = profile_dir.join("convoy");
+    assert!(
+        bin.exists(),
+        "{} not found: build it first (`cargo build -p convoy-node`) or set CONVOY_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// Writes a fresh cluster secret (32 random bytes in hex) to `path`, readable by its owner only.
+pub fn write_secret(path: &Path) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let secret: String = (0..32)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect();
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(secret.as_bytes())?;
+    Ok(())
+}
+
+/// Reserves a free loopback port (released just before the server binds it).
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// One server process and what is needed to restart it.
+#[derive(Debug)]
+pub struct Server {
+    /// Its id.
+    pub id: u64,
+    /// Its HTTP address.
+    pub http_addr: String,
+    /// Its transport address.
+    pub raft_addr: String,
+    /// Its config file.
+    pub config: PathBuf,
+    process: ChildProcess,
+}
+
+impl Server {
+    /// An HTTP client of this server that answers status and body raw.
+    pub fn client(&self) -> RawClient {
+        RawClient::new(&self.http_addr)
+    }
+
+    /// Whether the process runs (paused counts as running).
+    pub fn is_running(&self) -> bool {
+        self.process.is_running()
+    }
+
+    /// The OS pid while it runs (to read `/proc/<pid>/status`).
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    /// Whether it is stopped with SIGSTOP.
+    pub fn is_paused(&self) -> bool {
+        self.process.is_paused()
+    }
+
+    /// Where its stdout and stderr go.
+    pub fn log_path(&self) -> &Path {
+        self.process.log_path()
+    }
+
+    /// The last `lines` lines of its log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        self.process.log_tail(lines)
+    }
+
+    /// SIGSTOP: the process stays but does nothing (a long GC pause, a frozen VM).
+    pub fn pause(&self) -> anyhow::Result<()> {
+        self.process.pause()
+    }
+
+    /// SIGCONT after [`Server::pause`].
+    pub fn resume(&self) -> anyhow::Result<()> {
+        self.process.resume()
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(&mut self) {
+        self.process.kill()
+    }
+
+    /// SIGTERM and wait for the exit; returns whether the server shut down cleanly.
+    pub fn terminate(&mut self) -> bool {
+        self.process.terminate()
+    }
+}
+
+/// Servers sharing a secret, configured under one directory (a temp dir removed on drop, or a
+/// directory the caller keeps).
+pub struct Cluster {
+    /// The servers by id (stopped ones too).
+    pub servers: BTreeMap<u64, Server>,
+    /// The namespaces and bridge, with `netns`.
+    pub netlab: Option<NetLab>,
+    dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
+    options: ClusterOptions,
+    exe: PathBuf,
+    founders: String,
+}
+
+/// Server `id`'s (transport, HTTP) addresses: free loopback ports, or fixed ports on its own address.
+fn address_pair(netlab: Option<&NetLab>, id: u64) -> anyhow::Result<(String, String)> {
+    Ok(match netlab {
+        Some(lab) => (
+            format!("{}:{RAFT_PORT}", lab.ip(id)),
+            format!("{}:{HTTP_PORT}", lab.ip(id)),
+        ),
+        None => (
+            format!("127.0.0.1:{}", free_port()?),
+            format!("127.0.0.1:{}", free_port()?),
+        ),
+    })
+}
+
+impl Cluster {
+    /// Starts `n` founding servers with the tests' options in a temp dir and waits for a leader.
+    pub async fn start(n: u64) -> anyhow::Result<Self> {
+        Self::start_with(ClusterOptions::for_tests(n)).await
+    }
+
+    /// Starts `options.servers` founders in a temp dir and waits until they agree on a leader.
+    pub async fn start_with(options: ClusterOptions) -> anyhow::Result<Self> {
+        let temp = tempfile::Builder::new().prefix("convoy-test-").tempdir()?;
+        let mut cluster = Self::spawn_in(temp.path(), options)?;
+        cluster._temp = Some(temp);
+        cluster.wait_leader(START_PATIENCE).await?;
+        Ok(cluster)
+    }
+
+    /// Writes configs and a fresh secret under `dir` (kept) and starts the founders without waiting.
+    pub fn spawn_in(dir: &Path, options: ClusterOptions) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        write_secret(&dir.join("secret"))?;
+        let netlab = if options.netns {
+            Some(NetLab::create(MAX_SERVERS)?)
+        } else {
+            None
+        };
+        let addrs: Vec<(u64, String, String)> = (1..=options.servers)
+            .map(|id| address_pair(netlab.as_ref(), id).map(|(r, h)| (id, r, h)))
+            .collect::<anyhow::Result<_>>()?;
+        let founders = addrs
+            .iter()
+            .map(|(id, raft, http)| {
+                format!("\n[[initial_cluster]]\nid = {id}\nraft_addr = \"{raft}\"\nhttp_addr = \"{http}\"\n")
+            })
+            .collect();
+        let exe = options.exe.clone().unwrap_or_else(convoy_bin);
+        let mut cluster = Self {
+            servers: BTreeMap::new(),
+            netlab,
+            dir: dir.to_path_buf(),
+            _temp: None,
+            options,
+            exe,
+            founders,
+        };
+        for (id, raft, http) in addrs {
+            cluster.spawn_server(id, raft, http, "new")?;
+        }
+        Ok(cluster)
+    }
+
+    /// The directory holding the configs, data dirs and logs.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn spawn_server(
+        &mut self,
+        id: u64,
+        raft_addr: String,
+        http_addr: String,
+        state: &str,
+    ) -> anyhow::Result<()> {
+        let o = &self.options;
+        let mut text = format!(
+            "id = {id}\ndata_dir = \"data/{id}\"\nhttp_addr = \"{http_addr}\"\nraft_addr = \"{raft_addr}\"\n\
+             cluster_secret_file = \"secret\"\ninitial_cluster_state = \"{state}\"\n\
+             heartbeat_ms = {}\nelection_timeout_min_ms = {}\nelection_timeout_max_ms = {}\n\
+             snapshot_every = {}\nenable_fault_injection = {}\n",
+            o.heartbeat_ms, o.election_ms.0, o.election_ms.1, o.snapshot_every, o.fault_injection,
+        );
+        if let Some(ms) = o.node_timeout_ms {
+            text.push_str(&format!("node_timeout_ms = {ms}\n"));
+        }
+        if let Some(ms) = o.request_timeout_ms {
+            text.push_str(&format!("request_timeout_ms = {ms}\n"));
+        }
+        text.push_str(&o.extra);
+        text.push('\n');
+        // A joiner knows the founders too; `existing` makes it wait to be added instead of bootstrapping.
+        text.push_str(&self.founders);
+        let config = self.dir.join(format!("server-{id}.toml"));
+        std::fs::write(&config, text)?;
+        let args = [
+            "server".into(),
+            "--config".into(),
+            config.clone().into_os_string(),
+        ];
+        let mut process = ChildProcess::new(
+            format!("server {id}"),
+            &self.exe,
+            args,
+            self.dir.join(format!("server-{id}.log")),
+        )
+        .env("RUST_LOG", o.log_filter.clone())
+        .in_netns(self.netlab.as_ref().map(|lab| lab.ns(id)));
+        process.spawn()?;
+        self.servers.insert(
+            id,
+            Server {
+                id,
+                http_addr,
+                raft_addr,
+                config,
+                process,
+            },
+        );
+        Ok(())
+    }
+
+    /// Starts a new server `id` that waits to be added (`initial_cluster_state = "existing"`);
+    /// returns its (raft, http) addresses for `POST /v1/cluster/members`.
+    pub fn spawn_joiner(&mut self, id: u64) -> anyhow::Result<(String, String)> {
+        anyhow::ensure!(
+            !self.servers.contains_key(&id),
+            "server {id} exists already"
+        );
+        anyhow::ensure!(
+            self.netlab.is_none() || id <= MAX_SERVERS,
+            "server ids above {MAX_SERVERS} have no namespace"
+        );
+        let (raft, http) = address_pair(self.netlab.as_ref(), id)?;
+        self.spawn_server(id, raft.clone(), http.clone(), "existing")?;
+        Ok((raft, http))
+    }
+
+    /// Stops server `id` and forgets it (after it was removed from the cluster).
+    pub fn forget(&mut self, id: u64) {
+        self.servers.remove(&id);
+    }
+
+    /// A server by id; panics naming the id if there is none (a test's own mistake).
+    pub fn server(&self, id: u64) -> &Server {
+        self.get(id)
+            .unwrap_or_else(|| panic!("no server {id} in this cluster"))
+    }
+
+    /// A server by id, to steer; panics naming the id if there is none.
+    pub fn server_mut(&mut self, id: u64) -> &mut Server {
+        self.get_mut(id)
+            .unwrap_or_else(|| panic!("no server {id} in this cluster"))
+    }
+
+    /// A server by id, if there is one.
+    pub fn get(&self, id: u64) -> Option<&Server> {
+        self.servers.get(&id)
+    }
+
+    /// A server by id, to steer, if there is one.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut Server> {
+        self.servers.get_mut(&id)
+    }
+
+    /// Restarts server `id` from its data dir with the same config (killing it first if it runs).
+    pub fn restart(&mut self, id: u64) -> anyhow::Result<()> {
+        let server = self
+            .get_mut(id)
+            .with_context(|| format!("no server {id}"))?;
+        server.process.kill();
+        server.process.spawn()
+    }
+
+    /// Stops every server with SIGTERM.
+    pub fn stop(&mut self) {
+        for server in self.servers.values_mut() {
+            server.terminate();
+        }
+    }
+
+    /// Ids of servers whose processes run (paused ones too).
+    pub fn running(&self) -> Vec<u64> {
+        self.servers
+            .values()
+            .filter(|s| s.is_running())
+            .map(|s| s.id)
+            .collect()
+    }
+
+    /// Every server's HTTP address (stopped ones too: clients skip to the next on failure).
+    pub fn http_addrs(&self) -> Vec<String> {
+        self.servers.values().map(|s| s.http_addr.clone()).collect()
+    }
+
+    /// Every server's HTTP address, comma-separated (what `--server` takes).
+    pub fn addresses(&self) -> String {
+        self.http_addrs().join(",")
+    }
+
+    /// A raw client of some running server other than `not`.
+    pub fn client_except(&self, not: u64) -> RawClient {
+        let id = self
+            .running()
+            .into_iter()
+            .find(|id| *id != not)
+            .expect("another running server");
+        self.server(id).client()
+    }
+
+    /// Waits until every running server agrees on one leader that runs; returns its id.
+    pub async fn wait_leader(&self, timeout: Duration) -> anyhow::Result<u64> {
+        self.wait_leader_among(&self.running(), timeout).await
+    }
+
+    /// Waits until the servers `ids` agree on a leader among them.
+    pub async fn wait_leader_among(&self, ids: &[u64], timeout: Duration) -> anyhow::Result<u64> {
+        let deadline = Instant::now() + timeout;
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            let mut seen = Vec::new();
+            for id in ids {
+                match self.server(*id).client().get("/v1/cluster").await {
+                    Ok((200, body)) => seen.push(body["leader_id"].as_u64()),
+                    other => {
+                        last = format!("server {id}: {other:?}");
+                        seen.push(None);
+                    }
+                }
+            }
+            if let Some(Some(leader)) = seen.first() {
+                if ids.contains(leader) && seen.iter().all(|s| *s == Some(*leader)) {
+                    return Ok(*leader);
+                }
+            }
+            if seen.iter().all(Option::is_some) {
+                last = format!("{seen:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        bail!("no agreed leader among {ids:?} within {timeout:?}; last seen {last}")
+    }
+
+    /// Sets server `id`'s fault policy: its outgoing RPCs to `blocked` are dropped.
+    pub async fn block(&self, id: u64, blocked: &[u64]) -> anyhow::Result<()> {
+        let (status, body) = self
+            .server(id)
+            .client()
+            .post("/v1/debug/faults", &json!({"blocked": blocked}))
+            .await?;
+        if status != 200 {
+            bail!("setting faults on server {id}: {status} {body}");
+        }
+        Ok(())
+    }
+
+    /// Cuts `side` off from the rest, both ways, in the transport's fault layer.
+    pub async fn partition(&self, side: &[u64]) -> anyhow::Result<()> {
+        let other: Vec<u64> = self
+            .servers
+            .keys()
+            .copied()
+            .filter(|id| !side.contains(id))
+            .collect();
+        for id in self.running() {
+            let blocked = if side.contains(&id) { &other[..] } else { side };
+            self.block(id, blocked).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes every fault.
+    pub async fn heal(&self) -> anyhow::Result<()> {
+        for id in self.running() {
+            self.block(id, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// The tail of every server's log, for assertion messages.
+    pub fn logs(&self) -> String {
+        self.servers
+            .values()
+            .map(|s| format!("--- server {} ---\n{}", s.id, s.log_tail(30)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Waits until a server `api` reaches names a leader other than `not` (the survivors keep naming a
+/// killed leader until they elect anew); returns its id.
+pub async fn wait_leader(
+    api: &ApiClient,
+    not: Option<u64>,
+    timeout: Duration,
+) -> anyhow::Result<u64> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Ok(c) = api.get::<serde_json::Value>("/v1/cluster").await {
+            if let Some(id) = c["leader_id"].as_u64().filter(|l| Some(*l) != not) {
+                return Ok(id);
+            }
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "no leader elected within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Retries `f` until it returns `Some` or `timeout` passes.
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut f: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return Ok(v);
+        }
+        if Instant::now() >= deadline {
+            bail!("condition not met within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

@@ -1,0 +1,10 @@
+//! Developer tools, not needed to run convoy in production: a local cluster of real server processes
+//! (the one harness of the demo, chaos, the benchmarks and the multi-process tests), network
+//! namespaces for real partitions, the demo, the chaos runner and the benchmarks.
+
+pub mod bench;
+pub mod chaos;
+pub mod demo;
+pub mod harness;
+pub mod netns;
+pub mod process;

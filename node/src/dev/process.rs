@@ -1,0 +1,236 @@
+//! A child process the developer tools start and steer — a convoy server or an etcd member — with its
+//! output appended to a log file, and kill, terminate, pause and resume by its own pid. The one place
+//! the demo, chaos, the benchmarks and the multi-process tests spawn processes.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+/// How long [`ChildProcess::terminate`] waits after SIGTERM before it sends SIGKILL. A server's own
+/// shutdown takes at most its HTTP drain (5 s) plus the raft runtime's (2 s).
+pub const TERMINATE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// One restartable child process: the command is kept so it can be started again after a kill.
+#[derive(Debug)]
+pub struct ChildProcess {
+    name: String,
+    program: PathBuf,
+    args: Vec<OsString>,
+    env: Vec<(String, String)>,
+    netns: Option<String>,
+    log: PathBuf,
+    child: Option<Child>,
+    paused: AtomicBool,
+}
+
+impl ChildProcess {
+    /// A process named `name` (for messages) running `program args`, its stdout and stderr appended
+    /// to `log`. Not started yet: see [`ChildProcess::spawn`].
+    pub fn new(
+        name: impl Into<String>,
+        program: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = impl Into<OsString>>,
+        log: impl Into<PathBuf>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            netns: None,
+            log: log.into(),
+            child: None,
+            paused: AtomicBool::new(false),
+        }
+    }
+
+    /// Sets an environment variable for every start.
+    pub fn env(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.env.push((key.to_string(), value.into()));
+        self
+    }
+
+    /// Runs the process inside network namespace `ns` (`ip netns exec`; root only).
+    pub fn in_netns(mut self, ns: Option<String>) -> Self {
+        self.netns = ns;
+        self
+    }
+
+    /// Starts the process (again, after a kill).
+    pub fn spawn(&mut self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.child.is_none(), "{} is already running", self.name);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .with_context(|| format!("opening {}", self.log.display()))?;
+        let mut command = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(&self.program);
+                c
+            }
+            None => Command::new(&self.program),
+        };
+        let child = command
+            .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {} ({})", self.name, self.program.display()))?;
+        self.child = Some(child);
+        self.paused.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Whether the process was started and not killed (a paused one counts as running).
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// The OS pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Whether it is stopped with SIGSTOP.
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
+    }
+
+    /// Where its stdout and stderr go.
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// The last `lines` lines of its log, for failure messages.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    fn signal(&self, signal: Signal) -> anyhow::Result<()> {
+        let pid = self
+            .pid()
+            .with_context(|| format!("{} is not running", self.name))?;
+        kill(Pid::from_raw(pid as i32), signal)
+            .with_context(|| format!("{signal} to {}", self.name))
+    }
+
+    /// SIGSTOP: the process stays, sockets open, but does nothing (a long GC pause, a frozen VM).
+    pub fn pause(&self) -> anyhow::Result<()> {
+        self.signal(Signal::SIGSTOP)?;
+        self.paused.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// SIGCONT after [`ChildProcess::pause`].
+    pub fn resume(&self) -> anyhow::Result<()> {
+        self.signal(Signal::SIGCONT)?;
+        self.paused.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // A stopped process is continued first: some kernels keep it until it runs.
+            let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGCONT);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.paused.store(false, Ordering::Relaxed);
+    }
+
+    /// SIGTERM, then waits up to [`TERMINATE_PATIENCE`] for it to exit (SIGKILL after that);
+    /// returns whether it exited on its own with status 0.
+    pub fn terminate(&mut self) -> bool {
+        if self.is_paused() {
+            let _ = self.resume();
+        }
+        let Some(mut child) = self.child.take() else {
+            return false;
+        };
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+        let deadline = Instant::now() + TERMINATE_PATIENCE;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kill_pause_and_restart_a_real_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = ChildProcess::new("sleeper", "sleep", ["30"], dir.path().join("log"));
+        assert!(!p.is_running());
+        assert!(p.pause().is_err(), "pausing a process that never started");
+        p.spawn().unwrap();
+        let first = p.pid().unwrap();
+        assert!(p.spawn().is_err(), "a second start while running");
+        p.pause().unwrap();
+        assert!(p.is_paused());
+        p.resume().unwrap();
+        assert!(!p.is_paused());
+        p.kill();
+        assert!(!p.is_running());
+        assert!(
+            !Path::new(&format!("/proc/{first}")).exists()
+                || std::fs::read_to_string(format!("/proc/{first}/stat"))
+                    .map(|s| s.contains(") Z"))
+                    .unwrap_or(true),
+            "the killed child is gone"
+        );
+        p.spawn().unwrap();
+        assert_ne!(p.pid(), Some(first));
+        assert!(
+            !p.terminate(),
+            "sleep killed by SIGTERM exits with a signal, not 0"
+        );
+    }
+
+    #[test]
+    fn terminate_reports_a_clean_exit_and_the_log_keeps_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = ChildProcess::new(
+            "shell",
+            "sh",
+            [
+                "-c",
+                "echo one; echo two; trap 'exit 0' TERM; while :; do sleep 0.05; done",
+            ],
+            dir.path().join("log"),
+        )
+        .env("UNUSED", "x");
+        p.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(p.terminate(), "the trap exits 0 on SIGTERM");
+        assert_eq!(p.log_tail(1), "two");
+        assert_eq!(p.log_tail(5), "one\ntwo");
+    }
+}

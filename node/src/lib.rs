@@ -1,0 +1,18 @@
+//! convoy-node: everything the `convoy` binary does, as a library — the server's assembly, its HTTP API,
+//! the CLI client, the agent, the simulated fleet and the developer tools. The binary (`main.rs`) and the
+//! multi-process tests (`tests/`) are thin users of it.
+
+pub mod agent;
+pub mod api;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod config_checks;
+pub mod dev;
+pub mod engine;
+pub mod leader;
+pub mod machine;
+pub mod measure;
+pub mod readiness;
+pub mod server;
+pub mod sim;

@@ -1,0 +1,151 @@
+//! When a server is ready to serve (`GET /readyz`): a pure judgement of what the replica reports, so
+//! each reason is tested without a cluster.
+
+/// At most this many committed entries may wait to be applied on a ready server: a server further
+/// behind is catching up (after a restart, or from a snapshot) and would answer reads with old state.
+pub const MAX_READY_LAG: u64 = 1_000;
+
+/// What readiness is judged from: this server's view of the replica.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaView {
+    /// The replica stopped on a fatal error (storage failed); why.
+    pub fatal: Option<String>,
+    /// This server is a voter or a learner of the current membership.
+    pub member: bool,
+    /// The leader this server knows, if any.
+    pub leader: Option<u64>,
+    /// The last index this server knows to be committed.
+    pub committed: u64,
+    /// The last index this server applied.
+    pub applied: u64,
+}
+
+/// Why a server is not ready; `code` is the API error code of the 503.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    /// The replica stopped; the process exits so that its supervisor restarts it.
+    #[error("the replica stopped on a fatal error: {0}")]
+    Fatal(String),
+    /// The server is not in the cluster (removed, or a joiner not yet added).
+    #[error("this server is not a member of the cluster")]
+    NotAMember,
+    /// No leader is known.
+    #[error("no leader is known yet")]
+    NoLeader,
+    /// Applying is far behind the commit index.
+    #[error("catching up: applied {applied} of {committed} committed entries (ready within {MAX_READY_LAG})")]
+    CatchingUp {
+        /// Applied index.
+        applied: u64,
+        /// Committed index.
+        committed: u64,
+    },
+}
+
+impl NotReady {
+    /// The API error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            NotReady::Fatal(_) => "fatal",
+            NotReady::NotAMember => "not_a_member",
+            NotReady::NoLeader => "no_leader",
+            NotReady::CatchingUp { .. } => "catching_up",
+        }
+    }
+}
+
+impl ReplicaView {
+    /// Ready, or the first reason not to be, in the order a person should fix them.
+    pub fn judge(&self) -> Result<(), NotReady> {
+        if let Some(why) = &self.fatal {
+            return Err(NotReady::Fatal(why.clone()));
+        }
+        if !self.member {
+            return Err(NotReady::NotAMember);
+        }
+        if self.leader.is_none() {
+            return Err(NotReady::NoLeader);
+        }
+        if self.committed.saturating_sub(self.applied) > MAX_READY_LAG {
+            return Err(NotReady::CatchingUp {
+                applied: self.applied,
+                committed: self.committed,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready() -> ReplicaView {
+        ReplicaView {
+            fatal: None,
+            member: true,
+            leader: Some(1),
+            committed: 5_000,
+            applied: 5_000,
+        }
+    }
+
+    #[test]
+    fn a_member_with_a_leader_that_keeps_up_is_ready() {
+        assert_eq!(ready().judge(), Ok(()));
+        let slightly_behind = ReplicaView {
+            applied: 5_000 - MAX_READY_LAG,
+            ..ready()
+        };
+        assert_eq!(slightly_behind.judge(), Ok(()));
+    }
+
+    #[test]
+    fn each_reason_is_named_with_its_code() {
+        let cases = [
+            (
+                ReplicaView {
+                    fatal: Some("disk full".into()),
+                    ..ready()
+                },
+                "fatal",
+            ),
+            (
+                ReplicaView {
+                    member: false,
+                    ..ready()
+                },
+                "not_a_member",
+            ),
+            (
+                ReplicaView {
+                    leader: None,
+                    ..ready()
+                },
+                "no_leader",
+            ),
+            (
+                ReplicaView {
+                    applied: 5_000 - MAX_READY_LAG - 1,
+                    ..ready()
+                },
+                "catching_up",
+            ),
+        ];
+        for (view, code) in cases {
+            assert_eq!(view.judge().unwrap_err().code(), code, "{view:?}");
+        }
+    }
+
+    #[test]
+    fn a_fatal_error_wins_over_every_other_reason() {
+        let view = ReplicaView {
+            fatal: Some("disk full".into()),
+            member: false,
+            leader: None,
+            committed: 10,
+            applied: 0,
+        };
+        assert_eq!(view.judge(), Err(NotReady::Fatal("disk full".into())));
+    }
+}
