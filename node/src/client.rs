@@ -72,9 +72,7 @@ impl ApiClient {
         if servers.is_empty() {
             return Err(ClientError::NoServers);
         }
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
-            .connect_timeout(Duration::from_secs(2))
+        let http = with_timeouts(reqwest::Client::builder())
             .build()
             .expect("reqwest client");
         Ok(Self {
@@ -83,6 +81,19 @@ impl ApiClient {
             http,
             patience: Duration::from_secs(20),
         })
+    }
+
+    /// Trusts the PEM CA `ca` for `https://` servers (besides the usual roots) and presents
+    /// `identity` (PEM certificate and key files) when a server asks for a client certificate.
+    pub fn with_tls(
+        mut self,
+        ca: Option<&std::path::Path>,
+        identity: Option<(&std::path::Path, &std::path::Path)>,
+    ) -> Result<Self, crate::tls::TlsError> {
+        self.http = with_timeouts(crate::tls::client_builder(ca, identity)?)
+            .build()
+            .map_err(|e| crate::tls::TlsError::Config(e.to_string()))?;
+        Ok(self)
     }
 
     /// How long a call keeps trying other servers before giving up (default 20 s).
@@ -208,6 +219,13 @@ impl ApiClient {
     }
 }
 
+/// Every request gives up after 15 s, a connection attempt after 2 s.
+fn with_timeouts(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+    builder
+        .timeout(Duration::from_secs(15))
+        .connect_timeout(Duration::from_secs(2))
+}
+
 fn decode<T: DeserializeOwned>(
     server: &str,
     path: &str,
@@ -239,12 +257,16 @@ fn decode<T: DeserializeOwned>(
 #[derive(Clone, Debug)]
 pub struct RawClient(std::sync::Arc<ApiClient>);
 
+impl From<ApiClient> for RawClient {
+    fn from(client: ApiClient) -> Self {
+        Self(std::sync::Arc::new(client))
+    }
+}
+
 impl RawClient {
-    /// A raw client of the server at `addr` (`host:port`).
+    /// A raw client of the server at `addr` (`host:port`, or a URL with `https://`).
     pub fn new(addr: &str) -> Self {
-        Self(std::sync::Arc::new(
-            ApiClient::new(addr).expect("one server address"),
-        ))
+        Self::from(ApiClient::new(addr).expect("one server address"))
     }
 
     fn json(body: &Value) -> Option<(&'static str, Vec<u8>)> {

@@ -84,6 +84,10 @@ pub struct FileConfig {
     node_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
+    tls_cert_file: Option<PathBuf>,
+    tls_key_file: Option<PathBuf>,
+    tls_client_ca_file: Option<PathBuf>,
+    tls_ca_file: Option<PathBuf>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
@@ -134,6 +138,18 @@ pub struct ServerArgs {
     /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
     #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]
     pub enable_fault_injection: Option<bool>,
+    /// PEM certificate chain of the HTTP API; with `tls_key_file`, the API speaks only HTTPS.
+    #[arg(long, env = "CONVOY_TLS_CERT_FILE")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// PEM private key of `tls_cert_file`.
+    #[arg(long, env = "CONVOY_TLS_KEY_FILE")]
+    pub tls_key_file: Option<PathBuf>,
+    /// With TLS: every client must present a certificate chaining to this PEM CA.
+    #[arg(long, env = "CONVOY_TLS_CLIENT_CA_FILE")]
+    pub tls_client_ca_file: Option<PathBuf>,
+    /// With TLS: the PEM CA this server trusts when it calls another server's API (forwarding).
+    #[arg(long, env = "CONVOY_TLS_CA_FILE")]
+    pub tls_ca_file: Option<PathBuf>,
 }
 
 /// The merged, validated server configuration.
@@ -145,6 +161,8 @@ pub struct ServerConfig {
     pub node_timeout: Duration,
     /// Whether the test-only fault endpoint is served.
     pub fault_injection: bool,
+    /// TLS for the HTTP API; `None`: plain HTTP.
+    pub tls: Option<crate::tls::ServerTls>,
 }
 
 impl ServerArgs {
@@ -314,7 +332,34 @@ impl ServerArgs {
             ));
         }
         raft.request_timeout = Duration::from_millis(request_timeout_ms);
+        let path = |flag: &Option<PathBuf>, key: Option<PathBuf>| {
+            flag.clone().or(key.map(|f| relative_to(&base_dir, f)))
+        };
+        let tls = match (
+            path(&self.tls_cert_file, file.tls_cert_file),
+            path(&self.tls_key_file, file.tls_key_file),
+        ) {
+            (Some(cert), Some(key)) => Some(crate::tls::ServerTls {
+                cert,
+                key,
+                client_ca: path(&self.tls_client_ca_file, file.tls_client_ca_file),
+                ca: path(&self.tls_ca_file, file.tls_ca_file),
+            }),
+            (None, None) => None,
+            (cert, _) => {
+                return Err(invalid(
+                    if cert.is_some() {
+                        "tls_key_file"
+                    } else {
+                        "tls_cert_file"
+                    },
+                    "(missing)",
+                    "tls_cert_file and tls_key_file go together: set both or neither",
+                ))
+            }
+        };
         Ok(ServerConfig {
+            tls,
             raft,
             node_timeout: Duration::from_millis(node_timeout_ms),
             fault_injection: self

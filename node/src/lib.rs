@@ -16,3 +16,4 @@ pub mod measure;
 pub mod readiness;
 pub mod server;
 pub mod sim;
+pub mod tls;

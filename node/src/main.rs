@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use convoy_node::dev::{bench, chaos, demo};
-use convoy_node::{agent, cli, config, server, sim};
+use convoy_node::{agent, cli, config, server, sim, tls};
 
 /// mimalloc instead of glibc's malloc: the leader's report and HTTP paths allocate many small,
 /// short-lived blocks, and glibc spent a third of the leader's CPU on them in the ingest bench
@@ -32,6 +32,9 @@ enum Cmd {
     Chaos(chaos::ChaosArgs),
     /// Measure throughput, latency, failover and scale of a local cluster (optionally against etcd).
     Bench(bench::BenchArgs),
+    /// TLS helpers: `convoy tls init DIR` writes a development CA and server certificate.
+    #[command(subcommand)]
+    Tls(tls::TlsCommand),
     #[command(flatten)]
     Client(cli::ClientCommand),
 }
@@ -51,6 +54,7 @@ fn main() {
         Cmd::Demo(args) => demo::run(args),
         Cmd::Chaos(args) => chaos::run(args),
         Cmd::Bench(args) => bench::run(args),
+        Cmd::Tls(command) => tls::run(command).map_err(Into::into),
         Cmd::Client(command) => cli::run(command),
     };
     // One line naming the cause chain (`{:#}`), no backtrace: what a person reads at a failed start.

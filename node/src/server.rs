@@ -12,11 +12,12 @@ use actix::Actor;
 use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
-use crate::api::reports::Reports;
+use crate::api::reports::{Forwarder, Reports};
 use crate::config::ServerArgs;
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
+use crate::tls;
 
 /// HTTP worker threads (the raft runtime has two more).
 const HTTP_WORKERS: usize = 2;
@@ -90,6 +91,11 @@ async fn exit_on_fatal(engine: Engine) {
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let config = args.resolve()?;
     let http_addr = config.raft.http_addr.clone();
+    // TLS material is read before anything starts: a bad file stops the server with its name.
+    let tls = match &config.tls {
+        Some(files) => Some((tls::server_config(files)?, Forwarder::tls(files)?)),
+        None => None,
+    };
     let id = config.raft.id;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -120,14 +126,18 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         .start();
         leader::watch(&engine, &handle, supervisor.clone());
         let data = web::Data::new(engine);
-        let reports = web::Data::new(Reports::new(supervisor));
+        let (rustls, forwarder) = match tls {
+            Some((rustls, forwarder)) => (Some(rustls), forwarder),
+            None => (None, Forwarder::plain()),
+        };
+        let reports = web::Data::new(Reports::new(supervisor, forwarder));
         let limits = HttpLimits::for_this_process(HTTP_WORKERS);
         tracing::info!(
             max_connections = limits.max_connections_per_worker * HTTP_WORKERS,
             open_files = limits.open_files,
             "http limits"
         );
-        HttpServer::new(move || {
+        let server = HttpServer::new(move || {
             App::new()
                 .wrap_fn(|req, srv| {
                     let call = srv.call(req);
@@ -147,12 +157,16 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         .client_request_timeout(HEAD_TIMEOUT)
         .client_disconnect_timeout(Duration::from_secs(1))
         .keep_alive(KEEP_ALIVE)
-        .shutdown_timeout(5)
-        .bind(&http_addr)
-        .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
-        .run()
-        .await
-        .context("http server failed")
+        .shutdown_timeout(5);
+        let server = match rustls {
+            Some(rustls) => server.bind_rustls_0_23(&http_addr, rustls),
+            None => server.bind(&http_addr),
+        };
+        server
+            .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
+            .run()
+            .await
+            .context("http server failed")
     });
     tracing::info!(id, "stopping");
     rt.block_on(node.shutdown());

@@ -363,7 +363,10 @@ macro_rules! app {
         test::init_service(
             App::new()
                 .app_data(web::Data::new($node.engine.clone()))
-                .app_data(web::Data::new(Reports::new($supervisor.clone())))
+                .app_data(web::Data::new(Reports::new(
+                    $supervisor.clone(),
+                    crate::api::reports::Forwarder::plain(),
+                )))
                 .configure(|cfg| api::configure(cfg, true)),
         )
         .await

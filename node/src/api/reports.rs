@@ -17,21 +17,54 @@ use crate::engine::Engine;
 /// The most reports one `POST /v1/nodes/reports` may carry (a consumer actor's queue bound).
 pub const MAX_BATCH_REPORTS: usize = convoy_actors::leader::REPORT_QUEUE_LIMIT;
 
-/// Routes reports to the leader's supervisor here, or forwards them to the leader's HTTP API.
-pub struct Reports {
-    supervisor: Addr<Supervisor>,
+/// How a follower reaches the leader's HTTP API: the scheme and a client that trusts the
+/// cluster's CA (and presents this server's certificate when servers require client certificates).
+pub struct Forwarder {
+    scheme: &'static str,
     http: reqwest::Client,
 }
 
-impl Reports {
-    /// Routes reports to `supervisor` when this server leads.
-    pub fn new(supervisor: Addr<Supervisor>) -> Self {
+/// How long a forwarded request may take.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Forwarder {
+    /// Plain HTTP, for a cluster without TLS.
+    pub fn plain() -> Self {
         Self {
-            supervisor,
+            scheme: "http",
             http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
+                .timeout(FORWARD_TIMEOUT)
                 .build()
                 .expect("reqwest client"),
+        }
+    }
+
+    /// HTTPS, trusting `files.ca` and presenting this server's own certificate.
+    pub fn tls(files: &crate::tls::ServerTls) -> Result<Self, crate::tls::TlsError> {
+        let http =
+            crate::tls::client_builder(files.ca.as_deref(), Some((&files.cert, &files.key)))?
+                .timeout(FORWARD_TIMEOUT)
+                .build()
+                .map_err(|e| crate::tls::TlsError::Config(e.to_string()))?;
+        Ok(Self {
+            scheme: "https",
+            http,
+        })
+    }
+}
+
+/// Routes reports to the leader's supervisor here, or forwards them to the leader's HTTP API.
+pub struct Reports {
+    supervisor: Addr<Supervisor>,
+    forwarder: Forwarder,
+}
+
+impl Reports {
+    /// Routes reports to `supervisor` when this server leads, else through `forwarder`.
+    pub fn new(supervisor: Addr<Supervisor>, forwarder: Forwarder) -> Self {
+        Self {
+            supervisor,
+            forwarder,
         }
     }
 
@@ -74,12 +107,19 @@ impl Reports {
                 "leadership is changing; retry".into(),
             ));
         }
-        let url = format!("http://{}{path}", member.http_addr);
-        let response = self.http.post(&url).json(body).send().await.map_err(|e| {
-            ApiError::Unavailable(format!(
-                "cannot forward reports to leader {leader} at {url}: {e}"
-            ))
-        })?;
+        let url = format!("{}://{}{path}", self.forwarder.scheme, member.http_addr);
+        let response = self
+            .forwarder
+            .http
+            .post(&url)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| {
+                ApiError::Unavailable(format!(
+                    "cannot forward reports to leader {leader} at {url}: {e}"
+                ))
+            })?;
         let status = response.status();
         if !status.is_success() {
             return Err(ApiError::Unavailable(format!(

@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::client::{ApiClient, RawClient};
 use crate::dev::netns::{NetLab, HTTP_PORT, RAFT_PORT};
 use crate::dev::process::ChildProcess;
+use crate::tls::{init_dev_pki, DevPki};
 
 /// Server ids that get a namespace in a `netns` cluster: the founders and the servers that may join.
 pub const MAX_SERVERS: u64 = 9;
@@ -46,6 +47,10 @@ pub struct ClusterOptions {
     pub extra: String,
     /// The `convoy` binary to run; `None`: [`convoy_bin`].
     pub exe: Option<PathBuf>,
+    /// Serve the API over HTTPS with a development CA made for the cluster (`dir/tls`).
+    pub tls: bool,
+    /// With `tls`: servers require client certificates (the harness's clients present one).
+    pub tls_client_auth: bool,
 }
 
 impl Default for ClusterOptions {
@@ -63,6 +68,8 @@ impl Default for ClusterOptions {
             netns: false,
             extra: String::new(),
             exe: None,
+            tls: false,
+            tls_client_auth: false,
         }
     }
 }
@@ -137,13 +144,33 @@ pub struct Server {
     pub raft_addr: String,
     /// Its config file.
     pub config: PathBuf,
+    /// With TLS, what its clients trust and present.
+    pub tls: Option<DevPki>,
     process: ChildProcess,
 }
 
 impl Server {
-    /// An HTTP client of this server that answers status and body raw.
+    /// An HTTP client of this server that answers status and body raw (over HTTPS, trusting the
+    /// cluster's CA and presenting its certificate, when the cluster has TLS).
     pub fn client(&self) -> RawClient {
-        RawClient::new(&self.http_addr)
+        RawClient::from(self.api_client())
+    }
+
+    /// This server's URL: `https://` with TLS.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.http_addr)
+    }
+
+    /// A failover client of this server alone, set up for the cluster's TLS.
+    pub fn api_client(&self) -> ApiClient {
+        let client = ApiClient::new(&self.url()).expect("one server address");
+        match &self.tls {
+            Some(pki) => client
+                .with_tls(Some(&pki.ca), Some((&pki.cert, &pki.key)))
+                .expect("the cluster's TLS files"),
+            None => client,
+        }
     }
 
     /// Whether the process runs (paused counts as running).
@@ -204,6 +231,7 @@ pub struct Cluster {
     options: ClusterOptions,
     exe: PathBuf,
     founders: String,
+    tls: Option<DevPki>,
 }
 
 /// Server `id`'s (transport, HTTP) addresses: free loopback ports, or fixed ports on its own address.
@@ -254,6 +282,15 @@ impl Cluster {
             })
             .collect();
         let exe = options.exe.clone().unwrap_or_else(convoy_bin);
+        let tls = if options.tls {
+            let mut hosts = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+            if let Some(lab) = &netlab {
+                hosts.extend((1..=MAX_SERVERS).map(|id| lab.ip(id).to_string()));
+            }
+            Some(init_dev_pki(&dir.join("tls"), &hosts)?)
+        } else {
+            None
+        };
         let mut cluster = Self {
             servers: BTreeMap::new(),
             netlab,
@@ -262,6 +299,7 @@ impl Cluster {
             options,
             exe,
             founders,
+            tls,
         };
         for (id, raft, http) in addrs {
             cluster.spawn_server(id, raft, http, "new")?;
@@ -295,6 +333,15 @@ impl Cluster {
         if let Some(ms) = o.request_timeout_ms {
             text.push_str(&format!("request_timeout_ms = {ms}\n"));
         }
+        if let Some(pki) = &self.tls {
+            text.push_str(&format!(
+                "tls_cert_file = {:?}\ntls_key_file = {:?}\ntls_ca_file = {:?}\n",
+                pki.cert, pki.key, pki.ca
+            ));
+            if o.tls_client_auth {
+                text.push_str(&format!("tls_client_ca_file = {:?}\n", pki.ca));
+            }
+        }
         text.push_str(&o.extra);
         text.push('\n');
         // A joiner knows the founders too; `existing` makes it wait to be added instead of bootstrapping.
@@ -322,6 +369,7 @@ impl Cluster {
                 http_addr,
                 raft_addr,
                 config,
+                tls: self.tls.clone(),
                 process,
             },
         );
@@ -401,9 +449,24 @@ impl Cluster {
         self.servers.values().map(|s| s.http_addr.clone()).collect()
     }
 
-    /// Every server's HTTP address, comma-separated (what `--server` takes).
+    /// Every server's URL, comma-separated (what `--server` takes).
     pub fn addresses(&self) -> String {
-        self.http_addrs().join(",")
+        self.servers
+            .values()
+            .map(Server::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// A failover client of every server, set up for the cluster's TLS.
+    pub fn api_client(&self) -> ApiClient {
+        let client = ApiClient::new(&self.addresses()).expect("server addresses");
+        match &self.tls {
+            Some(pki) => client
+                .with_tls(Some(&pki.ca), Some((&pki.cert, &pki.key)))
+                .expect("the cluster's TLS files"),
+            None => client,
+        }
     }
 
     /// A raw client of some running server other than `not`.

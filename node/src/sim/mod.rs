@@ -48,6 +48,9 @@ pub struct SimArgs {
     /// Nodes start already running this version, as `resource=version`.
     #[arg(long)]
     pub running: Option<String>,
+    /// PEM CA to trust for `https://` servers.
+    #[arg(long, env = "CONVOY_CA_FILE")]
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// Counters a fleet keeps while it runs.
@@ -339,7 +342,8 @@ pub fn node_ids(prefix: &str, n: usize) -> Vec<String> {
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
-        let client = Arc::new(ApiClient::new(&args.server)?);
+        let client =
+            Arc::new(ApiClient::new(&args.server)?.with_tls(args.ca_file.as_deref(), None)?);
         let prefix = args.prefix.clone().unwrap_or_else(|| args.consumer.clone());
         let nodes = node_ids(&prefix, args.nodes);
         let running = args.running.as_deref().map(parse_running).transpose()?;
