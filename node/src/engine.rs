@@ -21,12 +21,35 @@ use crate::api::error::ApiError;
 pub struct Engine {
     node: Arc<RaftNode<Machine>>,
     rt: tokio::runtime::Handle,
+    removed: crate::membership::Removed,
 }
 
 impl Engine {
     /// Wraps a started replica and the runtime it was started on.
     pub fn new(node: Arc<RaftNode<Machine>>, rt: tokio::runtime::Handle) -> Self {
-        Self { node, rt }
+        Self {
+            node,
+            rt,
+            removed: Default::default(),
+        }
+    }
+
+    /// Whether the leader said this server is no longer a member (see [`crate::membership`]).
+    pub fn removed(&self) -> &crate::membership::Removed {
+        &self.removed
+    }
+
+    /// `GET /v1/cluster/membership/{id}`: whether `id` is in this server's membership.
+    pub fn membership_of(&self, id: NodeId) -> crate::membership::MembershipAnswer {
+        let metrics = self.node.raft().metrics().borrow_watched().clone();
+        let membership = metrics.membership_config.membership();
+        crate::membership::MembershipAnswer {
+            id,
+            member: membership.voter_ids().any(|v| v == id)
+                || membership.learner_ids().any(|l| l == id),
+            answered_by: self.node.id(),
+            leader: self.node.is_leader(),
+        }
     }
 
     /// The replica itself.
@@ -120,8 +143,9 @@ impl Engine {
                 Err(openraft::error::Fatal::Stopped) | Ok(()) => None,
                 Err(e) => Some(e.to_string()),
             },
-            member: membership.voter_ids().any(|v| v == id)
-                || membership.learner_ids().any(|l| l == id),
+            member: !self.removed.get()
+                && (membership.voter_ids().any(|v| v == id)
+                    || membership.learner_ids().any(|l| l == id)),
             leader: metrics.current_leader,
             committed: metrics.local_committed.as_ref().map_or(0, |l| l.index),
             applied: self.node.applied().last_applied(),

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod leader;
 pub mod machine;
 pub mod measure;
+pub mod membership;
 pub mod readiness;
 pub mod server;
 pub mod sim;

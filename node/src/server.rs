@@ -125,11 +125,16 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         )
         .start();
         leader::watch(&engine, &handle, supervisor.clone());
-        let data = web::Data::new(engine);
+        let data = web::Data::new(engine.clone());
         let (rustls, forwarder) = match tls {
             Some((rustls, forwarder)) => (Some(rustls), forwarder),
             None => (None, Forwarder::plain()),
         };
+        handle.spawn(crate::membership::probe(
+            engine.clone(),
+            forwarder.http.clone(),
+            forwarder.scheme,
+        ));
         let reports = web::Data::new(Reports::new(supervisor, forwarder));
         let limits = HttpLimits::for_this_process(HTTP_WORKERS);
         tracing::info!(

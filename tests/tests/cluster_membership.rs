@@ -59,6 +59,29 @@ async fn grow_to_five_and_shrink_to_three_under_writes() -> anyhow::Result<()> {
     let (status, body) = admin.delete("/v1/cluster/members/42").await?;
     assert_eq!(status, 400, "removing an unknown member must fail: {body}");
 
+    // A removed server says so: not ready, and it takes no writes.
+    for id in [4, 5] {
+        let removed = cluster.server(id).client();
+        let (status, body) = eventually(Duration::from_secs(10), || {
+            let removed = removed.clone();
+            async move {
+                let answer = removed.get("/readyz").await.ok()?;
+                (answer.1["error"]["code"] == "not_a_member").then_some(answer)
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("removed server {id} still ready: {e}\n{}", cluster.logs()))?;
+        assert_eq!(status, 503, "{body}");
+        let (status, body) = removed
+            .post(
+                "/v1/resources",
+                &json!({"name": format!("after-removal-{id}")}),
+            )
+            .await?;
+        assert_eq!(status, 503, "a removed server must refuse writes: {body}");
+        assert_eq!(body["error"]["code"], "not_a_member", "{body}");
+    }
+
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     writer.await?;
     let acked = acked.lock().await.clone();

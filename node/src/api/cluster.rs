@@ -13,6 +13,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/cluster/members", web::post().to(add_member))
         .route("/v1/cluster/members/{id}", web::delete().to(remove_member))
         .route("/v1/cluster/digest", web::get().to(digest))
+        .route("/v1/cluster/membership/{id}", web::get().to(membership))
         .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz));
 }
@@ -68,6 +69,12 @@ async fn digest(engine: web::Data<Engine>) -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({
         "id": engine.node().id(), "last_applied": index, "sha256": sha, "bytes": bytes.len(),
     }))
+}
+
+/// Whether a server id is a member, as this server sees it: what a removed server asks the leader
+/// (see `crate::membership`).
+async fn membership(engine: web::Data<Engine>, id: web::Path<u64>) -> HttpResponse {
+    HttpResponse::Ok().json(engine.membership_of(id.into_inner()))
 }
 
 async fn healthz() -> HttpResponse {

@@ -19,9 +19,12 @@ pub const MAX_BATCH_REPORTS: usize = convoy_actors::leader::REPORT_QUEUE_LIMIT;
 
 /// How a follower reaches the leader's HTTP API: the scheme and a client that trusts the
 /// cluster's CA (and presents this server's certificate when servers require client certificates).
+#[derive(Clone)]
 pub struct Forwarder {
-    scheme: &'static str,
-    http: reqwest::Client,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The client, set up for the cluster's TLS.
+    pub http: reqwest::Client,
 }
 
 /// How long a forwarded request may take.
