@@ -1,7 +1,9 @@
 //! The deployment engine plugged into the replicated log as its state machine.
 
 use convoy_actors::domain::{ClusterState, Command, DomainError, ErrorKind, Response};
-use convoy_raft::StateMachine;
+use std::io::{self, Read, Write};
+
+use convoy_raft::{codec, StateMachine};
 use serde::{Deserialize, Serialize};
 
 use crate::api::error::ApiError;
@@ -71,12 +73,16 @@ impl StateMachine for Machine {
         self.state.apply(command, at_ms).map_err(Refusal::from)
     }
 
-    fn snapshot(&self) -> Vec<u8> {
-        self.state.snapshot_bytes()
+    /// Streams the same bytes as [`ClusterState::snapshot_bytes`] (bincode, standard config).
+    fn snapshot_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        codec::encode_into(&self.state, out)
+            .map(drop)
+            .map_err(io::Error::other)
     }
 
-    fn restore(bytes: &[u8]) -> Result<Self, String> {
-        ClusterState::from_snapshot_bytes(bytes)
+    /// Reads what [`Machine::snapshot_to`] wrote, up to [`codec::MAX_SNAPSHOT_BYTES`].
+    fn restore_from(input: &mut dyn Read) -> Result<Self, String> {
+        codec::decode_from(input)
             .map(|state| Machine { state })
             .map_err(|e| e.to_string())
     }

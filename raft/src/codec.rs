@@ -1,10 +1,20 @@
 //! The one place bincode is used: encode and decode with a size limit, so it can be swapped.
 
+use std::io::{Read, Write};
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The largest message the codec will decode (and the transport will accept): 64 MiB.
 pub const MAX_DECODE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest state a snapshot may hold, and the most [`decode_from`] will read: 16 GiB.
+///
+/// Snapshots never go through [`decode`] and its [`MAX_DECODE_BYTES`]: they are written and read
+/// as streams of chunks (see [`crate::sm_store`]). At ~126 encoded bytes per fleet node, 16 GiB
+/// is well over 100 million nodes; 10 million nodes are ~1.3 GB. The bound only stops a corrupt
+/// or hostile length from making a server read forever.
+pub const MAX_SNAPSHOT_BYTES: usize = 16 * 1024 * 1024 * 1024;
 
 /// Why a value could not be encoded or decoded.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +34,14 @@ pub enum CodecError {
         what: &'static str,
         /// How many bytes were offered.
         len: usize,
+        /// bincode's reason.
+        source: bincode::error::DecodeError,
+    },
+    /// A stream does not hold a valid value, or would exceed [`MAX_SNAPSHOT_BYTES`].
+    #[error("cannot decode {what} from a stream: {source}")]
+    DecodeStream {
+        /// The type being decoded.
+        what: &'static str,
         /// bincode's reason.
         source: bincode::error::DecodeError,
     },
@@ -52,6 +70,32 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
         })
 }
 
+fn stream_config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<MAX_SNAPSHOT_BYTES>()
+}
+
+/// Encodes `value` with bincode (standard config, the same bytes as [`encode`]) into `out`;
+/// returns how many bytes were written. For snapshots: nothing is buffered whole.
+pub fn encode_into<T: Serialize>(value: &T, out: &mut dyn Write) -> Result<usize, CodecError> {
+    bincode::serde::encode_into_std_write(value, &mut { out }, stream_config()).map_err(|source| {
+        CodecError::Encode {
+            what: std::any::type_name::<T>(),
+            source,
+        }
+    })
+}
+
+/// Decodes a `T` from `input` (as written by [`encode_into`]), refusing anything that would
+/// read or allocate past [`MAX_SNAPSHOT_BYTES`]. Reads only the value's bytes.
+pub fn decode_from<T: DeserializeOwned>(input: &mut dyn Read) -> Result<T, CodecError> {
+    bincode::serde::decode_from_std_read(&mut { input }, stream_config()).map_err(|source| {
+        CodecError::DecodeStream {
+            what: std::any::type_name::<T>(),
+            source,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +105,18 @@ mod tests {
         let v = (7u64, String::from("convoy"), vec![1u8, 2, 3]);
         let bytes = encode(&v).unwrap();
         assert_eq!(decode::<(u64, String, Vec<u8>)>(&bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn streams_the_same_bytes_as_a_buffer() {
+        let v = (7u64, String::from("convoy"), vec![1u8, 2, 3]);
+        let mut out = Vec::new();
+        let written = encode_into(&v, &mut out).unwrap();
+        assert_eq!(written, out.len());
+        assert_eq!(out, encode(&v).unwrap());
+        let back: (u64, String, Vec<u8>) = decode_from(&mut out.as_slice()).unwrap();
+        assert_eq!(back, v);
+        assert!(decode_from::<(u64, String, Vec<u8>)>(&mut &out[..out.len() - 1]).is_err());
     }
 
     #[test]

@@ -2,6 +2,12 @@
 
 use crate::network::ClientError;
 
+/// What an operator does with a data dir that [`RaftError::Corrupt`] refuses (also part of
+/// [`crate::log_store::StoreError::Corrupt`]'s message).
+pub const REJOIN: &str = "stop this server, remove it from the cluster (`convoy cluster remove ID` on a healthy server), \
+delete the directory, start this server again without bootstrapping, then add it back \
+(`convoy cluster add ID --raft-addr A --http-addr B`); it catches up from the leader";
+
 /// Why a proposal, read or membership change did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum RaftError {
@@ -30,6 +36,18 @@ pub enum RaftError {
         /// The data directory.
         path: String,
         /// What went wrong.
+        reason: String,
+    },
+    /// The data dir holds corrupt or foreign data (a damaged write-ahead log or SST, a truncated
+    /// snapshot, a snapshot written for another data dir): the server refuses to start on it
+    /// rather than silently drop acknowledged entries or the vote.
+    #[error("data dir {path} is unusable: {what}: {reason}; wipe {path} and rejoin as a new member: {REJOIN}")]
+    Corrupt {
+        /// The data directory.
+        path: String,
+        /// What is damaged (`"raft log"`, `"snapshot file ..."`).
+        what: String,
+        /// What was found.
         reason: String,
     },
     /// The raft core stopped (fatal error or shutdown).

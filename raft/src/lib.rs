@@ -14,5 +14,5 @@ pub mod types;
 
 pub use error::RaftError;
 pub use node::{RaftConfig, RaftNode};
-pub use state_machine::StateMachine;
+pub use state_machine::{FrozenState, StateMachine};
 pub use types::{Member, NodeId, Proposal, Reply, TypeConfig};

@@ -26,6 +26,19 @@
 //! - Reads are made in place: they hit the memtable or block cache and are short. A run of
 //!   consecutive range reads (openraft's replay of the log on a restart) is served by a read-ahead
 //!   thread until the log is first written, see [`readahead`].
+//!
+//! # Integrity
+//!
+//! The WAL is recovered with [`DBRecoveryMode::TolerateCorruptedTailRecords`]: a record whose
+//! checksum fails anywhere in the WAL (a flipped bit in an fsynced entry or vote) makes
+//! [`open_db`] refuse with [`RaftError::Corrupt`], where RocksDB's default (point-in-time
+//! recovery) would silently stop replaying there and drop every later, acknowledged write. Only
+//! a record *cut short at the very end* of the WAL is dropped: it is the write a crash or power
+//! cut interrupted, which was never fsynced and so never reported durable to openraft (appends
+//! are acknowledged after `flush_wal(true)`, the vote after a synced write), so dropping it
+//! loses nothing a peer relies on. `AbsoluteConsistency` would refuse that too, turning every
+//! power cut during a write into a server that needs wiping. Paranoid checks are on, and every
+//! read verifies block checksums; a corrupt block found by a read is [`StoreError::Corrupt`].
 
 use std::fmt::Debug;
 use std::io;
@@ -37,13 +50,14 @@ use openraft::storage::{IOFlushed, LogState, RaftLogStorage};
 use openraft::type_config::alias::{EntryOf, LogIdOf, VoteOf};
 use openraft::{OptionalSend, RaftLogReader};
 use rocksdb::{
-    ColumnFamily, ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, WriteOptions, DB,
+    ColumnFamily, ColumnFamilyDescriptor, DBRecoveryMode, ErrorKind, IteratorMode, Options,
+    ReadOptions, WriteBatch, WriteOptions, DB,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::codec::{self, CodecError};
-use crate::error::RaftError;
+use crate::error::{RaftError, REJOIN};
 use crate::types::TypeConfig;
 
 mod read;
@@ -93,6 +107,16 @@ pub enum StoreError {
         /// RocksDB's reason.
         source: rocksdb::Error,
     },
+    /// RocksDB found corrupt data (a block or record checksum mismatch) while reading.
+    #[error("rocksdb {op} in column family {cf} found corrupt data: {source}; wipe this server's data dir and rejoin as a new member: {REJOIN}")]
+    Corrupt {
+        /// What was being done.
+        op: &'static str,
+        /// The column family involved.
+        cf: &'static str,
+        /// RocksDB's reason.
+        source: rocksdb::Error,
+    },
     /// The database was not opened with [`open_db`] (a column family is absent).
     #[error(
         "column family {0} is missing; open the database with convoy_raft::log_store::open_db"
@@ -118,6 +142,9 @@ pub enum StoreError {
         /// The index found instead.
         found: u64,
     },
+    /// The data dir's store id (`meta` key `store_id`) is not 16 bytes.
+    #[error("the store id in column family meta is {0} bytes, not 16")]
+    BadStoreId(usize),
     /// A key in the `logs` column family is not an 8-byte big-endian index.
     #[error("log key {0:?} is not an 8-byte big-endian index")]
     BadLogKey(Vec<u8>),
@@ -140,11 +167,16 @@ impl From<StoreError> for io::Error {
 /// Opens (creating if needed) the server's RocksDB at `dir` with the `logs`, `meta` and
 /// `snapshots` column families. Share the handle between [`RocksLogStore`] and the state
 /// machine store.
+///
+/// A damaged WAL, MANIFEST or SST is refused with [`RaftError::Corrupt`] (see the module's
+/// "Integrity").
 pub fn open_db(dir: &Path) -> Result<Arc<DB>, RaftError> {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);
     opts.set_max_total_wal_size(MAX_WAL_BYTES);
+    opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
+    opts.set_paranoid_checks(true);
     let cfs = [CF_LOGS, CF_META, CF_SNAPSHOTS].map(|name| {
         let mut cf_opts = Options::default();
         if name == CF_LOGS {
@@ -154,10 +186,36 @@ pub fn open_db(dir: &Path) -> Result<Arc<DB>, RaftError> {
     });
     DB::open_cf_descriptors(&opts, dir, cfs)
         .map(Arc::new)
-        .map_err(|e| RaftError::Storage {
-            path: dir.display().to_string(),
-            reason: format!("cannot open RocksDB: {e}"),
+        .map_err(|e| match e.kind() {
+            ErrorKind::Corruption => RaftError::Corrupt {
+                path: dir.display().to_string(),
+                what: "raft log (RocksDB)".to_string(),
+                reason: e.to_string(),
+            },
+            _ => RaftError::Storage {
+                path: dir.display().to_string(),
+                reason: format!("cannot open RocksDB: {e}"),
+            },
         })
+}
+
+/// Read options that verify every block's checksum (RocksDB's default, made explicit).
+pub(crate) fn checked_reads() -> ReadOptions {
+    let mut opts = ReadOptions::default();
+    opts.set_verify_checksums(true);
+    opts
+}
+
+/// Maps a RocksDB error of `op` in `cf` to [`StoreError::Corrupt`] if it reports corruption,
+/// else to [`StoreError::Rocks`].
+pub(crate) fn rocks_error(
+    op: &'static str,
+    cf: &'static str,
+) -> impl FnOnce(rocksdb::Error) -> StoreError {
+    move |source| match source.kind() {
+        ErrorKind::Corruption => StoreError::Corrupt { op, cf, source },
+        _ => StoreError::Rocks { op, cf, source },
+    }
 }
 
 /// Returns the handle of column family `name`.
@@ -175,12 +233,8 @@ pub(crate) fn get_value<T: DeserializeOwned>(
 ) -> Result<Option<T>, StoreError> {
     let handle = cf(db, cf_name)?;
     let Some(bytes) = db
-        .get_pinned_cf(handle, key)
-        .map_err(|source| StoreError::Rocks {
-            op: what,
-            cf: cf_name,
-            source,
-        })?
+        .get_pinned_cf_opt(handle, key, &checked_reads())
+        .map_err(rocks_error(what, cf_name))?
     else {
         return Ok(None);
     };
@@ -282,7 +336,7 @@ impl RocksLogStore {
     }
 
     fn rocks(op: &'static str, cf: &'static str) -> impl FnOnce(rocksdb::Error) -> StoreError {
-        move |source| StoreError::Rocks { op, cf, source }
+        rocks_error(op, cf)
     }
 
     /// Reads `[start, end)` from the read-ahead if it continues the previous read, else directly.
@@ -314,7 +368,11 @@ impl RocksLogStore {
 
     fn last_entry_log_id(&self) -> Result<Option<LogIdOf<TypeConfig>>, StoreError> {
         let logs = cf(&self.db, CF_LOGS)?;
-        let Some(item) = self.db.iterator_cf(logs, IteratorMode::End).next() else {
+        let Some(item) = self
+            .db
+            .iterator_cf_opt(logs, checked_reads(), IteratorMode::End)
+            .next()
+        else {
             return Ok(None);
         };
         let (key, value) = item.map_err(Self::rocks("read last log entry", CF_LOGS))?;

@@ -20,7 +20,7 @@ use crate::log_store::{open_db, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
 use crate::network::server::TransportServer;
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
-use crate::sm_store::{AppliedState, SmStore};
+use crate::sm_store::{AppliedState, SmStore, SnapshotData};
 use crate::state_machine::StateMachine;
 use crate::types::{Member, NodeId, Proposal, Raft, Reply};
 
@@ -149,7 +149,7 @@ pub struct RaftNode<S: StateMachine> {
     config: RaftConfig,
     raft: Raft<SmStore<S>>,
     applied: Arc<AppliedState<S>>,
-    network: Network,
+    network: Network<SnapshotData>,
     local: LocalHandler<S>,
     server: TransportServer,
     _state: PhantomData<S>,
@@ -243,7 +243,7 @@ impl<S: StateMachine> RaftNode<S> {
     }
 
     /// The transport client, e.g. to inject faults in tests.
-    pub fn network(&self) -> &Network {
+    pub fn network(&self) -> &Network<SnapshotData> {
         &self.network
     }
 

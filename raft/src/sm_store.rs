@@ -1,55 +1,62 @@
 //! The state machine store: applies committed entries to the application's [`StateMachine`],
 //! builds, persists and installs snapshots, and shares the applied state with readers.
 //!
-//! The state lives in memory; only snapshots are persisted (the latest one, in the `snapshots`
-//! column family). On restart [`SmStore::open`] restores the last snapshot and openraft re-applies
-//! the log from there up to the committed index the log store saved.
+//! The state lives in memory; only snapshots are persisted: the latest one, as the file
+//! `snapshot/current.snap` in the data dir (format in [`format`]: a header with the data dir's
+//! store id and what the snapshot covers, then the state in checksummed chunks). On restart
+//! [`SmStore::open`] streams the state back from it, and openraft re-applies the log from there up
+//! to the committed index the log store saved. A truncated or damaged snapshot file, or one that
+//! another data dir wrote, makes [`SmStore::open`] refuse with [`RaftError::Corrupt`].
 //!
-//! A snapshot's bytes are the [`crate::codec`] encoding of [`SnapshotBody`]: the last applied log
-//! id, the last membership, the last applied time and `S::snapshot()`.
+//! No snapshot is held or decoded whole here: [`StateMachine::snapshot_to`] writes into a
+//! [`format::ChunkWriter`] over a temporary file that is then fsynced and renamed into place, and
+//! [`StateMachine::restore_from`] reads from a [`format::ChunkReader`] that verifies each chunk
+//! before handing out its bytes. A snapshot received from the leader is verified, restored and
+//! copied into this data dir's own file in the same pass.
 
 use std::fmt::Debug;
-use std::io;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
 use openraft::storage::{EntryResponder, RaftStateMachine};
 use openraft::type_config::alias::{LogIdOf, SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
 use openraft::{OptionalSend, RaftSnapshotBuilder, StoredMembership};
 use rocksdb::DB;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::watch;
 
 use crate::codec;
 use crate::error::RaftError;
-use crate::log_store::{cf, encode_value, synced, StoreError, CF_SNAPSHOTS};
-use crate::state_machine::StateMachine;
+use crate::log_store::{cf, checked_reads, rocks_error, synced, StoreError, CF_SNAPSHOTS};
+use crate::state_machine::{FrozenState, StateMachine};
 use crate::types::TypeConfig;
 
 mod apply;
+pub mod data;
+pub mod files;
+pub mod format;
 
-const KEY_SNAPSHOT: &[u8] = b"current";
+pub use data::SnapshotData;
+use files::{SnapshotDir, Temp};
+use format::{
+    read_header, write_header, ChunkReader, ChunkWriter, FormatError, SnapshotInfo, StoreId,
+};
 
-/// What a snapshot holds; its encoding is the snapshot data openraft ships to followers.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct SnapshotBody {
-    /// The last log id the state includes.
-    pub last_applied: Option<LogIdOf<TypeConfig>>,
-    /// The last membership applied.
-    pub last_membership: StoredMembershipOf<TypeConfig>,
-    /// The clamped time of the last applied command, in ms since the Unix epoch.
-    pub last_at_ms: u64,
-    /// `S::snapshot()`.
-    pub state: Vec<u8>,
-}
+/// The key of the snapshot in the `snapshots` column family, where versions before the snapshot
+/// files kept it; [`SmStore::open`] moves it into a file.
+const KEY_LEGACY_SNAPSHOT: &[u8] = b"current";
 
-impl SnapshotBody {
-    fn meta(&self) -> SnapshotMetaOf<TypeConfig> {
-        SnapshotMetaOf::<TypeConfig> {
-            last_log_id: self.last_applied,
-            last_membership: self.last_membership.clone(),
-        }
-    }
+/// A snapshot as versions before the snapshot files stored it (one codec value).
+#[derive(Deserialize)]
+struct LegacySnapshot {
+    last_applied: Option<LogIdOf<TypeConfig>>,
+    last_membership: StoredMembershipOf<TypeConfig>,
+    last_at_ms: u64,
+    state: Vec<u8>,
 }
 
 /// The shared handle on the applied state, as [`SmStore::applied`] returns it.
@@ -134,141 +141,291 @@ impl<S: StateMachine> AppliedState<S> {
     pub fn last_at_ms(&self) -> u64 {
         self.lock_read().last_at_ms
     }
-
-    fn snapshot_body(&self) -> SnapshotBody {
-        let inner = self.lock_read();
-        SnapshotBody {
-            last_applied: inner.last_applied,
-            last_membership: inner.membership.clone(),
-            last_at_ms: inner.last_at_ms,
-            state: inner.sm.snapshot(),
-        }
-    }
 }
 
-/// Reads the persisted snapshot's bytes (stored as they are) and decodes its body.
-fn read_snapshot(db: &DB) -> Result<Option<(Vec<u8>, SnapshotBody)>, StoreError> {
-    let data = db
-        .get_cf(cf(db, CF_SNAPSHOTS)?, KEY_SNAPSHOT)
-        .map_err(|source| StoreError::Rocks {
-            op: "read snapshot",
-            cf: CF_SNAPSHOTS,
-            source,
-        })?;
-    let Some(data) = data else {
-        return Ok(None);
+/// Writes the applied state as a snapshot into a new temporary file of `files`; returns the file,
+/// what it covers and how long applying was held off (the read lock held). The header's info and
+/// the state are taken under one read lock; the state is written after releasing it if the state
+/// machine can [`StateMachine::freeze`] it.
+fn write_snapshot<S: StateMachine>(
+    applied: &AppliedState<S>,
+    files: &SnapshotDir,
+) -> Result<(Temp, SnapshotInfo, Duration), FormatError> {
+    let io = |op| move |source| FormatError::Io { op, source };
+    let mut temp = files.create_temp().map_err(io("create a snapshot file"))?;
+    let inner = applied.lock_read();
+    let locked = Instant::now();
+    let info = SnapshotInfo {
+        last_applied: inner.last_applied,
+        last_membership: inner.membership.clone(),
+        last_at_ms: inner.last_at_ms,
     };
-    let body = decode_body(&data)?;
-    Ok(Some((data, body)))
+    /// Who writes the state: the frozen copy (lock released) or the state under the lock.
+    enum Source<'a, S> {
+        Frozen(FrozenState),
+        Locked(RwLockReadGuard<'a, Inner<S>>),
+    }
+    let mut held = Duration::ZERO;
+    let source = match inner.sm.freeze() {
+        Some(frozen) => {
+            drop(inner);
+            held = locked.elapsed();
+            Source::Frozen(frozen)
+        }
+        None => Source::Locked(inner),
+    };
+    write_header(temp.file(), files.store(), &info).map_err(io("write a snapshot header"))?;
+    let mut out = ChunkWriter::new(temp.file());
+    let written = match source {
+        Source::Frozen(frozen) => frozen(&mut out),
+        Source::Locked(inner) => {
+            let written = inner.sm.snapshot_to(&mut out);
+            drop(inner);
+            held = locked.elapsed();
+            written
+        }
+    };
+    written.map_err(io("write the state into a snapshot"))?;
+    out.finish().map_err(io("write a snapshot"))?;
+    Ok((temp, info, held))
 }
 
-fn decode_body(data: &[u8]) -> Result<SnapshotBody, StoreError> {
-    codec::decode(data).map_err(|source| StoreError::Codec {
-        what: "snapshot body",
-        cf: CF_SNAPSHOTS,
-        key: String::from_utf8_lossy(KEY_SNAPSHOT).into_owned(),
-        source,
-    })
+/// Reads a whole snapshot from `input`: the header (written by `expect_store`, if given), then the
+/// state, restored by `S` and, if `copy` is given, copied into that file under a header stamped
+/// with its store id.
+fn read_snapshot<S: StateMachine>(
+    input: &mut dyn Read,
+    expect_store: Option<&StoreId>,
+    copy: Option<(&mut File, &StoreId)>,
+) -> Result<(SnapshotInfo, S), FormatError> {
+    let (store, info) = read_header(input)?;
+    if let Some(expected) = expect_store.filter(|expected| **expected != store) {
+        return Err(FormatError::ForeignStore {
+            found: format::hex(&store),
+            expected: format::hex(expected),
+        });
+    }
+    let io = |op| move |source| FormatError::Io { op, source };
+    let mut copy = match copy {
+        Some((file, id)) => {
+            write_header(file, id, &info).map_err(io("write a snapshot header"))?;
+            Some(ChunkWriter::new(file))
+        }
+        None => None,
+    };
+    let mut reader = ChunkReader::new(input);
+    if let Some(copy) = copy.as_mut() {
+        reader = reader.copying_into(copy);
+    }
+    let sm = match S::restore_from(&mut reader) {
+        Ok(sm) => sm,
+        Err(reason) => return Err(reader.take_error().unwrap_or(FormatError::Restore(reason))),
+    };
+    reader.finish()?;
+    if let Some(copy) = copy {
+        copy.finish().map_err(io("write a snapshot"))?;
+    }
+    Ok((info, sm))
 }
 
-/// Writes `data` as the one persisted snapshot (synced), unless `only_if_newer` and a snapshot
-/// past `last_log_id` is already persisted.
+/// Makes `temp` (covering `last_log_id`) the persisted snapshot, unless `only_if_newer` and a
+/// snapshot past `last_log_id` is already persisted; returns the file either way.
 fn persist_snapshot<S>(
-    db: &DB,
+    files: &SnapshotDir,
     applied: &AppliedState<S>,
     last_log_id: &Option<LogIdOf<TypeConfig>>,
-    data: &[u8],
+    temp: Temp,
     only_if_newer: bool,
-) -> Result<(), StoreError> {
+) -> io::Result<File> {
     let mut persisted = applied.persisted.lock().unwrap_or_else(|e| e.into_inner());
     if only_if_newer && *persisted > *last_log_id {
-        return Ok(());
+        return Ok(temp.into_unlinked());
     }
-    db.put_cf_opt(cf(db, CF_SNAPSHOTS)?, KEY_SNAPSHOT, data, &synced())
-        .map_err(|source| StoreError::Rocks {
-            op: "save snapshot",
-            cf: CF_SNAPSHOTS,
-            source,
-        })?;
+    let file = files.commit(temp)?;
     *persisted = *last_log_id;
-    Ok(())
+    Ok(file)
+}
+
+/// A snapshot file's error as openraft's I/O error, naming the file.
+fn file_error(path: &Path, e: FormatError) -> io::Error {
+    io::Error::other(format!("snapshot file {}: {e}", path.display()))
+}
+
+/// The error [`SmStore::open`] returns for the snapshot file at `path`: an I/O failure is a
+/// storage error, anything else means the file cannot be trusted.
+fn open_error(db: &DB, path: &Path, e: FormatError) -> RaftError {
+    let dir = db.path().display().to_string();
+    match e {
+        FormatError::Io { .. } => RaftError::Storage {
+            path: dir,
+            reason: format!("snapshot file {}: {e}", path.display()),
+        },
+        e => RaftError::Corrupt {
+            path: dir,
+            what: format!("snapshot file {}", path.display()),
+            reason: e.to_string(),
+        },
+    }
+}
+
+/// Moves a snapshot kept in the `snapshots` column family by an older version into a snapshot
+/// file (unless a file already exists), then deletes it from the column family.
+fn migrate_legacy_snapshot(db: &DB, files: &SnapshotDir) -> Result<(), RaftError> {
+    let dir = db.path().display().to_string();
+    let storage = |reason: String| RaftError::Storage {
+        path: dir.clone(),
+        reason,
+    };
+    let snapshots = cf(db, CF_SNAPSHOTS).map_err(|e| storage(e.to_string()))?;
+    let found = db
+        .get_cf_opt(snapshots, KEY_LEGACY_SNAPSHOT, &checked_reads())
+        .map_err(|e| storage(rocks_error("read legacy snapshot", CF_SNAPSHOTS)(e).to_string()))?;
+    let Some(bytes) = found else {
+        return Ok(());
+    };
+    let current = files.open_current().map_err(|e| storage(e.to_string()))?;
+    if current.is_none() {
+        let legacy: LegacySnapshot = codec::decode(&bytes).map_err(|e| RaftError::Corrupt {
+            path: dir.clone(),
+            what: "snapshot in column family snapshots".to_string(),
+            reason: e.to_string(),
+        })?;
+        let info = SnapshotInfo {
+            last_applied: legacy.last_applied,
+            last_membership: legacy.last_membership,
+            last_at_ms: legacy.last_at_ms,
+        };
+        let write = |temp: &mut Temp| -> io::Result<()> {
+            write_header(temp.file(), files.store(), &info)?;
+            let mut out = ChunkWriter::new(temp.file());
+            out.write_all(&legacy.state)?;
+            out.finish().map(drop)
+        };
+        let mut temp = files.create_temp().map_err(|e| storage(e.to_string()))?;
+        write(&mut temp).map_err(|e| storage(format!("cannot move the legacy snapshot: {e}")))?;
+        files.commit(temp).map_err(|e| storage(e.to_string()))?;
+        tracing::info!(last_log_id = ?info.last_applied, bytes = legacy.state.len(), "moved the snapshot from RocksDB into a snapshot file");
+    }
+    db.delete_cf_opt(snapshots, KEY_LEGACY_SNAPSHOT, &synced())
+        .map_err(|e| {
+            storage(
+                StoreError::from(rocks_error("delete legacy snapshot", CF_SNAPSHOTS)(e))
+                    .to_string(),
+            )
+        })
 }
 
 /// openraft's state machine store over an application [`StateMachine`].
 pub struct SmStore<S: StateMachine> {
     db: Arc<DB>,
     applied: Applied<S>,
+    files: Arc<SnapshotDir>,
 }
 
 impl<S: StateMachine> SmStore<S> {
     /// Opens the store on a database from [`crate::log_store::open_db`], restoring the state from
     /// the persisted snapshot if there is one.
+    ///
+    /// A snapshot file that is truncated, fails a checksum, does not restore, or was written by
+    /// another data dir is refused with [`RaftError::Corrupt`], never skipped: skipping it would
+    /// start this server from an empty state over a purged log.
     pub fn open(db: Arc<DB>) -> Result<Self, RaftError> {
         let storage_err = |reason: String| RaftError::Storage {
             path: db.path().display().to_string(),
             reason,
         };
-        let inner = match read_snapshot(&db).map_err(|e| storage_err(e.to_string()))? {
+        let files = SnapshotDir::open(&db).map_err(|e| storage_err(e.to_string()))?;
+        migrate_legacy_snapshot(&db, &files)?;
+        let path = files.current_path();
+        let inner = match files
+            .open_current()
+            .map_err(|e| storage_err(e.to_string()))?
+        {
             None => Inner {
                 sm: S::default(),
                 last_applied: None,
                 membership: StoredMembership::default(),
                 last_at_ms: 0,
             },
-            Some((_, body)) => Inner {
-                sm: S::restore(&body.state).map_err(|e| {
-                    storage_err(format!("cannot restore the state from the snapshot: {e}"))
-                })?,
-                last_applied: body.last_applied,
-                membership: body.last_membership,
-                last_at_ms: body.last_at_ms,
-            },
+            Some(file) => {
+                let started = Instant::now();
+                let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+                let mut input = &file;
+                let (info, sm) = read_snapshot::<S>(&mut input, Some(files.store()), None)
+                    .map_err(|e| open_error(&db, &path, e))?;
+                let ms = started.elapsed().as_millis() as u64;
+                tracing::info!(last_log_id = ?info.last_applied, bytes = len, ms, "restored the state from the snapshot");
+                Inner {
+                    sm,
+                    last_applied: info.last_applied,
+                    membership: info.last_membership,
+                    last_at_ms: info.last_at_ms,
+                }
+            }
         };
         let applied = Arc::new(AppliedState::new(inner));
-        Ok(Self { db, applied })
+        Ok(Self {
+            db,
+            applied,
+            files: Arc::new(files),
+        })
     }
 
     /// The shared handle on the applied state, for readers.
     pub fn applied(&self) -> Applied<S> {
         self.applied.clone()
     }
+
+    /// The path of the persisted snapshot file (which may not exist yet).
+    pub fn snapshot_path(&self) -> std::path::PathBuf {
+        self.files.current_path()
+    }
 }
 
 /// Builds a snapshot of the applied state and persists it as the current one.
 pub struct SmSnapshotBuilder<S: StateMachine> {
-    db: Arc<DB>,
+    files: Arc<SnapshotDir>,
     applied: Applied<S>,
 }
 
 impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotData;
 
-    async fn build_snapshot(&mut self) -> Result<SnapshotOf<TypeConfig, Vec<u8>>, io::Error> {
-        let (db, applied) = (self.db.clone(), self.applied.clone());
-        let snapshot = tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let body = applied.snapshot_body();
-            let meta = body.meta();
-            let data = encode_value(&body, CF_SNAPSHOTS, KEY_SNAPSHOT, "snapshot body")?;
-            persist_snapshot(&db, &applied, &meta.last_log_id, &data, true)?;
+    async fn build_snapshot(&mut self) -> Result<SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
+        let (files, applied) = (self.files.clone(), self.applied.clone());
+        tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let (temp, info, held) = write_snapshot(&applied, &files)
+                .map_err(|e| file_error(temp_dir(&files).as_path(), e))?;
+            let file = persist_snapshot(&files, &applied, &info.last_applied, temp, true)?;
+            let snapshot = SnapshotData::from_file(file)?;
             let ms = started.elapsed().as_millis() as u64;
-            tracing::info!(last_log_id = ?meta.last_log_id, bytes = data.len(), ms, "built snapshot");
-            Ok::<_, StoreError>(SnapshotOf::<TypeConfig, Vec<u8>> {
-                meta,
-                snapshot: data,
+            let apply_held_ms = held.as_millis() as u64;
+            tracing::info!(last_log_id = ?info.last_applied, bytes = snapshot.len(), ms, apply_held_ms, "built snapshot");
+            Ok(SnapshotOf::<TypeConfig, SnapshotData> {
+                meta: info.meta(),
+                snapshot,
             })
         })
         .await
         .map_err(|e| StoreError::Task {
             op: "build snapshot",
             reason: e.to_string(),
-        })??;
-        Ok(snapshot)
+        })?
     }
 }
 
+/// The snapshot directory, for messages about a file being written there.
+fn temp_dir(files: &SnapshotDir) -> std::path::PathBuf {
+    files
+        .current_path()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
 impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotData;
     type SnapshotBuilder = SmSnapshotBuilder<S>;
 
     async fn applied_state(
@@ -306,25 +463,37 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         SmSnapshotBuilder {
-            db: self.db.clone(),
+            files: self.files.clone(),
             applied: self.applied.clone(),
         }
     }
 
+    /// Verifies and restores the snapshot in one streaming pass, copying it into this data dir's
+    /// snapshot file (stamped with its store id), then swaps the state in.
     async fn install_snapshot(
         &mut self,
         meta: &SnapshotMetaOf<TypeConfig>,
-        snapshot: Vec<u8>,
+        snapshot: SnapshotData,
     ) -> Result<(), io::Error> {
-        let (db, applied, meta_c) = (self.db.clone(), self.applied.clone(), meta.clone());
+        let (files, applied, last_log_id) =
+            (self.files.clone(), self.applied.clone(), meta.last_log_id);
         let (sm, last_at_ms) = tokio::task::spawn_blocking(move || {
-            let body = decode_body(&snapshot)?;
-            let sm = S::restore(&body.state).map_err(|reason| StoreError::Task {
-                op: "restore the state from a snapshot",
-                reason,
-            })?;
-            persist_snapshot(&db, &applied, &meta_c.last_log_id, &snapshot, false)?;
-            Ok::<_, StoreError>((sm, body.last_at_ms))
+            let started = Instant::now();
+            let mut temp = files.create_temp()?;
+            let refused = |e| io::Error::other(format!("snapshot of {} bytes refused: {e}", snapshot.len()));
+            let mut input = snapshot.reader();
+            let (info, sm) = read_snapshot::<S>(&mut input, None, Some((temp.file(), files.store())))
+                .map_err(refused)?;
+            if info.last_applied != last_log_id {
+                return Err(refused(FormatError::MetaMismatch {
+                    header: info.last_applied,
+                    meta: last_log_id,
+                }));
+            }
+            persist_snapshot(&files, &applied, &last_log_id, temp, false)?;
+            let ms = started.elapsed().as_millis() as u64;
+            tracing::info!(last_log_id = ?last_log_id, bytes = snapshot.len(), ms, "verified and restored a snapshot");
+            Ok::<_, io::Error>((sm, info.last_at_ms))
         })
         .await
         .map_err(|e| StoreError::Task {
@@ -345,24 +514,35 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
         Ok(())
     }
 
+    /// Opens the persisted snapshot file and reads its header; the state is read only by whoever
+    /// reads the returned data.
     async fn get_current_snapshot(
         &mut self,
-    ) -> Result<Option<SnapshotOf<TypeConfig, Vec<u8>>>, io::Error> {
-        // Off the runtime: a snapshot may be large.
-        let db = self.db.clone();
-        let found = tokio::task::spawn_blocking(move || read_snapshot(&db))
-            .await
-            .map_err(|e| StoreError::Task {
-                op: "read snapshot",
-                reason: e.to_string(),
-            })??;
-        let Some((data, body)) = found else {
-            return Ok(None);
-        };
-        Ok(Some(SnapshotOf::<TypeConfig, Vec<u8>> {
-            meta: body.meta(),
-            snapshot: data,
-        }))
+    ) -> Result<Option<SnapshotOf<TypeConfig, SnapshotData>>, io::Error> {
+        let files = self.files.clone();
+        tokio::task::spawn_blocking(move || {
+            let Some(file) = files.open_current()? else {
+                return Ok(None);
+            };
+            let path = files.current_path();
+            let (store, info) = read_header(&mut &file).map_err(|e| file_error(&path, e))?;
+            if store != *files.store() {
+                let e = FormatError::ForeignStore {
+                    found: format::hex(&store),
+                    expected: format::hex(files.store()),
+                };
+                return Err(file_error(&path, e));
+            }
+            Ok(Some(SnapshotOf::<TypeConfig, SnapshotData> {
+                meta: info.meta(),
+                snapshot: SnapshotData::from_file(file)?,
+            }))
+        })
+        .await
+        .map_err(|e| StoreError::Task {
+            op: "read snapshot",
+            reason: e.to_string(),
+        })?
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use convoy_raft::codec;
 use convoy_raft::log_store::{open_db, RocksLogStore};
-use convoy_raft::sm_store::SmStore;
+use convoy_raft::sm_store::{SmStore, SnapshotData};
 use convoy_raft::{Member, Proposal, TypeConfig};
 use futures::StreamExt;
 use openraft::error::{RPCError, ReplicationClosed, StreamingError, Unreachable};
@@ -32,7 +32,7 @@ struct NoNet;
 struct NoPeer;
 
 impl RaftNetworkV2<TypeConfig> for NoNet {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotData;
 
     async fn append_entries(
         &mut self,
@@ -53,7 +53,7 @@ impl RaftNetworkV2<TypeConfig> for NoNet {
     async fn full_snapshot(
         &mut self,
         _vote: VoteOf<TypeConfig>,
-        _snapshot: SnapshotOf<TypeConfig, Vec<u8>>,
+        _snapshot: SnapshotOf<TypeConfig, SnapshotData>,
         _cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
         _option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {

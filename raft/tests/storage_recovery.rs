@@ -2,6 +2,7 @@
 //! clamp of `at_ms`, a garbage command not stopping apply, snapshots installed and persisted.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Read, Write};
 
 use convoy_raft::codec;
 use convoy_raft::sm_store::SmStore;
@@ -35,12 +36,14 @@ impl StateMachine for Kv {
         self.map.insert(k, v)
     }
 
-    fn snapshot(&self) -> Vec<u8> {
-        codec::encode(self).expect("encode toy state")
+    fn snapshot_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        codec::encode_into(self, out)
+            .map(drop)
+            .map_err(io::Error::other)
     }
 
-    fn restore(bytes: &[u8]) -> Result<Self, String> {
-        codec::decode(bytes).map_err(|e| e.to_string())
+    fn restore_from(input: &mut dyn Read) -> Result<Self, String> {
+        codec::decode_from(input).map_err(|e| e.to_string())
     }
 }
 
@@ -214,7 +217,19 @@ async fn an_installed_snapshot_replaces_the_state_and_survives_restart() {
         assert_eq!(follower.applied().last_at_ms(), 20);
         let current = follower.get_current_snapshot().await.unwrap().unwrap();
         assert_eq!(current.meta, snap.meta);
-        assert_eq!(current.snapshot, snap.snapshot);
+        // The follower's own file: the same snapshot, its header stamped with its store id.
+        let (ours, theirs) = (
+            current.snapshot.to_bytes().unwrap(),
+            snap.snapshot.to_bytes().unwrap(),
+        );
+        assert_eq!(ours.len(), theirs.len());
+        assert_ne!(ours[12..28], theirs[12..28], "store ids");
+        let info_len = u32::from_le_bytes(ours[28..32].try_into().unwrap()) as usize;
+        assert_eq!(
+            ours[36 + info_len..],
+            theirs[36 + info_len..],
+            "state chunks"
+        );
     }
 
     let (_fdb, _flog, follower) = open::<Kv>(follower_dir.path());

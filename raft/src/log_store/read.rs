@@ -2,9 +2,9 @@
 //! contiguous.
 
 use openraft::type_config::alias::EntryOf;
-use rocksdb::{Direction, IteratorMode, ReadOptions, DB};
+use rocksdb::{Direction, IteratorMode, DB};
 
-use super::{cf, key_index, StoreError, CF_LOGS};
+use super::{cf, checked_reads, key_index, rocks_error, StoreError, CF_LOGS};
 use crate::codec;
 use crate::types::TypeConfig;
 
@@ -37,7 +37,7 @@ pub(super) fn read_entries(
     mode: ReadMode,
 ) -> Result<Vec<EntryOf<TypeConfig>>, StoreError> {
     let logs = cf(db, CF_LOGS)?;
-    let mut opts = ReadOptions::default();
+    let mut opts = checked_reads();
     if let Some(end) = end {
         opts.set_iterate_upper_bound(end.to_be_bytes());
     }
@@ -59,11 +59,7 @@ pub(super) fn read_entries(
         opts,
         IteratorMode::From(&start_key, Direction::Forward),
     ) {
-        let (key, value) = item.map_err(|source| StoreError::Rocks {
-            op: "read log entries",
-            cf: CF_LOGS,
-            source,
-        })?;
+        let (key, value) = item.map_err(rocks_error("read log entries", CF_LOGS))?;
         let index = key_index(&key)?;
         if end.is_some_and(|end| index >= end)
             || budget.is_some_and(|budget| bytes >= budget && !out.is_empty())

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,11 +49,13 @@ impl StateMachine for Kv {
         self.0.insert(k, v)
     }
 
-    fn snapshot(&self) -> Vec<u8> {
-        codec::encode(&self.0).expect("encode toy state")
+    fn snapshot_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        codec::encode_into(&self.0, out)
+            .map(drop)
+            .map_err(io::Error::other)
     }
 
-    fn restore(bytes: &[u8]) -> Result<Self, String> {
-        codec::decode(bytes).map(Kv).map_err(|e| e.to_string())
+    fn restore_from(input: &mut dyn Read) -> Result<Self, String> {
+        codec::decode_from(input).map(Kv).map_err(|e| e.to_string())
     }
 }
