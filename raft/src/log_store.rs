@@ -142,6 +142,16 @@ pub enum StoreError {
         /// The index found instead.
         found: u64,
     },
+    /// A file operation outside RocksDB (the snapshot directory) failed.
+    #[error("cannot {op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory.
+        path: String,
+        /// The system's reason.
+        source: io::Error,
+    },
     /// The data dir's store id (`meta` key `store_id`) is not 16 bytes.
     #[error("the store id in column family meta is {0} bytes, not 16")]
     BadStoreId(usize),

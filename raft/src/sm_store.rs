@@ -396,7 +396,7 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
         tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             let (temp, info, held) = write_snapshot(&applied, &files)
-                .map_err(|e| file_error(temp_dir(&files).as_path(), e))?;
+                .map_err(|e| file_error(files.dir(), e))?;
             let file = persist_snapshot(&files, &applied, &info.last_applied, temp, true)?;
             let snapshot = SnapshotData::from_file(file)?;
             let ms = started.elapsed().as_millis() as u64;
@@ -413,15 +413,6 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
             reason: e.to_string(),
         })?
     }
-}
-
-/// The snapshot directory, for messages about a file being written there.
-fn temp_dir(files: &SnapshotDir) -> std::path::PathBuf {
-    files
-        .current_path()
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
 }
 
 impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {

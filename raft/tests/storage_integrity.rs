@@ -276,3 +276,50 @@ async fn a_snapshot_over_the_decode_cap_restarts() {
         started.elapsed()
     );
 }
+
+/// A snapshot as versions before the snapshot files kept it: one codec value in the `snapshots`
+/// column family.
+#[derive(serde::Serialize)]
+struct LegacySnapshot {
+    last_applied: Option<openraft::type_config::alias::LogIdOf<TypeConfig>>,
+    last_membership: openraft::type_config::alias::StoredMembershipOf<TypeConfig>,
+    last_at_ms: u64,
+    state: Vec<u8>,
+}
+
+/// A data dir of the previous version, whose snapshot is inside RocksDB, starts from it; the
+/// snapshot is moved into a file (and out of RocksDB) on that first start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_kept_in_rocksdb_by_an_older_version_is_moved_into_a_file() {
+    let dir = TempDir::new().unwrap();
+    let state = BTreeMap::from([("old".to_string(), "state".to_string())]);
+    let legacy = LegacySnapshot {
+        last_applied: Some(log_id(1, 7)),
+        last_membership: openraft::StoredMembership::new(
+            Some(log_id(1, 1)),
+            Membership::new(vec![[1].into()], BTreeMap::from([(1, Member::default())])).unwrap(),
+        ),
+        last_at_ms: 99,
+        state: codec::encode(&state).unwrap(),
+    };
+    {
+        let db = open_db(dir.path()).unwrap();
+        let snapshots = db.cf_handle("snapshots").unwrap();
+        db.put_cf(snapshots, b"current", codec::encode(&legacy).unwrap())
+            .unwrap();
+    }
+
+    {
+        let sm = open_sm(dir.path()).expect("the old data dir opens");
+        assert_eq!(sm.applied().last_applied(), 7);
+        assert_eq!(sm.applied().last_at_ms(), 99);
+        assert_eq!(sm.applied().read(|kv| kv.0.clone()), state);
+    }
+    assert!(snapshot_file(dir.path()).exists());
+    let db = open_db(dir.path()).unwrap();
+    let snapshots = db.cf_handle("snapshots").unwrap();
+    assert!(db.get_cf(snapshots, b"current").unwrap().is_none());
+    drop(db);
+    let sm = open_sm(dir.path()).expect("reopens from the file");
+    assert_eq!(sm.applied().read(|kv| kv.0.clone()), state);
+}

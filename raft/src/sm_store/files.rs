@@ -35,10 +35,8 @@ impl SnapshotDir {
     pub fn open(db: &DB) -> Result<Self, StoreError> {
         let dir = db.path().join(SNAPSHOT_DIR);
         let io_err = |op: &'static str| {
-            move |e: io::Error| StoreError::Task {
-                op,
-                reason: e.to_string(),
-            }
+            let path = dir.display().to_string();
+            move |source: io::Error| StoreError::Io { op, path, source }
         };
         fs::create_dir_all(&dir).map_err(io_err("create the snapshot directory"))?;
         for entry in fs::read_dir(&dir).map_err(io_err("list the snapshot directory"))? {
@@ -57,6 +55,11 @@ impl SnapshotDir {
     /// This data dir's store id.
     pub fn store(&self) -> &StoreId {
         &self.store
+    }
+
+    /// The snapshot directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The current snapshot's path.
