@@ -192,6 +192,7 @@ impl<S: StateMachine> RaftNode<S> {
             })?;
         let server = TransportServer::spawn(
             listener,
+            config.id,
             raft.clone(),
             secret,
             Arc::new(local.clone()) as Arc<dyn ClientHandler>,
@@ -406,7 +407,7 @@ impl<S: StateMachine> RaftNode<S> {
                     let left = deadline.saturating_duration_since(Instant::now());
                     match self
                         .network
-                        .call_client(&member.raft_addr, request.clone(), left)
+                        .call_client(leader, &member.raft_addr, request.clone(), left)
                         .await
                     {
                         Ok(answer) => answer,

@@ -1,5 +1,6 @@
 //! A real transport server on loopback fed hundreds of garbage connections (byte soup before
-//! and after authenticating, random and huge length prefixes, corrupted valid frames) must close
+//! and after authenticating, random and huge length prefixes, corrupted sealed frames and
+//! sealed garbage) must close
 //! each of them, release its connection slot, and still answer a correct peer.
 //!
 //! 256 connections by default; `PROPTEST_CASES=100000` runs more, `FUZZ_SEED=n` replays one seed.
@@ -9,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use convoy_raft::network::frame::write_frame;
+use convoy_raft::codec;
 use convoy_raft::network::server::ServerConfig;
 use convoy_raft::network::{ClientRequest, RpcRequest};
 use rand::rngs::StdRng;
@@ -29,44 +30,89 @@ fn soup(rng: &mut StdRng, max: usize) -> Vec<u8> {
     (0..len).map(|_| rng.gen()).collect()
 }
 
-/// The bytes one garbage connection sends, and whether it authenticates first.
-fn garbage(rng: &mut StdRng) -> (bool, Vec<u8>) {
-    match rng.gen_range(0..6) {
-        0 => (false, soup(rng, 600)),
-        1 => (true, soup(rng, 600)),
+/// What one garbage connection sends.
+enum Garbage {
+    /// Raw bytes, after authenticating when asked.
+    Raw { authenticate: bool, bytes: Vec<u8> },
+    /// After authenticating, `body` sealed as a frame, then the wire bytes at the given offsets
+    /// (modulo its length) flipped.
+    Sealed {
+        body: Vec<u8>,
+        flips: Vec<(usize, u8)>,
+    },
+}
+
+fn garbage(rng: &mut StdRng) -> Garbage {
+    let raw = |authenticate, bytes| Garbage::Raw {
+        authenticate,
+        bytes,
+    };
+    match rng.gen_range(0..7) {
+        0 => raw(false, soup(rng, 600)),
+        1 => raw(true, soup(rng, 600)),
         2 => {
             // A plausible prefix (anything up to the 64 MiB cap) and fewer bytes than it says.
             let len = rng.gen_range(1..=64 * 1024 * 1024u32);
             let mut bytes = len.to_be_bytes().to_vec();
             bytes.extend(soup(rng, 300));
-            (rng.gen(), bytes)
+            raw(rng.gen(), bytes)
         }
         3 => {
             let mut bytes = u32::MAX.to_be_bytes().to_vec();
             bytes.extend(soup(rng, 16));
-            (rng.gen(), bytes)
+            raw(rng.gen(), bytes)
         }
-        _ => {
-            // A valid request frame with a few bytes of its body flipped.
+        4 => {
+            // A valid request with a few bytes of its body flipped, correctly sealed: it
+            // decrypts, then decodes or fails as a codec error.
             let req = RpcRequest::Client(ClientRequest::Propose(soup(rng, 200)));
-            let mut frame = Vec::new();
-            futures::executor::block_on(write_frame(&mut frame, &req)).unwrap();
+            let mut body = codec::encode(&req).unwrap();
             for _ in 0..rng.gen_range(1..4) {
-                let i = rng.gen_range(4..frame.len());
-                frame[i] ^= rng.gen_range(1..=255u8);
+                let i = rng.gen_range(0..body.len());
+                body[i] ^= rng.gen_range(1..=255u8);
             }
-            (true, frame)
+            Garbage::Sealed {
+                body,
+                flips: vec![],
+            }
         }
+        5 => {
+            // A valid sealed request with a few ciphertext bytes flipped: it fails to decrypt.
+            let req = RpcRequest::Client(ClientRequest::Propose(soup(rng, 200)));
+            let flips = (0..rng.gen_range(1..4))
+                .map(|_| (rng.gen(), rng.gen_range(1..=255u8)))
+                .collect();
+            Garbage::Sealed {
+                body: codec::encode(&req).unwrap(),
+                flips,
+            }
+        }
+        _ => Garbage::Sealed {
+            body: soup(rng, 600),
+            flips: vec![],
+        },
     }
 }
 
-/// Sends `bytes` (after authenticating when asked), hangs up its sending side, and waits for
-/// the server to close the connection.
-async fn garbage_connection(addr: &str, authenticate: bool, bytes: Vec<u8>) {
-    let mut stream = if authenticate {
-        authenticated(addr).await
-    } else {
-        TcpStream::connect(addr).await.unwrap()
+/// Sends the garbage, hangs up its sending side, and waits for the server to close the
+/// connection.
+async fn garbage_connection(addr: &str, garbage: Garbage) {
+    let (mut stream, bytes) = match garbage {
+        Garbage::Raw {
+            authenticate: true,
+            bytes,
+        } => (authenticated(addr).await.0, bytes),
+        Garbage::Raw { bytes, .. } => (TcpStream::connect(addr).await.unwrap(), bytes),
+        Garbage::Sealed { body, flips } => {
+            let (stream, mut session) = authenticated(addr).await;
+            let mut wire = Vec::new();
+            session.write_body(&mut wire, &body).await.unwrap();
+            for (at, x) in flips {
+                let i = at % wire.len();
+                wire[i] ^= x;
+            }
+            (stream, wire)
+        }
     };
     // The server may close before reading everything: a failed write is fine.
     let _ = stream.write_all(&bytes).await;
@@ -96,7 +142,7 @@ async fn server_survives_garbage_connections_and_still_serves() {
         futures::future::join_all(
             conns
                 .into_iter()
-                .map(|(auth, bytes)| garbage_connection(&server.addr, auth, bytes)),
+                .map(|garbage| garbage_connection(&server.addr, garbage)),
         )
         .await;
         assert_serves(&server.addr).await;

@@ -16,7 +16,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, TransferLeaderRequest, VoteRequest,
 };
 use openraft::type_config::alias::VoteOf;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
@@ -51,13 +51,14 @@ async fn client_request_round_trips_over_one_pooled_connection() {
     let net = network(SECRET);
 
     let answer = net
-        .call_client(&addr, ClientRequest::Propose(vec![1, 2, 3]), T)
+        .call_client(SERVER_ID, &addr, ClientRequest::Propose(vec![1, 2, 3]), T)
         .await
         .unwrap();
     assert_eq!(answer, echoed(vec![3, 2, 1]));
     for i in 0..20u64 {
         let answer = net
             .call_client(
+                SERVER_ID,
                 &addr,
                 ClientRequest::AddMember {
                     id: i,
@@ -73,7 +74,7 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         );
     }
     assert_eq!(
-        net.call_client(&addr, ClientRequest::ReadIndex, T)
+        net.call_client(SERVER_ID, &addr, ClientRequest::ReadIndex, T)
             .await
             .unwrap(),
         Ok(ClientResponse::ReadIndex(42))
@@ -90,7 +91,7 @@ async fn client_request_round_trips_over_one_pooled_connection() {
         let net = net.clone();
         let addr = addr.clone();
         async move {
-            net.call_client(&addr, ClientRequest::Propose(vec![i]), T)
+            net.call_client(SERVER_ID, &addr, ClientRequest::Propose(vec![i]), T)
                 .await
                 .unwrap()
         }
@@ -118,14 +119,14 @@ async fn dropped_connection_is_replaced_on_the_next_call() {
     .await;
     let net = network(SECRET);
     assert_serves(&server.addr).await;
-    net.call_client(&server.addr, ClientRequest::ReadIndex, T)
+    net.call_client(SERVER_ID, &server.addr, ClientRequest::ReadIndex, T)
         .await
         .unwrap()
         .unwrap();
     // The server closes the idle pooled connection; the client must notice and redial.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let answer = net
-        .call_client(&server.addr, ClientRequest::ReadIndex, T)
+        .call_client(SERVER_ID, &server.addr, ClientRequest::ReadIndex, T)
         .await
         .expect("a closed pooled connection is not reused");
     assert_eq!(answer, Ok(ClientResponse::ReadIndex(42)));
@@ -138,7 +139,7 @@ async fn peer_with_wrong_secret_is_rejected_and_server_keeps_serving() {
     let intruder = network(b"wrong secret");
     for _ in 0..3 {
         let err = intruder
-            .call_client(&server.addr, ClientRequest::Propose(vec![1]), T)
+            .call_client(SERVER_ID, &server.addr, ClientRequest::Propose(vec![1]), T)
             .await
             .unwrap_err();
         assert!(matches!(err, TransportError::Handshake { .. }), "{err}");
@@ -150,7 +151,7 @@ async fn peer_with_wrong_secret_is_rejected_and_server_keeps_serving() {
     // A client checks the server too: an impostor without the secret is refused.
     let impostor = Server::start(b"impostor").await;
     let err = network(SECRET)
-        .call_client(&impostor.addr, ClientRequest::ReadIndex, T)
+        .call_client(SERVER_ID, &impostor.addr, ClientRequest::ReadIndex, T)
         .await
         .unwrap_err();
     assert!(matches!(err, TransportError::Handshake { .. }), "{err}");
@@ -162,10 +163,18 @@ async fn peer_with_wrong_secret_is_rejected_and_server_keeps_serving() {
 async fn garbage_frame_closes_the_connection_and_server_keeps_serving() {
     let server = Server::start(SECRET).await;
 
-    // Garbage after authenticating: a 4-byte body that is no RpcRequest.
-    let mut stream = authenticated(&server.addr).await;
-    stream
-        .write_all(&[0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff])
+    // Unsealed garbage after authenticating: it fails to decrypt.
+    let (mut stream, _session) = authenticated(&server.addr).await;
+    let mut record = vec![0, 20];
+    record.extend([0xff; 20]);
+    stream.write_all(&record).await.unwrap();
+    assert_closed(stream).await;
+    assert_serves(&server.addr).await;
+
+    // A correctly sealed frame whose body is no RpcRequest.
+    let (mut stream, mut session) = authenticated(&server.addr).await;
+    session
+        .write_body(&mut stream, &[0xff, 0xff, 0xff, 0xff])
         .await
         .unwrap();
     assert_closed(stream).await;
@@ -180,9 +189,9 @@ async fn garbage_frame_closes_the_connection_and_server_keeps_serving() {
     assert_closed(stream).await;
     assert_serves(&server.addr).await;
 
-    // A frame truncated by the peer hanging up mid-body.
-    let mut stream = authenticated(&server.addr).await;
-    stream.write_all(&[0, 0, 1, 0, 1, 2, 3]).await.unwrap();
+    // A frame truncated by the peer hanging up mid-record.
+    let (mut stream, _session) = authenticated(&server.addr).await;
+    stream.write_all(&[1, 0, 1, 2, 3]).await.unwrap();
     drop(stream);
     assert_serves(&server.addr).await;
     server.stop().await;
@@ -192,8 +201,12 @@ async fn garbage_frame_closes_the_connection_and_server_keeps_serving() {
 async fn oversized_length_prefix_closes_the_connection_and_server_keeps_serving() {
     let server = Server::start(SECRET).await;
 
-    let mut stream = authenticated(&server.addr).await;
-    stream.write_all(&[0xff, 0xff, 0xff, 0xff]).await.unwrap();
+    // The largest record the length allows, unsealed: it fails to decrypt. (A sealed length
+    // over the cap is refused after the first record: sealed_test.rs.)
+    let (mut stream, _session) = authenticated(&server.addr).await;
+    let mut record = vec![0xff, 0xff];
+    record.extend(vec![0x42; 65_535]);
+    stream.write_all(&record).await.unwrap();
     assert_closed(stream).await;
     assert_serves(&server.addr).await;
 
@@ -222,7 +235,7 @@ async fn silent_client_is_dropped_after_the_handshake_timeout() {
 }
 
 #[tokio::test]
-async fn connections_beyond_the_limit_are_refused_without_stalling() {
+async fn sessions_beyond_the_limit_are_refused_without_stalling() {
     let server = Server::start_with(
         SECRET,
         ServerConfig {
@@ -232,17 +245,19 @@ async fn connections_beyond_the_limit_are_refused_without_stalling() {
         },
     )
     .await;
-    // Two silent clients hold both slots; a third connection is closed at once.
-    let a = TcpStream::connect(&server.addr).await.unwrap();
-    let b = TcpStream::connect(&server.addr).await.unwrap();
+    // Silent unauthenticated clients hold no session slot.
+    let silent: Vec<_> =
+        futures::future::join_all((0..4).map(|_| TcpStream::connect(&server.addr))).await;
+    // Two authenticated sessions hold both slots; a third is closed right after its handshake.
+    let a = authenticated(&server.addr).await;
+    let b = authenticated(&server.addr).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut c = TcpStream::connect(&server.addr).await.unwrap();
-    let mut challenge = [0u8; 4];
-    let read = tokio::time::timeout(Duration::from_secs(3), c.read(&mut challenge)).await;
-    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
+    let (c, _session) = authenticated(&server.addr).await;
+    assert_closed(c).await;
     drop((a, b));
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_serves(&server.addr).await;
+    drop(silent);
     server.stop().await;
 }
 
@@ -254,7 +269,7 @@ async fn rpc_to_an_unresponsive_server_times_out_in_time() {
     let timeout = Duration::from_millis(300);
     let start = Instant::now();
     let err = network(SECRET)
-        .call_client(&addr, ClientRequest::ReadIndex, timeout)
+        .call_client(SERVER_ID, &addr, ClientRequest::ReadIndex, timeout)
         .await
         .unwrap_err();
     let took = start.elapsed();
@@ -273,7 +288,7 @@ async fn connection_refused_fails_fast_as_connect_error() {
     drop(listener);
     let start = Instant::now();
     let err = network(SECRET)
-        .call_client(&addr, ClientRequest::ReadIndex, T)
+        .call_client(SERVER_ID, &addr, ClientRequest::ReadIndex, T)
         .await
         .unwrap_err();
     assert!(matches!(err, TransportError::Connect { .. }), "{err}");
@@ -356,7 +371,8 @@ async fn fault_policy_blocks_drops_and_delays_per_target() {
     let server = Server::start(SECRET).await;
     let net = network(SECRET);
     let mut to_2 = peer_client(&net, 2, &server.addr).await;
-    let mut to_3 = peer_client(&net, 3, &server.addr).await;
+    let other = Server::start_as(3, SECRET).await;
+    let mut to_3 = peer_client(&net, 3, &other.addr).await;
     let option = RPCOption::new(Duration::from_millis(400));
 
     net.fault_policy().write().unwrap().block(2);
@@ -458,7 +474,12 @@ async fn duplicated_rpcs_reach_the_core_twice_and_answer_once_in_step() {
 
     // Forwarded client requests to the same peer are never duplicated.
     let answer = net
-        .call_client(&server.addr, ClientRequest::Propose(vec![1, 2]), T)
+        .call_client(
+            SERVER_ID,
+            &server.addr,
+            ClientRequest::Propose(vec![1, 2]),
+            T,
+        )
         .await
         .unwrap();
     assert_eq!(answer, echoed(vec![2, 1]));
@@ -478,6 +499,7 @@ async fn serve_with_defaults_stops_on_shutdown() {
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(serve(
         listener,
+        SERVER_ID,
         StubRaft,
         Arc::new(SECRET.to_vec()),
         Arc::new(Echo),
@@ -487,7 +509,7 @@ async fn serve_with_defaults_stops_on_shutdown() {
     ));
     assert_serves(&addr).await;
     // An open authenticated connection must not keep the server alive.
-    let open = authenticated(&addr).await;
+    let (open, _session) = authenticated(&addr).await;
     stop.send(()).unwrap();
     tokio::time::timeout(Duration::from_secs(2), task)
         .await
@@ -501,13 +523,14 @@ async fn transport_server_handle_stops_and_closes_connections() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = TransportServer::spawn(
         listener,
+        SERVER_ID,
         StubRaft,
         Arc::new(SECRET.to_vec()),
         Arc::new(Echo),
     );
     let addr = server.local_addr().unwrap().to_string();
     assert_serves(&addr).await;
-    let open = authenticated(&addr).await;
+    let (open, _session) = authenticated(&addr).await;
     tokio::time::timeout(Duration::from_secs(2), server.shutdown())
         .await
         .unwrap();

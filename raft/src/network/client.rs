@@ -1,5 +1,6 @@
 //! The client side of the transport: openraft's network factory and per-peer clients over pooled,
-//! authenticated TCP connections, plus [`Network::call_client`] for forwarding to the leader.
+//! Noise-encrypted TCP sessions each bound to the server id it dialed, plus
+//! [`Network::call_client`] for forwarding to the leader.
 //!
 //! Every RPC runs under one deadline covering connect, handshake, request and response. A
 //! connection is returned to its peer's pool only after a complete exchange; any error drops it,
@@ -26,9 +27,10 @@ use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{OptionalSend, RPCTypes};
 use tokio::net::TcpStream;
 
-use super::auth::{self, AuthError};
 use super::fault::{FaultAction, FaultPolicy, SharedFaultPolicy};
-use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+use super::frame::{FrameError, MAX_FRAME_BYTES};
+use super::noise::{self, AuthError};
+use super::sealed::Session;
 use super::{ClientError, ClientRequest, ClientResponse, RpcRequest, RpcResponse};
 use crate::types::{Member, NodeId, TypeConfig};
 
@@ -89,7 +91,7 @@ impl Default for NetworkConfig {
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(1),
-            handshake_timeout: auth::DEFAULT_HANDSHAKE_TIMEOUT,
+            handshake_timeout: noise::DEFAULT_HANDSHAKE_TIMEOUT,
             client_timeout: Duration::from_secs(2),
             max_idle_per_peer: 64,
             idle_expiry: Duration::from_secs(30),
@@ -111,7 +113,8 @@ pub enum TransportError {
         /// The socket error.
         source: std::io::Error,
     },
-    /// The peer at `addr` failed authentication (wrong secret, wrong protocol, silence).
+    /// The peer at `addr` failed authentication (wrong secret, wrong protocol, another server's
+    /// id, silence).
     #[error("handshake with {addr} failed: {source}")]
     Handshake {
         /// The peer address.
@@ -195,6 +198,7 @@ fn kind(resp: &RpcResponse) -> &'static str {
 /// An authenticated connection resting in the pool.
 struct Conn {
     stream: TcpStream,
+    session: Session,
     idle_since: Instant,
 }
 
@@ -213,10 +217,9 @@ struct Inner {
     id: NodeId,
     secret: Arc<Vec<u8>>,
     config: NetworkConfig,
-    pool: Mutex<HashMap<String, Vec<Conn>>>,
+    /// Idle connections by the server id they authenticated and its address.
+    pool: Mutex<HashMap<(NodeId, String), Vec<Conn>>>,
     faults: SharedFaultPolicy,
-    /// Node ids by raft address, learned in `new_client`, so faults apply to `call_client` too.
-    ids_by_addr: Mutex<HashMap<String, NodeId>>,
 }
 
 /// The transport's client side: openraft's [`RaftNetworkFactory`] and the forwarding client.
@@ -264,7 +267,6 @@ impl<D> Network<D> {
                 config,
                 pool: Mutex::new(HashMap::new()),
                 faults: Arc::new(RwLock::new(FaultPolicy::default())),
-                ids_by_addr: Mutex::new(HashMap::new()),
             }),
             _snapshot: PhantomData,
         }
@@ -280,17 +282,18 @@ impl<D> Network<D> {
         self.inner.config.client_timeout
     }
 
-    /// Forwards `req` to the server at raft address `addr` and returns its answer.
+    /// Forwards `req` to server `target` at raft address `addr` and returns its answer.
     ///
     /// The outer `Err` is a transport failure (the request may or may not have been carried out
-    /// if it is a timeout); the inner result is the leader's own answer.
+    /// if it is a timeout; a peer proving another id than `target` is a handshake failure); the
+    /// inner result is the leader's own answer.
     pub async fn call_client(
         &self,
+        target: NodeId,
         addr: &str,
         req: ClientRequest,
         timeout: Duration,
     ) -> Result<Result<ClientResponse, ClientError>, TransportError> {
-        let target = self.inner.ids_by_addr.lock().unwrap().get(addr).copied();
         match self
             .call(addr, target, &RpcRequest::Client(req), timeout)
             .await?
@@ -308,22 +311,20 @@ impl<D> Network<D> {
         }
     }
 
-    /// Sends one request to `addr` and reads its response, all within `timeout`.
+    /// Sends one request to server `target` at `addr` and reads its response, all within
+    /// `timeout`.
     ///
-    /// `target` (when known) selects the fault rule to apply. A raft RPC the rule duplicates is
-    /// sent twice on one connection and answered with the first response; client requests are
-    /// never duplicated.
+    /// The session must prove `target`'s id. `target` also selects the fault rule to apply. A
+    /// raft RPC the rule duplicates is sent twice on one connection and answered with the first
+    /// response; client requests are never duplicated.
     pub async fn call(
         &self,
         addr: &str,
-        target: Option<NodeId>,
+        target: NodeId,
         req: &RpcRequest,
         timeout: Duration,
     ) -> Result<RpcResponse, TransportError> {
-        let action = match target {
-            Some(t) => self.inner.faults.read().unwrap().decide(t),
-            None => FaultAction::Deliver(Duration::ZERO),
-        };
+        let action = self.inner.faults.read().unwrap().decide(target);
         // Duplication models a network repeating raft messages; a forwarded client request sent
         // twice would be a client retry (proposed twice), which is another experiment.
         let action = match (action, req) {
@@ -335,7 +336,7 @@ impl<D> Network<D> {
                 FaultAction::Block => {
                     return Err(TransportError::Blocked {
                         addr: addr.to_string(),
-                        target: target.unwrap_or_default(),
+                        target,
                     })
                 }
                 FaultAction::Drop => return std::future::pending().await,
@@ -345,18 +346,18 @@ impl<D> Network<D> {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let mut conn = self.checkout(addr).await?;
+            let mut conn = self.checkout(target, addr).await?;
             let frame_err = |source| TransportError::Frame {
                 addr: addr.to_string(),
                 source,
             };
-            let resp: RpcResponse = exchange(&mut conn.stream, req).await.map_err(frame_err)?;
+            let resp = exchange(&mut conn, req).await.map_err(frame_err)?;
             // A duplicate is the same frame again on the same connection; its answer is read (so
             // the connection stays in step) and discarded, as a retransmission's would be.
             for _ in 1..copies {
-                exchange(&mut conn.stream, req).await.map_err(frame_err)?;
+                exchange(&mut conn, req).await.map_err(frame_err)?;
             }
-            self.checkin(addr, conn);
+            self.checkin(target, addr, conn);
             Ok(resp)
         };
         tokio::time::timeout(timeout, exchange)
@@ -369,12 +370,13 @@ impl<D> Network<D> {
             })
     }
 
-    /// Takes a live pooled connection to `addr`, or dials and authenticates a new one.
-    async fn checkout(&self, addr: &str) -> Result<Conn, TransportError> {
+    /// Takes a live pooled connection to `target` at `addr`, or dials and authenticates a new
+    /// one.
+    async fn checkout(&self, target: NodeId, addr: &str) -> Result<Conn, TransportError> {
         let expiry = self.inner.config.idle_expiry;
         {
             let mut pool = self.inner.pool.lock().unwrap();
-            if let Some(idle) = pool.get_mut(addr) {
+            if let Some(idle) = pool.get_mut(&(target, addr.to_string())) {
                 while let Some(conn) = idle.pop() {
                     if conn.looks_alive(expiry) {
                         return Ok(conn);
@@ -397,23 +399,30 @@ impl<D> Network<D> {
             })?
             .map_err(connect_err)?;
         let _ = stream.set_nodelay(true);
-        auth::client_handshake(&mut stream, &self.inner.secret, config.handshake_timeout)
-            .await
-            .map_err(|source| TransportError::Handshake {
-                addr: addr.to_string(),
-                source,
-            })?;
+        let session = noise::client_handshake(
+            &mut stream,
+            &self.inner.secret,
+            self.inner.id,
+            target,
+            config.handshake_timeout,
+        )
+        .await
+        .map_err(|source| TransportError::Handshake {
+            addr: addr.to_string(),
+            source,
+        })?;
         Ok(Conn {
             stream,
+            session,
             idle_since: Instant::now(),
         })
     }
 
     /// Returns a connection after a complete exchange, if the pool has room.
-    fn checkin(&self, addr: &str, mut conn: Conn) {
+    fn checkin(&self, target: NodeId, addr: &str, mut conn: Conn) {
         conn.idle_since = Instant::now();
         let mut pool = self.inner.pool.lock().unwrap();
-        let idle = pool.entry(addr.to_string()).or_default();
+        let idle = pool.entry((target, addr.to_string())).or_default();
         if idle.len() < self.inner.config.max_idle_per_peer {
             idle.push(conn);
         }
@@ -425,8 +434,10 @@ impl<D> Network<D> {
             .pool
             .lock()
             .unwrap()
-            .get(addr)
-            .map_or(0, Vec::len)
+            .iter()
+            .filter(|((_, a), _)| a == addr)
+            .map(|(_, idle)| idle.len())
+            .sum()
     }
 
     /// Drops every pooled connection (e.g. after the cluster secret changed).
@@ -439,11 +450,6 @@ impl<D: SnapshotBytes> RaftNetworkFactory<TypeConfig> for Network<D> {
     type Network = PeerClient<D>;
 
     async fn new_client(&mut self, target: NodeId, node: &Member) -> PeerClient<D> {
-        self.inner
-            .ids_by_addr
-            .lock()
-            .unwrap()
-            .insert(node.raft_addr.clone(), target);
         PeerClient {
             net: self.clone(),
             target,
@@ -452,10 +458,10 @@ impl<D: SnapshotBytes> RaftNetworkFactory<TypeConfig> for Network<D> {
     }
 }
 
-/// Writes `req` on `stream` and reads the one response frame that answers it.
-async fn exchange(stream: &mut TcpStream, req: &RpcRequest) -> Result<RpcResponse, FrameError> {
-    write_frame(stream, req).await?;
-    read_frame(stream, MAX_FRAME_BYTES).await
+/// Writes `req` on `conn` and reads the one response frame that answers it.
+async fn exchange(conn: &mut Conn, req: &RpcRequest) -> Result<RpcResponse, FrameError> {
+    conn.session.write(&mut conn.stream, req).await?;
+    conn.session.read(&mut conn.stream, MAX_FRAME_BYTES).await
 }
 
 /// What kind of openraft error a transport failure is.
@@ -499,11 +505,7 @@ impl<D> fmt::Debug for PeerClient<D> {
 
 impl<D> PeerClient<D> {
     async fn call(&self, req: RpcRequest, ttl: Duration) -> Result<RpcResponse, Failure> {
-        match self
-            .net
-            .call(&self.addr, Some(self.target), &req, ttl)
-            .await?
-        {
+        match self.net.call(&self.addr, self.target, &req, ttl).await? {
             RpcResponse::RaftError(reason) => Err(Failure::Unreachable(TransportError::Remote {
                 addr: self.addr.clone(),
                 reason,

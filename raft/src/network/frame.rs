@@ -1,4 +1,6 @@
 //! Length-prefixed bincode frames: a 4-byte big-endian length, then that many bytes of bincode.
+//! Plain frames carry only the handshake ([`super::noise`]); every later frame is sealed
+//! ([`super::sealed`]) and shares this module's caps and errors.
 //!
 //! The length is checked against the caller's cap before any buffer for the body is allocated or
 //! any byte of it is read, so a hostile or corrupt prefix (say `0xFFFF_FFFF`) costs nothing. A
@@ -42,6 +44,16 @@ pub enum FrameError {
     /// Reading or writing the socket failed (reset, truncated frame, ...).
     #[error("frame i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// A sealed record failed to decrypt: modified, replayed, reordered, dropped or injected on
+    /// the way, or sealed under other keys. The session is over.
+    #[error("sealed frame failed authentication (tampered, replayed, reordered or foreign)")]
+    Decrypt,
+    /// Sealed records that decrypt but do not form a frame (a sender bug, or a hostile peer).
+    #[error("malformed sealed frame: {0}")]
+    BadRecord(&'static str),
+    /// The session's cipher refused to seal a record (its nonce space is exhausted).
+    #[error("cannot seal frame: {0}")]
+    Seal(String),
 }
 
 /// Encodes `value` and writes it as one frame, then flushes.

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use tokio::io::AsyncWriteExt;
 
 use super::*;
-use crate::network::auth::{self, AuthError, MAX_HANDSHAKE_FRAME};
+use crate::network::noise::{self, AuthError, MAX_HANDSHAKE_FRAME};
 use crate::network::{ClientRequest, RpcRequest, RpcResponse};
 use crate::types::{Member, Proposal, TypeConfig};
 
@@ -220,10 +220,10 @@ proptest! {
             let (mut server, mut client) = tokio::io::duplex(4096);
             client.write_all(&bytes).await.unwrap();
             client.shutdown().await.unwrap();
-            auth::server_handshake(&mut server, b"secret", Duration::from_secs(2)).await
+            noise::server_handshake(&mut server, b"secret", 2, Duration::from_secs(2)).await
         });
         prop_assert!(
-            matches!(result, Err(AuthError::Frame(_) | AuthError::BadClientProof)),
+            matches!(result, Err(AuthError::Frame(_) | AuthError::BadSecret)),
             "{result:?}"
         );
     }
@@ -234,7 +234,7 @@ proptest! {
             let (mut client, mut server) = tokio::io::duplex(4096);
             server.write_all(&bytes).await.unwrap();
             server.shutdown().await.unwrap();
-            auth::client_handshake(&mut client, b"secret", Duration::from_secs(2)).await
+            noise::client_handshake(&mut client, b"secret", 1, 2, Duration::from_secs(2)).await
         });
         prop_assert!(result.is_err(), "{result:?}");
         prop_assert!(!matches!(result, Err(AuthError::Timeout { .. })), "{result:?}");
@@ -246,7 +246,7 @@ fn handshake_refuses_a_four_gib_prefix_at_once() {
     let result = block_on(async {
         let (mut server, mut client) = tokio::io::duplex(256);
         client.write_all(&u32::MAX.to_be_bytes()).await.unwrap();
-        auth::server_handshake(&mut server, b"secret", Duration::from_secs(2)).await
+        noise::server_handshake(&mut server, b"secret", 2, Duration::from_secs(2)).await
     });
     assert!(
         matches!(

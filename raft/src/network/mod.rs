@@ -1,15 +1,18 @@
-//! The internal transport: length-prefixed bincode frames over authenticated TCP, no gRPC.
+//! The internal transport: bincode frames over Noise-encrypted TCP sessions, no gRPC.
 //!
-//! Wire protocol, per connection: the server sends a random challenge, the client answers with
-//! HMAC-SHA256(cluster secret, challenge) and its own challenge, the server proves itself the same
-//! way; then the client sends [`RpcRequest`] frames and reads one [`RpcResponse`] frame for each.
-//! Every frame is a 4-byte big-endian length followed by that many bincode bytes; the length is
-//! checked against the cap before the body is read.
+//! Wire protocol, per connection: a Noise `NNpsk0` handshake keyed by the cluster secret, in
+//! which each side states its server id ([`noise`]); then the client sends [`RpcRequest`] frames
+//! and reads one [`RpcResponse`] frame for each, every frame encrypted and authenticated with
+//! the session's keys ([`sealed`]). A frame's length is checked against the cap before its body
+//! is read. Unauthenticated connections are capped and their refusals summarised
+//! ([`admission`]).
 
-pub mod auth;
+pub mod admission;
 pub mod client;
 pub mod fault;
 pub mod frame;
+pub mod noise;
+pub mod sealed;
 pub mod server;
 
 use serde::{Deserialize, Serialize};

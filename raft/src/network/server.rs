@@ -1,15 +1,20 @@
 //! The server side of the transport: accept, authenticate, then answer one frame with one frame.
 //!
-//! One task per connection, at most [`ServerConfig::max_connections`] at a time. A failed
-//! handshake, a frame that is oversized, truncated or fails to decode, or an idle connection
-//! closes that connection only (logged with the peer address); the accept loop and the other
-//! connections carry on. Raft RPCs go to a [`RaftRpcTarget`] (openraft's `Raft` handle in
-//! production), forwarded client requests to a [`ClientHandler`].
+//! One task per connection. Until its handshake succeeds a connection is *pending*: capped per
+//! source address and overall ([`super::admission`]), dropped after
+//! [`ServerConfig::handshake_timeout`], and when refused only counted, with one summary line per
+//! [`ServerConfig::refusal_log_interval`]. Authenticated sessions are capped at
+//! [`ServerConfig::max_connections`]; each is bound to the server id its peer proved, and a raft
+//! RPC naming another sender is refused. A frame that fails to decrypt, is oversized, truncated
+//! or fails to decode, or an idle session closes that session only (logged with the peer
+//! address); the accept loop and the other connections carry on. Raft RPCs go to a
+//! [`RaftRpcTarget`] (openraft's `Raft` handle in production), forwarded client requests to a
+//! [`ClientHandler`].
 
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
@@ -17,16 +22,18 @@ use openraft::raft::{
 };
 use openraft::storage::RaftStateMachine;
 use openraft::type_config::alias::{SnapshotMetaOf, SnapshotOf, VoteOf};
+use openraft::vote::RaftLeaderId;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, error, warn};
 
-use super::auth;
+use super::admission::{Pending, Refusal, RefusalLog, Ticket};
 use super::client::SnapshotBytes;
-use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
-use super::{ClientHandler, RpcRequest, RpcResponse};
-use crate::types::TypeConfig;
+use super::frame::{FrameError, MAX_FRAME_BYTES};
+use super::noise::{self, AuthError};
+use super::{admission, ClientHandler, RpcRequest, RpcResponse};
+use crate::types::{NodeId, TypeConfig};
 
 /// The raft core as the server sees it: where incoming raft RPCs are delivered.
 ///
@@ -123,8 +130,16 @@ where
 /// Limits of the server side.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
-    /// Connections served at once; further ones are accepted and closed at once (logged).
+    /// Authenticated sessions served at once; a session beyond this is closed right after its
+    /// handshake (logged).
     pub max_connections: usize,
+    /// Handshakes pending at once from all sources; when full, the oldest is dropped.
+    pub max_pending_handshakes: usize,
+    /// Handshakes pending at once from one source IP address; beyond it, that source's oldest
+    /// is dropped.
+    pub max_pending_per_ip: usize,
+    /// At most one summary line about refused unauthenticated connections per interval.
+    pub refusal_log_interval: Duration,
     /// Longest wait for the next request on a connection before closing it.
     pub idle_timeout: Duration,
     /// Longest a client may take to authenticate.
@@ -137,8 +152,11 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             max_connections: 256,
+            max_pending_handshakes: admission::DEFAULT_MAX_PENDING,
+            max_pending_per_ip: admission::DEFAULT_MAX_PENDING_PER_IP,
+            refusal_log_interval: admission::DEFAULT_REFUSAL_LOG_INTERVAL,
             idle_timeout: Duration::from_secs(60),
-            handshake_timeout: auth::DEFAULT_HANDSHAKE_TIMEOUT,
+            handshake_timeout: noise::DEFAULT_HANDSHAKE_TIMEOUT,
             write_timeout: Duration::from_secs(30),
         }
     }
@@ -153,19 +171,21 @@ pub struct TransportServer {
 }
 
 impl TransportServer {
-    /// Spawns [`serve`] on `listener` with [`ServerConfig::default`].
+    /// Spawns [`serve`] on `listener` as server `id` with [`ServerConfig::default`].
     pub fn spawn<R: RaftRpcTarget>(
         listener: TcpListener,
+        id: NodeId,
         raft: R,
         secret: Arc<Vec<u8>>,
         handler: Arc<dyn ClientHandler>,
     ) -> Self {
-        Self::spawn_with(listener, raft, secret, handler, ServerConfig::default())
+        Self::spawn_with(listener, id, raft, secret, handler, ServerConfig::default())
     }
 
-    /// Spawns [`serve_with`] on `listener` with `config`.
+    /// Spawns [`serve_with`] on `listener` as server `id` with `config`.
     pub fn spawn_with<R: RaftRpcTarget>(
         listener: TcpListener,
+        id: NodeId,
         raft: R,
         secret: Arc<Vec<u8>>,
         handler: Arc<dyn ClientHandler>,
@@ -177,7 +197,7 @@ impl TransportServer {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
         let task = tokio::spawn(serve_with(
-            listener, raft, secret, handler, config, shutdown,
+            listener, id, raft, secret, handler, config, shutdown,
         ));
         Self {
             local_addr,
@@ -213,11 +233,13 @@ impl Drop for TransportServer {
     }
 }
 
-/// Serves the transport on `listener` with [`ServerConfig::default`] until `shutdown` completes.
+/// Serves the transport on `listener` as server `id` with [`ServerConfig::default`] until
+/// `shutdown` completes.
 ///
 /// See [`serve_with`].
 pub async fn serve<R: RaftRpcTarget>(
     listener: TcpListener,
+    id: NodeId,
     raft: R,
     secret: Arc<Vec<u8>>,
     handler: Arc<dyn ClientHandler>,
@@ -225,6 +247,7 @@ pub async fn serve<R: RaftRpcTarget>(
 ) {
     serve_with(
         listener,
+        id,
         raft,
         secret,
         handler,
@@ -234,23 +257,86 @@ pub async fn serve<R: RaftRpcTarget>(
     .await
 }
 
-/// Serves the transport on `listener` until `shutdown` completes, then closes every connection.
+/// What every connection task of one server shares.
+struct Shared<R> {
+    id: NodeId,
+    raft: R,
+    secret: Arc<Vec<u8>>,
+    handler: Arc<dyn ClientHandler>,
+    config: ServerConfig,
+    sessions: Arc<Semaphore>,
+    /// Pending handshakes; dropping an entry's sender closes that connection.
+    pending: Mutex<Pending<oneshot::Sender<()>>>,
+    refusals: Mutex<RefusalLog>,
+    local: Option<SocketAddr>,
+}
+
+impl<R> Shared<R> {
+    fn refused(&self, ip: IpAddr, why: Refusal) {
+        self.refusals.lock().unwrap().refused(ip, why);
+    }
+
+    /// Logs the refusal summary if an interval ended (or, `at_exit`, whatever is left): at most
+    /// one line per interval.
+    fn log_refusals(&self, at_exit: bool) {
+        let mut log = self.refusals.lock().unwrap();
+        let now = Instant::now();
+        let summary = if at_exit { log.take(now) } else { log.due(now) };
+        drop(log);
+        if let Some(summary) = summary {
+            warn!(local = ?self.local, "transport: {summary}");
+        }
+    }
+}
+
+/// Removes a pending handshake from the table when its task is done with it (or dropped).
+struct PendingGuard<'a, R> {
+    shared: &'a Shared<R>,
+    ticket: Ticket,
+}
+
+impl<R> Drop for PendingGuard<'_, R> {
+    fn drop(&mut self) {
+        self.shared.pending.lock().unwrap().finish(self.ticket);
+    }
+}
+
+/// Serves the transport on `listener` as server `id` until `shutdown` completes, then closes
+/// every connection.
 ///
-/// Never returns early and never panics on bad input: accept errors are logged and retried after
-/// a short pause, misbehaving connections are closed one by one.
+/// Never returns early and never panics on bad input: accept errors are counted and retried
+/// after a short pause, misbehaving connections are closed one by one. Unauthenticated
+/// connections are admitted under [`ServerConfig::max_pending_per_ip`] and
+/// [`ServerConfig::max_pending_handshakes`] and summarised in at most one log line per
+/// [`ServerConfig::refusal_log_interval`].
 pub async fn serve_with<R: RaftRpcTarget>(
     listener: TcpListener,
+    id: NodeId,
     raft: R,
     secret: Arc<Vec<u8>>,
     handler: Arc<dyn ClientHandler>,
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) {
-    let raft = Arc::new(raft);
-    let config = Arc::new(config);
-    let permits = Arc::new(Semaphore::new(config.max_connections));
-    let mut connections = JoinSet::new();
     let local = listener.local_addr().ok();
+    let interval = config.refusal_log_interval.max(Duration::from_millis(1));
+    let shared = Arc::new(Shared {
+        id,
+        raft,
+        secret,
+        handler,
+        sessions: Arc::new(Semaphore::new(config.max_connections)),
+        pending: Mutex::new(Pending::new(
+            config.max_pending_per_ip,
+            config.max_pending_handshakes,
+        )),
+        refusals: Mutex::new(RefusalLog::new(interval, Instant::now())),
+        config,
+        local,
+    });
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -262,91 +348,147 @@ pub async fn serve_with<R: RaftRpcTarget>(
                     }
                 }
             }
+            _ = tick.tick() => shared.log_refusals(false),
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(accepted) => accepted,
                     Err(e) => {
-                        // Typically out of file descriptors: pause rather than spin.
-                        warn!(error = %e, ?local, "transport: accept failed");
+                        // Typically out of file descriptors: count it, and pause rather than spin.
+                        shared.refusals.lock().unwrap().accept_failed(&e);
                         tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
                 };
-                let Ok(permit) = permits.clone().try_acquire_owned() else {
-                    warn!(%peer, max = config.max_connections, "transport: too many connections, closing new one");
-                    continue;
-                };
-                let (raft, secret, handler, config) =
-                    (raft.clone(), secret.clone(), handler.clone(), config.clone());
-                connections.spawn(async move {
-                    serve_connection(stream, peer, &*raft, &secret, &*handler, &config).await;
-                    drop(permit);
-                });
+                let (evict, evicted) = oneshot::channel();
+                // A displaced handshake's sender is dropped here; its task sees it and closes.
+                let (ticket, _displaced) = shared.pending.lock().unwrap().admit(peer.ip(), evict);
+                connections.spawn(serve_connection(shared.clone(), stream, peer, ticket, evicted));
             }
         }
     }
     debug!(?local, open = connections.len(), "transport: shutting down");
     connections.shutdown().await;
+    shared.log_refusals(true);
 }
 
 /// Authenticates one connection, then answers its requests until it closes or misbehaves.
 async fn serve_connection<R: RaftRpcTarget>(
+    shared: Arc<Shared<R>>,
     mut stream: TcpStream,
     peer: SocketAddr,
-    raft: &R,
-    secret: &[u8],
-    handler: &dyn ClientHandler,
-    config: &ServerConfig,
+    ticket: Ticket,
+    evicted: oneshot::Receiver<()>,
 ) {
     let _ = stream.set_nodelay(true);
-    if let Err(e) = auth::server_handshake(&mut stream, secret, config.handshake_timeout).await {
-        warn!(%peer, error = %e, "transport: handshake failed, closing connection");
+    let config = &shared.config;
+    let guard = PendingGuard {
+        shared: &shared,
+        ticket,
+    };
+    let handshake = tokio::select! {
+        result = noise::server_handshake(&mut stream, &shared.secret, shared.id, config.handshake_timeout) => Some(result),
+        _ = evicted => None,
+    };
+    drop(guard);
+    let mut session = match handshake {
+        Some(Ok(session)) => session,
+        Some(Err(e @ (AuthError::Version { .. } | AuthError::Reflected { .. }))) => {
+            // The peer holds the secret (its message decrypted): a misconfigured member, not a
+            // stranger's flood, so it is worth a line of its own.
+            warn!(%peer, error = %e, "transport: member refused, closing connection");
+            return;
+        }
+        Some(Err(e)) => {
+            let why = match e {
+                AuthError::Timeout { .. } => Refusal::TimedOut,
+                _ => Refusal::BadHandshake,
+            };
+            shared.refused(peer.ip(), why);
+            debug!(%peer, error = %e, "transport: handshake failed, closing connection");
+            return;
+        }
+        None => {
+            shared.refused(peer.ip(), Refusal::Evicted);
+            debug!(%peer, "transport: pending handshake dropped to make room");
+            return;
+        }
+    };
+    let Ok(_permit) = shared.sessions.clone().try_acquire_owned() else {
+        warn!(%peer, max = config.max_connections, "transport: too many sessions, closing new one");
         return;
-    }
-    debug!(%peer, "transport: peer authenticated");
+    };
+    let id = session.peer();
+    debug!(%peer, id, "transport: peer authenticated");
     loop {
         let next = tokio::time::timeout(
             config.idle_timeout,
-            read_frame::<RpcRequest, _>(&mut stream, MAX_FRAME_BYTES),
+            session.read::<_, RpcRequest>(&mut stream, MAX_FRAME_BYTES),
         )
         .await;
         let request = match next {
             Err(_) => {
-                debug!(%peer, idle = ?config.idle_timeout, "transport: idle connection closed");
+                debug!(%peer, id, idle = ?config.idle_timeout, "transport: idle connection closed");
                 return;
             }
             Ok(Err(FrameError::Closed)) => {
-                debug!(%peer, "transport: peer closed connection");
+                debug!(%peer, id, "transport: peer closed connection");
                 return;
             }
             Ok(Err(e)) => {
-                warn!(%peer, error = %e, "transport: bad frame, closing connection");
+                warn!(%peer, id, error = %e, "transport: bad frame, closing session");
                 return;
             }
             Ok(Ok(request)) => request,
         };
-        let response = dispatch(raft, handler, request).await;
-        match tokio::time::timeout(config.write_timeout, write_frame(&mut stream, &response)).await
+        let response = dispatch(&shared.raft, &*shared.handler, id, request).await;
+        match tokio::time::timeout(config.write_timeout, session.write(&mut stream, &response))
+            .await
         {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                warn!(%peer, error = %e, "transport: cannot send response, closing connection");
+                warn!(%peer, id, error = %e, "transport: cannot send response, closing session");
                 return;
             }
             Err(_) => {
-                warn!(%peer, after = ?config.write_timeout, "transport: response write timed out, closing connection");
+                warn!(%peer, id, after = ?config.write_timeout, "transport: response write timed out, closing session");
                 return;
             }
         }
     }
 }
 
+/// The node a raft RPC names as its sender (the leader or candidate of its vote); `None` for a
+/// forwarded client request, which any member may send.
+fn named_sender(request: &RpcRequest) -> Option<NodeId> {
+    let vote = match request {
+        RpcRequest::AppendEntries(rpc) => &rpc.vote,
+        RpcRequest::Vote(rpc) | RpcRequest::PreVote(rpc) => &rpc.vote,
+        RpcRequest::FullSnapshot { vote, .. } => vote,
+        RpcRequest::TransferLeader(req) => req.from_leader(),
+        RpcRequest::Client(_) => return None,
+    };
+    Some(*vote.leader_id().node_id())
+}
+
 /// Hands one request to the raft core or the client handler and wraps the answer.
+///
+/// A raft RPC must name the session's proven peer as its sender: one that names another node is
+/// refused, so a member cannot speak for another.
 async fn dispatch<R: RaftRpcTarget>(
     raft: &R,
     handler: &dyn ClientHandler,
+    peer: NodeId,
     request: RpcRequest,
 ) -> RpcResponse {
+    if let Some(named) = named_sender(&request).filter(|named| *named != peer) {
+        warn!(
+            peer,
+            named, "transport: rpc names another sender than the session's peer, refused"
+        );
+        return RpcResponse::RaftError(format!(
+            "rpc names node {named} as its sender but this session authenticated node {peer}"
+        ));
+    }
     let refused = RpcResponse::RaftError;
     match request {
         RpcRequest::AppendEntries(rpc) => raft

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use convoy_raft::network::auth;
 use convoy_raft::network::client::{Network, NetworkConfig};
+use convoy_raft::network::noise;
+use convoy_raft::network::sealed::Session;
 use convoy_raft::network::server::{serve_with, RaftRpcTarget, ServerConfig};
 use convoy_raft::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
-use convoy_raft::types::{Reply, TypeConfig};
+use convoy_raft::types::{NodeId, Reply, TypeConfig};
 use futures::future::BoxFuture;
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
@@ -22,6 +23,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 pub const SECRET: &[u8] = b"correct horse battery staple";
+/// The id of the servers [`Server::start`] runs.
+pub const SERVER_ID: NodeId = 2;
+/// The id of the client side [`network`] makes.
+pub const CLIENT_ID: NodeId = 1;
 
 /// A raft core that grants every vote, refuses pre-votes and fails everything else.
 pub struct StubRaft;
@@ -109,8 +114,31 @@ impl Server {
         Server::start_serving(StubRaft, Arc::new(Echo), secret, config).await
     }
 
-    /// A server on loopback answering with `raft` and `handler`.
+    /// A [`StubRaft`] server on loopback that is server `id`.
+    pub async fn start_as(id: NodeId, secret: &[u8]) -> Server {
+        Server::start_serving_as(
+            id,
+            StubRaft,
+            Arc::new(Echo),
+            secret,
+            ServerConfig::default(),
+        )
+        .await
+    }
+
+    /// Server [`SERVER_ID`] on loopback answering with `raft` and `handler`.
     pub async fn start_serving<R: RaftRpcTarget>(
+        raft: R,
+        handler: Arc<dyn ClientHandler>,
+        secret: &[u8],
+        config: ServerConfig,
+    ) -> Server {
+        Server::start_serving_as(SERVER_ID, raft, handler, secret, config).await
+    }
+
+    /// Server `id` on loopback answering with `raft` and `handler`.
+    pub async fn start_serving_as<R: RaftRpcTarget>(
+        id: NodeId,
         raft: R,
         handler: Arc<dyn ClientHandler>,
         secret: &[u8],
@@ -121,6 +149,7 @@ impl Server {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_with(
             listener,
+            id,
             raft,
             Arc::new(secret.to_vec()),
             handler,
@@ -145,8 +174,13 @@ impl Server {
     }
 }
 
+/// The client side of server [`CLIENT_ID`] holding `secret`.
 pub fn network(secret: &[u8]) -> Network {
-    Network::with_config(1, Arc::new(secret.to_vec()), NetworkConfig::default())
+    Network::with_config(
+        CLIENT_ID,
+        Arc::new(secret.to_vec()),
+        NetworkConfig::default(),
+    )
 }
 
 pub const T: Duration = Duration::from_secs(2);
@@ -154,14 +188,14 @@ pub const T: Duration = Duration::from_secs(2);
 /// Asserts that a correct peer is served.
 pub async fn assert_serves(addr: &str) {
     let answer = network(SECRET)
-        .call_client(addr, ClientRequest::ReadIndex, T)
+        .call_client(SERVER_ID, addr, ClientRequest::ReadIndex, T)
         .await
         .expect("server still serves correct peers");
     assert_eq!(answer, Ok(ClientResponse::ReadIndex(42)));
 }
 
-/// Asserts the server closes `stream` (EOF or reset) soon. The server may first have sent its
-/// handshake challenge, which is read and ignored; anything beyond a handshake's worth of bytes,
+/// Asserts the server closes `stream` (EOF or reset) soon. The server may first have sent a
+/// handshake message, which is read and ignored; anything beyond a handshake's worth of bytes,
 /// or a connection left open, fails.
 pub async fn assert_closed(mut stream: TcpStream) {
     let mut buf = [0u8; 256];
@@ -183,13 +217,14 @@ pub async fn assert_closed(mut stream: TcpStream) {
     }
 }
 
-/// An authenticated raw connection, for sending hand-made frames.
-pub async fn authenticated(addr: &str) -> TcpStream {
+/// An authenticated raw connection to server [`SERVER_ID`] as [`CLIENT_ID`], and its session,
+/// for sending hand-made frames.
+pub async fn authenticated(addr: &str) -> (TcpStream, Session) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    auth::client_handshake(&mut stream, SECRET, T)
+    let session = noise::client_handshake(&mut stream, SECRET, CLIENT_ID, SERVER_ID, T)
         .await
         .unwrap();
-    stream
+    (stream, session)
 }
 
 /// How many requests of each kind reached a counting server.
