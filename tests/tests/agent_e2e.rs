@@ -462,7 +462,7 @@ async fn a_flapping_health_endpoint_is_tolerated_and_a_crash_loop_fails_the_node
     let work = tempfile::tempdir()?;
     let state: PathBuf = work.path().join("agent");
     let log = work.path().join("agent.log");
-    edge_web(&api, json!({"mode": "strong", "pin": 1})).await?;
+    edge_web(&api, json!({"mode": "strong"})).await?;
     let flapping = FlappingHealth::start()?;
     // Version 3 crashes at once; the others run until torn down.
     let run = r#"echo "$CONVOY_VERSION $$" >> "$CONVOY_STATE_DIR/starts"; if [ "$CONVOY_VERSION" = 3 ]; then exit 3; fi; exec sleep 1000"#;
@@ -500,6 +500,14 @@ async fn a_flapping_health_endpoint_is_tolerated_and_a_crash_loop_fails_the_node
         .await
         .map_err(fail)?;
     assert_eq!(view["status"], "ROLLED_FORWARD", "{view}");
+    // Pinned, so publishing does not start deployments: each is started below with its settings.
+    let (status, pin) = api
+        .put(
+            "/v1/consumers/edge/subscriptions/web",
+            &json!({"mode": "strong", "pin": v1}),
+        )
+        .await?;
+    assert!(status < 300, "{status} {pin}");
 
     // Version 2 answers its health checks fail, ok, fail, ok...: with one failure tolerated the
     // node stays healthy through a 2 s watch, and its process is never restarted.
