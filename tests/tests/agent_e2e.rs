@@ -1,13 +1,18 @@
 //! A real `convoy agent` process against three real servers: it downloads a `file://` artifact,
 //! checks its sha256, switches `current`, reports a bad checksum as a clean failure (leaving
-//! `current` alone), rides through the leader being killed, and stops cleanly on SIGTERM.
+//! `current` alone), rides through the leader being killed, and stops cleanly on SIGTERM; it keeps
+//! reporting through an install longer than the node timeout; its health rules tolerate a flapping
+//! health endpoint and fail a crash-looping run command after its restarts.
 
-use std::path::Path;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use convoy_tests::{convoy_bin, eventually};
-use convoy_tests::{Cluster, RawClient};
+use convoy_tests::{convoy_bin, eventually, Cluster, ClusterOptions, RawClient};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
@@ -30,12 +35,18 @@ fn current(state: &Path) -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
-/// Kills the agent if the test fails before stopping it.
+/// Stops the agent when dropped (also when a test fails first): SIGTERM, so it tears down the
+/// processes it runs, and SIGKILL if it is still there after 10 s.
 struct Agent(Option<Child>);
 
 impl Drop for Agent {
     fn drop(&mut self) {
         if let Some(mut c) = self.0.take() {
+            let _ = kill(Pid::from_raw(c.id() as i32), Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline && matches!(c.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -187,5 +198,354 @@ async fn agent_downloads_checks_switches_fails_cleanly_and_survives_failover() -
     assert!(status.success(), "agent exit {status}\n{}", agent_log());
     let saved: Value = serde_json::from_slice(&std::fs::read(state.join("state.json"))?)?;
     assert_eq!(saved["resources"]["web"]["current"], v3);
+    Ok(())
+}
+
+/// Starts `convoy agent` as node `n1` against every server of `cluster`, logging to `log`.
+fn start_agent(
+    cluster: &Cluster,
+    state: &Path,
+    log: &Path,
+    flags: &[&str],
+) -> anyhow::Result<Agent> {
+    let servers: Vec<String> = cluster
+        .servers
+        .values()
+        .map(|s| s.http_addr.clone())
+        .collect();
+    let out = std::fs::File::create(log)?;
+    let child = Command::new(convoy_bin())
+        .args(["agent", "--node-id", "n1", "--retry-ms", "600000"])
+        .args(flags)
+        .arg("--server")
+        .arg(servers.join(","))
+        .arg("--state-dir")
+        .arg(state)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .spawn()?;
+    Ok(Agent(Some(child)))
+}
+
+/// Resource `web`, consumer `edge` = [n1], subscribed with `subscription`.
+async fn edge_web(api: &RawClient, subscription: Value) -> anyhow::Result<()> {
+    for (path, body) in [
+        ("/v1/resources", json!({"name": "web"})),
+        ("/v1/consumers", json!({"name": "edge", "nodes": ["n1"]})),
+    ] {
+        let (status, answer) = api.post(path, &body).await?;
+        anyhow::ensure!(status == 201, "{path}: {status} {answer}");
+    }
+    let (status, answer) = api
+        .put("/v1/consumers/edge/subscriptions/web", &subscription)
+        .await?;
+    anyhow::ensure!(status < 300, "subscribe: {status} {answer}");
+    Ok(())
+}
+
+/// The id of the deployment of `web` version `v` on `edge`, once it exists.
+async fn deployment_of(api: &RawClient, v: u64) -> anyhow::Result<String> {
+    eventually(Duration::from_secs(10), || async move {
+        let (status, list) = api
+            .get("/v1/deployments?consumer=edge&resource=web")
+            .await
+            .ok()?;
+        (status == 200).then_some(())?;
+        list.as_array()?
+            .iter()
+            .find(|d| d["version"].as_u64() == Some(v))
+            .and_then(|d| d["id"].as_str().map(String::from))
+    })
+    .await
+}
+
+/// Waits for deployment `id` to reach a terminal status; its view.
+async fn ended(api: &RawClient, id: &str, timeout: Duration) -> anyhow::Result<Value> {
+    const TERMINAL: [&str; 5] = [
+        "ROLLED_FORWARD",
+        "ROLLED_BACK",
+        "ABORTED",
+        "FAILED",
+        "ERROR",
+    ];
+    eventually(timeout, || async move {
+        let (status, d) = api.get(&format!("/v1/deployments/{id}")).await.ok()?;
+        (status == 200 && TERMINAL.contains(&d["status"].as_str()?)).then_some(d)
+    })
+    .await
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_longer_than_the_node_timeout_keeps_the_node_active_and_done(
+) -> anyhow::Result<()> {
+    let options = ClusterOptions {
+        node_timeout_ms: Some(2_000),
+        ..ClusterOptions::for_tests(3)
+    };
+    let cluster = Cluster::start_with(options).await?;
+    let api = cluster.client_except(0);
+    let work = tempfile::tempdir()?;
+    let state = work.path().join("agent");
+    let log = work.path().join("agent.log");
+    edge_web(&api, json!({"mode": "strong"})).await?;
+    let agent = start_agent(
+        &cluster,
+        &state,
+        &log,
+        &["--interval-ms", "200", "--install-command", "sleep 5"],
+    )?;
+    eventually(Duration::from_secs(10), || async {
+        let (status, node) = api.get("/v1/nodes/n1").await.ok()?;
+        (status == 200 && node["active"] == true).then_some(())
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}\nagent:\n{}", read(&log)))?;
+
+    let artifact = work.path().join("web-1.tar");
+    std::fs::write(&artifact, "release one")?;
+    let published = Instant::now();
+    let v1 = publish(&api, &artifact, &sha256(&artifact)).await?;
+    let id = deployment_of(&api, v1).await?;
+
+    // Through the whole install (5 s against a 2 s node timeout) the node stays active.
+    let mut phases: Vec<String> = Vec::new();
+    let mut inactive = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let view = loop {
+        let (status, node) = api.get("/v1/nodes/n1").await?;
+        if status == 200 && node["active"] != true {
+            inactive.push(node.clone());
+        }
+        let status_file: Value =
+            serde_json::from_str(&read(&state.join("status.json"))).unwrap_or(Value::Null);
+        if let Some(p) = status_file["phases"]["web"]["phase"].as_str() {
+            if phases.last().map(String::as_str) != Some(p) {
+                phases.push(p.to_string());
+            }
+        }
+        let (_, d) = api.get(&format!("/v1/deployments/{id}")).await?;
+        if d["status"] != "ROLLING_FORWARD" {
+            break d;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "deployment still rolling: {d}\nagent:\n{}",
+            read(&log)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let took = published.elapsed();
+    assert!(
+        inactive.is_empty(),
+        "marked inactive while reporting: {inactive:?}"
+    );
+    assert_eq!(
+        view["status"],
+        "ROLLED_FORWARD",
+        "{view}\nagent:\n{}",
+        read(&log)
+    );
+    assert_eq!(view["nodes"][0]["state"], "succeeded", "{view}");
+    assert!(
+        took >= Duration::from_secs(5),
+        "the install ran its 5 s: {took:?}"
+    );
+    assert!(phases.iter().any(|p| p == "installing"), "{phases:?}");
+    let (_, node) = api.get("/v1/nodes/n1").await?;
+    assert_eq!(node["active"], true);
+    assert_eq!(
+        node["resources"]["web"]["versions"][v1.to_string()]["done"],
+        true
+    );
+    drop(agent);
+    Ok(())
+}
+
+/// A health endpoint whose `GET /health` answers fail, ok, fail, ok...; other requests get `ok`.
+struct FlappingHealth {
+    port: u16,
+    checks: Arc<AtomicUsize>,
+}
+
+impl FlappingHealth {
+    fn start() -> anyhow::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let checks = Arc::new(AtomicUsize::new(0));
+        let count = checks.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(match stream.try_clone() {
+                    Ok(s) => s,
+                    Err(_) => continue,
+                });
+                let mut first = String::new();
+                let _ = reader.read_line(&mut first);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                }
+                let body = if first.starts_with("GET /health") {
+                    let n = count.fetch_add(1, Ordering::SeqCst);
+                    if n % 2 == 0 {
+                        "flap"
+                    } else {
+                        "ok"
+                    }
+                } else {
+                    "ok"
+                };
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            }
+        });
+        Ok(Self { port, checks })
+    }
+}
+
+/// Publishes a version of `web` without an artifact, with `health_port` if given.
+async fn publish_plain(api: &RawClient, health_port: Option<u16>) -> anyhow::Result<u64> {
+    let body = match health_port {
+        Some(port) => json!({"health_port": port}),
+        None => json!({}),
+    };
+    let (status, answer) = api.post("/v1/resources/web/versions", &body).await?;
+    anyhow::ensure!(status == 201 || status == 200, "publish: {status} {answer}");
+    answer["version"]
+        .as_u64()
+        .ok_or_else(|| anyhow::anyhow!("no version in {answer}"))
+}
+
+/// Deploys `web` version `v` to `edge` with `settings`, then pins the subscription to it (so no
+/// automatic deployment follows).
+async fn deploy(api: &RawClient, v: u64, settings: Value) -> anyhow::Result<String> {
+    let mut body = json!({"consumer": "edge", "resource": "web", "version": v});
+    for (k, val) in settings.as_object().into_iter().flatten() {
+        body[k] = val.clone();
+    }
+    let (status, answer) = api.post("/v1/deployments", &body).await?;
+    anyhow::ensure!(status == 201, "deploy: {status} {answer}");
+    let (status, pin) = api
+        .put(
+            "/v1/consumers/edge/subscriptions/web",
+            &json!({"mode": "strong", "pin": v}),
+        )
+        .await?;
+    anyhow::ensure!(status < 300, "pin: {status} {pin}");
+    Ok(answer["id"].as_str().unwrap_or_default().to_string())
+}
+
+fn starts_of(state: &Path, v: u64) -> usize {
+    read(&state.join("starts"))
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some(&v.to_string()))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flapping_health_endpoint_is_tolerated_and_a_crash_loop_fails_the_node(
+) -> anyhow::Result<()> {
+    let cluster = Cluster::start(3).await?;
+    let api = cluster.client_except(0);
+    let work = tempfile::tempdir()?;
+    let state: PathBuf = work.path().join("agent");
+    let log = work.path().join("agent.log");
+    edge_web(&api, json!({"mode": "strong"})).await?;
+    let flapping = FlappingHealth::start()?;
+    // Version 3 crashes at once; the others run until torn down.
+    let run = r#"echo "$CONVOY_VERSION $$" >> "$CONVOY_STATE_DIR/starts"; if [ "$CONVOY_VERSION" = 3 ]; then exit 3; fi; exec sleep 1000"#;
+    let agent = start_agent(
+        &cluster,
+        &state,
+        &log,
+        &[
+            "--interval-ms",
+            "200",
+            "--run-command",
+            run,
+            "--health-interval-ms",
+            "100",
+            "--health-grace-ms",
+            "0",
+            "--max-consecutive-failures",
+            "1",
+            "--max-restarts",
+            "2",
+            "--restart-backoff-ms",
+            "100",
+            "--restart-backoff-max-ms",
+            "400",
+            "--graceful-ms",
+            "200",
+        ],
+    )?;
+    let fail = |e: anyhow::Error| anyhow::anyhow!("{e}\nagent:\n{}", read(&log));
+
+    // Version 1 (no health port: healthy while its process stays up), deployed automatically.
+    let v1 = publish_plain(&api, None).await?;
+    let d1 = deployment_of(&api, v1).await?;
+    let view = ended(&api, &d1, Duration::from_secs(30))
+        .await
+        .map_err(fail)?;
+    assert_eq!(view["status"], "ROLLED_FORWARD", "{view}");
+    // Pinned, so publishing does not start deployments: each is started below with its settings.
+    let (status, pin) = api
+        .put(
+            "/v1/consumers/edge/subscriptions/web",
+            &json!({"mode": "strong", "pin": v1}),
+        )
+        .await?;
+    assert!(status < 300, "{status} {pin}");
+
+    // Version 2 answers its health checks fail, ok, fail, ok...: with one failure tolerated the
+    // node stays healthy through a 2 s watch, and its process is never restarted.
+    let v2 = publish_plain(&api, Some(flapping.port)).await?;
+    let d2 = deploy(
+        &api,
+        v2,
+        json!({"min_healthy_ms": 2000, "rollback_on_failure": false}),
+    )
+    .await?;
+    let view = ended(&api, &d2, Duration::from_secs(30))
+        .await
+        .map_err(fail)?;
+    assert_eq!(
+        view["status"],
+        "ROLLED_FORWARD",
+        "{view}\nagent:\n{}",
+        read(&log)
+    );
+    assert_eq!(view["nodes"][0]["state"], "succeeded", "{view}");
+    let checks = flapping.checks.load(Ordering::SeqCst);
+    assert!(checks >= 10, "only {checks} checks during the watch");
+    assert_eq!(starts_of(&state, v2), 1, "{}", read(&state.join("starts")));
+    assert!(read(&log).contains("tolerated"), "{}", read(&log));
+
+    // Version 3 exits at once: started, restarted twice with backoff, then reported failed.
+    let v3 = publish_plain(&api, None).await?;
+    let d3 = deploy(&api, v3, json!({"rollback_on_failure": false})).await?;
+    let view = ended(&api, &d3, Duration::from_secs(30))
+        .await
+        .map_err(fail)?;
+    assert_eq!(view["status"], "FAILED", "{view}\nagent:\n{}", read(&log));
+    assert_eq!(view["nodes"][0]["state"], "failed", "{view}");
+    let progress = node_version(&api, v3).await.unwrap_or(Value::Null);
+    assert_eq!(
+        progress["error"], "run command exited: exit status: 3 (gave up after 2 restarts)",
+        "{progress}"
+    );
+    assert_eq!(starts_of(&state, v3), 3, "{}", read(&state.join("starts")));
+    drop(agent);
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use convoy_actors::domain::Artifact;
 use serde::Deserialize;
 
+use super::health_policy::HealthRules;
 use super::process::TeardownTimes;
 
 /// `GET /v1/resources/{name}`, read leniently: only what the agent needs.
@@ -38,10 +39,17 @@ pub struct AgentConfig {
     pub install_command: Option<String>,
     /// Run via `sh -c` after install, torn down when another version replaces it.
     pub run_command: Option<String>,
-    /// How long a freshly installed version may fail its health check before it counts as failed.
-    pub health_grace: Duration,
+    /// Aurora's health rules: interval, grace, failures tolerated, restarts and their backoff, snooze.
+    pub health: HealthRules,
     /// Timeout of one health check.
     pub health_timeout: Duration,
+    /// A download that receives no byte for this long fails.
+    pub download_stall: Duration,
+    /// Attempts of a download that fails on the way (stall, connection, HTTP status) before the
+    /// version is reported failed.
+    pub download_attempts: u32,
+    /// Wait before the second attempt; doubled for each further one.
+    pub download_backoff: Duration,
     /// Timeout of the install command.
     pub install_timeout: Duration,
     /// Wait before a failed version that is still targeted is tried again.
@@ -57,8 +65,11 @@ impl AgentConfig {
             state_dir,
             install_command: None,
             run_command: None,
-            health_grace: Duration::from_secs(30),
+            health: HealthRules::default(),
             health_timeout: Duration::from_secs(2),
+            download_stall: Duration::from_secs(30),
+            download_attempts: 3,
+            download_backoff: Duration::from_secs(1),
             install_timeout: Duration::from_secs(600),
             retry: Duration::from_secs(10),
             teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),

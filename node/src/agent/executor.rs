@@ -1,26 +1,40 @@
 //! The agent's imperative shell for one node: carries out the planned actions (download, install,
-//! rollback), health-checks the current versions, runs their processes, and keeps `state.json`.
+//! rollback), keeps `state.json`, and publishes each change for the reporter. Health checks are in
+//! `checks`, the processes in `runs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use convoy_actors::domain::Target;
+use tokio::sync::watch;
 
 pub use super::config::{AgentConfig, ResourceDoc, VersionDoc};
-use super::fetch::{fetch, ARTIFACT};
-use super::health;
+use super::fetch::{fetch, shown_url, ARTIFACT};
+use super::health_policy::HealthWatch;
 use super::install::{read_current, run_install_command, switch_current, InstallEnv};
 use super::plan::{plan, valid_name, Action};
 use super::process::RunningProcess;
 use super::state::{now_ms, AgentState, VersionState};
+use super::status::{Phase, ResourcePhase, Snapshot};
+
+/// The longest wait between two attempts of a download.
+const DOWNLOAD_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// The agent's state and the processes it runs.
 pub struct Executor {
     pub(super) config: AgentConfig,
     pub(super) state: AgentState,
     pub(super) processes: BTreeMap<String, RunningProcess>,
-    http: reqwest::Client,
+    /// The health of each resource's current version, when it has a health port or a process.
+    pub(super) watches: BTreeMap<String, HealthWatch>,
+    pub(super) http: reqwest::Client,
+    /// What is under way per resource (download, install) and for which version.
+    activity: BTreeMap<String, (Phase, u64)>,
+    /// Where each change is published (the reporter reads it).
+    snapshots: Option<watch::Sender<Snapshot>>,
+    /// What `state.json` holds now (a save that would write the same bytes is skipped).
+    saved: Option<AgentState>,
 }
 
 impl Executor {
@@ -35,10 +49,131 @@ impl Executor {
             config,
             state,
             processes: BTreeMap::new(),
+            watches: BTreeMap::new(),
             http,
+            activity: BTreeMap::new(),
+            snapshots: None,
+            saved: None,
         };
         ex.reconcile();
+        ex.watch_current();
         Ok(ex)
+    }
+
+    /// A channel that receives the report body and phases after every change.
+    pub fn subscribe(&mut self) -> watch::Receiver<Snapshot> {
+        let (tx, rx) = watch::channel(self.snapshot());
+        self.snapshots = Some(tx);
+        rx
+    }
+
+    /// The report body and the phases now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            body: self.report_body(),
+            phases: self.phases(),
+        }
+    }
+
+    /// What is going on per resource: a download or install under way, else what its current
+    /// version's state and health watch say.
+    pub fn phases(&self) -> BTreeMap<String, ResourcePhase> {
+        let mut out: BTreeMap<String, ResourcePhase> = self
+            .state
+            .resources
+            .iter()
+            .map(|(name, r)| {
+                let phase = match r.current {
+                    None if r.versions.values().any(VersionState::failed) => {
+                        let v = r.versions.iter().rev().find(|(_, s)| s.failed());
+                        (Phase::Failed, v.map(|(v, _)| *v))
+                    }
+                    None => (Phase::Idle, None),
+                    Some(v) => {
+                        let vs = r.versions.get(&v);
+                        let restarting = self
+                            .watches
+                            .get(name)
+                            .is_some_and(|w| w.version == v && w.restart_pending());
+                        if vs.is_some_and(VersionState::failed) {
+                            (Phase::Failed, Some(v))
+                        } else if restarting {
+                            (Phase::Restarting, Some(v))
+                        } else if vs.is_some_and(|s| s.installed && !s.done)
+                            || self.watches.get(name).is_some_and(|w| !w.proven())
+                        {
+                            (Phase::Watching, Some(v))
+                        } else {
+                            (Phase::Running, Some(v))
+                        }
+                    }
+                };
+                let (phase, version) = phase;
+                let restarts = self
+                    .watches
+                    .get(name)
+                    .filter(|w| Some(w.version) == version)
+                    .map_or(0, HealthWatch::restarts);
+                (
+                    name.clone(),
+                    ResourcePhase {
+                        phase,
+                        version,
+                        restarts,
+                    },
+                )
+            })
+            .collect();
+        for (name, (phase, version)) in &self.activity {
+            out.insert(
+                name.clone(),
+                ResourcePhase {
+                    phase: *phase,
+                    version: Some(*version),
+                    restarts: 0,
+                },
+            );
+        }
+        out
+    }
+
+    /// Publishes the snapshot if it changed.
+    fn publish(&self) {
+        if let Some(tx) = &self.snapshots {
+            let now = self.snapshot();
+            tx.send_if_modified(|s| {
+                let changed = *s != now;
+                if changed {
+                    *s = now;
+                }
+                changed
+            });
+        }
+    }
+
+    /// Marks `phase` of `version` under way for `resource` (`None`: nothing under way) and publishes.
+    fn set_activity(&mut self, resource: &str, activity: Option<(Phase, u64)>) {
+        match activity {
+            Some(a) => self.activity.insert(resource.to_string(), a),
+            None => self.activity.remove(resource),
+        };
+        self.publish();
+    }
+
+    /// Watches the health of each current version that has a health port or a process.
+    fn watch_current(&mut self) {
+        let now = now_ms();
+        let has_process = self.config.run_command.is_some();
+        for (name, r) in &self.state.resources {
+            let Some(v) = r.current else { continue };
+            let Some(vs) = r.versions.get(&v) else {
+                continue;
+            };
+            if vs.installed && !vs.failed() && (vs.health_port.is_some() || has_process) {
+                self.watches
+                    .insert(name.clone(), HealthWatch::new(v, now, vs.done));
+            }
+        }
     }
 
     /// What is held (tests inspect it).
@@ -144,11 +279,28 @@ impl Executor {
                 .map(|_| false)
                 .map_err(|e| e.to_string()),
             Some(artifact) => {
-                tracing::info!(resource, version, url = %artifact.url, "downloading");
-                fetch(&self.http, artifact, &dir)
-                    .await
-                    .map(|_| true)
-                    .map_err(|e| e.to_string())
+                self.set_activity(resource, Some((Phase::Downloading, version)));
+                let attempts = self.config.download_attempts.max(1);
+                let mut attempt = 1;
+                let result = loop {
+                    tracing::info!(resource, version, url = %shown_url(&artifact.url), attempt, "downloading");
+                    match fetch(&self.http, artifact, &dir, self.config.download_stall).await {
+                        Ok(_) => break Ok(true),
+                        Err(e) if e.transient() && attempt < attempts => {
+                            let wait = self
+                                .config
+                                .download_backoff
+                                .saturating_mul(1 << (attempt - 1).min(16))
+                                .min(DOWNLOAD_BACKOFF_MAX);
+                            tracing::warn!(resource, version, attempt, error = %e, retry_in_ms = wait.as_millis() as u64, "download attempt failed");
+                            tokio::time::sleep(wait).await;
+                            attempt += 1;
+                        }
+                        Err(e) => break Err(e.to_string()),
+                    }
+                };
+                self.set_activity(resource, None);
+                result
             }
         };
         let vs = self.state.version_mut(resource, version);
@@ -197,6 +349,7 @@ impl Executor {
         vs.healthy = None;
         let previous = self.state.current(resource);
         tracing::info!(resource, version, ?previous, "installing");
+        self.set_activity(resource, Some((Phase::Installing, version)));
         let installed = match &self.config.install_command {
             Some(command) => {
                 let env = self.env(resource, version, &artifact, port);
@@ -205,6 +358,7 @@ impl Executor {
             None => switch_current(&self.resource_dir(resource), version)
                 .map_err(|e| format!("cannot switch current: {e}")),
         };
+        self.activity.remove(resource);
         if let Err(e) = installed {
             tracing::warn!(resource, version, error = %e, "install failed");
             self.state.version_mut(resource, version).fail(e, now_ms());
@@ -225,11 +379,19 @@ impl Executor {
             .entry(resource.to_string())
             .or_default()
             .current = Some(version);
+        let watched = port.is_some() || self.config.run_command.is_some();
+        let now = now_ms();
         let vs = self.state.version_mut(resource, version);
         vs.installed = true;
-        vs.installed_at_ms = Some(now_ms());
-        vs.healthy = Some(port.is_none());
-        vs.done = port.is_none();
+        vs.installed_at_ms = Some(now);
+        vs.healthy = Some(!watched);
+        vs.done = !watched;
+        if watched {
+            self.watches
+                .insert(resource.to_string(), HealthWatch::new(version, now, false));
+        } else {
+            self.watches.remove(resource);
+        }
         self.save();
         if self.config.run_command.is_some() {
             self.restart_process(resource, version).await;
@@ -251,53 +413,6 @@ impl Executor {
             artifact,
             state_dir: &self.config.state_dir,
             health_port: port,
-        }
-    }
-
-    /// Health-checks every installed current version that declares a port (unless snoozed).
-    pub async fn check_health(&mut self) {
-        let due: Vec<(String, u64, u16)> = self
-            .state
-            .resources
-            .iter()
-            .filter_map(|(name, r)| {
-                let v = r.current?;
-                let vs = r.versions.get(&v)?;
-                let port = vs.health_port?;
-                (vs.installed && !vs.failed()).then(|| (name.clone(), v, port))
-            })
-            .collect();
-        for (resource, version, port) in due {
-            if health::snoozed(
-                &self.resource_dir(&resource),
-                &self.version_dir(&resource, version),
-            ) {
-                tracing::debug!(resource, version, "health checks snoozed");
-                continue;
-            }
-            let result = health::check(&self.http, port, self.config.health_timeout).await;
-            let grace = self.config.health_grace.as_millis() as u64;
-            let now = now_ms();
-            let vs = self.state.version_mut(&resource, version);
-            match result {
-                Ok(()) => {
-                    if vs.healthy != Some(true) {
-                        tracing::info!(resource, version, "healthy");
-                    }
-                    vs.healthy = Some(true);
-                    vs.done = true;
-                }
-                Err(e) => {
-                    if vs.healthy != Some(false) || !vs.done {
-                        tracing::warn!(resource, version, error = %e, "unhealthy");
-                    }
-                    vs.healthy = Some(false);
-                    let since = now.saturating_sub(vs.installed_at_ms.unwrap_or(now));
-                    if !vs.done && since >= grace {
-                        vs.fail(format!("health check failed: {e}"), now);
-                    }
-                }
-            }
         }
     }
 
@@ -335,10 +450,15 @@ impl Executor {
         self.save();
     }
 
-    /// Writes `state.json`; a failure is logged (the next step tries again).
-    pub fn save(&self) {
-        if let Err(e) = self.state.save(&self.config.state_dir.join("state.json")) {
-            tracing::error!(error = %e, "cannot write state.json");
+    /// Writes `state.json` if it changed (a failure is logged; the next step tries again) and
+    /// publishes the snapshot.
+    pub fn save(&mut self) {
+        if self.saved.as_ref() != Some(&self.state) {
+            match self.state.save(&self.config.state_dir.join("state.json")) {
+                Ok(()) => self.saved = Some(self.state.clone()),
+                Err(e) => tracing::error!(error = %e, "cannot write state.json"),
+            }
         }
+        self.publish();
     }
 }

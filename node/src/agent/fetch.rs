@@ -1,7 +1,10 @@
 //! Downloading an artifact (`file://` or `http://`) into a version dir: streamed into
-//! `artifact.tmp`, size and sha256 checked, then renamed atomically to `artifact`.
+//! `artifact.tmp`, size and sha256 checked, then renamed atomically to `artifact`. A source that
+//! sends no byte for the stall timeout fails the attempt; a failed attempt leaves nothing behind,
+//! so the next one starts from scratch. Errors name the URL without its credentials or query.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use convoy_actors::domain::Artifact;
 use sha2::{Digest, Sha256};
@@ -31,10 +34,18 @@ pub enum FetchError {
     /// A URL scheme the agent does not speak.
     #[error("unsupported artifact url {0}: only file:// and http(s):// are supported")]
     Scheme(String),
+    /// No byte arrived for the stall timeout.
+    #[error("download of {url} stalled: no data for {ms} ms")]
+    Stalled {
+        /// The URL (shown without credentials or query).
+        url: String,
+        /// The stall timeout.
+        ms: u64,
+    },
     /// The source could not be read.
     #[error("download of {url} failed: {reason}")]
     Source {
-        /// The URL.
+        /// The URL (shown without credentials or query).
         url: String,
         /// What went wrong.
         reason: String,
@@ -49,14 +60,66 @@ pub enum FetchError {
     },
 }
 
+impl FetchError {
+    /// Worth another attempt: the source failed on the way (not the bytes, the scheme or the disk).
+    pub fn transient(&self) -> bool {
+        matches!(self, FetchError::Source { .. } | FetchError::Stalled { .. })
+    }
+}
+
 /// The file name of a downloaded artifact inside its version dir.
 pub const ARTIFACT: &str = "artifact";
 
-/// Fetches `artifact` into `version_dir/artifact`. On any failure nothing is left behind.
+/// `url` as errors and logs show it: without `user:password@`, with the query and fragment
+/// replaced by `?…` (tokens live there), at most 100 bytes.
+pub fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let cut = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (path, query) = rest.split_at(cut);
+    let authority_end = path.find('/').unwrap_or(path.len());
+    let path = match path[..authority_end].rfind('@') {
+        Some(at) => &path[at + 1..],
+        None => path,
+    };
+    let mut shown = if scheme.is_empty() {
+        path.to_string()
+    } else {
+        format!("{scheme}://{path}")
+    };
+    if !query.is_empty() {
+        shown.push_str("?…");
+    }
+    if shown.len() > 100 {
+        let mut end = 100;
+        while !shown.is_char_boundary(end) {
+            end -= 1;
+        }
+        shown.truncate(end);
+        shown.push('…');
+    }
+    shown
+}
+
+/// The text of `e` and its causes, without the URL reqwest puts in it.
+fn reqwest_reason(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// Fetches `artifact` into `version_dir/artifact`; an attempt fails when no byte arrives for
+/// `stall`. On any failure nothing is left behind.
 pub async fn fetch(
     http: &reqwest::Client,
     artifact: &Artifact,
     version_dir: &Path,
+    stall: Duration,
 ) -> Result<PathBuf, FetchError> {
     let local = |path: &Path, e: std::io::Error| FetchError::Local {
         path: path.display().to_string(),
@@ -67,7 +130,7 @@ pub async fn fetch(
         .map_err(|e| local(version_dir, e))?;
     let tmp = version_dir.join(format!("{ARTIFACT}.tmp"));
     let dest = version_dir.join(ARTIFACT);
-    let result = fetch_into(http, artifact, &tmp).await;
+    let result = fetch_into(http, artifact, &tmp, stall).await;
     let result = match result {
         Ok(()) => tokio::fs::rename(&tmp, &dest)
             .await
@@ -86,8 +149,13 @@ async fn fetch_into(
     http: &reqwest::Client,
     artifact: &Artifact,
     tmp: &Path,
+    stall: Duration,
 ) -> Result<(), FetchError> {
     let url = artifact.url.as_str();
+    let stalled = || FetchError::Stalled {
+        url: shown_url(url),
+        ms: u64::try_from(stall.as_millis()).unwrap_or(u64::MAX),
+    };
     let mut file = tokio::fs::File::create(tmp)
         .await
         .map_err(|e| FetchError::Local {
@@ -102,7 +170,7 @@ async fn fetch_into(
         limit: artifact.size,
     };
     let source = |reason: String| FetchError::Source {
-        url: url.to_string(),
+        url: shown_url(url),
         reason,
     };
     if let Some(path) = url.strip_prefix("file://") {
@@ -121,19 +189,23 @@ async fn fetch_into(
             sink.write(&buf[..n]).await?;
         }
     } else if url.starts_with("http://") || url.starts_with("https://") {
-        let mut response = http
-            .get(url)
-            .send()
+        let mut response = tokio::time::timeout(stall, http.get(url).send())
             .await
-            .map_err(|e| source(e.to_string()))?;
+            .map_err(|_| stalled())?
+            .map_err(|e| source(reqwest_reason(e)))?;
         if !response.status().is_success() {
             return Err(source(format!("HTTP {}", response.status())));
         }
-        while let Some(chunk) = response.chunk().await.map_err(|e| source(e.to_string()))? {
+        loop {
+            let chunk = tokio::time::timeout(stall, response.chunk())
+                .await
+                .map_err(|_| stalled())?
+                .map_err(|e| source(reqwest_reason(e)))?;
+            let Some(chunk) = chunk else { break };
             sink.write(&chunk).await?;
         }
     } else {
-        return Err(FetchError::Scheme(url.to_string()));
+        return Err(FetchError::Scheme(shown_url(url)));
     }
     let (len, got) = (sink.len, hex::encode(sink.hasher.finalize()));
     file.sync_all().await.map_err(|e| FetchError::Local {

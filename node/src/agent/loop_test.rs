@@ -1,5 +1,6 @@
-//! The agent's round (report → targets → act) against a fake convoy API: failover past a dead
-//! server and a 503, honest reports, and bad answers that must not crash it.
+//! The agent's loops (report → targets → act) against a fake convoy API: failover past a dead
+//! server and a 503, honest reports, bad answers that must not crash it, and reports that keep
+//! going every interval while a long install runs.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -10,8 +11,17 @@ use serde_json::{json, Value};
 
 use super::executor::{AgentConfig, Executor};
 use super::fetch::sha256_hex;
-use super::{once, parse_targets, pause_after};
+use super::reporter::{self, parse_targets, pause_after, report_once};
+use super::{work, work_once};
 use crate::client::{ApiClient, ClientError};
+
+/// One round as the two loops make it: report what is held, act on the answer's targets.
+async fn round(client: &ApiClient, ex: &mut Executor, node: &str) -> Result<bool, ClientError> {
+    let before = ex.report_body();
+    let targets = report_once(client, node, &before).await?;
+    work_once(client, ex, &targets).await;
+    Ok(ex.report_body() != before)
+}
 
 type Handler = dyn Fn(&str, &str, &Value) -> (u16, Value) + Send + Sync;
 
@@ -119,11 +129,11 @@ async fn rounds_ride_through_a_dead_server_and_a_503_and_report_progress() {
     let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
 
     assert!(
-        once(&client, &mut ex, "n1").await.unwrap(),
+        round(&client, &mut ex, "n1").await.unwrap(),
         "the first round makes progress"
     );
     assert!(
-        !once(&client, &mut ex, "n1").await.unwrap(),
+        !round(&client, &mut ex, "n1").await.unwrap(),
         "then nothing changes"
     );
     let reports = api.reports();
@@ -151,7 +161,7 @@ async fn bad_answers_are_survived() {
     let client = ApiClient::new(&api.addr).unwrap();
     let state = tempfile::tempdir().unwrap();
     let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
-    assert!(!once(&client, &mut ex, "n1").await.unwrap());
+    assert!(!round(&client, &mut ex, "n1").await.unwrap());
     assert!(ex.state().resources.is_empty());
     assert!(parse_targets(&json!("nonsense")).is_empty());
     assert!(parse_targets(
@@ -167,7 +177,7 @@ async fn no_server_at_all_backs_off() {
         .with_patience(Duration::from_millis(100));
     let state = tempfile::tempdir().unwrap();
     let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
-    let outcome = once(&client, &mut ex, "n1").await;
+    let outcome = round(&client, &mut ex, "n1").await.map(drop);
     assert!(
         matches!(outcome, Err(ClientError::Unreachable { .. })),
         "{outcome:?}"
@@ -187,6 +197,74 @@ async fn no_server_at_all_backs_off() {
         pause_after(unreachable(), interval, &mut failures);
     }
     assert!(pause_after(unreachable(), interval, &mut failures) <= Duration::from_secs(30));
-    assert_eq!(pause_after(Ok(false), interval, &mut failures), interval);
+    assert_eq!(pause_after(Ok(()), interval, &mut failures), interval);
     assert_eq!(failures, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_go_on_every_interval_while_a_long_install_runs() {
+    let api = FakeApi::start(Box::new(|method, path, _| match (method, path) {
+        ("POST", "/v1/nodes/n1/report") => (
+            200,
+            json!({"targets": {"web": {"version": 1, "download": true, "install": true}}}),
+        ),
+        ("GET", "/v1/resources/web") => (200, json!({"name": "web", "versions": [{"version": 1}]})),
+        _ => (
+            404,
+            json!({"error": {"code": "not_found", "message": path}}),
+        ),
+    }));
+    let client = Arc::new(ApiClient::new(&api.addr).unwrap());
+    let state = tempfile::tempdir().unwrap();
+    let config = AgentConfig {
+        install_command: Some("sleep 1.5".into()),
+        ..AgentConfig::new(state.path().to_path_buf())
+    };
+    let mut ex = Executor::open(config).unwrap();
+    let (tx, rx) = tokio::sync::watch::channel(None);
+    let status = state.path().join("status.json");
+    let reporter = tokio::spawn(reporter::run(
+        client.clone(),
+        "n1".into(),
+        Duration::from_millis(100),
+        ex.subscribe(),
+        tx,
+        status.clone(),
+    ));
+    let installing = |r: &Value| {
+        let v = &r["resources"]["web"]["versions"]["1"];
+        v["downloaded"] == true && v["installed"] == false
+    };
+    let done = |r: &Value| r["resources"]["web"]["versions"]["1"]["done"] == true;
+    let watch_it = async {
+        let mut phases = Vec::new();
+        for _ in 0..200 {
+            if let Ok(text) = std::fs::read_to_string(&status) {
+                let s: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                let phase = s["phases"]["web"]["phase"].clone();
+                if phases.last() != Some(&phase) && !phase.is_null() {
+                    phases.push(phase);
+                }
+            }
+            if api.reports().iter().any(done) {
+                return phases;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("never done; reports: {:?}", api.reports());
+    };
+    let phases = tokio::select! {
+        _ = work(&client, &mut ex, rx, Duration::from_millis(100)) => panic!("the worker stopped"),
+        phases = watch_it => phases,
+    };
+    reporter.abort();
+    let during = api.reports().iter().filter(|r| installing(r)).count();
+    assert!(
+        during >= 8,
+        "only {during} reports during a 1.5 s install at 100 ms"
+    );
+    assert!(
+        phases.contains(&json!("installing")) && phases.last() == Some(&json!("running")),
+        "{phases:?}"
+    );
 }

@@ -1,39 +1,58 @@
 //! `convoy agent`: the real agent of a fleet machine. It reports to the cluster, and for each target
 //! it may act on it downloads, installs, health-checks and runs the version, reporting honestly.
 //!
-//! Layout: `plan` is the pure core (targets + held state → actions); `executor` and `runs` carry
-//! the actions out; `fetch`, `install`, `health` and `process` are the I/O pieces; `state` is what
-//! survives a restart; this file is the loop (report → targets → act) with failover and signals.
+//! Layout: `plan` is the pure core (targets + held state → actions) and `health_policy` the pure
+//! health rules; `executor`, `checks` and `runs` carry them out; `fetch`, `install`, `health` and
+//! `process` are the I/O pieces; `state` is what survives a restart. Two loops run side by side:
+//! the `reporter` (its own task: report every interval, hand on the targets) and the worker in
+//! this file (act on the latest targets, supervise, check health), so a long download or install
+//! never stops the reports.
 
+mod checks;
 mod config;
 mod executor;
 mod fetch;
 mod health;
+mod health_policy;
 mod install;
 mod plan;
 mod process;
+mod reporter;
 mod runs;
 mod state;
+mod status;
 
 #[cfg(test)]
+mod docs_test;
+#[cfg(test)]
 mod executor_test;
+#[cfg(test)]
+mod fetch_test;
+#[cfg(test)]
+mod health_policy_test;
 #[cfg(test)]
 mod loop_test;
 #[cfg(test)]
 mod plan_test;
 #[cfg(test)]
 mod process_test;
+#[cfg(test)]
+mod supervise_test;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use convoy_actors::domain::Target;
 use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
 
-use crate::client::{ApiClient, ClientError};
+use crate::client::ApiClient;
 use executor::{AgentConfig, Executor, ResourceDoc};
+use health_policy::HealthRules;
 use process::TeardownTimes;
+use reporter::Targets;
 
 /// `convoy agent` flags (each also a `CONVOY_*` environment variable).
 #[derive(Debug, Clone, clap::Args)]
@@ -58,12 +77,38 @@ pub struct AgentArgs {
     /// POST /quitquitquit, POST /abortabortabort, SIGTERM, SIGKILL when replaced or on shutdown.
     #[arg(long, env = "CONVOY_RUN_COMMAND")]
     pub run_command: Option<String>,
-    /// How long a new version may fail its health check before it is reported failed, in ms.
+    /// Time between two health checks of a version, in ms (Aurora's interval_secs).
+    #[arg(long, env = "CONVOY_HEALTH_INTERVAL_MS", default_value_t = 1_000)]
+    pub health_interval_ms: u64,
+    /// After a (re)start, failed health checks do not count for this long, in ms (Aurora's
+    /// initial_interval_secs).
     #[arg(long, env = "CONVOY_HEALTH_GRACE_MS", default_value_t = 30_000)]
     pub health_grace_ms: u64,
     /// Timeout of one health check, in ms.
     #[arg(long, env = "CONVOY_HEALTH_TIMEOUT_MS", default_value_t = 2_000)]
     pub health_timeout_ms: u64,
+    /// Failed checks in a row tolerated after the grace; one more makes the version unhealthy.
+    #[arg(long, env = "CONVOY_MAX_CONSECUTIVE_FAILURES", default_value_t = 3)]
+    pub max_consecutive_failures: u32,
+    /// Restarts of an unhealthy or exited process before the version is reported failed.
+    #[arg(long, env = "CONVOY_MAX_RESTARTS", default_value_t = 5)]
+    pub max_restarts: u32,
+    /// Wait before the first restart, in ms; doubled for each further one.
+    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MS", default_value_t = 1_000)]
+    pub restart_backoff_ms: u64,
+    /// The longest wait before a restart, in ms.
+    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MAX_MS", default_value_t = 60_000)]
+    pub restart_backoff_max_ms: u64,
+    /// The longest a `.healthchecksnooze` file suspends health checks, in ms.
+    #[arg(long, env = "CONVOY_SNOOZE_MAX_MS", default_value_t = 3_600_000)]
+    pub snooze_max_ms: u64,
+    /// A download that receives no byte for this long fails, in ms.
+    #[arg(long, env = "CONVOY_DOWNLOAD_STALL_MS", default_value_t = 30_000)]
+    pub download_stall_ms: u64,
+    /// Attempts of a download that fails on the way (stall, connection, HTTP status) before the
+    /// version is reported failed.
+    #[arg(long, env = "CONVOY_DOWNLOAD_ATTEMPTS", default_value_t = 3)]
+    pub download_attempts: u32,
     /// Wait after /quitquitquit before /abortabortabort, in ms.
     #[arg(long, env = "CONVOY_GRACEFUL_MS", default_value_t = 5_000)]
     pub graceful_ms: u64,
@@ -83,8 +128,21 @@ impl AgentArgs {
                 .clone()
                 .filter(|c| !c.trim().is_empty()),
             run_command: self.run_command.clone().filter(|c| !c.trim().is_empty()),
-            health_grace: Duration::from_millis(self.health_grace_ms),
+            health: HealthRules {
+                interval: Duration::from_millis(self.health_interval_ms.max(10)),
+                grace: Duration::from_millis(self.health_grace_ms),
+                max_consecutive_failures: self.max_consecutive_failures,
+                max_restarts: self.max_restarts,
+                backoff: Duration::from_millis(self.restart_backoff_ms),
+                backoff_max: Duration::from_millis(
+                    self.restart_backoff_max_ms.max(self.restart_backoff_ms),
+                ),
+                snooze_max: Duration::from_millis(self.snooze_max_ms),
+                ..HealthRules::default()
+            },
             health_timeout: Duration::from_millis(self.health_timeout_ms.max(1)),
+            download_stall: Duration::from_millis(self.download_stall_ms.max(1)),
+            download_attempts: self.download_attempts.max(1),
             install_timeout: Duration::from_millis(self.install_timeout_ms.max(1)),
             retry: Duration::from_millis(self.retry_ms),
             teardown: TeardownTimes::with_graceful(Duration::from_millis(self.graceful_ms)),
@@ -106,70 +164,66 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     if args.node_id.is_empty() || args.node_id.contains(['/', '?', '#']) {
         anyhow::bail!("--node-id {:?} is not a usable node id", args.node_id);
     }
-    let client = ApiClient::new(&args.server)?.with_patience(Duration::from_secs(10));
-    let mut executor = Executor::open(args.config())?;
+    let client = Arc::new(ApiClient::new(&args.server)?.with_patience(Duration::from_secs(10)));
+    let config = args.config();
+    let tick = config.health.interval;
+    let mut executor = Executor::open(config)?;
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let interval = Duration::from_millis(args.interval_ms.max(10));
     tracing::info!(node = %args.node_id, servers = ?client.servers(), dir = %args.state_dir.display(), "agent started");
-    let mut failures = 0u32;
-    loop {
-        let pause = tokio::select! {
-            outcome = once(&client, &mut executor, &args.node_id) => pause_after(outcome, interval, &mut failures),
-            _ = term.recv() => break,
-            _ = int.recv() => break,
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = term.recv() => break,
-            _ = int.recv() => break,
+    let (targets_tx, targets_rx) = watch::channel(None);
+    let reporter = tokio::spawn(reporter::run(
+        client.clone(),
+        args.node_id.clone(),
+        interval,
+        executor.subscribe(),
+        targets_tx,
+        args.state_dir.join("status.json"),
+    ));
+    tokio::select! {
+        _ = work(&client, &mut executor, targets_rx, tick.min(interval)) => {
+            tracing::error!("the reporter stopped");
         }
+        _ = term.recv() => {}
+        _ = int.recv() => {}
     }
     tracing::info!("agent stopping");
+    reporter.abort();
     executor.shutdown().await;
     Ok(())
 }
 
-/// What one round changed, or why it could not talk to the cluster.
-type Round = Result<bool, ClientError>;
-
-/// The wait before the next round: soon after progress, the interval normally, and a growing
-/// backoff (up to 30 s) while no server can be reached.
-fn pause_after(outcome: Round, interval: Duration, failures: &mut u32) -> Duration {
-    match outcome {
-        Ok(changed) => {
-            *failures = 0;
-            if changed {
-                Duration::from_millis(50).min(interval)
-            } else {
-                interval
+/// The worker: acts on the latest targets as soon as they change, and at least every `tick`
+/// supervises processes and checks health. Returns when the reporter is gone.
+async fn work(
+    client: &ApiClient,
+    executor: &mut Executor,
+    mut targets: watch::Receiver<Targets>,
+    tick: Duration,
+) {
+    loop {
+        let latest = targets.borrow_and_update().clone().unwrap_or_default();
+        work_once(client, executor, &latest).await;
+        tokio::select! {
+            changed = targets.changed() => {
+                if changed.is_err() {
+                    return;
+                }
             }
-        }
-        Err(e @ ClientError::Unreachable { .. }) => {
-            *failures += 1;
-            let backoff = interval
-                .saturating_mul(1 << (*failures).min(5))
-                .min(Duration::from_secs(30));
-            tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "no server reachable");
-            backoff.max(interval)
-        }
-        Err(e) => {
-            *failures = 0;
-            tracing::warn!(error = %e, "report refused");
-            interval
+            _ = tokio::time::sleep(tick) => {}
         }
     }
 }
 
-/// One round: report, read the targets, fetch the versions needed, act. `Ok(true)` when the
-/// report changed (so the next one goes out soon).
-async fn once(client: &ApiClient, executor: &mut Executor, node: &str) -> Round {
-    let before = executor.report_body();
-    let answer: serde_json::Value = client
-        .post(&format!("/v1/nodes/{node}/report"), &before)
-        .await?;
-    let targets = parse_targets(&answer);
-    let actions = executor.plan(&targets);
+/// One pass of the worker: read the published versions the planned actions need, act, supervise,
+/// check health.
+async fn work_once(
+    client: &ApiClient,
+    executor: &mut Executor,
+    targets: &BTreeMap<String, Target>,
+) {
+    let actions = executor.plan(targets);
     let mut views = BTreeMap::new();
     for name in plan::needs_views(&actions) {
         if !plan::valid_name(&name) {
@@ -187,23 +241,5 @@ async fn once(client: &ApiClient, executor: &mut Executor, node: &str) -> Round 
             }
         }
     }
-    executor.step(&targets, &views).await;
-    Ok(executor.report_body() != before)
-}
-
-/// The `targets` of a report answer; malformed entries are logged and skipped, never fatal.
-fn parse_targets(answer: &serde_json::Value) -> BTreeMap<String, Target> {
-    let Some(map) = answer.get("targets").and_then(|t| t.as_object()) else {
-        tracing::warn!(%answer, "report answer without targets");
-        return BTreeMap::new();
-    };
-    map.iter()
-        .filter_map(|(name, t)| match serde_json::from_value::<Target>(t.clone()) {
-            Ok(t) => Some((name.clone(), t)),
-            Err(e) => {
-                tracing::warn!(resource = %name, target = %t, error = %e, "ignoring a malformed target");
-                None
-            }
-        })
-        .collect()
+    executor.step(targets, &views).await;
 }

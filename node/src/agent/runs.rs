@@ -1,8 +1,10 @@
 //! Supervision of the `--run-command` processes: one per resource, started after install, torn
-//! down (Aurora's escalation) when another version replaces it or the agent stops.
+//! down (Aurora's escalation) when another version replaces it, when the health rules say so, or
+//! when the agent stops; an exited process is started again after the rules' backoff.
 
 use super::executor::Executor;
 use super::fetch::ARTIFACT;
+use super::health_policy::HealthWatch;
 use super::process::{spawn, teardown, Stopped};
 use super::state::now_ms;
 
@@ -28,10 +30,19 @@ impl Executor {
             Ok(p) => {
                 tracing::info!(resource, version, pid = ?p.child.id(), "run command started");
                 self.processes.insert(resource.to_string(), p);
+                if let Some(w) = self
+                    .watches
+                    .get_mut(resource)
+                    .filter(|w| w.version == version)
+                {
+                    w.started(now_ms());
+                }
             }
             Err(e) => {
                 tracing::warn!(resource, version, error = %e, "run command could not start");
+                self.watches.remove(resource);
                 let vs = self.state.version_mut(resource, version);
+                vs.healthy = Some(false);
                 vs.fail(format!("run command could not start: {e}"), now_ms());
             }
         }
@@ -45,24 +56,33 @@ impl Executor {
         Some(stopped)
     }
 
-    /// Starts the process of an installed current version that has none (after an agent restart),
-    /// and deals with processes that exited: before the version is done that is a failure of the
-    /// version; after, the process is started again.
+    /// Starts the process of an installed current version that has none (after install or an
+    /// agent restart); a process that exited goes to the health rules, which restart it after a
+    /// backoff or fail the version.
     pub(super) async fn supervise(&mut self) {
         if self.config.run_command.is_none() {
             return;
         }
-        let wanted: Vec<(String, u64)> = self
+        let wanted: Vec<(String, u64, bool)> = self
             .state
             .resources
             .iter()
             .filter_map(|(name, r)| {
                 let v = r.current?;
                 let vs = r.versions.get(&v)?;
-                (vs.installed && !vs.failed()).then(|| (name.clone(), v))
+                (vs.installed && !vs.failed()).then(|| (name.clone(), v, vs.done))
             })
             .collect();
-        for (resource, version) in wanted {
+        let rules = self.config.health.clone();
+        for (resource, version, done) in wanted {
+            let now = now_ms();
+            let watch = self
+                .watches
+                .entry(resource.clone())
+                .or_insert_with(|| HealthWatch::new(version, now, done));
+            if watch.version != version {
+                *watch = HealthWatch::new(version, now, done);
+            }
             let status = match self.processes.get_mut(&resource) {
                 Some(p) if p.version == version => match p.child.try_wait() {
                     Ok(None) => continue,
@@ -71,23 +91,26 @@ impl Executor {
                 },
                 _ => None,
             };
-            let done = self
-                .state
-                .version(&resource, version)
-                .is_some_and(|v| v.done);
             match status {
-                Some(status) if !done => {
-                    tracing::warn!(resource, version, %status, "run command exited before the version was healthy");
-                    self.processes.remove(&resource);
-                    let vs = self.state.version_mut(&resource, version);
-                    vs.healthy = Some(false);
-                    vs.fail(format!("run command exited: {status}"), now_ms());
-                }
                 Some(status) => {
-                    tracing::warn!(resource, version, %status, "run command exited: starting it again");
-                    self.restart_process(&resource, version).await;
+                    self.processes.remove(&resource);
+                    let decision = self
+                        .watches
+                        .get_mut(&resource)
+                        .map(|w| w.exited(now, &status, &rules));
+                    if let Some(decision) = decision {
+                        self.apply(&resource, version, decision).await;
+                    }
                 }
-                None => self.restart_process(&resource, version).await,
+                None => {
+                    let start = self
+                        .watches
+                        .get(&resource)
+                        .is_none_or(|w| !w.restart_pending() || w.restart_due(now));
+                    if start {
+                        self.restart_process(&resource, version).await;
+                    }
+                }
             }
         }
     }
