@@ -52,6 +52,8 @@ pub struct ApiClient {
     preferred: AtomicUsize,
     http: reqwest::Client,
     patience: Duration,
+    /// `Authorization: Bearer <secret>`, marked sensitive so `Debug` never shows it.
+    auth: Option<reqwest::header::HeaderValue>,
 }
 
 impl ApiClient {
@@ -82,7 +84,19 @@ impl ApiClient {
             preferred: AtomicUsize::new(0),
             http,
             patience: Duration::from_secs(20),
+            auth: None,
         })
+    }
+
+    /// Sends `Authorization: Bearer <secret>` with every request (`None`: no header).
+    pub fn with_token(mut self, secret: Option<&str>) -> Self {
+        self.auth = secret
+            .and_then(|s| reqwest::header::HeaderValue::from_str(&format!("Bearer {s}")).ok())
+            .map(|mut v| {
+                v.set_sensitive(true);
+                v
+            });
+        self
     }
 
     /// How long a call keeps trying other servers before giving up (default 20 s).
@@ -143,6 +157,9 @@ impl ApiClient {
             let mut request = self.http.request(method.clone(), format!("{server}{path}"));
             if let Some(body) = body {
                 request = request.json(body);
+            }
+            if let Some(auth) = &self.auth {
+                request = request.header(reqwest::header::AUTHORIZATION, auth.clone());
             }
             match request.send().await {
                 Ok(response) => {

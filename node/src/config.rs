@@ -11,6 +11,9 @@ use clap::Args;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
 
+use crate::api::auth::{secret, AuthMode};
+use convoy_actors::domain::SecretHash;
+
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -82,6 +85,8 @@ pub struct FileConfig {
     node_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
+    bootstrap_token_file: Option<PathBuf>,
+    insecure_no_auth: Option<bool>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
@@ -132,6 +137,13 @@ pub struct ServerArgs {
     /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
     #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]
     pub enable_fault_injection: Option<bool>,
+    /// File holding the first admin token's secret: turns token auth on; the first leader of a new
+    /// cluster creates the admin token `bootstrap` from it (once).
+    #[arg(long, env = "CONVOY_BOOTSTRAP_TOKEN_FILE")]
+    pub bootstrap_token_file: Option<PathBuf>,
+    /// Serve the API without tokens on a non-loopback http_addr (a WARN is logged at start).
+    #[arg(long, env = "CONVOY_INSECURE_NO_AUTH")]
+    pub insecure_no_auth: Option<bool>,
 }
 
 /// The merged, validated server configuration.
@@ -143,6 +155,10 @@ pub struct ServerConfig {
     pub node_timeout: Duration,
     /// Whether the test-only fault endpoint is served.
     pub fault_injection: bool,
+    /// Whether the API checks tokens.
+    pub auth: AuthMode,
+    /// The hash of `bootstrap_token_file`'s secret (the secret itself is not kept).
+    pub bootstrap_token: Option<SecretHash>,
 }
 
 impl ServerArgs {
@@ -312,6 +328,27 @@ impl ServerArgs {
             ));
         }
         raft.request_timeout = Duration::from_millis(request_timeout_ms);
+        let bootstrap_token = self
+            .bootstrap_token_file
+            .clone()
+            .or(file.bootstrap_token_file.map(|f| relative_to(&base_dir, f)))
+            .map(|path| {
+                secret::read_file(&path)
+                    .map(|s| secret::hash(&s))
+                    .map_err(|e| {
+                        invalid(
+                            "bootstrap_token_file",
+                            &path.display().to_string(),
+                            &e.to_string(),
+                        )
+                    })
+            })
+            .transpose()?;
+        let insecure = self
+            .insecure_no_auth
+            .or(file.insecure_no_auth)
+            .unwrap_or(false);
+        let auth = auth_mode(bootstrap_token.is_some(), insecure, &http_addr)?;
         Ok(ServerConfig {
             raft,
             node_timeout: Duration::from_millis(node_timeout_ms),
@@ -319,8 +356,37 @@ impl ServerArgs {
                 .enable_fault_injection
                 .or(file.enable_fault_injection)
                 .unwrap_or(false),
+            auth,
+            bootstrap_token,
         })
     }
+}
+
+/// On with a bootstrap token file; without one, off on a loopback `http_addr` or with `insecure_no_auth`,
+/// and an error anywhere else.
+fn auth_mode(bootstrap: bool, insecure: bool, http_addr: &str) -> Result<AuthMode, ConfigError> {
+    if bootstrap {
+        return Ok(AuthMode::On);
+    }
+    if insecure || is_loopback(http_addr) {
+        return Ok(AuthMode::Off);
+    }
+    Err(invalid(
+        "http_addr",
+        http_addr,
+        "without bootstrap_token_file the API has no authentication, which convoy serves only on a \
+         loopback address; set bootstrap_token_file, or insecure_no_auth = true to serve it to anyone",
+    ))
+}
+
+/// Whether `host:port` names a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
+pub fn is_loopback(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {

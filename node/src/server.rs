@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use convoy_raft::RaftNode;
@@ -10,8 +11,9 @@ use actix::Actor;
 use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
+use crate::api::auth::AuthMode;
 use crate::api::reports::Reports;
-use crate::config::ServerArgs;
+use crate::config::{is_loopback, ServerArgs};
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
@@ -40,6 +42,13 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
             "fault injection enabled: POST /v1/debug/faults is served (test configuration only)"
         );
     }
+    let auth = config.auth;
+    if auth == AuthMode::Off && !is_loopback(&http_addr) {
+        tracing::warn!(http = %http_addr, "insecure_no_auth = true: the API accepts every request without a token");
+    }
+    if let Some(hash) = config.bootstrap_token {
+        api::auth::bootstrap::spawn(engine.clone(), rt.handle(), hash);
+    }
     let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
@@ -50,10 +59,13 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         leader::watch(&engine, &handle, supervisor.clone());
         let data = web::Data::new(engine);
         let reports = web::Data::new(Reports::new(supervisor));
+        let auth = web::Data::new(auth);
         HttpServer::new(move || {
             App::new()
+                .wrap(from_fn(api::auth::check))
                 .app_data(data.clone())
                 .app_data(reports.clone())
+                .app_data(auth.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
         .workers(2)

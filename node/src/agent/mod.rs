@@ -73,6 +73,9 @@ pub struct AgentArgs {
     /// Wait before a failed version that is still targeted is tried again, in ms.
     #[arg(long, env = "CONVOY_RETRY_MS", default_value_t = 10_000)]
     pub retry_ms: u64,
+    /// File holding this agent's API token (an `agent` token whose nodes glob matches --node-id).
+    #[arg(long, env = "CONVOY_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 impl AgentArgs {
@@ -106,7 +109,14 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     if args.node_id.is_empty() || args.node_id.contains(['/', '?', '#']) {
         anyhow::bail!("--node-id {:?} is not a usable node id", args.node_id);
     }
-    let client = ApiClient::new(&args.server)?.with_patience(Duration::from_secs(10));
+    let token = args
+        .token_file
+        .as_deref()
+        .map(crate::api::auth::secret::read_file)
+        .transpose()?;
+    let client = ApiClient::new(&args.server)?
+        .with_patience(Duration::from_secs(10))
+        .with_token(token.as_deref());
     let mut executor = Executor::open(args.config())?;
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
