@@ -255,13 +255,16 @@ impl LocalCluster {
                 "id = {id}\ndata_dir = \"data/{id}\"\nhttp_addr = \"{http_addr}\"\nraft_addr = \"{raft_addr}\"\n\
                  cluster_secret_file = \"secret\"\ninitial_cluster_state = \"{state}\"\n\
                  heartbeat_ms = {}\nelection_timeout_min_ms = {}\nelection_timeout_max_ms = {}\n\
-                 node_timeout_ms = {}\nsnapshot_every = {}\nenable_fault_injection = {}\n{}",
+                 node_timeout_ms = {}\nsnapshot_every = {}\nenable_fault_injection = {}\n\
+                 insecure_no_auth = {}\n{}",
                 o.heartbeat_ms,
                 o.election_ms.0,
                 o.election_ms.1,
                 o.node_timeout_ms,
                 o.snapshot_every,
                 o.fault_injection,
+                // A namespace lab's servers listen on private 10.213.x.y addresses, without tokens.
+                self.netlab.is_some(),
                 self.founders
             ),
         )?;
