@@ -100,7 +100,10 @@ fn failed_step_fails_the_group_and_later_steps_never_start() {
     assert_eq!(view.steps[0][0].status, Some(Status::RolledBack));
     assert_eq!(view.status, GroupStatus::Failed);
     assert!(view.steps[1].iter().all(|i| i.deployment.is_none()));
-    let e = h.err(Command::AbortGroupDeployment { id });
+    let e = h.err(Command::AbortGroupDeployment {
+        id,
+        by: Actor::User,
+    });
     assert_eq!(e.kind(), ErrorKind::Conflict);
 }
 
@@ -115,7 +118,10 @@ fn abort_group_deployment_aborts_running_step() {
         panic!()
     };
     assert_eq!(
-        h.ok(Command::AbortGroupDeployment { id }),
+        h.ok(Command::AbortGroupDeployment {
+            id,
+            by: Actor::User
+        }),
         Response::GroupDeployment {
             id,
             status: GroupStatus::Aborted

@@ -52,6 +52,8 @@ pub struct ApiClient {
     preferred: AtomicUsize,
     http: reqwest::Client,
     patience: Duration,
+    /// `Authorization: Bearer <secret>`, marked sensitive so `Debug` never shows it.
+    auth: Option<reqwest::header::HeaderValue>,
 }
 
 impl ApiClient {
@@ -80,6 +82,7 @@ impl ApiClient {
             preferred: AtomicUsize::new(0),
             http,
             patience: Duration::from_secs(20),
+            auth: None,
         })
     }
 
@@ -94,6 +97,17 @@ impl ApiClient {
             .build()
             .map_err(|e| crate::tls::TlsError::Config(e.to_string()))?;
         Ok(self)
+    }
+
+    /// Sends `Authorization: Bearer <secret>` with every request (`None`: no header).
+    pub fn with_token(mut self, secret: Option<&str>) -> Self {
+        self.auth = secret
+            .and_then(|s| reqwest::header::HeaderValue::from_str(&format!("Bearer {s}")).ok())
+            .map(|mut v| {
+                v.set_sensitive(true);
+                v
+            });
+        self
     }
 
     /// How long a call keeps trying other servers before giving up (default 20 s).
@@ -137,7 +151,11 @@ impl ApiClient {
 
     /// Every request to `server` starts here: the one place its URL and headers are made.
     fn request(&self, server: &str, method: Method, path: &str) -> reqwest::RequestBuilder {
-        self.http.request(method, format!("{server}{path}"))
+        let request = self.http.request(method, format!("{server}{path}"));
+        match &self.auth {
+            Some(auth) => request.header(reqwest::header::AUTHORIZATION, auth.clone()),
+            None => request,
+        }
     }
 
     /// One request to the first server, no retry: its status and its body as JSON (`Null` when

@@ -13,6 +13,9 @@ use crate::config_checks as checks;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
 
+use crate::api::auth::{secret, AuthMode};
+use convoy_actors::domain::SecretHash;
+
 /// Why a configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -88,6 +91,8 @@ pub struct FileConfig {
     tls_key_file: Option<PathBuf>,
     tls_client_ca_file: Option<PathBuf>,
     tls_ca_file: Option<PathBuf>,
+    bootstrap_token_file: Option<PathBuf>,
+    insecure_no_auth: Option<bool>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
@@ -150,6 +155,13 @@ pub struct ServerArgs {
     /// With TLS: the PEM CA this server trusts when it calls another server's API (forwarding).
     #[arg(long, env = "CONVOY_TLS_CA_FILE")]
     pub tls_ca_file: Option<PathBuf>,
+    /// File holding the first admin token's secret: turns token auth on; the first leader of a new
+    /// cluster creates the admin token `bootstrap` from it (once).
+    #[arg(long, env = "CONVOY_BOOTSTRAP_TOKEN_FILE")]
+    pub bootstrap_token_file: Option<PathBuf>,
+    /// Serve the API without tokens on a non-loopback http_addr (a WARN is logged at start).
+    #[arg(long, env = "CONVOY_INSECURE_NO_AUTH")]
+    pub insecure_no_auth: Option<bool>,
 }
 
 /// The merged, validated server configuration.
@@ -163,6 +175,10 @@ pub struct ServerConfig {
     pub fault_injection: bool,
     /// TLS for the HTTP API; `None`: plain HTTP.
     pub tls: Option<crate::tls::ServerTls>,
+    /// Whether the API checks tokens.
+    pub auth: AuthMode,
+    /// The hash of `bootstrap_token_file`'s secret (the secret itself is not kept).
+    pub bootstrap_token: Option<SecretHash>,
 }
 
 impl ServerArgs {
@@ -358,6 +374,27 @@ impl ServerArgs {
                 ))
             }
         };
+        let bootstrap_token = self
+            .bootstrap_token_file
+            .clone()
+            .or(file.bootstrap_token_file.map(|f| relative_to(&base_dir, f)))
+            .map(|path| {
+                secret::read_file(&path)
+                    .map(|s| secret::hash(&s))
+                    .map_err(|e| {
+                        invalid(
+                            "bootstrap_token_file",
+                            &path.display().to_string(),
+                            &e.to_string(),
+                        )
+                    })
+            })
+            .transpose()?;
+        let insecure = self
+            .insecure_no_auth
+            .or(file.insecure_no_auth)
+            .unwrap_or(false);
+        let auth = auth_mode(bootstrap_token.is_some(), insecure, &http_addr)?;
         Ok(ServerConfig {
             tls,
             raft,
@@ -366,8 +403,37 @@ impl ServerArgs {
                 .enable_fault_injection
                 .or(file.enable_fault_injection)
                 .unwrap_or(false),
+            auth,
+            bootstrap_token,
         })
     }
+}
+
+/// On with a bootstrap token file; without one, off on a loopback `http_addr` or with `insecure_no_auth`,
+/// and an error anywhere else.
+fn auth_mode(bootstrap: bool, insecure: bool, http_addr: &str) -> Result<AuthMode, ConfigError> {
+    if bootstrap {
+        return Ok(AuthMode::On);
+    }
+    if insecure || is_loopback(http_addr) {
+        return Ok(AuthMode::Off);
+    }
+    Err(invalid(
+        "http_addr",
+        http_addr,
+        "without bootstrap_token_file the API has no authentication, which convoy serves only on a \
+         loopback address; set bootstrap_token_file, or insecure_no_auth = true to serve it to anyone",
+    ))
+}
+
+/// Whether `host:port` names a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
+pub fn is_loopback(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {

@@ -109,7 +109,7 @@ pub fn check_founders(
     founders: &BTreeMap<NodeId, Member>,
 ) -> Result<(), Refusal> {
     if let Some(own) = founders.get(&id) {
-        if own.raft_addr != raft_addr || own.http_addr != http_addr {
+        if !same_endpoint(raft_addr, &own.raft_addr) || !same_endpoint(http_addr, &own.http_addr) {
             return Err(refuse(
                 "initial_cluster",
                 format!("id {id}: raft {} http {}", own.raft_addr, own.http_addr),
@@ -132,6 +132,29 @@ pub fn check_founders(
         }
     }
     Ok(())
+}
+
+/// Whether a server listening on `bind` is reachable at `advertised`: the ports are equal, and
+/// when both hosts are IP addresses and the bind address is not a wildcard (`0.0.0.0`, `::`), the
+/// addresses are equal too (a name such as `localhost` is not resolved here).
+fn same_endpoint(bind: &str, advertised: &str) -> bool {
+    let split = |a: &str| {
+        a.rsplit_once(':')
+            .map(|(h, p)| (h.trim_matches(['[', ']']).to_string(), p.to_string()))
+    };
+    let (Some((bh, bp)), Some((ah, ap))) = (split(bind), split(advertised)) else {
+        return bind == advertised;
+    };
+    if bp != ap {
+        return false;
+    }
+    match (
+        bh.parse::<std::net::IpAddr>(),
+        ah.parse::<std::net::IpAddr>(),
+    ) {
+        (Ok(b), Ok(a)) => b.is_unspecified() || b == a,
+        _ => true,
+    }
 }
 
 /// A `new` server bootstraps only into an empty `data_dir` or one convoy made (RocksDB's `CURRENT`

@@ -57,6 +57,10 @@ fn the_own_entry_must_match_and_addresses_must_be_distinct() {
     check_founders(1, "127.0.0.1:9081", "127.0.0.1:8081", &founders).unwrap();
     let e = check_founders(1, "127.0.0.1:9999", "127.0.0.1:8081", &founders).unwrap_err();
     assert!(e.reason.contains("own entry differs"), "{e:?}");
+    // Listening on every address, or naming the host differently, is the same endpoint.
+    check_founders(1, "0.0.0.0:9081", "localhost:8081", &founders).unwrap();
+    let e = check_founders(1, "127.0.0.1:9081", "127.0.0.1:8089", &founders).unwrap_err();
+    assert!(e.reason.contains("own entry differs"), "{e:?}");
     // A joiner not among the founders is not judged by them.
     check_founders(4, "127.0.0.1:9084", "127.0.0.1:8084", &founders).unwrap();
     let clash = BTreeMap::from([

@@ -137,3 +137,111 @@ fn unknown_file_keys_are_refused() {
     };
     assert!(args.resolve().unwrap_err().to_string().contains("bogus"));
 }
+
+fn resolve_auth(extra: &str, http_addr: Option<&str>) -> Result<ServerConfig, ConfigError> {
+    let dir = tempfile::tempdir().unwrap();
+    write_secret(dir.path(), SECRET);
+    write(
+        dir.path(),
+        "admin-token",
+        "cvy_00112233445566778899aabbccddeeff\n",
+    );
+    let config = write(dir.path(), "convoy.toml", &format!("{extra}\n{FILE}"));
+    // A server joining an existing cluster: its listening address is not held to a founder entry,
+    // so only the auth rules decide here.
+    ServerArgs {
+        config: Some(config),
+        http_addr: http_addr.map(String::from),
+        initial_cluster_state: Some("existing".into()),
+        ..Default::default()
+    }
+    .resolve()
+}
+
+#[test]
+fn a_bootstrap_token_file_turns_auth_on_and_keeps_only_the_hash() {
+    let resolved = resolve_auth("bootstrap_token_file = \"admin-token\"", None).unwrap();
+    assert_eq!(resolved.auth, AuthMode::On);
+    assert_eq!(
+        resolved.bootstrap_token,
+        Some(secret::hash("cvy_00112233445566778899aabbccddeeff"))
+    );
+    // On any address: the token is what protects it.
+    let public = resolve_auth(
+        "bootstrap_token_file = \"admin-token\"",
+        Some("0.0.0.0:8082"),
+    );
+    assert_eq!(public.unwrap().auth, AuthMode::On);
+}
+
+#[test]
+fn without_tokens_only_loopback_or_an_explicit_insecure_flag_serves() {
+    assert_eq!(resolve_auth("", None).unwrap().auth, AuthMode::Off);
+    assert_eq!(
+        resolve_auth("", Some("localhost:8082")).unwrap().auth,
+        AuthMode::Off
+    );
+    assert_eq!(
+        resolve_auth("", Some("[::1]:8082")).unwrap().auth,
+        AuthMode::Off
+    );
+    let refused = resolve_auth("", Some("0.0.0.0:8082"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("http_addr")
+            && refused.contains("0.0.0.0:8082")
+            && refused.contains("insecure_no_auth"),
+        "{refused}"
+    );
+    assert!(resolve_auth("", Some("10.1.2.3:8082")).is_err());
+    let insecure = resolve_auth("insecure_no_auth = true", Some("10.1.2.3:8082")).unwrap();
+    assert_eq!(insecure.auth, AuthMode::Off);
+    assert_eq!(insecure.bootstrap_token, None);
+}
+
+#[test]
+fn a_bad_bootstrap_token_file_is_named_and_never_echoed() {
+    let missing = resolve_auth("bootstrap_token_file = \"nope\"", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("bootstrap_token_file") && missing.contains("nope"),
+        "{missing}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write_secret(dir.path(), SECRET);
+    write(dir.path(), "short", "cvy_tiny\n");
+    let config = write(
+        dir.path(),
+        "convoy.toml",
+        &format!("bootstrap_token_file = \"short\"\n{FILE}"),
+    );
+    let short = ServerArgs {
+        config: Some(config),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        short.contains("bootstrap_token_file") && !short.contains("cvy_tiny"),
+        "{short}"
+    );
+}
+
+#[test]
+fn loopback_addresses_are_recognised() {
+    for (addr, want) in [
+        ("127.0.0.1:1", true),
+        ("127.8.9.10:1", true),
+        ("localhost:1", true),
+        ("[::1]:1", true),
+        ("0.0.0.0:1", false),
+        ("[::]:1", false),
+        ("192.168.1.1:1", false),
+        ("example.com:1", false),
+    ] {
+        assert_eq!(is_loopback(addr), want, "{addr}");
+    }
+}

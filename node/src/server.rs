@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Service;
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use anyhow::Context;
 use convoy_raft::RaftNode;
@@ -12,8 +13,9 @@ use actix::Actor;
 use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
+use crate::api::auth::AuthMode;
 use crate::api::reports::{Forwarder, Reports};
-use crate::config::ServerArgs;
+use crate::config::{is_loopback, ServerArgs};
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
@@ -117,6 +119,13 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
             "fault injection enabled: POST /v1/debug/faults is served (test configuration only)"
         );
     }
+    let auth = config.auth;
+    if auth == AuthMode::Off && !is_loopback(&http_addr) {
+        tracing::warn!(http = %http_addr, "insecure_no_auth = true: the API accepts every request without a token");
+    }
+    if let Some(hash) = config.bootstrap_token {
+        api::auth::bootstrap::spawn(engine.clone(), rt.handle(), hash);
+    }
     let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
@@ -142,8 +151,10 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
             open_files = limits.open_files,
             "http limits"
         );
+        let auth = web::Data::new(auth);
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(from_fn(api::auth::check))
                 .wrap_fn(|req, srv| {
                     let call = srv.call(req);
                     async move {
@@ -155,6 +166,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                 })
                 .app_data(data.clone())
                 .app_data(reports.clone())
+                .app_data(auth.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
         .workers(HTTP_WORKERS)

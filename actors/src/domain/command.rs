@@ -5,6 +5,7 @@ use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
+use super::tokens::{Role, SecretHash};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -35,6 +36,8 @@ pub struct DeploymentSpec {
     pub completion: Option<Completion>,
     /// Recorded on the creation event.
     pub message: Option<String>,
+    /// Who starts it (recorded as `by` on the creation event).
+    pub by: Actor,
 }
 
 /// Every state change. Applied by `ClusterState::apply(cmd, at)`.
@@ -159,9 +162,38 @@ pub enum Command {
     AbortGroupDeployment {
         /// Group deployment.
         id: GroupDeploymentId,
+        /// Who.
+        by: Actor,
     },
     /// Evaluate every time-based rule due at `at`.
     Tick,
+    // API tokens (tokens.rs): only hashes of secrets ever reach the log.
+    /// Create an API token.
+    CreateToken {
+        /// Unique name.
+        name: String,
+        /// Role.
+        role: Role,
+        /// Agent tokens: the node-id glob.
+        nodes: Option<String>,
+        /// sha256 of the secret.
+        hash: SecretHash,
+        /// Who creates it.
+        by: Actor,
+    },
+    /// Revoke an API token.
+    RevokeToken {
+        /// Its name.
+        name: String,
+        /// Who revokes it.
+        by: Actor,
+    },
+    /// The leader's proposal of the `bootstrap` admin token from `bootstrap_token_file`: applied once per
+    /// cluster, a no-op ever after.
+    BootstrapToken {
+        /// sha256 of the file's secret.
+        hash: SecretHash,
+    },
 }
 
 /// Answer to a pulse.

@@ -33,6 +33,8 @@ pub enum Entity {
     Group,
     /// A group deployment.
     GroupDeployment,
+    /// An API token.
+    Token,
 }
 
 impl fmt::Display for Entity {
@@ -44,6 +46,7 @@ impl fmt::Display for Entity {
             Entity::Deployment => "deployment",
             Entity::Group => "group",
             Entity::GroupDeployment => "group deployment",
+            Entity::Token => "token",
         })
     }
 }

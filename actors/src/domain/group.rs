@@ -328,6 +328,7 @@ impl ClusterState {
     pub(crate) fn abort_group_deployment(
         &mut self,
         id: GroupDeploymentId,
+        by: Actor,
         cx: &mut Cx,
     ) -> Result<Response, DomainError> {
         let gd = self
@@ -365,7 +366,7 @@ impl ClusterState {
                 if dep.status.is_active() {
                     let _ = dep.abort(
                         cx.at,
-                        Actor::User,
+                        by.clone(),
                         Some(format!("group deployment {id} aborted")),
                     );
                 }

@@ -60,11 +60,15 @@ counter_id!(
     Entity::GroupDeployment
 );
 
-/// Who caused an event: a person/tool, the pulse service, a leader timer, or convoy itself.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Who caused an event: a person or tool (named by its API token when auth is on), the pulse service, a
+/// leader timer, or convoy itself.
+///
+/// In JSON (`is_human_readable`) an actor is one string: `"user"`, `"pulse"`, `"timer"`, `"system"`, or the
+/// token's name (token names cannot be one of those four words, see `tokens::check_token_name`). In snapshots
+/// and the log (bincode) it is a compact enum.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Actor {
-    /// A person or a tool through the API/CLI.
+    /// A person or a tool through the API/CLI, on a server running without auth.
     #[default]
     User,
     /// The external pulse (heartbeat) service.
@@ -73,4 +77,90 @@ pub enum Actor {
     Timer,
     /// convoy itself (node progress, automatic deployments, group steps).
     System,
+    /// A person or a tool that called the API with the API token of this name.
+    Token(String),
+}
+
+/// The words `Actor`'s unit variants are written as; no token may take one of these names.
+pub const RESERVED_ACTOR_NAMES: [&str; 4] = ["user", "pulse", "timer", "system"];
+
+impl Actor {
+    /// The name shown in events: `user`, `pulse`, `timer`, `system` or the token's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Actor::User => "user",
+            Actor::Pulse => "pulse",
+            Actor::Timer => "timer",
+            Actor::System => "system",
+            Actor::Token(name) => name,
+        }
+    }
+
+    /// The inverse of [`Actor::name`].
+    pub fn from_name(name: &str) -> Actor {
+        match name {
+            "user" => Actor::User,
+            "pulse" => Actor::Pulse,
+            "timer" => Actor::Timer,
+            "system" => Actor::System,
+            other => Actor::Token(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The compact (bincode) form of [`Actor`], written without copying the name; same variants as [`ActorRepr`].
+#[derive(Serialize)]
+enum ActorRef<'a> {
+    User,
+    Pulse,
+    Timer,
+    System,
+    Token(&'a str),
+}
+
+/// The compact (bincode) form of [`Actor`], read back.
+#[derive(Deserialize)]
+enum ActorRepr {
+    User,
+    Pulse,
+    Timer,
+    System,
+    Token(String),
+}
+
+impl Serialize for Actor {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return s.serialize_str(self.name());
+        }
+        match self {
+            Actor::User => ActorRef::User,
+            Actor::Pulse => ActorRef::Pulse,
+            Actor::Timer => ActorRef::Timer,
+            Actor::System => ActorRef::System,
+            Actor::Token(name) => ActorRef::Token(name),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Actor {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if d.is_human_readable() {
+            return String::deserialize(d).map(|name| Actor::from_name(&name));
+        }
+        Ok(match ActorRepr::deserialize(d)? {
+            ActorRepr::User => Actor::User,
+            ActorRepr::Pulse => Actor::Pulse,
+            ActorRepr::Timer => Actor::Timer,
+            ActorRepr::System => Actor::System,
+            ActorRepr::Token(name) => Actor::Token(name),
+        })
+    }
 }

@@ -16,8 +16,9 @@ impl ClusterState {
         spec: DeploymentSpec,
         cx: &mut Cx,
     ) -> Result<Response, DomainError> {
+        let by = spec.by.clone();
         let id = self
-            .start_deployment(spec, Actor::User, false, cx)?
+            .start_deployment(spec, by, false, cx)?
             .expect("manual deployments are always created");
         let status = self.deployments[&id].status;
         Ok(Response::DeploymentStarted { id, status })

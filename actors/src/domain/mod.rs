@@ -22,6 +22,7 @@ mod state;
 mod status;
 mod strategy;
 mod targets;
+mod tokens;
 mod vecmap;
 mod views;
 
@@ -35,7 +36,7 @@ pub use errors::{
     MAX_MESSAGE_LEN, MAX_NAME_BYTES,
 };
 pub use group::{GroupDeployment, StepItem};
-pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
@@ -45,9 +46,13 @@ pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
+pub use tokens::{
+    check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
+    TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,
+};
 pub use vecmap::{OneInline, Pair, VecMap, VecSet};
 pub use views::{
     ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView,
     EventView, GroupDeploymentView, GroupView, NodeView, ResourceView, StatusFilter, StepItemView,
-    SubscriptionView, Target, VersionView,
+    SubscriptionView, Target, TokenView, VersionView,
 };

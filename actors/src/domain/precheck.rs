@@ -88,6 +88,14 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
                 check_name("resource", &m.resource)
             })
         }
+        Command::CreateToken { name, nodes, .. } => {
+            check_name("token", name)?;
+            nodes
+                .as_deref()
+                .map_or(Ok(()), |glob| check_field("nodes", glob))
+        }
+        Command::RevokeToken { name, .. } => check_name("token", name),
+        Command::BootstrapToken { .. } => Ok(()),
         Command::StartGroupDeployment { group, versions } => {
             check_name("group", group)?;
             let versions = versions.as_ref().map_or(0, |v| v.len());

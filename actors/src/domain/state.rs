@@ -7,6 +7,7 @@ use super::group::GroupDeployment;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
+use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +26,7 @@ pub struct ClusterState {
     pub(crate) group_deployments: BTreeMap<GroupDeploymentId, GroupDeployment>,
     pub(crate) next_deployment: u64,
     pub(crate) next_group_deployment: u64,
+    pub(crate) tokens: TokenTable,
 }
 
 /// Per-apply context: the timestamp and the follow-ups (ended deployments, reconciliation) to settle.
@@ -92,8 +94,26 @@ impl ClusterState {
             Command::StartGroupDeployment { group, versions } => {
                 self.start_group_deployment(group, versions, &mut cx)?
             }
-            Command::AbortGroupDeployment { id } => self.abort_group_deployment(id, &mut cx)?,
+            Command::AbortGroupDeployment { id, by } => {
+                self.abort_group_deployment(id, by, &mut cx)?
+            }
             Command::Tick => self.tick(&mut cx),
+            Command::CreateToken {
+                name,
+                role,
+                nodes,
+                hash,
+                by,
+            } => self.tokens.create(Token {
+                name,
+                role,
+                nodes,
+                hash,
+                created_at: at,
+                created_by: by,
+            })?,
+            Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
+            Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
         };
         self.settle(&mut cx);
         Ok(response)
@@ -213,6 +233,11 @@ impl ClusterState {
             })
             .copied()
             .collect()
+    }
+
+    /// The API tokens (the HTTP layer authenticates every request against this applied table).
+    pub fn tokens(&self) -> &TokenTable {
+        &self.tokens
     }
 
     /// Active deployment ids (for the leader's supervisor).

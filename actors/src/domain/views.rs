@@ -7,6 +7,7 @@ use super::model::{Artifact, Dependency, Member, Mode, NodeResource};
 use super::state::ClusterState;
 use super::status::{PausedBy, Status};
 use super::strategy::{Completion, Settings, Strategy};
+use super::tokens::{Role, Token};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -376,7 +377,7 @@ impl ClusterState {
                 status: e.status,
                 node: e.node.and_then(name),
                 action: (e.kind != EventKind::Status).then_some(e.kind),
-                by: e.by,
+                by: e.by.clone(),
                 message: e.message.clone(),
             })
             .collect();
@@ -438,5 +439,43 @@ impl ClusterState {
             current_step: gd.current_step,
             steps,
         })
+    }
+}
+
+/// `GET /v1/tokens`: a token without its secret or hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenView {
+    /// Name (recorded as `by` on what it does).
+    pub name: String,
+    /// Role.
+    pub role: Role,
+    /// Agent tokens: the node-id glob.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    /// Creation time (leader-stamped ms).
+    pub created_at: Timestamp,
+    /// Who created it.
+    pub created_by: Actor,
+}
+
+impl ClusterState {
+    /// One API token, without its hash.
+    pub fn token(&self, name: &str) -> Option<TokenView> {
+        self.tokens.get(name).map(token_view)
+    }
+
+    /// Every API token by name, without hashes.
+    pub fn token_views(&self) -> Vec<TokenView> {
+        self.tokens.iter().map(token_view).collect()
+    }
+}
+
+fn token_view(t: &Token) -> TokenView {
+    TokenView {
+        name: t.name.clone(),
+        role: t.role,
+        nodes: t.nodes.clone(),
+        created_at: t.created_at,
+        created_by: t.created_by.clone(),
     }
 }

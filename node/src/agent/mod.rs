@@ -118,6 +118,12 @@ pub struct AgentArgs {
     /// Wait before a failed version that is still targeted is tried again, in ms.
     #[arg(long, env = "CONVOY_RETRY_MS", default_value_t = 10_000)]
     pub retry_ms: u64,
+    /// File holding this agent's API token (an `agent` token whose nodes glob matches --node-id).
+    #[arg(long, env = "CONVOY_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+    /// PEM CA to trust for `https://` servers.
+    #[arg(long, env = "CONVOY_CA_FILE")]
+    pub ca_file: Option<PathBuf>,
 }
 
 impl AgentArgs {
@@ -164,7 +170,17 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     if args.node_id.is_empty() || args.node_id.contains(['/', '?', '#']) {
         anyhow::bail!("--node-id {:?} is not a usable node id", args.node_id);
     }
-    let client = Arc::new(ApiClient::new(&args.server)?.with_patience(Duration::from_secs(10)));
+    let token = args
+        .token_file
+        .as_deref()
+        .map(crate::api::auth::secret::read_file)
+        .transpose()?;
+    let client = Arc::new(
+        ApiClient::new(&args.server)?
+            .with_patience(Duration::from_secs(10))
+            .with_token(token.as_deref())
+            .with_tls(args.ca_file.as_deref(), None)?,
+    );
     let config = args.config();
     let tick = config.health.interval;
     let mut executor = Executor::open(config)?;

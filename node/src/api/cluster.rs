@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use convoy_raft::Member;
 use serde::Deserialize;
 
+use super::auth::AuthMode;
 use super::error::ApiError;
 use crate::engine::Engine;
 
@@ -18,8 +19,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(readyz));
 }
 
-async fn cluster(engine: web::Data<Engine>) -> HttpResponse {
-    HttpResponse::Ok().json(engine.cluster_info())
+/// The cluster, and whether this server checks tokens (`"auth": "on"` or `"off"`).
+async fn cluster(engine: web::Data<Engine>, mode: Option<web::Data<AuthMode>>) -> HttpResponse {
+    let mut info = serde_json::to_value(engine.cluster_info()).unwrap_or_default();
+    let mode = mode.map_or(AuthMode::Off, |m| *m.get_ref());
+    if let Some(fields) = info.as_object_mut() {
+        fields.insert("auth".into(), mode.name().into());
+    }
+    HttpResponse::Ok().json(info)
 }
 
 /// `POST /v1/cluster/members` body.

@@ -7,6 +7,7 @@ use convoy_actors::domain::{
 };
 use serde::Deserialize;
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use crate::engine::Engine;
@@ -63,18 +64,19 @@ impl From<StartBody> for DeploymentSpec {
             pulse_interval_ms: b.pulse_interval_ms,
             completion: b.completion,
             message: b.message,
+            by: Actor::User,
         }
     }
 }
 
 async fn start(
     engine: web::Data<Engine>,
+    caller: Caller,
     body: web::Json<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
-    match engine
-        .propose(Command::StartDeployment(body.into_inner().into()))
-        .await?
-    {
+    let mut spec = DeploymentSpec::from(body.into_inner());
+    spec.by = caller.actor();
+    match engine.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
             Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
         }
@@ -151,13 +153,14 @@ fn action_message(body: &[u8]) -> Result<Option<String>, ApiError> {
 
 async fn act(
     engine: web::Data<Engine>,
+    caller: Caller,
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let (raw, action) = path.into_inner();
     let id = parse_id(&raw)?;
     let message = action_message(&body)?;
-    let by = Actor::User;
+    let by = caller.actor();
     let command = match action.as_str() {
         "pause" => Command::Pause { id, message, by },
         "resume" => Command::Resume { id, message, by },

@@ -11,6 +11,15 @@ pub enum ApiError {
     /// Malformed or meaningless input (400).
     #[error("{0}")]
     BadRequest(String),
+    /// No token, or a token the applied state does not know (401).
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The token's role may not do this, or an agent token reports for another node (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// A state change whose body is not declared `application/json` (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// An unknown id (404).
     #[error("{0}")]
     NotFound(String),
@@ -41,7 +50,8 @@ pub struct ErrorBody {
 /// `{"code", "message"}`.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ErrorDetail {
-    /// A stable machine-readable code: `bad_request`, `not_found`, `conflict`, `unavailable`, `internal`.
+    /// A stable machine-readable code: `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`,
+    /// `unsupported_media_type`, `unavailable`, `internal`.
     pub code: String,
     /// What went wrong, naming the thing and the value.
     pub message: String,
@@ -52,6 +62,9 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::BadRequest(_) => "bad_request",
+            ApiError::Unauthenticated(_) => "unauthenticated",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(_) => "conflict",
             ApiError::Unavailable(_) => "unavailable",
@@ -66,6 +79,9 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unavailable(_) | ApiError::NotAMember => StatusCode::SERVICE_UNAVAILABLE,

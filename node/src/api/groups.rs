@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use convoy_actors::domain::{Command, GroupDeploymentId, Member, Response};
 use serde::Deserialize;
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use crate::engine::Engine;
@@ -104,10 +105,17 @@ async fn show_deployment(
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 
-async fn abort(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn abort(
+    engine: web::Data<Engine>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    engine.propose(Command::AbortGroupDeployment { id }).await?;
+    let by = caller.actor();
+    engine
+        .propose(Command::AbortGroupDeployment { id, by })
+        .await?;
     let view = engine.read_written(move |s| s.group_deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }

@@ -1,5 +1,6 @@
 //! The HTTP API of API.md on actix-web.
 
+pub mod auth;
 pub mod cluster;
 pub mod consumers;
 pub mod debug;
@@ -10,6 +11,7 @@ pub mod nodes;
 pub mod read;
 pub mod reports;
 pub mod resources;
+pub mod tokens;
 
 use actix_web::web;
 
@@ -30,7 +32,18 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(consumers::routes)
     .configure(nodes::routes)
     .configure(deployments::routes)
-    .configure(groups::routes);
+    .configure(groups::routes)
+    .configure(tokens::routes)
+    .default_service(web::to(no_route));
+}
+
+/// Any route the API does not serve: 404 in the API's error shape.
+async fn no_route(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse, error::ApiError> {
+    let path: String = req.path().chars().take(100).collect();
+    Err(error::ApiError::NotFound(format!(
+        "no route {} {path}",
+        req.method()
+    )))
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::{web, HttpResponse};
+use actix_web::http::header::AUTHORIZATION;
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::{NodeReport, ResourceReport};
 use serde::{Deserialize, Serialize};
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::reports::{report_batch, Reports};
@@ -32,17 +34,22 @@ pub struct ReportBody {
 async fn report(
     engine: web::Data<Engine>,
     reports: web::Data<Reports>,
+    caller: Caller,
+    req: HttpRequest,
     id: web::Path<String>,
     body: web::Json<ReportBody>,
 ) -> Result<HttpResponse, ApiError> {
     let node = id.into_inner();
+    caller.check_report(&node)?;
     let body = body.into_inner();
     let report = NodeReport {
         node: node.clone(),
         active: body.active,
         resources: body.resources.clone(),
     };
-    reports.ingest(&engine, report, &body).await?;
+    reports
+        .ingest(&engine, report, &body, req.headers().get(AUTHORIZATION))
+        .await?;
     let targets = engine.node().read(|m| m.state().targets(&node));
     Ok(HttpResponse::Ok().json(serde_json::json!({ "targets": targets })))
 }

@@ -5,12 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use actix::Addr;
-use actix_web::{web, HttpResponse};
+use actix_web::http::header::{HeaderValue, AUTHORIZATION};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::{NodeReport, ResourceReport};
 use convoy_actors::leader::messages::{Report, ReportBatch, ReportRejected};
 use convoy_actors::leader::Supervisor;
 use serde::{Deserialize, Serialize};
 
+use super::auth::Caller;
 use super::error::ApiError;
 use crate::engine::Engine;
 
@@ -72,12 +74,14 @@ impl Reports {
     }
 
     /// Hands one report to the leader's consumer actor; from a follower, forwards `body` to the
-    /// leader's `POST /v1/nodes/{id}/report`.
+    /// leader's `POST /v1/nodes/{id}/report` with the caller's `Authorization` header (the leader checks
+    /// the token again).
     pub async fn ingest<B: Serialize>(
         &self,
         engine: &Engine,
         report: NodeReport,
         body: &B,
+        auth: Option<&HeaderValue>,
     ) -> Result<(), ApiError> {
         let node = report.node.clone();
         let answer = self
@@ -89,18 +93,20 @@ impl Reports {
             Ok(()) => Ok(()),
             Err(busy @ ReportRejected::Busy { .. }) => Err(ApiError::Unavailable(busy.to_string())),
             Err(ReportRejected::NotLeader) => self
-                .forward(engine, &format!("/v1/nodes/{node}/report"), body)
+                .forward(engine, &format!("/v1/nodes/{node}/report"), body, auth)
                 .await
                 .map(drop),
         }
     }
 
-    /// Sends `body` to the same endpoint on the leader; its answer's bytes on success.
+    /// Sends `body` to the same endpoint on the leader; its answer's bytes on success. The leader's 401
+    /// and 403 pass through as they are (a token revoked there first).
     async fn forward<B: Serialize>(
         &self,
         engine: &Engine,
         path: &str,
         body: &B,
+        auth: Option<&HeaderValue>,
     ) -> Result<web::Bytes, ApiError> {
         let Some((leader, member)) = engine.node().leader() else {
             return Err(ApiError::Unavailable("no leader is known yet".into()));
@@ -111,19 +117,28 @@ impl Reports {
             ));
         }
         let url = format!("{}://{}{path}", self.forwarder.scheme, member.http_addr);
-        let response = self
-            .forwarder
-            .http
-            .post(&url)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| {
-                ApiError::Unavailable(format!(
-                    "cannot forward reports to leader {leader} at {url}: {e}"
-                ))
-            })?;
+        let mut request = self.forwarder.http.post(&url).json(body);
+        if let Some(auth) = auth {
+            request = request.header(reqwest::header::AUTHORIZATION, auth.as_bytes());
+        }
+        let response = request.send().await.map_err(|e| {
+            ApiError::Unavailable(format!(
+                "cannot forward reports to leader {leader} at {url}: {e}"
+            ))
+        })?;
         let status = response.status();
+        if status.as_u16() == 401 || status.as_u16() == 403 {
+            let body: serde_json::Value = response.json().await.unwrap_or_default();
+            let message = body["error"]["message"]
+                .as_str()
+                .unwrap_or("refused")
+                .to_string();
+            return Err(if status.as_u16() == 401 {
+                ApiError::Unauthenticated(format!("leader {leader}: {message}"))
+            } else {
+                ApiError::Forbidden(format!("leader {leader}: {message}"))
+            });
+        }
         if !status.is_success() {
             return Err(ApiError::Unavailable(format!(
                 "leader {leader} refused the reports: {status}"
@@ -190,12 +205,20 @@ fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
 pub async fn report_batch(
     engine: web::Data<Engine>,
     reports: web::Data<Reports>,
+    caller: Caller,
+    req: HttpRequest,
     body: web::Json<BatchBody>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     check_batch(&body)?;
+    for entry in &body.reports {
+        caller.check_report(&entry.node)?;
+    }
     if !engine.node().is_leader() {
-        let bytes = reports.forward(&engine, "/v1/nodes/reports", &body).await?;
+        let auth = req.headers().get(AUTHORIZATION);
+        let bytes = reports
+            .forward(&engine, "/v1/nodes/reports", &body, auth)
+            .await?;
         return Ok(HttpResponse::Ok()
             .content_type("application/json")
             .body(bytes));

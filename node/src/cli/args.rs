@@ -22,6 +22,21 @@ pub struct GlobalOpts {
     /// Output: aligned tables for people, or the server's JSON for scripts.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table, global = true)]
     pub output: Output,
+    /// API token secret sent as `Authorization: Bearer` (prefer CONVOY_TOKEN or --token-file: a flag shows in `ps`).
+    #[arg(
+        long,
+        env = "CONVOY_TOKEN",
+        global = true,
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub token: Option<String>,
+    /// File holding the API token secret (used when --token and CONVOY_TOKEN are not set).
+    #[arg(long, env = "CONVOY_TOKEN_FILE", global = true, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+    /// PEM CA to trust for `https://` servers (besides the system's roots).
+    #[arg(long, env = "CONVOY_CA_FILE", global = true, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
 }
 
 /// How results are printed.

@@ -1,7 +1,8 @@
-//! The `convoy` CLI client: `resource`, `consumer`, `deploy`, `group` and `cluster` commands over the HTTP API.
+//! The `convoy` CLI client: `resource`, `consumer`, `deploy`, `group`, `cluster` and `token` commands over the
+//! HTTP API.
 //!
 //! Every command takes `--server` (or `CONVOY_SERVER`: comma-separated addresses, the next tried when one is
-//! down) and `-o table|json`. Errors print `error: <the server's message>` and exit 1; usage errors exit 2.
+//! down), `-o table|json` and the API token (`--token`/`CONVOY_TOKEN` or `--token-file`/`CONVOY_TOKEN_FILE`). Errors print `error: <the server's message>` and exit 1; usage errors exit 2.
 //! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
 
 mod args;
@@ -12,6 +13,7 @@ mod exec;
 mod parse;
 mod render;
 mod table;
+mod token;
 mod watch;
 
 #[cfg(test)]
@@ -64,6 +66,13 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: ClusterCommand,
     },
+    /// API tokens: create (the secret is shown once), list, revoke.
+    Token {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: token::TokenCommand,
+    },
 }
 
 impl ClientCommand {
@@ -73,7 +82,8 @@ impl ClientCommand {
             | ClientCommand::Consumer { global, .. }
             | ClientCommand::Deploy { global, .. }
             | ClientCommand::Group { global, .. }
-            | ClientCommand::Cluster { global, .. } => global,
+            | ClientCommand::Cluster { global, .. }
+            | ClientCommand::Token { global, .. } => global,
         }
     }
 }
@@ -94,13 +104,27 @@ pub fn run(command: ClientCommand) -> anyhow::Result<()> {
 
 /// Carries out a client command.
 pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
-    let GlobalOpts { server, output } = command.global().clone();
-    let client = ApiClient::new(&server)?;
+    let global = command.global().clone();
+    let secret = token::caller_secret(&global)?;
+    let output = global.output;
+    let client = ApiClient::new(&global.server)?
+        .with_token(secret.as_deref())
+        .with_tls(global.ca_file.as_deref(), None)
+        .map_err(|e| CliError::Invalid {
+            flag: "--ca-file".into(),
+            value: global
+                .ca_file
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            reason: e.to_string(),
+        })?;
     match command {
         ClientCommand::Resource { command, .. } => exec::resource(&client, output, command).await,
         ClientCommand::Consumer { command, .. } => exec::consumer(&client, output, command).await,
         ClientCommand::Deploy { command, .. } => exec::deploy(&client, output, command).await,
         ClientCommand::Group { command, .. } => exec::group(&client, output, command).await,
         ClientCommand::Cluster { command, .. } => exec::cluster(&client, output, command).await,
+        ClientCommand::Token { command, .. } => token::run(&client, output, command).await,
     }
 }

@@ -51,6 +51,9 @@ pub struct ClusterOptions {
     pub tls: bool,
     /// With `tls`: servers require client certificates (the harness's clients present one).
     pub tls_client_auth: bool,
+    /// Run with token auth: this secret becomes the `bootstrap` admin token (written to
+    /// `dir/admin-token`, 0600) and the harness's clients send it.
+    pub bootstrap_token: Option<String>,
 }
 
 impl Default for ClusterOptions {
@@ -70,6 +73,7 @@ impl Default for ClusterOptions {
             exe: None,
             tls: false,
             tls_client_auth: false,
+            bootstrap_token: None,
         }
     }
 }
@@ -112,11 +116,16 @@ pub fn convoy_bin() -> PathBuf {
 
 /// Writes a fresh cluster secret (32 random bytes in hex) to `path`, readable by its owner only.
 pub fn write_secret(path: &Path) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let secret: String = (0..32)
         .map(|_| format!("{:02x}", rand::random::<u8>()))
         .collect();
+    write_private(path, secret.as_bytes())
+}
+
+/// Writes `bytes` to a new file at `path` (replacing one there), mode 0600.
+pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let _ = std::fs::remove_file(path);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -124,7 +133,7 @@ pub fn write_secret(path: &Path) -> anyhow::Result<()> {
         .mode(0o600)
         .open(path)
         .with_context(|| format!("writing {}", path.display()))?;
-    file.write_all(secret.as_bytes())?;
+    file.write_all(bytes)?;
     Ok(())
 }
 
@@ -146,6 +155,8 @@ pub struct Server {
     pub config: PathBuf,
     /// With TLS, what its clients trust and present.
     pub tls: Option<DevPki>,
+    /// The admin token its clients send, with token auth.
+    pub token: Option<String>,
     process: ChildProcess,
 }
 
@@ -164,7 +175,9 @@ impl Server {
 
     /// A failover client of this server alone, set up for the cluster's TLS.
     pub fn api_client(&self) -> ApiClient {
-        let client = ApiClient::new(&self.url()).expect("one server address");
+        let client = ApiClient::new(&self.url())
+            .expect("one server address")
+            .with_token(self.token.as_deref());
         match &self.tls {
             Some(pki) => client
                 .with_tls(Some(&pki.ca), Some((&pki.cert, &pki.key)))
@@ -267,6 +280,9 @@ impl Cluster {
     pub fn spawn_in(dir: &Path, options: ClusterOptions) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)?;
         write_secret(&dir.join("secret"))?;
+        if let Some(token) = &options.bootstrap_token {
+            write_private(&dir.join("admin-token"), token.as_bytes())?;
+        }
         let netlab = if options.netns {
             Some(NetLab::create(MAX_SERVERS)?)
         } else {
@@ -307,6 +323,12 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// Keeps `temp` (the directory the cluster was spawned in) until the cluster is dropped.
+    pub fn keeping(mut self, temp: tempfile::TempDir) -> Self {
+        self._temp = Some(temp);
+        self
+    }
+
     /// The directory holding the configs, data dirs and logs.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -327,6 +349,12 @@ impl Cluster {
              snapshot_every = {}\nenable_fault_injection = {}\n",
             o.heartbeat_ms, o.election_ms.0, o.election_ms.1, o.snapshot_every, o.fault_injection,
         );
+        if o.bootstrap_token.is_some() {
+            text.push_str("bootstrap_token_file = \"admin-token\"\n");
+        } else if self.netlab.is_some() {
+            // A namespace lab's servers listen on private 10.213.x.y addresses, without tokens.
+            text.push_str("insecure_no_auth = true\n");
+        }
         if let Some(ms) = o.node_timeout_ms {
             text.push_str(&format!("node_timeout_ms = {ms}\n"));
         }
@@ -370,6 +398,7 @@ impl Cluster {
                 raft_addr,
                 config,
                 tls: self.tls.clone(),
+                token: self.options.bootstrap_token.clone(),
                 process,
             },
         );
@@ -460,7 +489,9 @@ impl Cluster {
 
     /// A failover client of every server, set up for the cluster's TLS.
     pub fn api_client(&self) -> ApiClient {
-        let client = ApiClient::new(&self.addresses()).expect("server addresses");
+        let client = ApiClient::new(&self.addresses())
+            .expect("server addresses")
+            .with_token(self.options.bootstrap_token.as_deref());
         match &self.tls {
             Some(pki) => client
                 .with_tls(Some(&pki.ca), Some((&pki.cert, &pki.key)))

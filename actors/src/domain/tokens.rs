@@ -1,0 +1,319 @@
+//! API tokens: who may call the HTTP API and with which role. Only a sha256 hash of each secret is kept
+//! (hashing happens on the server that receives the secret); lookups compare hashes in constant time.
+
+use super::command::Response;
+use super::errors::{DomainError, Entity};
+use super::ids::{Actor, Timestamp, RESERVED_ACTOR_NAMES};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The length of a secret's sha256 hash.
+pub const HASH_LEN: usize = 32;
+
+/// A sha256 hash of a token's secret.
+pub type SecretHash = [u8; HASH_LEN];
+
+/// The name of the admin token made from `bootstrap_token_file`.
+pub const BOOTSTRAP_TOKEN: &str = "bootstrap";
+
+/// Longest token name.
+pub const MAX_TOKEN_NAME: usize = 64;
+
+/// Longest `nodes` glob of an agent token.
+pub const MAX_NODES_GLOB: usize = 256;
+
+/// What a token may do. Each role is a fixed set of [`Permission`]s (see [`Role::grants`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Everything, including cluster members and tokens.
+    Admin,
+    /// Resources, versions, consumers, subscriptions, deployments (pulses too) and groups; reads.
+    Operator,
+    /// Pulses only.
+    Pulser,
+    /// Node reports, for the node ids its `nodes` glob matches, and reading resources (what to download).
+    Agent,
+    /// Reads (GETs) only.
+    Reader,
+}
+
+/// One kind of action a route needs; the HTTP layer's route table maps each route to one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Served to anyone, with or without a token (`/healthz`, `/readyz`).
+    Public,
+    /// Read the state (GETs).
+    Read,
+    /// Read resources and their versions: what an agent needs to download and health-check a version.
+    ReadResources,
+    /// Change resources, versions, consumers, subscriptions, deployments and groups.
+    Operate,
+    /// Pulse a coordinated deployment.
+    Pulse,
+    /// Report a node's progress (restricted to an agent token's nodes).
+    Report,
+    /// Cluster membership, tokens and test-only endpoints.
+    Admin,
+}
+
+impl Role {
+    /// Every role, for tables and tests.
+    pub const ALL: [Role; 5] = [
+        Role::Admin,
+        Role::Operator,
+        Role::Pulser,
+        Role::Agent,
+        Role::Reader,
+    ];
+
+    /// Whether this role may do what `permission` covers.
+    pub fn grants(self, permission: Permission) -> bool {
+        use Permission as P;
+        match self {
+            Role::Admin => true,
+            Role::Operator => matches!(
+                permission,
+                P::Public | P::Read | P::ReadResources | P::Operate | P::Pulse
+            ),
+            Role::Pulser => matches!(permission, P::Public | P::Pulse),
+            Role::Agent => matches!(permission, P::Public | P::ReadResources | P::Report),
+            Role::Reader => matches!(permission, P::Public | P::Read | P::ReadResources),
+        }
+    }
+
+    /// The role's name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Operator => "operator",
+            Role::Pulser => "pulser",
+            Role::Agent => "agent",
+            Role::Reader => "reader",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One API token as replicated: never the secret, only its hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Token {
+    /// Unique name; recorded as `by` on what the token does.
+    pub name: String,
+    /// What it may do.
+    pub role: Role,
+    /// For `agent` tokens: a glob (`*` any run, `?` one character) the reported node ids must match.
+    pub nodes: Option<String>,
+    /// sha256 of the secret.
+    pub hash: SecretHash,
+    /// Leader-stamped creation time.
+    pub created_at: Timestamp,
+    /// Who created it.
+    pub created_by: Actor,
+}
+
+impl Token {
+    /// Whether this token may report for `node`: admins for any node, agents for the nodes their glob matches.
+    pub fn may_report_for(&self, node: &str) -> bool {
+        match self.role {
+            Role::Admin => true,
+            Role::Agent => self
+                .nodes
+                .as_deref()
+                .is_some_and(|glob| glob_matches(glob, node)),
+            Role::Operator | Role::Pulser | Role::Reader => false,
+        }
+    }
+}
+
+/// The replicated token table and whether the bootstrap token was ever made (so revoking it sticks).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenTable {
+    tokens: BTreeMap<String, Token>,
+    bootstrapped: bool,
+}
+
+impl TokenTable {
+    /// The token whose secret hashes to `hash`. Compares against every token in constant time per token
+    /// and without stopping at the first match, so timing says nothing about how close a guess was.
+    pub fn authenticate(&self, hash: &SecretHash) -> Option<&Token> {
+        let mut found = None;
+        for token in self.tokens.values() {
+            if ct_eq(&token.hash, hash) {
+                found = Some(token);
+            }
+        }
+        found
+    }
+
+    /// A token by name.
+    pub fn get(&self, name: &str) -> Option<&Token> {
+        self.tokens.get(name)
+    }
+
+    /// Every token, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Token> {
+        self.tokens.values()
+    }
+
+    /// Whether the bootstrap token was ever created (it is not re-created after a revoke).
+    pub fn bootstrapped(&self) -> bool {
+        self.bootstrapped
+    }
+
+    /// `CreateToken`: refuses a taken name, a reused secret and an invalid name, role or glob.
+    pub(crate) fn create(&mut self, token: Token) -> Result<Response, DomainError> {
+        check_token_name(&token.name)?;
+        check_token_nodes(token.role, token.nodes.as_deref())?;
+        if self.tokens.contains_key(&token.name) {
+            return Err(DomainError::AlreadyExists {
+                entity: Entity::Token,
+                name: token.name,
+            });
+        }
+        if self.authenticate(&token.hash).is_some() {
+            // Only a hash collision or a replayed secret gets here; never say which token has it.
+            return Err(DomainError::invalid(
+                "secret",
+                "(hidden)",
+                "another token already has this secret",
+            ));
+        }
+        self.tokens.insert(token.name.clone(), token);
+        Ok(Response::Done)
+    }
+
+    /// `RevokeToken`: removes the token; from this index on it authenticates nothing.
+    pub(crate) fn revoke(&mut self, name: &str) -> Result<Response, DomainError> {
+        match self.tokens.remove(name) {
+            Some(_) => Ok(Response::Done),
+            None => Err(DomainError::not_found(Entity::Token, name)),
+        }
+    }
+
+    /// `BootstrapToken`: creates the `bootstrap` admin token the first time only; later a no-op, so the
+    /// leader may propose it after every election and a revoked bootstrap token stays revoked.
+    pub(crate) fn bootstrap(&mut self, hash: SecretHash, at: Timestamp) -> Response {
+        if self.bootstrapped || self.tokens.contains_key(BOOTSTRAP_TOKEN) {
+            self.bootstrapped = true;
+            return Response::Done;
+        }
+        self.bootstrapped = true;
+        if self.authenticate(&hash).is_none() {
+            self.tokens.insert(
+                BOOTSTRAP_TOKEN.to_string(),
+                Token {
+                    name: BOOTSTRAP_TOKEN.to_string(),
+                    role: Role::Admin,
+                    nodes: None,
+                    hash,
+                    created_at: at,
+                    created_by: Actor::System,
+                },
+            );
+        }
+        Response::Done
+    }
+}
+
+/// Token names: 1-64 characters of `A-Z a-z 0-9 . _ -`, not `user`, `pulse`, `timer` or `system`
+/// (those name the other actors in events).
+pub fn check_token_name(name: &str) -> Result<(), DomainError> {
+    let ok_chars = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if name.is_empty() || name.len() > MAX_TOKEN_NAME || !ok_chars {
+        return Err(DomainError::invalid(
+            "name",
+            format!("{:?}", clip(name)),
+            "token names are 1-64 characters of A-Z a-z 0-9 . _ -",
+        ));
+    }
+    if RESERVED_ACTOR_NAMES.contains(&name) {
+        return Err(DomainError::invalid(
+            "name",
+            format!("{name:?}"),
+            "user, pulse, timer and system name convoy's own actors in events",
+        ));
+    }
+    Ok(())
+}
+
+/// An `agent` token needs a non-empty `nodes` glob; other roles take none.
+pub fn check_token_nodes(role: Role, nodes: Option<&str>) -> Result<(), DomainError> {
+    match (role, nodes) {
+        (Role::Agent, None) => Err(DomainError::invalid(
+            "nodes",
+            "(none)",
+            "an agent token needs a nodes glob such as \"web-*\"",
+        )),
+        (Role::Agent, Some(glob))
+            if glob.is_empty()
+                || glob.len() > MAX_NODES_GLOB
+                || glob.chars().any(char::is_control) =>
+        {
+            Err(DomainError::invalid(
+                "nodes",
+                format!("{:?}", clip(glob)),
+                "the glob must be 1-256 printable characters",
+            ))
+        }
+        (Role::Agent, Some(_)) | (_, None) => Ok(()),
+        (other, Some(glob)) => Err(DomainError::invalid(
+            "nodes",
+            format!("{:?}", clip(glob)),
+            &format!("only agent tokens are bound to nodes, not {other} tokens"),
+        )),
+    }
+}
+
+/// Whether `text` matches `glob`: `*` matches any run of characters (also none), `?` exactly one, every other
+/// character itself. Backtracks to the last star only: O(len(glob) × len(text)) at worst, no recursion.
+pub fn glob_matches(glob: &str, text: &str) -> bool {
+    let p: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == t[ti])) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Equal hashes, compared in time independent of where they differ.
+pub fn ct_eq(a: &SecretHash, b: &SecretHash) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// At most 100 bytes of a caller's value, for error messages.
+fn clip(s: &str) -> &str {
+    let mut end = s.len().min(100);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+#[path = "tokens_test.rs"]
+mod tests;

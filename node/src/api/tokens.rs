@@ -1,0 +1,83 @@
+//! API tokens: create (the secret is shown once, in the 201 answer), list (no secrets, no hashes), revoke.
+
+use actix_web::{web, HttpResponse};
+use convoy_actors::domain::{check_token_name, check_token_nodes, Command, Role};
+use serde::Deserialize;
+
+use super::auth::{secret, Caller};
+use super::error::ApiError;
+use super::read::found;
+use crate::engine::Engine;
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/tokens", web::post().to(create))
+        .route("/v1/tokens", web::get().to(list))
+        .route("/v1/tokens/{name}", web::delete().to(revoke));
+}
+
+/// `POST /v1/tokens` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    name: String,
+    role: Role,
+    #[serde(default)]
+    nodes: Option<String>,
+}
+
+async fn create(
+    engine: web::Data<Engine>,
+    caller: Caller,
+    body: web::Json<CreateBody>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    check_token_name(&body.name).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    check_token_nodes(body.role, body.nodes.as_deref())
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let secret = secret::generate();
+    let by = caller.actor();
+    engine
+        .propose(Command::CreateToken {
+            name: body.name.clone(),
+            role: body.role,
+            nodes: body.nodes,
+            hash: secret::hash(&secret),
+            by: by.clone(),
+        })
+        .await?;
+    tracing::info!(token = %body.name, role = %body.role, %by, "token created");
+    let name = body.name.clone();
+    let view = engine.read_written(move |s| s.token(&name)).await?;
+    let mut answer = serde_json::to_value(found(view, "token", &body.name)?)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    answer["secret"] = serde_json::Value::String(secret);
+    Ok(HttpResponse::Created().json(answer))
+}
+
+async fn list(engine: web::Data<Engine>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(engine.read(false, |s| s.token_views()).await?))
+}
+
+async fn revoke(
+    engine: web::Data<Engine>,
+    caller: Caller,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let view = found(
+        engine.read(false, move |s| s.token(&key)).await?,
+        "token",
+        &name,
+    )?;
+    let by = caller.actor();
+    engine
+        .propose(Command::RevokeToken {
+            name: name.clone(),
+            by: by.clone(),
+        })
+        .await?;
+    tracing::info!(token = %name, %by, "token revoked");
+    Ok(HttpResponse::Ok().json(view))
+}

@@ -1,0 +1,142 @@
+//! `convoy token create|list|revoke`: API tokens, and reading the caller's own token from the global
+//! `--token`, `CONVOY_TOKEN`, `--token-file` or `CONVOY_TOKEN_FILE`.
+
+use clap::{Subcommand, ValueEnum};
+use convoy_actors::domain::{Role, TokenView};
+use serde_json::{json, Value};
+
+use super::args::{GlobalOpts, Output};
+use super::body::encode;
+use super::error::CliError;
+use super::table::{opt, timestamp, Table};
+use crate::api::auth::secret;
+use crate::client::ApiClient;
+
+/// `convoy token ...`
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token; its secret is printed once and never again.
+    Create {
+        /// Token name (recorded as `by` on what it does).
+        name: String,
+        /// What it may do.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// Agent tokens: the node ids it may report for, as a glob (`web-*`).
+        #[arg(long, value_name = "GLOB")]
+        nodes: Option<String>,
+    },
+    /// List tokens (names, roles, node globs; never secrets).
+    List,
+    /// Revoke a token: every server refuses it from the next applied index.
+    Revoke {
+        /// Token name.
+        name: String,
+    },
+}
+
+/// `--role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    /// Everything, including cluster members and tokens.
+    Admin,
+    /// Resources, versions, consumers, subscriptions, deployments, groups.
+    Operator,
+    /// Pulses only.
+    Pulser,
+    /// Reports for the nodes its --nodes glob matches, and reading resources.
+    Agent,
+    /// Reads only.
+    Reader,
+}
+
+impl From<RoleArg> for Role {
+    fn from(r: RoleArg) -> Role {
+        match r {
+            RoleArg::Admin => Role::Admin,
+            RoleArg::Operator => Role::Operator,
+            RoleArg::Pulser => Role::Pulser,
+            RoleArg::Agent => Role::Agent,
+            RoleArg::Reader => Role::Reader,
+        }
+    }
+}
+
+/// The caller's secret: `--token`/`CONVOY_TOKEN`, else the file of `--token-file`/`CONVOY_TOKEN_FILE`.
+pub fn caller_secret(global: &GlobalOpts) -> Result<Option<String>, CliError> {
+    if let Some(token) = global.token.as_deref().map(str::trim) {
+        return Ok(Some(token.to_string()).filter(|t| !t.is_empty()));
+    }
+    match &global.token_file {
+        None => Ok(None),
+        Some(path) => secret::read_file(path)
+            .map(Some)
+            .map_err(|e| CliError::Invalid {
+                flag: "--token-file".into(),
+                value: path.display().to_string(),
+                reason: e.to_string(),
+            }),
+    }
+}
+
+/// Carries out `convoy token ...`.
+pub async fn run(
+    client: &ApiClient,
+    output: Output,
+    command: TokenCommand,
+) -> Result<(), CliError> {
+    match command {
+        TokenCommand::Create { name, role, nodes } => {
+            let role = Role::from(role);
+            let v: Value = client
+                .post(
+                    "/v1/tokens",
+                    &json!({ "name": name, "role": role, "nodes": nodes }),
+                )
+                .await?;
+            match output {
+                Output::Json => {
+                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+                }
+                Output::Table => {
+                    println!("created token {name} ({role}); its secret, shown only this once:");
+                    println!("{}", v["secret"].as_str().unwrap_or("?"));
+                }
+            }
+        }
+        TokenCommand::List => {
+            let v: Value = client.get("/v1/tokens").await?;
+            match (output, serde_json::from_value::<Vec<TokenView>>(v.clone())) {
+                (Output::Table, Ok(list)) => print!("{}", table(&list)),
+                _ => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
+            }
+        }
+        TokenCommand::Revoke { name } => {
+            let v: Value = client
+                .delete(&format!("/v1/tokens/{}", encode(&name)))
+                .await?;
+            match output {
+                Output::Json => {
+                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+                }
+                Output::Table => println!("revoked token {name}"),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `token list` as a table.
+pub fn table(list: &[TokenView]) -> String {
+    let mut t = Table::new(&["NAME", "ROLE", "NODES", "CREATED", "BY"]);
+    for token in list {
+        t.row([
+            token.name.clone(),
+            token.role.to_string(),
+            opt(token.nodes.clone()),
+            timestamp(token.created_at),
+            token.created_by.to_string(),
+        ]);
+    }
+    t.render()
+}
