@@ -33,6 +33,10 @@ pub enum Entity {
     Group,
     /// A group deployment.
     GroupDeployment,
+    /// A subscription, named `consumer/resource`.
+    Subscription,
+    /// A held-back version, named `consumer/resource@version`.
+    Hold,
 }
 
 impl fmt::Display for Entity {
@@ -44,6 +48,8 @@ impl fmt::Display for Entity {
             Entity::Deployment => "deployment",
             Entity::Group => "group",
             Entity::GroupDeployment => "group deployment",
+            Entity::Subscription => "subscription",
+            Entity::Hold => "hold",
         })
     }
 }

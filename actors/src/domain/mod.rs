@@ -12,6 +12,7 @@ mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+mod policy;
 mod progress;
 mod pulse;
 mod ranges;
@@ -20,6 +21,7 @@ mod selection;
 mod state;
 mod status;
 mod strategy;
+mod subscriptions;
 mod targets;
 mod vecmap;
 mod views;
@@ -33,8 +35,11 @@ pub use errors::{check_message, DomainError, Entity, ErrorKind, MAX_MESSAGE_LEN}
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 pub use model::{
-    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState,
+    Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
+};
+pub use policy::{
+    default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
 };
 pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
@@ -43,6 +48,6 @@ pub use strategy::{Completion, Settings, Strategy};
 pub use vecmap::{OneInline, Pair, VecMap, VecSet};
 pub use views::{
     ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView,
-    EventView, GroupDeploymentView, GroupView, NodeView, ResourceView, StatusFilter, StepItemView,
-    SubscriptionView, Target, VersionView,
+    EventView, GroupDeploymentView, GroupView, HoldView, NodeView, ResourceView, StatusFilter,
+    StepItemView, SubscriptionView, Target, VersionView,
 };
