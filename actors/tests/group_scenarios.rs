@@ -12,6 +12,21 @@ fn member(c: &str, r: &str) -> Member {
     }
 }
 
+/// Every member of the three-tier group all at once (what these scenarios were written for; the default
+/// strategy is rolling one node at a time).
+fn all_at_once() -> std::collections::BTreeMap<String, Policy> {
+    ["frontend", "backend", "schema"]
+        .into_iter()
+        .map(|r| {
+            let p = Policy {
+                strategy: Some(Strategy::AllAtOnce {}),
+                ..Policy::default()
+            };
+            (r.to_string(), p)
+        })
+        .collect()
+}
+
 fn three_tier(h: &mut H) {
     h.fleet("db", "schema", 2);
     h.fleet("api", "backend", 2);
@@ -38,6 +53,7 @@ fn group_deployment_of_three_consumers_in_two_steps() {
     let (id, steps) = match h.ok(Command::StartGroupDeployment {
         group: "shop".into(),
         versions: None,
+        overrides: all_at_once(),
     }) {
         Response::GroupDeploymentStarted { id, steps } => (id, steps),
         other => panic!("{other:?}"),
@@ -91,6 +107,7 @@ fn failed_step_fails_the_group_and_later_steps_never_start() {
     let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
         group: "shop".into(),
         versions: None,
+        overrides: all_at_once(),
     }) else {
         panic!()
     };
@@ -114,6 +131,7 @@ fn abort_group_deployment_aborts_running_step() {
     let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
         group: "shop".into(),
         versions: None,
+        overrides: all_at_once(),
     }) else {
         panic!()
     };
@@ -159,6 +177,7 @@ fn cycle_is_refused_with_its_path() {
     let e = h.err(Command::StartGroupDeployment {
         group: "g".into(),
         versions: None,
+        overrides: Default::default(),
     });
     assert_eq!(
         e.to_string(),
@@ -181,6 +200,7 @@ fn dangling_dependency_is_refused_with_its_path() {
     let e = h.err(Command::StartGroupDeployment {
         group: "g".into(),
         versions: None,
+        overrides: Default::default(),
     });
     assert_eq!(
         e.to_string(),

@@ -97,9 +97,11 @@ impl H {
             consumer: c.into(),
             resource: r.into(),
             mode,
-            strategy,
             pin: None,
-            completion: None,
+            policy: Policy {
+                strategy,
+                ..Policy::default()
+            },
         });
     }
 

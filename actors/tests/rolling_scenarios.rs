@@ -88,9 +88,8 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
         consumer: "job".into(),
         resource: "svc".into(),
         mode: Mode::Strong,
-        strategy: None,
         pin: Some(1),
-        completion: None,
+        policy: Policy::default(),
     });
     assert!(h.s.deployments(&DeploymentFilter::default()).is_empty());
     h.publish("svc");

@@ -16,7 +16,7 @@ fn documented_routes() -> Vec<(String, String)> {
         let (Some(method), Some(path), None) = (words.next(), words.next(), words.next()) else {
             continue;
         };
-        if !["GET", "POST", "PUT", "DELETE"].contains(&method) || !path.starts_with('/') {
+        if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method) || !path.starts_with('/') {
             continue;
         }
         let path = path
@@ -25,10 +25,22 @@ fn documented_routes() -> Vec<(String, String)> {
             .unwrap()
             .replace("{id}", "zz-9")
             .replace("{name}", "zz");
-        let path = path.replace("{resource}", "zz");
+        let path = path.replace("{resource}", "zz").replace("{version}", "9");
         routes.push((method.to_string(), path));
     }
     routes
+}
+
+/// `PATCH path` with an empty JSON object (the shared client has no PATCH).
+async fn patch(addr: &str, path: &str) -> anyhow::Result<(u16, serde_json::Value)> {
+    let response = reqwest::Client::new()
+        .patch(format!("http://{addr}{path}"))
+        .json(&json!({}))
+        .send()
+        .await?;
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(serde_json::Value::Null);
+    Ok((status, body))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,6 +58,7 @@ async fn every_documented_route_is_served() -> anyhow::Result<()> {
             "GET" => client.get(&path).await?,
             "POST" => client.post(&path, &json!({})).await?,
             "PUT" => client.put(&path, &json!({})).await?,
+            "PATCH" => patch(&cluster.server(1).http_addr, &path).await?,
             _ => client.delete(&path).await?,
         };
         let served = status != 404 || body["error"]["code"].is_string();

@@ -3,13 +3,14 @@
 use super::group::StepItem;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
+use super::policy::{Change, Policy, PolicyPatch};
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
 use super::tokens::{Role, SecretHash};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Parameters of `StartDeployment`; `None` takes the subscription's value or the default.
+/// Parameters of `StartDeployment`; `None` takes the subscription's value, else the default (`policy`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentSpec {
     /// Consumer.
@@ -18,7 +19,7 @@ pub struct DeploymentSpec {
     pub resource: String,
     /// Version; default: the selected version (pin, dependency invariant, newest).
     pub version: Option<u64>,
-    /// Strategy; default: the subscription's, else all_at_once.
+    /// Strategy; default: the subscription's, else rolling (install window 1, download window 2).
     pub strategy: Option<Strategy>,
     /// Ordinal ranges of the consumer's nodes, e.g. `"0-1,5"`.
     pub nodes: Option<String>,
@@ -38,6 +39,21 @@ pub struct DeploymentSpec {
     pub message: Option<String>,
     /// Who starts it (recorded as `by` on the creation event).
     pub by: Actor,
+}
+
+impl DeploymentSpec {
+    /// The settings this start gives (the rest come from the subscription, then the defaults).
+    pub fn policy(&self) -> Policy {
+        Policy {
+            strategy: self.strategy.clone(),
+            min_healthy_ms: self.min_healthy_ms,
+            max_failures_per_node: self.max_failures_per_node,
+            max_failed_nodes: self.max_failed_nodes,
+            rollback_on_failure: self.rollback_on_failure,
+            pulse_interval_ms: self.pulse_interval_ms,
+            completion: self.completion.clone(),
+        }
+    }
 }
 
 /// Every state change. Applied by `ClusterState::apply(cmd, at)`.
@@ -79,7 +95,7 @@ pub enum Command {
         /// Removed (skipped by active deployments).
         remove: Vec<String>,
     },
-    /// Create or replace a subscription.
+    /// Create or replace a subscription (every field: what is not given is unset).
     Subscribe {
         /// Consumer.
         consumer: String,
@@ -87,12 +103,32 @@ pub enum Command {
         resource: String,
         /// weak or strong.
         mode: Mode,
-        /// Default strategy.
-        strategy: Option<Strategy>,
         /// Manual pin.
         pin: Option<u64>,
-        /// Default completion.
-        completion: Option<Completion>,
+        /// The settings of its deployments.
+        policy: Policy,
+    },
+    /// Change some fields of an existing subscription, leaving the others as they are.
+    PatchSubscription {
+        /// Consumer.
+        consumer: String,
+        /// Resource.
+        resource: String,
+        /// New mode, if any.
+        mode: Option<Mode>,
+        /// Pin change.
+        pin: Change<u64>,
+        /// Policy changes.
+        policy: PolicyPatch,
+    },
+    /// Lift the hold on a version rolled back on a consumer, so selection may take it again.
+    ClearHold {
+        /// Consumer.
+        consumer: String,
+        /// Resource.
+        resource: String,
+        /// The held version.
+        version: u64,
     },
     /// Node progress, batched; only changes should reach the log (see `report_changes`).
     ReportNodes(Vec<NodeReport>),
@@ -157,6 +193,8 @@ pub enum Command {
         group: String,
         /// Versions per resource; default: each member's selected version.
         versions: Option<BTreeMap<String, u64>>,
+        /// Per member resource, settings that win over the member subscription's policy.
+        overrides: BTreeMap<String, Policy>,
     },
     /// Abort a group deployment and its running deployments.
     AbortGroupDeployment {

@@ -78,6 +78,10 @@ pub enum EventKind {
     Rollback,
     /// Back on its from-version.
     RolledBack,
+    /// Its version is now held back on the consumer (it rolled back).
+    Held,
+    /// The hold on its version was lifted (by hand, or a manual deployment of that version).
+    Released,
 }
 
 /// A compact event: node events carry the node's position, not its id.

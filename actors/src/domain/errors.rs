@@ -35,6 +35,10 @@ pub enum Entity {
     GroupDeployment,
     /// An API token.
     Token,
+    /// A subscription, named `consumer/resource`.
+    Subscription,
+    /// A held-back version, named `consumer/resource@version`.
+    Hold,
 }
 
 impl fmt::Display for Entity {
@@ -47,6 +51,8 @@ impl fmt::Display for Entity {
             Entity::Group => "group",
             Entity::GroupDeployment => "group deployment",
             Entity::Token => "token",
+            Entity::Subscription => "subscription",
+            Entity::Hold => "hold",
         })
     }
 }

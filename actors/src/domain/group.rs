@@ -5,6 +5,7 @@
 use super::command::{DeploymentSpec, GroupStatus, Response};
 use super::errors::{DomainError, Entity};
 use super::ids::{Actor, GroupDeploymentId, Timestamp};
+use super::policy::Policy;
 use super::state::{ClusterState, Cx};
 use super::status::Status;
 use super::views::StepItemView;
@@ -25,7 +26,7 @@ pub struct StepItem {
 }
 
 /// A replicated plan of steps and its progress.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupDeployment {
     /// Id.
     pub id: GroupDeploymentId,
@@ -39,6 +40,9 @@ pub struct GroupDeployment {
     pub steps: Vec<Vec<StepItem>>,
     /// Creation time.
     pub created_at: Timestamp,
+    /// Per member resource, settings that win over the member subscription's policy.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, Policy>,
 }
 
 struct Vertex {
@@ -84,18 +88,33 @@ impl ClusterState {
                 .resources
                 .get(&m.resource)
                 .ok_or_else(|| DomainError::not_found(Entity::Resource, &m.resource))?;
-            let pinned = self
-                .consumers
-                .get(&m.consumer)
+            let member = self.consumers.get(&m.consumer);
+            let pinned = member
                 .and_then(|c| c.subscriptions.get(&m.resource))
                 .and_then(|s| s.pin);
+            let held = |v: u64| member.is_some_and(|c| c.held(&m.resource, v));
             let version = match versions.and_then(|vs| vs.get(&m.resource)) {
                 Some(v) => *v,
-                None => pinned.or(res.newest()).ok_or_else(|| {
+                // Not named: the pin, else the newest version, never one held back on the member.
+                None => match pinned {
+                    Some(p) if held(p) => {
+                        return Err(DomainError::invalid(
+                            "versions",
+                            &m.resource,
+                            &format!(
+                                "the pinned version {p} is held back on consumer \"{}\"; name a version",
+                                m.consumer
+                            ),
+                        ))
+                    }
+                    Some(p) => Some(p),
+                    None => res.versions.keys().rev().copied().find(|v| !held(*v)),
+                }
+                .ok_or_else(|| {
                     DomainError::invalid(
                         "versions",
                         &m.resource,
-                        "resource has no published version",
+                        "resource has no published version that is not held back",
                     )
                 })?,
             };
@@ -213,6 +232,7 @@ impl ClusterState {
         &mut self,
         group: String,
         versions: Option<BTreeMap<String, u64>>,
+        overrides: BTreeMap<String, Policy>,
         cx: &mut Cx,
     ) -> Result<Response, DomainError> {
         if let Some(running) = self
@@ -227,8 +247,31 @@ impl ClusterState {
             });
         }
         let steps = self.plan_group(&group, versions.as_ref())?;
+        let members = &self.groups[&group].members;
+        for (r, p) in &overrides {
+            if !members.iter().any(|m| &m.resource == r) {
+                return Err(DomainError::invalid(
+                    "overrides",
+                    r,
+                    &format!("resource is not a member of group \"{group}\""),
+                ));
+            }
+            p.validate()?;
+        }
+        // A version named explicitly is a person's decision: it lifts a hold on it.
+        let named: Vec<(String, String, u64)> = members
+            .iter()
+            .filter_map(|m| {
+                let v = *versions.as_ref()?.get(&m.resource)?;
+                Some((m.consumer.clone(), m.resource.clone(), v))
+            })
+            .collect();
         self.next_group_deployment += 1;
         let id = GroupDeploymentId(self.next_group_deployment);
+        for (c, r, v) in named {
+            let why = format!("named by group deployment {id}");
+            let _ = self.release_hold(&c, &r, v, &why, cx);
+        }
         let gd = GroupDeployment {
             id,
             group,
@@ -236,6 +279,7 @@ impl ClusterState {
             current_step: 0,
             steps,
             created_at: cx.at,
+            overrides,
         };
         self.group_deployments.insert(id, gd);
         for item in self.group_deployments[&id].steps.iter().flatten() {
@@ -281,12 +325,26 @@ impl ClusterState {
                 if item.deployment.is_some() {
                     continue;
                 }
+                // The member subscription's policy applies, under this group deployment's override.
+                let p = self.group_deployments[&id]
+                    .overrides
+                    .get(&item.resource)
+                    .cloned()
+                    .unwrap_or_default();
                 let spec = DeploymentSpec {
                     consumer: item.consumer.clone(),
                     resource: item.resource.clone(),
                     version: Some(item.version),
+                    strategy: p.strategy,
+                    min_healthy_ms: p.min_healthy_ms,
+                    max_failures_per_node: p.max_failures_per_node,
+                    max_failed_nodes: p.max_failed_nodes,
+                    rollback_on_failure: p.rollback_on_failure,
+                    pulse_interval_ms: p.pulse_interval_ms,
+                    completion: p.completion,
+                    nodes: None,
                     message: Some(format!("group deployment {id} step {}", step + 1)),
-                    ..DeploymentSpec::default()
+                    by: Actor::System,
                 };
                 match self.start_deployment(spec, Actor::System, false, cx) {
                     Ok(Some(d)) => {

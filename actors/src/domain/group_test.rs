@@ -1,5 +1,6 @@
 use crate::domain::testkit::*;
 use crate::domain::*;
+use std::collections::BTreeMap;
 
 fn setup() -> Kit {
     let mut k = Kit::new(1);
@@ -73,20 +74,24 @@ fn versions_must_name_member_resources_and_one_run_at_a_time() {
     let e = k.err(Command::StartGroupDeployment {
         group: "g".into(),
         versions: Some([("zzz".to_string(), 1)].into()),
+        overrides: BTreeMap::new(),
     });
     assert!(e.to_string().contains("not a member of group \"g\""), "{e}");
     let e = k.err(Command::StartGroupDeployment {
         group: "nope".into(),
         versions: None,
+        overrides: BTreeMap::new(),
     });
     assert_eq!(e.to_string(), "group \"nope\" not found");
     k.ok(Command::StartGroupDeployment {
         group: "g".into(),
         versions: None,
+        overrides: BTreeMap::new(),
     });
     let e = k.err(Command::StartGroupDeployment {
         group: "g".into(),
         versions: None,
+        overrides: BTreeMap::new(),
     });
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(k.s.group_deployment(GroupDeploymentId(1)).is_some());

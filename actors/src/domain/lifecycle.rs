@@ -8,7 +8,6 @@ use super::ids::{Actor, DeploymentId};
 use super::model::Mode;
 use super::ranges::parse_ranges;
 use super::state::{ClusterState, Cx, Op};
-use super::strategy::Settings;
 
 impl ClusterState {
     pub(crate) fn start_deployment_cmd(
@@ -66,22 +65,15 @@ impl ClusterState {
                     )
                 })?,
         };
-        let sub = consumer.subscriptions.get(&spec.resource);
-        let settings = Settings {
-            strategy: spec
-                .strategy
-                .or_else(|| sub.and_then(|s| s.strategy.clone()))
-                .unwrap_or_default(),
-            min_healthy_ms: spec.min_healthy_ms.unwrap_or(0),
-            max_failures_per_node: spec.max_failures_per_node.unwrap_or(0),
-            max_failed_nodes: spec.max_failed_nodes,
-            rollback_on_failure: spec.rollback_on_failure.unwrap_or(true),
-            pulse_interval_ms: spec.pulse_interval_ms,
-            completion: spec
-                .completion
-                .or_else(|| sub.and_then(|s| s.completion.clone()))
-                .unwrap_or_default(),
-        };
+        let sub_policy = consumer
+            .subscriptions
+            .get(&spec.resource)
+            .map(|s| &s.policy);
+        let settings = match sub_policy {
+            Some(p) => spec.policy().or(p),
+            None => spec.policy(),
+        }
+        .settings();
         settings.validate()?;
         let ordinals = match &spec.nodes {
             Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
@@ -155,7 +147,7 @@ impl ClusterState {
                 d.nodes.len()
             ))
         });
-        d.push_event(cx.at, EventKind::Status, None, by, message);
+        d.push_event(cx.at, EventKind::Status, None, by.clone(), message);
         for (p, n) in d.nodes.iter().enumerate() {
             if let Some(ns) = self.nodes.get_mut(&n.id) {
                 ns.deployments.insert(id, p as u32);
@@ -168,6 +160,16 @@ impl ClusterState {
             s.last_started = Some(version);
         }
         self.active.insert(id);
+        // A person (or a person's token) named this version.
+        let person = matches!(by, Actor::User | Actor::Token(_));
+        let explicit = person && spec.version == Some(version);
+        if explicit && c.held(&spec.resource, version) {
+            // A person deploys a held-back version by hand: that is the decision the hold waited for.
+            let why = format!("deployed by hand in {id}");
+            if let Some(m) = self.release_hold(&spec.consumer, &spec.resource, version, &why, cx) {
+                d.push_event(cx.at, EventKind::Released, None, by, Some(m));
+            }
+        }
         d.advance(cx.at);
         self.deployments.insert(id, d);
         self.touch(id, cx);

@@ -12,6 +12,7 @@ mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+mod policy;
 mod precheck;
 mod progress;
 mod pulse;
@@ -21,6 +22,7 @@ mod selection;
 mod state;
 mod status;
 mod strategy;
+mod subscriptions;
 mod targets;
 mod tokens;
 mod vecmap;
@@ -38,8 +40,11 @@ pub use errors::{
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
-    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, NodeResource, NodeState,
+    Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
+};
+pub use policy::{
+    default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
 };
 pub use precheck::{precheck, MAX_NODES_PER_COMMAND};
 pub use ranges::parse_ranges;
@@ -53,6 +58,6 @@ pub use tokens::{
 pub use vecmap::{OneInline, Pair, VecMap, VecSet};
 pub use views::{
     ConsumerView, DeploymentFilter, DeploymentNodeView, DeploymentSummary, DeploymentView,
-    EventView, GroupDeploymentView, GroupView, NodeView, ResourceView, StatusFilter, StepItemView,
-    SubscriptionView, Target, TokenView, VersionView,
+    EventView, GroupDeploymentView, GroupView, HoldView, NodeView, ResourceView, StatusFilter,
+    StepItemView, SubscriptionView, Target, TokenView, VersionView,
 };

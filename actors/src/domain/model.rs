@@ -1,7 +1,7 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
 use super::ids::{DeploymentId, Timestamp};
-use super::strategy::{Completion, Strategy};
+use super::policy::Policy;
 use super::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -79,12 +79,11 @@ pub enum Mode {
 pub struct Subscription {
     /// weak or strong.
     pub mode: Mode,
-    /// Default strategy of its deployments.
-    pub strategy: Option<Strategy>,
     /// Manual pin (highest selection priority).
     pub pin: Option<u64>,
-    /// Default completion conditions.
-    pub completion: Option<Completion>,
+    /// The settings of its deployments (automatic, group steps, and the defaults of manual ones).
+    #[serde(default)]
+    pub policy: Policy,
     /// The version of the last deployment started for it (auto or by hand); a strong subscription
     /// starts a new deployment when the selected version differs from it.
     pub last_started: Option<u64>,
@@ -103,6 +102,38 @@ pub struct Consumer {
     pub subscriptions: BTreeMap<String, Subscription>,
     /// The active deployment per resource (at most one).
     pub active: BTreeMap<String, DeploymentId>,
+    /// Versions held back per resource: rolled back by a deployment, never selected again until a person
+    /// deploys them by hand or clears the hold.
+    #[serde(default)]
+    pub holds: BTreeMap<String, BTreeMap<u64, Hold>>,
+}
+
+impl Consumer {
+    /// Version `version` of `resource` is held back here.
+    pub fn held(&self, resource: &str, version: u64) -> bool {
+        self.holds
+            .get(resource)
+            .is_some_and(|h| h.contains_key(&version))
+    }
+}
+
+/// Why a version is held back on a consumer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// The deployment that rolled it back.
+    pub deployment: DeploymentId,
+    /// When it was rolled back.
+    pub at: Timestamp,
+}
+
+impl Hold {
+    /// "version 3 of app held back on web: rolled back by d-4".
+    pub fn reason(&self, consumer: &str, resource: &str, version: u64) -> String {
+        format!(
+            "version {version} of {resource} held back on {consumer}: rolled back by {}",
+            self.deployment
+        )
+    }
 }
 
 /// What a node holds of one version.

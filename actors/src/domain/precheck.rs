@@ -64,6 +64,15 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_name("consumer", consumer)?;
             check_name("resource", resource)
         }
+        Command::PatchSubscription {
+            consumer, resource, ..
+        }
+        | Command::ClearHold {
+            consumer, resource, ..
+        } => {
+            check_name("consumer", consumer)?;
+            check_name("resource", resource)
+        }
         Command::ReportNodes(reports) => {
             check_count("reports", reports.len(), MAX_NODES_PER_COMMAND)?;
             reports.iter().try_for_each(|r| {
@@ -96,10 +105,18 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         }
         Command::RevokeToken { name, .. } => check_name("token", name),
         Command::BootstrapToken { .. } => Ok(()),
-        Command::StartGroupDeployment { group, versions } => {
+        Command::StartGroupDeployment {
+            group,
+            versions,
+            overrides,
+        } => {
             check_name("group", group)?;
             let versions = versions.as_ref().map_or(0, |v| v.len());
-            check_count("versions", versions, MAX_LINKS)
+            check_count("versions", versions, MAX_LINKS)?;
+            check_count("overrides", overrides.len(), MAX_LINKS)?;
+            overrides
+                .keys()
+                .try_for_each(|resource| check_name("resource", resource))
         }
     }
 }

@@ -1,15 +1,13 @@
-//! Commands on resources, consumers, subscriptions, groups and node state (reports, inactivity).
+//! Commands on resources, consumers, groups and node state (reports, inactivity).
 
 use super::command::Response;
 use super::errors::{check_message, check_name, DomainError, Entity};
 use super::ids::DeploymentId;
 use super::model::{
-    Artifact, Consumer, Dependency, Group, Member, Mode, NodeReport, Resource, Subscription,
-    Version, VersionProgress,
+    Artifact, Consumer, Dependency, Group, Member, NodeReport, Resource, Version, VersionProgress,
 };
 use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
 use super::state::{ClusterState, Cx};
-use super::strategy::{Completion, Strategy};
 use super::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -177,53 +175,6 @@ impl ClusterState {
         let c = self.consumers.get_mut(&name).expect("checked");
         c.nodes.retain(|n| !gone.contains(n));
         c.nodes.extend(add);
-        cx.reconcile = true;
-        Ok(Response::Done)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn subscribe(
-        &mut self,
-        consumer: String,
-        resource: String,
-        mode: Mode,
-        strategy: Option<Strategy>,
-        pin: Option<u64>,
-        completion: Option<Completion>,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
-        if !self.consumers.contains_key(&consumer) {
-            return Err(DomainError::not_found(Entity::Consumer, &consumer));
-        }
-        let res = self
-            .resources
-            .get(&resource)
-            .ok_or_else(|| DomainError::not_found(Entity::Resource, &resource))?;
-        if let Some(s) = &strategy {
-            s.validate()?;
-        }
-        if let Some(c) = &completion {
-            c.validate()?;
-        }
-        if let Some(v) = pin {
-            if !res.versions.contains_key(&v) {
-                return Err(DomainError::UnknownVersion {
-                    resource,
-                    version: v,
-                });
-            }
-        }
-        let c = self.consumers.get_mut(&consumer).expect("checked");
-        let old = c.subscriptions.remove(&resource).unwrap_or_default();
-        let sub = Subscription {
-            mode,
-            strategy,
-            pin,
-            completion,
-            last_started: old.last_started,
-            version: old.version,
-        };
-        c.subscriptions.insert(resource, sub);
         cx.reconcile = true;
         Ok(Response::Done)
     }

@@ -1,4 +1,5 @@
-//! Version selection (DEPLOYMENTS.md §3): manual pin, then the dependency invariant, then the newest version.
+//! Version selection (DEPLOYMENTS.md §3): manual pin, then the dependency invariant, then the newest version;
+//! never a version held back on the consumer (rolled back there, see `subscriptions`).
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
@@ -9,15 +10,19 @@ use super::state::ClusterState;
 
 impl ClusterState {
     /// The version `consumer` should run of `resource`: pin, else the newest version whose dependencies hold.
+    /// A held-back version is never selected: a pin on one selects nothing (the nodes stay where they are)
+    /// until the hold is cleared or the pin changed.
     pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
         let res = self.resources.get(resource)?;
-        let sub = self.consumers.get(consumer)?.subscriptions.get(resource);
+        let c = self.consumers.get(consumer)?;
+        let sub = c.subscriptions.get(resource);
         if let Some(pin) = sub.and_then(|s| s.pin) {
-            return Some(pin);
+            return (!c.held(resource, pin)).then_some(pin);
         }
         res.versions
             .values()
             .rev()
+            .filter(|v| !c.held(resource, v.version))
             .find(|v| {
                 v.depends_on
                     .iter()

@@ -49,9 +49,8 @@ fn newest_pin_and_dependency_invariant_in_priority_order() {
         consumer: "c".into(),
         resource: "r".into(),
         mode: Mode::Weak,
-        strategy: None,
         pin: Some(1),
-        completion: None,
+        policy: Policy::default(),
     });
     assert_eq!(
         k.s.selected_version("c", "r"),

@@ -70,10 +70,21 @@ impl ClusterState {
                 consumer,
                 resource,
                 mode,
-                strategy,
                 pin,
-                completion,
-            } => self.subscribe(consumer, resource, mode, strategy, pin, completion, &mut cx)?,
+                policy,
+            } => self.subscribe(consumer, resource, mode, pin, policy, &mut cx)?,
+            Command::PatchSubscription {
+                consumer,
+                resource,
+                mode,
+                pin,
+                policy,
+            } => self.patch_subscription(consumer, resource, mode, pin, policy, &mut cx)?,
+            Command::ClearHold {
+                consumer,
+                resource,
+                version,
+            } => self.clear_hold_cmd(consumer, resource, version, &mut cx)?,
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
@@ -91,9 +102,11 @@ impl ClusterState {
             }
             Command::Pulse { id } => self.pulse(id, &mut cx),
             Command::CreateGroup { name, members } => self.create_group(name, members)?,
-            Command::StartGroupDeployment { group, versions } => {
-                self.start_group_deployment(group, versions, &mut cx)?
-            }
+            Command::StartGroupDeployment {
+                group,
+                versions,
+                overrides,
+            } => self.start_group_deployment(group, versions, overrides, &mut cx)?,
             Command::AbortGroupDeployment { id, by } => {
                 self.abort_group_deployment(id, by, &mut cx)?
             }
@@ -119,7 +132,8 @@ impl ClusterState {
         Ok(response)
     }
 
-    /// Unregisters a deployment that became terminal and queues its follow-ups.
+    /// Unregisters a deployment that became terminal, holds back its version if it rolled back, and
+    /// queues its follow-ups.
     pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
         let Some(d) = self.deployments.get(&id) else {
             return;
@@ -139,6 +153,7 @@ impl ClusterState {
                 }
             }
         }
+        self.hold_rolled_back(id, cx);
         cx.ended.push(id);
     }
 

@@ -94,9 +94,8 @@ fn section_9_rejections_name_the_thing_and_change_nothing() {
                 consumer: "c".into(),
                 resource: "r".into(),
                 mode: Mode::Strong,
-                strategy: None,
                 pin: Some(7),
-                completion: None,
+                policy: Policy::default(),
             },
             ErrorKind::NotFound,
             "resource \"r\" has no version 7",
@@ -218,9 +217,8 @@ fn weak_subscription_targets_the_selected_version_at_once() {
         consumer: "c".into(),
         resource: "r".into(),
         mode: Mode::Weak,
-        strategy: None,
         pin: None,
-        completion: None,
+        policy: Policy::default(),
     });
     assert_eq!(
         k.s.targets("c-1")["r"],
@@ -314,6 +312,7 @@ fn a_restored_state_applies_like_the_original() {
         consumer: "c".into(),
         resource: "r".into(),
         version: Some(2),
+        strategy: Some(Strategy::AllAtOnce {}),
         ..DeploymentSpec::default()
     };
     s.apply(Command::StartDeployment(spec), 3).unwrap();

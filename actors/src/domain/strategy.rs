@@ -27,8 +27,9 @@ pub enum Strategy {
 }
 
 impl Default for Strategy {
+    /// The safe default: rolling, install window 1, download window 2 (see `policy`).
     fn default() -> Self {
-        Strategy::AllAtOnce {}
+        super::policy::default_strategy()
     }
 }
 

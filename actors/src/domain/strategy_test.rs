@@ -89,7 +89,11 @@ fn failed_nodes_tolerated_defaults() {
         u32::MAX,
         "rolling: only the window rule"
     );
-    assert_eq!(Settings::default().failed_nodes_tolerated(), 0);
+    let all = Settings {
+        strategy: Strategy::AllAtOnce {},
+        ..Settings::default()
+    };
+    assert_eq!(all.failed_nodes_tolerated(), 0);
     assert_eq!(
         Settings {
             max_failed_nodes: Some(2),

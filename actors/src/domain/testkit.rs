@@ -96,11 +96,14 @@ impl Kit {
         );
     }
 
+    /// Starts a deployment of version 2 to `c`, all at once unless `f` says otherwise (the default strategy,
+    /// rolling one node at a time, is tested on its own).
     pub fn start_with(&mut self, f: impl FnOnce(&mut DeploymentSpec)) -> DeploymentId {
         let mut spec = DeploymentSpec {
             consumer: "c".into(),
             resource: "r".into(),
             version: Some(2),
+            strategy: Some(Strategy::AllAtOnce {}),
             ..DeploymentSpec::default()
         };
         f(&mut spec);

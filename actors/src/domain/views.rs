@@ -42,20 +42,36 @@ pub struct ResourceView {
     pub versions: Vec<VersionView>,
 }
 
-/// A subscription as shown on a consumer.
+/// A subscription as shown on a consumer: mode, pin and its policy (only the fields set; the rest take
+/// the defaults of DEPLOYMENTS.md §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionView {
     /// weak or strong.
     pub mode: Mode,
-    /// Default strategy.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Strategy of its deployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Strategy>,
     /// Pin.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<u64>,
-    /// Default completion.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Completion conditions of its deployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion: Option<Completion>,
+    /// Watch time of its deployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_healthy_ms: Option<u64>,
+    /// Retries per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_failures_per_node: Option<u32>,
+    /// Failed nodes tolerated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_failed_nodes: Option<u32>,
+    /// Roll back on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback_on_failure: Option<bool>,
+    /// Makes its deployments coordinated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pulse_interval_ms: Option<u64>,
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
@@ -76,6 +92,24 @@ pub struct ConsumerView {
     pub nodes: Vec<String>,
     /// Subscriptions by resource.
     pub subscriptions: BTreeMap<String, SubscriptionView>,
+    /// Versions held back (rolled back here), by resource then version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<HoldView>,
+}
+
+/// A version held back on a consumer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HoldView {
+    /// Resource.
+    pub resource: String,
+    /// Held version.
+    pub version: u64,
+    /// The deployment that rolled it back.
+    pub deployment: DeploymentId,
+    /// When.
+    pub at: Timestamp,
+    /// "version 3 of app held back on web: rolled back by d-4".
+    pub reason: String,
 }
 
 /// `GET /v1/nodes/{id}`.
@@ -310,11 +344,17 @@ impl ClusterState {
             .subscriptions
             .iter()
             .map(|(r, s)| {
+                let p = &s.policy;
                 let view = SubscriptionView {
                     mode: s.mode,
-                    strategy: s.strategy.clone(),
+                    strategy: p.strategy.clone(),
                     pin: s.pin,
-                    completion: s.completion.clone(),
+                    completion: p.completion.clone(),
+                    min_healthy_ms: p.min_healthy_ms,
+                    max_failures_per_node: p.max_failures_per_node,
+                    max_failed_nodes: p.max_failed_nodes,
+                    rollback_on_failure: p.rollback_on_failure,
+                    pulse_interval_ms: p.pulse_interval_ms,
                     selected: self.selected_version(name, r),
                     version: s.version,
                     deployment: c.active.get(r).copied(),
@@ -322,10 +362,24 @@ impl ClusterState {
                 (r.clone(), view)
             })
             .collect();
+        let holds = c
+            .holds
+            .iter()
+            .flat_map(|(r, vs)| {
+                vs.iter().map(move |(v, h)| HoldView {
+                    resource: r.clone(),
+                    version: *v,
+                    deployment: h.deployment,
+                    at: h.at,
+                    reason: h.reason(name, r, *v),
+                })
+            })
+            .collect();
         Some(ConsumerView {
             name: c.name.clone(),
             nodes: c.nodes.clone(),
             subscriptions,
+            holds,
         })
     }
 

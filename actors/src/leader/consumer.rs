@@ -1,15 +1,14 @@
-//! One actor per consumer: it ingests its nodes' reports, keeps their liveness in memory, and
-//! proposes only changes — coalesced per node and batched into one `ReportNodes` at a time — plus
-//! `MarkInactive` for nodes silent longer than the node timeout.
+//! One actor per consumer: it ingests its nodes' reports and proposes only changes — coalesced per
+//! node and batched into one `ReportNodes` at a time. Liveness is not kept here but once per node by
+//! the supervisor (a node may belong to several consumers; see `liveness`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
 use super::host::{read_with, Host};
-use super::messages::{CheckLiveness, Report, ReportBatch, ReportRejected, Stop};
+use super::messages::{Report, ReportBatch, ReportRejected, Stop};
 use crate::domain::{Command, NodeReport};
 
 /// The most nodes with a change waiting to be proposed. A report that would add one more is
@@ -21,10 +20,7 @@ pub const REPORT_QUEUE_LIMIT: usize = 10_000;
 pub struct ConsumerActor {
     name: String,
     host: Arc<dyn Host>,
-    node_timeout: Duration,
     limit: usize,
-    started: Instant,
-    last_seen: HashMap<String, Instant>,
     pending: BTreeMap<String, NodeReport>,
     in_flight: bool,
     /// The nodes of the batch being proposed: the applied state is about to change for them.
@@ -33,24 +29,16 @@ pub struct ConsumerActor {
 
 impl ConsumerActor {
     /// An actor for consumer `name`.
-    pub fn new(name: String, host: Arc<dyn Host>, node_timeout: Duration) -> Self {
-        Self::with_limit(name, host, node_timeout, REPORT_QUEUE_LIMIT)
+    pub fn new(name: String, host: Arc<dyn Host>) -> Self {
+        Self::with_limit(name, host, REPORT_QUEUE_LIMIT)
     }
 
     /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
-    pub fn with_limit(
-        name: String,
-        host: Arc<dyn Host>,
-        node_timeout: Duration,
-        limit: usize,
-    ) -> Self {
+    pub fn with_limit(name: String, host: Arc<dyn Host>, limit: usize) -> Self {
         Self {
             name,
             host,
-            node_timeout,
             limit,
-            started: Instant::now(),
-            last_seen: HashMap::new(),
             pending: BTreeMap::new(),
             in_flight: false,
             in_flight_nodes: HashSet::new(),
@@ -78,17 +66,15 @@ impl ConsumerActor {
         }));
     }
 
-    /// Takes reports: refreshes the nodes' liveness and queues their changes, if any, for the next
-    /// batch (the caller flushes). The changes are found under one read of the applied state.
+    /// Takes reports: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
     fn ingest(&mut self, reports: Vec<NodeReport>) -> Vec<Result<(), ReportRejected>> {
         let changes: Vec<Option<NodeReport>> = read_with(&self.host, |s| {
             reports.iter().map(|r| s.report_changes(r)).collect()
         });
-        let now = Instant::now();
         reports
             .into_iter()
             .zip(changes)
-            .map(|(report, change)| self.take(report, change, now))
+            .map(|(report, change)| self.take(report, change))
             .collect()
     }
 
@@ -97,17 +83,15 @@ impl ConsumerActor {
         &mut self,
         report: NodeReport,
         change: Option<NodeReport>,
-        now: Instant,
     ) -> Result<(), ReportRejected> {
         let node = report.node.clone();
-        self.last_seen.insert(node.clone(), now);
         let change = match change {
             Some(change) => change,
             // Same as the applied state, but a change of this node is being committed and will
             // overwrite it: the report must follow that change to the log, or it is lost.
             None if self.in_flight_nodes.contains(&node) => report,
             None => {
-                // A heartbeat: liveness is refreshed in memory, nothing reaches the log.
+                // A heartbeat: nothing reaches the log.
                 self.pending.remove(&node);
                 return Ok(());
             }
@@ -122,49 +106,10 @@ impl ConsumerActor {
         self.pending.insert(node, change);
         Ok(())
     }
-
-    fn check_liveness(&mut self, ctx: &mut Context<Self>) {
-        let now = Instant::now();
-        let name = self.name.clone();
-        let active: Vec<String> = read_with(&self.host, |s| {
-            s.consumers
-                .get(&name)
-                .map(|c| {
-                    c.nodes
-                        .iter()
-                        .filter(|n| s.nodes.get(*n).is_some_and(|v| v.active))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default()
-        });
-        let silent: Vec<String> = active
-            .into_iter()
-            .filter(|n| {
-                let seen = self.last_seen.get(n).copied().unwrap_or(self.started);
-                now.duration_since(seen) > self.node_timeout && !self.pending.contains_key(n)
-            })
-            .collect();
-        if silent.is_empty() {
-            return;
-        }
-        tracing::info!(consumer = %self.name, nodes = ?silent, "nodes stopped reporting: marking inactive");
-        let fut = self.host.propose(Command::MarkInactive { nodes: silent });
-        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
-            if let Err(e) = result {
-                tracing::warn!(consumer = %act.name, error = %e, "MarkInactive not committed");
-            }
-        }));
-    }
 }
 
 impl Actor for ConsumerActor {
     type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        let every = (self.node_timeout / 4).max(Duration::from_millis(50));
-        ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
-    }
 }
 
 impl Handler<Report> for ConsumerActor {
@@ -188,13 +133,6 @@ impl Handler<ReportBatch> for ConsumerActor {
         let taken = self.ingest(reports);
         self.flush(ctx);
         taken
-    }
-}
-
-impl Handler<CheckLiveness> for ConsumerActor {
-    type Result = ();
-    fn handle(&mut self, _: CheckLiveness, ctx: &mut Self::Context) {
-        self.check_liveness(ctx);
     }
 }
 

@@ -5,6 +5,7 @@
 mod consumer;
 mod deployment;
 mod host;
+mod liveness;
 pub mod messages;
 mod supervisor;
 

@@ -1,21 +1,26 @@
 //! The supervisor follows leadership: on becoming leader it starts one child per active
 //! deployment and per consumer from the applied state (so every pulse countdown is re-armed from
 //! the replicated last-pulse time); on every state change it starts and stops children to match;
-//! on stepping down it stops them all.
+//! on stepping down it stops them all. Every report passes through it on its way to a consumer's
+//! actor, so it also keeps node liveness, once per node, and proposes `MarkInactive` for nodes
+//! silent longer than the node timeout.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
 use super::consumer::ConsumerActor;
 use super::deployment::DeploymentActor;
 use super::host::{read_with, Host};
+use super::liveness::Liveness;
 use futures::future::BoxFuture;
 
-use super::messages::{Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop};
-use crate::domain::{DeploymentId, NodeReport};
+use super::messages::{
+    CheckLiveness, Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop,
+};
+use crate::domain::{Command, DeploymentId, NodeReport};
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
@@ -31,6 +36,10 @@ pub struct Supervisor {
     leader: bool,
     deployments: BTreeMap<DeploymentId, Addr<DeploymentActor>>,
     consumers: BTreeMap<String, Addr<ConsumerActor>>,
+    /// When each node last reported (leader only).
+    liveness: Liveness,
+    /// A `MarkInactive` is being committed: the next check waits for it.
+    marking: bool,
 }
 
 impl Supervisor {
@@ -38,15 +47,18 @@ impl Supervisor {
     pub fn new(host: Arc<dyn Host>, config: SupervisorConfig) -> Self {
         Self {
             host,
-            config,
             leader: false,
             deployments: BTreeMap::new(),
             consumers: BTreeMap::new(),
+            liveness: Liveness::new(config.node_timeout, Instant::now()),
+            config,
+            marking: false,
         }
     }
 
     fn become_leader(&mut self) {
         self.leader = true;
+        self.liveness.restart(Instant::now());
         let now = self.host.now_ms();
         let expired = read_with(&self.host, |s| s.rearm_pulses(now));
         if !expired.is_empty() {
@@ -106,17 +118,62 @@ impl Supervisor {
         });
         for name in consumers {
             if !self.consumers.contains_key(&name) {
-                let addr =
-                    ConsumerActor::new(name.clone(), self.host.clone(), self.config.node_timeout)
-                        .start();
+                let addr = ConsumerActor::new(name.clone(), self.host.clone()).start();
                 self.consumers.insert(name, addr);
             }
         }
     }
 }
 
+impl Supervisor {
+    /// Proposes `MarkInactive` for the active nodes of any consumer that were silent longer than the
+    /// node timeout. Each node is checked once, however many consumers hold it.
+    fn check_liveness(&mut self, ctx: &mut Context<Self>) {
+        if !self.leader || self.marking {
+            return;
+        }
+        let now = Instant::now();
+        let liveness = &self.liveness;
+        let silent: Vec<String> = read_with(&self.host, |s| {
+            liveness.silent(
+                s.nodes
+                    .iter()
+                    .filter(|(_, n)| n.active && !n.consumers.is_empty())
+                    .map(|(id, _)| id.as_str()),
+                now,
+            )
+        });
+        self.liveness.forget_stale(now);
+        tracing::trace!(heard = self.liveness.len(), "liveness checked");
+        if silent.is_empty() {
+            return;
+        }
+        tracing::info!(nodes = ?silent, "nodes stopped reporting: marking inactive");
+        self.marking = true;
+        let fut = self.host.propose(Command::MarkInactive { nodes: silent });
+        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
+            act.marking = false;
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "MarkInactive not committed");
+            }
+        }));
+    }
+}
+
 impl Actor for Supervisor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let every = (self.config.node_timeout / 4).max(Duration::from_millis(50));
+        ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
+    }
+}
+
+impl Handler<CheckLiveness> for Supervisor {
+    type Result = ();
+    fn handle(&mut self, _: CheckLiveness, ctx: &mut Self::Context) {
+        self.check_liveness(ctx);
+    }
 }
 
 impl Handler<Leadership> for Supervisor {
@@ -143,15 +200,23 @@ impl Handler<StateChanged> for Supervisor {
 type ConsumerBatch = (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>);
 
 impl Supervisor {
-    /// Routes reports to their consumers' actors, one batch per actor; the answers come back in
+    /// Refreshes the reporting nodes' liveness and routes the reports to their (first) consumers'
+    /// actors, one batch per actor; the answers come back in
     /// the reports' order. A follower refuses them all (the server forwards them to the leader).
     fn route(
-        &self,
+        &mut self,
         reports: Vec<NodeReport>,
     ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
         let count = reports.len();
         if !self.leader {
             return Box::pin(async move { vec![Err(ReportRejected::NotLeader); count] });
+        }
+        // A report is proof of life for its node, whichever consumer's actor takes it.
+        let now = Instant::now();
+        for r in &reports {
+            if r.active != Some(false) {
+                self.liveness.seen(&r.node, now);
+            }
         }
         let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
             reports

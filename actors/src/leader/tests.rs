@@ -223,7 +223,7 @@ async fn timer_blocks_a_coordinated_deployment_within_100ms_of_its_deadline() {
 async fn heartbeats_stay_off_the_log_and_changes_are_batched() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 3);
-    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_secs(30)).start();
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
     let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
     for _ in 0..5 {
         actor
@@ -263,8 +263,7 @@ async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 3);
     host.stalled.store(true, Ordering::SeqCst);
-    let actor =
-        ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 1).start();
+    let actor = ConsumerActor::with_limit("web".into(), host.clone(), 1).start();
     actor
         .send(Report(node_report("web-0", 2)))
         .await
@@ -291,13 +290,18 @@ async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
     );
 }
 
+fn leader(host: &Arc<FakeHost>, node_timeout: Duration) -> actix::Addr<Supervisor> {
+    Supervisor::new(host.clone(), SupervisorConfig { node_timeout }).start()
+}
+
 #[actix::test]
 async fn silent_nodes_are_marked_inactive() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 2);
-    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_millis(200)).start();
+    let supervisor = leader(&host, Duration::from_millis(200));
+    supervisor.send(Leadership(true)).await.unwrap();
     for _ in 0..8 {
-        actor
+        supervisor
             .send(Report(node_report("web-0", 1)))
             .await
             .unwrap()
@@ -312,6 +316,53 @@ async fn silent_nodes_are_marked_inactive() {
     assert!(
         !state.node("web-1").unwrap().active,
         "a silent node is marked inactive"
+    );
+}
+
+#[actix::test]
+async fn a_node_in_three_consumers_stays_active_while_it_reports_and_goes_inactive_once() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    for name in ["api", "batch"] {
+        host.apply(Command::CreateConsumer {
+            name: name.into(),
+            nodes: vec!["web-0".into()],
+        });
+    }
+    let supervisor = leader(&host, Duration::from_millis(200));
+    supervisor.send(Leadership(true)).await.unwrap();
+    supervisor.send(StateChanged(1)).await.unwrap();
+    // Reports every 60 ms for 4 node timeouts: the node must never be marked inactive.
+    for _ in 0..14 {
+        supervisor
+            .send(Report(node_report("web-0", 1)))
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(
+            host.state.lock().unwrap().node("web-0").unwrap().active,
+            "a reporting node in three consumers was marked inactive"
+        );
+    }
+    assert_eq!(host.count(|c| matches!(c, Command::MarkInactive { .. })), 0);
+
+    // Silent: marked inactive after the timeout, by one proposal naming it once.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!host.state.lock().unwrap().node("web-0").unwrap().active);
+    let marks: Vec<Command> = host
+        .proposals
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|c| matches!(c, Command::MarkInactive { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(
+        marks,
+        vec![Command::MarkInactive {
+            nodes: vec!["web-0".into()]
+        }]
     );
 }
 
@@ -413,8 +464,7 @@ async fn a_batch_past_the_queue_bound_refuses_only_the_nodes_that_do_not_fit() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 4);
     host.stalled.store(true, Ordering::SeqCst);
-    let actor =
-        ConsumerActor::with_limit("web".into(), host.clone(), Duration::from_secs(30), 2).start();
+    let actor = ConsumerActor::with_limit("web".into(), host.clone(), 2).start();
     let answers = actor
         .send(ReportBatch(vec![
             node_report("web-0", 2),
@@ -446,7 +496,7 @@ async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 1);
     host.held.store(true, Ordering::SeqCst);
-    let actor = ConsumerActor::new("web".into(), host.clone(), Duration::from_secs(30)).start();
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
     let report = |v| actor.send(Report(node_report("web-0", v)));
     report(2).await.unwrap().unwrap(); // a change, in flight (held)
                                        // Equal to the applied state (1), but the change in flight is about to overwrite it.

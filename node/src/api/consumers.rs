@@ -1,8 +1,9 @@
-//! Consumers, their nodes and their subscriptions.
+//! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field) and the
+//! versions held back on them.
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Command, Completion, Mode, Strategy};
-use serde::Deserialize;
+use convoy_actors::domain::{Change, Command, Completion, Mode, Policy, PolicyPatch, Strategy};
+use serde::{Deserialize, Deserializer};
 
 use super::error::ApiError;
 use super::read::{found, Consistency};
@@ -17,6 +18,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/v1/consumers/{name}/subscriptions/{resource}",
             web::put().to(subscribe),
+        )
+        .route(
+            "/v1/consumers/{name}/subscriptions/{resource}",
+            web::patch().to(patch_subscription),
+        )
+        .route(
+            "/v1/consumers/{name}/holds/{resource}/{version}",
+            web::delete().to(clear_hold),
         );
 }
 
@@ -88,15 +97,26 @@ async fn update_nodes(
     Ok(HttpResponse::Ok().json(view))
 }
 
+/// `PUT` body: the whole subscription; a field left out is unset (takes the default).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Subscribe {
     #[serde(default)]
     mode: Mode,
     #[serde(default)]
+    pin: Option<u64>,
+    #[serde(default)]
     strategy: Option<Strategy>,
     #[serde(default)]
-    pin: Option<u64>,
+    min_healthy_ms: Option<u64>,
+    #[serde(default)]
+    max_failures_per_node: Option<u32>,
+    #[serde(default)]
+    max_failed_nodes: Option<u32>,
+    #[serde(default)]
+    rollback_on_failure: Option<bool>,
+    #[serde(default)]
+    pulse_interval_ms: Option<u64>,
     #[serde(default)]
     completion: Option<Completion>,
 }
@@ -107,15 +127,100 @@ async fn subscribe(
     body: web::Json<Subscribe>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
-    let body = body.into_inner();
+    let b = body.into_inner();
+    let policy = Policy {
+        strategy: b.strategy,
+        min_healthy_ms: b.min_healthy_ms,
+        max_failures_per_node: b.max_failures_per_node,
+        max_failed_nodes: b.max_failed_nodes,
+        rollback_on_failure: b.rollback_on_failure,
+        pulse_interval_ms: b.pulse_interval_ms,
+        completion: b.completion,
+    };
     engine
         .propose(Command::Subscribe {
             consumer: consumer.clone(),
             resource,
-            mode: body.mode,
-            strategy: body.strategy,
-            pin: body.pin,
-            completion: body.completion,
+            mode: b.mode,
+            pin: b.pin,
+            policy,
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// A field that tells "absent" (`None`) from `null` (`Some(None)`); use with `#[serde(default)]`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// `PATCH` body: only the fields given change; `null` unsets a field (back to its default).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatchSubscription {
+    /// `null` is the same as absent: a subscription always has a mode.
+    #[serde(default)]
+    mode: Option<Mode>,
+    #[serde(default, deserialize_with = "present")]
+    pin: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "present")]
+    strategy: Option<Option<Strategy>>,
+    #[serde(default, deserialize_with = "present")]
+    min_healthy_ms: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "present")]
+    max_failures_per_node: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    max_failed_nodes: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    rollback_on_failure: Option<Option<bool>>,
+    #[serde(default, deserialize_with = "present")]
+    pulse_interval_ms: Option<Option<u64>>,
+    #[serde(default, deserialize_with = "present")]
+    completion: Option<Option<Completion>>,
+}
+
+async fn patch_subscription(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String)>,
+    body: web::Json<PatchSubscription>,
+) -> Result<HttpResponse, ApiError> {
+    let (consumer, resource) = path.into_inner();
+    let b = body.into_inner();
+    let policy = PolicyPatch {
+        strategy: Change::from_json(b.strategy),
+        min_healthy_ms: Change::from_json(b.min_healthy_ms),
+        max_failures_per_node: Change::from_json(b.max_failures_per_node),
+        max_failed_nodes: Change::from_json(b.max_failed_nodes),
+        rollback_on_failure: Change::from_json(b.rollback_on_failure),
+        pulse_interval_ms: Change::from_json(b.pulse_interval_ms),
+        completion: Change::from_json(b.completion),
+    };
+    engine
+        .propose(Command::PatchSubscription {
+            consumer: consumer.clone(),
+            resource,
+            mode: b.mode,
+            pin: Change::from_json(b.pin),
+            policy,
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+async fn clear_hold(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String, u64)>,
+) -> Result<HttpResponse, ApiError> {
+    let (consumer, resource, version) = path.into_inner();
+    engine
+        .propose(Command::ClearHold {
+            consumer: consumer.clone(),
+            resource,
+            version,
         })
         .await?;
     let view = engine.read_written(move |s| s.consumer(&consumer)).await?;

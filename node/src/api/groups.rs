@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Command, GroupDeploymentId, Member, Response};
+use convoy_actors::domain::{Command, GroupDeploymentId, Member, Policy, Response};
 use serde::Deserialize;
 
 use super::auth::Caller;
@@ -67,15 +67,26 @@ struct StartGroup {
     group: String,
     #[serde(default)]
     versions: Option<BTreeMap<String, u64>>,
+    /// Per member resource, deployment settings over the member subscription's policy.
+    #[serde(default)]
+    overrides: BTreeMap<String, Policy>,
 }
 
 async fn start(
     engine: web::Data<Engine>,
     body: web::Json<StartGroup>,
 ) -> Result<HttpResponse, ApiError> {
-    let StartGroup { group, versions } = body.into_inner();
+    let StartGroup {
+        group,
+        versions,
+        overrides,
+    } = body.into_inner();
     match engine
-        .propose(Command::StartGroupDeployment { group, versions })
+        .propose(Command::StartGroupDeployment {
+            group,
+            versions,
+            overrides,
+        })
         .await?
     {
         Response::GroupDeploymentStarted { id, steps } => {

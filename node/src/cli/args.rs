@@ -118,6 +118,15 @@ pub enum ConsumerCommand {
     },
     /// Subscribe a consumer to a resource, or change the subscription's policy.
     Subscribe(SubscribeArgs),
+    /// Lift the hold on a version a deployment rolled back, so it may be selected again.
+    ClearHold {
+        /// Consumer name.
+        consumer: String,
+        /// Resource name.
+        resource: String,
+        /// The held version.
+        version: u64,
+    },
     /// Show a consumer, its nodes and subscriptions.
     Show {
         /// Consumer name.
@@ -136,7 +145,7 @@ pub enum ModeArg {
     Strong,
 }
 
-/// `convoy consumer subscribe`.
+/// `convoy consumer subscribe`: creates the subscription, or changes only the fields given.
 #[derive(Debug, Args)]
 pub struct SubscribeArgs {
     /// Consumer name.
@@ -153,6 +162,61 @@ pub struct SubscribeArgs {
     pub pin: Option<u64>,
     #[command(flatten)]
     pub completion: CompletionArgs,
+    /// Its deployments: a node succeeds after staying healthy this long.
+    #[arg(long, value_name = "MS")]
+    pub min_healthy_ms: Option<u64>,
+    /// Its deployments: retries a node may use before it counts as failed.
+    #[arg(long, value_name = "N")]
+    pub max_failures_per_node: Option<u32>,
+    /// Its deployments: failed nodes tolerated before the deployment fails.
+    #[arg(long, value_name = "N")]
+    pub max_failed_nodes: Option<u32>,
+    /// Its deployments: on failure, stop (FAILED) instead of rolling back.
+    #[arg(long)]
+    pub no_rollback: bool,
+    /// Its deployments are coordinated: they block unless pulsed at least this often.
+    #[arg(long, value_name = "MS")]
+    pub pulse_interval_ms: Option<u64>,
+    /// Unset fields of an existing subscription (back to their defaults), comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FIELD,...")]
+    pub clear: Vec<ClearField>,
+}
+
+/// A subscription field `consumer subscribe --clear` can unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClearField {
+    /// The pin.
+    Pin,
+    /// The strategy (back to rolling, install 1, download 2).
+    Strategy,
+    /// The completion conditions.
+    Completion,
+    /// The watch time.
+    MinHealthyMs,
+    /// The retries per node.
+    MaxFailuresPerNode,
+    /// The failed nodes tolerated.
+    MaxFailedNodes,
+    /// Stop instead of rolling back (back to rolling back).
+    RollbackOnFailure,
+    /// The pulse interval.
+    PulseIntervalMs,
+}
+
+impl ClearField {
+    /// Its name in the API's JSON.
+    pub fn json_name(self) -> &'static str {
+        match self {
+            ClearField::Pin => "pin",
+            ClearField::Strategy => "strategy",
+            ClearField::Completion => "completion",
+            ClearField::MinHealthyMs => "min_healthy_ms",
+            ClearField::MaxFailuresPerNode => "max_failures_per_node",
+            ClearField::MaxFailedNodes => "max_failed_nodes",
+            ClearField::RollbackOnFailure => "rollback_on_failure",
+            ClearField::PulseIntervalMs => "pulse_interval_ms",
+        }
+    }
 }
 
 /// The strategy kinds on the command line.

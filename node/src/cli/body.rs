@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use convoy_actors::domain::{Artifact, Completion, Dependency, Member, Strategy};
+use convoy_actors::domain::{Artifact, Completion, Dependency, Member, Strategy, SubscriptionView};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -156,8 +156,13 @@ pub fn publish(args: &PublishArgs) -> Value {
     Value::Object(body)
 }
 
-/// `PUT /v1/consumers/{name}/subscriptions/{resource}`.
-pub fn subscribe(args: &SubscribeArgs) -> Result<Value, CliError> {
+/// The body of `PUT` (a new subscription: `existing` is `None`) or `PATCH` (an existing one) of
+/// `/v1/consumers/{name}/subscriptions/{resource}`: only the fields given by flags, plus `null` for each
+/// `--clear`ed field. On a PATCH the completion flags merge into the existing completion conditions.
+pub fn subscribe(
+    args: &SubscribeArgs,
+    existing: Option<&SubscriptionView>,
+) -> Result<Value, CliError> {
     let mut body = serde_json::Map::new();
     if let Some(mode) = args.mode {
         let mode = match mode {
@@ -172,8 +177,38 @@ pub fn subscribe(args: &SubscribeArgs) -> Result<Value, CliError> {
     if let Some(pin) = args.pin {
         body.insert("pin".into(), json!(pin));
     }
-    if let Some(completion) = completion(&args.completion) {
-        body.insert("completion".into(), json!(completion));
+    if let Some(mut c) = completion(&args.completion) {
+        if let Some(old) = existing.and_then(|s| s.completion.as_ref()) {
+            c.quorum = c.quorum.or(old.quorum);
+            c.timeout_ms = c.timeout_ms.or(old.timeout_ms);
+        }
+        body.insert("completion".into(), json!(c));
+    }
+    if let Some(ms) = args.min_healthy_ms {
+        body.insert("min_healthy_ms".into(), json!(ms));
+    }
+    if let Some(n) = args.max_failures_per_node {
+        body.insert("max_failures_per_node".into(), json!(n));
+    }
+    if let Some(n) = args.max_failed_nodes {
+        body.insert("max_failed_nodes".into(), json!(n));
+    }
+    if args.no_rollback {
+        body.insert("rollback_on_failure".into(), json!(false));
+    }
+    if let Some(ms) = args.pulse_interval_ms {
+        body.insert("pulse_interval_ms".into(), json!(ms));
+    }
+    for field in &args.clear {
+        let name = field.json_name();
+        if body.contains_key(name) {
+            return Err(CliError::invalid(
+                "--clear",
+                name,
+                "this field is also set by another flag",
+            ));
+        }
+        body.insert(name.into(), Value::Null);
     }
     Ok(Value::Object(body))
 }

@@ -194,9 +194,55 @@ fn subscribe_maps_mode_strategy_pin_and_completion() {
         panic!()
     };
     assert_eq!(
-        subscribe(&args).unwrap(),
+        subscribe(&args, None).unwrap(),
         json!({"mode": "strong", "strategy": {"batch": {"sizes": [1, 2], "autopause": false}}, "pin": 4,
                "completion": {"quorum": 3.0, "timeout_ms": null}})
+    );
+}
+
+#[test]
+fn subscribe_sends_only_the_flags_given_and_nulls_for_cleared_fields() {
+    let args = |line: &str| {
+        let ClientCommand::Consumer {
+            command: ConsumerCommand::Subscribe(args),
+            ..
+        } = parse(line)
+        else {
+            panic!()
+        };
+        args
+    };
+    // Issue 5: `--pin 1` alone must not send a mode or a strategy (the PATCH keeps them).
+    assert_eq!(
+        subscribe(&args("consumer subscribe web api --pin 1"), None).unwrap(),
+        json!({"pin": 1})
+    );
+    let a = args(
+        "consumer subscribe web api --min-healthy-ms 500 --max-failures-per-node 2 \
+         --max-failed-nodes 1 --no-rollback --pulse-interval-ms 9000 --clear pin,strategy",
+    );
+    assert_eq!(
+        subscribe(&a, None).unwrap(),
+        json!({"min_healthy_ms": 500, "max_failures_per_node": 2, "max_failed_nodes": 1,
+               "rollback_on_failure": false, "pulse_interval_ms": 9000, "pin": null, "strategy": null})
+    );
+    let clash = subscribe(
+        &args("consumer subscribe web api --pin 2 --clear pin"),
+        None,
+    );
+    assert!(clash.unwrap_err().to_string().contains("--clear"));
+    // On an existing subscription, --quorum keeps its completion timeout.
+    let existing: SubscriptionView = serde_json::from_value(
+        json!({"mode": "strong", "completion": {"quorum": 0.5, "timeout_ms": 60000}}),
+    )
+    .unwrap();
+    assert_eq!(
+        subscribe(
+            &args("consumer subscribe web api --quorum 3"),
+            Some(&existing)
+        )
+        .unwrap(),
+        json!({"completion": {"quorum": 3.0, "timeout_ms": 60000}})
     );
 }
 

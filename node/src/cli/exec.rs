@@ -3,6 +3,7 @@
 use convoy_actors::domain::{
     ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView, ResourceView,
 };
+use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
@@ -94,13 +95,37 @@ pub async fn consumer(
                 .await?
         }
         ConsumerCommand::Subscribe(args) => {
-            let body = body::subscribe(&args)?;
+            // An existing subscription is PATCHed (only the flags given change); a new one is PUT.
+            let current: ConsumerView = client
+                .get(&format!("/v1/consumers/{}", encode(&args.consumer)))
+                .await?;
+            let existing = current.subscriptions.get(&args.resource);
+            let body = body::subscribe(&args, existing)?;
             let path = format!(
                 "/v1/consumers/{}/subscriptions/{}",
                 encode(&args.consumer),
                 encode(&args.resource)
             );
-            client.put(&path, &body).await?
+            let v: Value = match existing {
+                Some(_) => client.call(Method::PATCH, &path, Some(&body)).await?,
+                None => client.put(&path, &body).await?,
+            };
+            show(output, &v, |c: &ConsumerView| {
+                render::subscription(c, &args.resource)
+            });
+            return Ok(());
+        }
+        ConsumerCommand::ClearHold {
+            consumer,
+            resource,
+            version,
+        } => {
+            let path = format!(
+                "/v1/consumers/{}/holds/{}/{version}",
+                encode(&consumer),
+                encode(&resource)
+            );
+            client.delete(&path).await?
         }
         ConsumerCommand::Show { name } => {
             client

@@ -2,7 +2,7 @@
 
 use convoy_actors::domain::{
     Completion, ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView,
-    ResourceView, Settings, Strategy,
+    Policy, ResourceView, Settings, Strategy,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -177,8 +177,21 @@ pub fn consumer(c: &ConsumerView) -> String {
             opt(s.deployment),
         ]);
     }
+    let mut holds = String::new();
+    if !c.holds.is_empty() {
+        let mut t = Table::new(&["RESOURCE", "HELD", "BY", "SINCE"]);
+        for h in &c.holds {
+            t.row([
+                h.resource.clone(),
+                h.version.to_string(),
+                h.deployment.to_string(),
+                timestamp(h.at),
+            ]);
+        }
+        holds = format!("\n{}", t.render());
+    }
     format!(
-        "consumer: {} ({} nodes)\n\n{}\n{}",
+        "consumer: {} ({} nodes)\n\n{}\n{}{holds}",
         c.name,
         c.nodes.len(),
         nodes.render(),
@@ -188,6 +201,46 @@ pub fn consumer(c: &ConsumerView) -> String {
             subs.render()
         }
     )
+}
+
+/// The answer of `consumer subscribe`: the subscription's resulting policy, with the settings its
+/// deployments will take (defaults marked), and the versions held back.
+pub fn subscription(c: &ConsumerView, resource: &str) -> String {
+    let Some(s) = c.subscriptions.get(resource) else {
+        return format!("consumer {} has no subscription to {resource}\n", c.name);
+    };
+    let policy = Policy {
+        strategy: s.strategy.clone(),
+        min_healthy_ms: s.min_healthy_ms,
+        max_failures_per_node: s.max_failures_per_node,
+        max_failed_nodes: s.max_failed_nodes,
+        rollback_on_failure: s.rollback_on_failure,
+        pulse_interval_ms: s.pulse_interval_ms,
+        completion: s.completion.clone(),
+    };
+    let mut out = format!("subscription {}/{resource}\n\n", c.name);
+    out += &format!("mode:          {}\n", name(&s.mode));
+    out += &format!("pin:           {}\n", opt(s.pin));
+    out += &format!("selected:      {}\n", opt(s.selected));
+    out += &settings(&policy.settings());
+    let unset: Vec<&str> = [
+        ("strategy", s.strategy.is_none()),
+        ("min_healthy_ms", s.min_healthy_ms.is_none()),
+        ("max_failures_per_node", s.max_failures_per_node.is_none()),
+        ("max_failed_nodes", s.max_failed_nodes.is_none()),
+        ("rollback_on_failure", s.rollback_on_failure.is_none()),
+        ("completion", s.completion.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(n, unset)| unset.then_some(n))
+    .collect();
+    if !unset.is_empty() {
+        out += &format!("defaults for:  {}\n", unset.join(", "));
+    }
+    for h in c.holds.iter().filter(|h| h.resource == resource) {
+        out += &format!("held back:     {}\n", h.reason);
+    }
+    out
 }
 
 /// `deploy list`.

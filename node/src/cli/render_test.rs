@@ -131,6 +131,40 @@ fn consumer_with_subscriptions() {
 }
 
 #[test]
+fn subscription_policy_with_defaults_and_holds() {
+    let c: ConsumerView = serde_json::from_value(json!({
+        "name": "web", "nodes": ["n0"],
+        "subscriptions": {"api": {"mode": "strong", "pin": 6, "selected": 6,
+            "strategy": {"rolling": {"install_window": 2, "download_window": 3}},
+            "min_healthy_ms": 5000, "pulse_interval_ms": 60000}},
+        "holds": [{"resource": "api", "version": 7, "deployment": "d-4", "at": T0,
+                   "reason": "version 7 of api held back on web: rolled back by d-4"}]
+    }))
+    .unwrap();
+    assert_eq!(
+        subscription(&c, "api"),
+        "subscription web/api\n\n\
+         mode:          strong\n\
+         pin:           6\n\
+         selected:      6\n\
+         strategy:      rolling(install 2, download 3)\n\
+         min healthy:   5.0s\n\
+         failures:      0 per node, default nodes tolerated\n\
+         on failure:    roll back\n\
+         pulse every:   1m00s\n\
+         completion:    all nodes\n\
+         defaults for:  max_failures_per_node, max_failed_nodes, rollback_on_failure, completion\n\
+         held back:     version 7 of api held back on web: rolled back by d-4\n"
+    );
+    assert!(consumer(&c)
+        .ends_with("RESOURCE  HELD  BY   SINCE\napi       7     d-4  2023-11-14 22:13:20.000\n"));
+    assert_eq!(
+        subscription(&c, "db"),
+        "consumer web has no subscription to db\n"
+    );
+}
+
+#[test]
 fn group_deployment_steps() {
     let g: GroupDeploymentView = serde_json::from_value(group_deployment()).unwrap();
     assert_eq!(

@@ -85,6 +85,18 @@ pub const ROUTES: &[Rule] = &[
         Operate,
         "change subscriptions",
     ),
+    rule(
+        "PATCH",
+        "/v1/consumers/{name}/subscriptions/{resource}",
+        Operate,
+        "change subscriptions",
+    ),
+    rule(
+        "DELETE",
+        "/v1/consumers/{name}/holds/{resource}/{version}",
+        Operate,
+        "clear held-back versions",
+    ),
     rule("POST", "/v1/nodes/reports", Report, "report for nodes"),
     rule("POST", "/v1/nodes/{id}/report", Report, "report for nodes"),
     rule("GET", "/v1/nodes/{id}", Read, "read nodes"),

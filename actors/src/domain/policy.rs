@@ -1,0 +1,153 @@
+//! A subscription's deployment policy (every setting of DEPLOYMENTS.md §5 but the node set), how a
+//! deployment's settings are resolved from it (start → subscription → safe defaults), and field-by-field
+//! changes to it (`PATCH`).
+
+use super::errors::DomainError;
+use super::strategy::{Completion, Settings, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// Install window of the default strategy (no strategy on the start nor on the subscription).
+pub const DEFAULT_INSTALL_WINDOW: u32 = 1;
+/// Download (prefetch) window of the default strategy.
+pub const DEFAULT_DOWNLOAD_WINDOW: u32 = 2;
+
+/// The safe default strategy: rolling, one node installing at a time, two prefetching.
+pub fn default_strategy() -> Strategy {
+    Strategy::Rolling {
+        install_window: DEFAULT_INSTALL_WINDOW,
+        download_window: DEFAULT_DOWNLOAD_WINDOW,
+    }
+}
+
+/// The settings of the deployments of a subscription; `None` = not set here (the next level decides).
+/// Replicated (bincode): no field is skipped when encoding.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Strategy; default rolling(install 1, download 2).
+    #[serde(default)]
+    pub strategy: Option<Strategy>,
+    /// Watch time; default 0.
+    #[serde(default)]
+    pub min_healthy_ms: Option<u64>,
+    /// Retries per node; default 0.
+    #[serde(default)]
+    pub max_failures_per_node: Option<u32>,
+    /// Failed nodes tolerated; default: rolling, the window rule; others 0.
+    #[serde(default)]
+    pub max_failed_nodes: Option<u32>,
+    /// Roll back on failure; default true.
+    #[serde(default)]
+    pub rollback_on_failure: Option<bool>,
+    /// Makes its deployments coordinated; default unset.
+    #[serde(default)]
+    pub pulse_interval_ms: Option<u64>,
+    /// Completion conditions; default all nodes, no timeout.
+    #[serde(default)]
+    pub completion: Option<Completion>,
+}
+
+impl Policy {
+    /// Field by field: this policy's value where set, else `fallback`'s.
+    pub fn or(self, fallback: &Policy) -> Policy {
+        Policy {
+            strategy: self.strategy.or_else(|| fallback.strategy.clone()),
+            min_healthy_ms: self.min_healthy_ms.or(fallback.min_healthy_ms),
+            max_failures_per_node: self
+                .max_failures_per_node
+                .or(fallback.max_failures_per_node),
+            max_failed_nodes: self.max_failed_nodes.or(fallback.max_failed_nodes),
+            rollback_on_failure: self.rollback_on_failure.or(fallback.rollback_on_failure),
+            pulse_interval_ms: self.pulse_interval_ms.or(fallback.pulse_interval_ms),
+            completion: self.completion.or_else(|| fallback.completion.clone()),
+        }
+    }
+
+    /// The settings, with the defaults of DEPLOYMENTS.md §5 for what is unset.
+    pub fn settings(self) -> Settings {
+        Settings {
+            strategy: self.strategy.unwrap_or_else(default_strategy),
+            min_healthy_ms: self.min_healthy_ms.unwrap_or(0),
+            max_failures_per_node: self.max_failures_per_node.unwrap_or(0),
+            max_failed_nodes: self.max_failed_nodes,
+            rollback_on_failure: self.rollback_on_failure.unwrap_or(true),
+            pulse_interval_ms: self.pulse_interval_ms,
+            completion: self.completion.unwrap_or_default(),
+        }
+    }
+
+    /// Refuses what no deployment could run with (zero windows, quorums, intervals...).
+    pub fn validate(&self) -> Result<(), DomainError> {
+        self.clone().settings().validate()
+    }
+
+    /// Applies `patch`: `Keep` leaves a field, `Clear` unsets it, `Set` replaces it.
+    pub fn patch(&mut self, patch: PolicyPatch) {
+        patch.strategy.apply(&mut self.strategy);
+        patch.min_healthy_ms.apply(&mut self.min_healthy_ms);
+        patch
+            .max_failures_per_node
+            .apply(&mut self.max_failures_per_node);
+        patch.max_failed_nodes.apply(&mut self.max_failed_nodes);
+        patch
+            .rollback_on_failure
+            .apply(&mut self.rollback_on_failure);
+        patch.pulse_interval_ms.apply(&mut self.pulse_interval_ms);
+        patch.completion.apply(&mut self.completion);
+    }
+}
+
+/// A change to one optional field: keep it, clear it (back to the default), or set it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Change<T> {
+    /// Leave the field as it is (the field was absent from the request).
+    #[default]
+    Keep,
+    /// Unset the field (the request gave `null`).
+    Clear,
+    /// Set the field to this value.
+    Set(T),
+}
+
+impl<T> Change<T> {
+    /// From JSON's three cases: absent (`None`), `null` (`Some(None)`), a value (`Some(Some(v))`).
+    pub fn from_json(field: Option<Option<T>>) -> Self {
+        match field {
+            None => Change::Keep,
+            Some(None) => Change::Clear,
+            Some(Some(v)) => Change::Set(v),
+        }
+    }
+
+    /// Applies the change to `field`.
+    pub fn apply(self, field: &mut Option<T>) {
+        match self {
+            Change::Keep => {}
+            Change::Clear => *field = None,
+            Change::Set(v) => *field = Some(v),
+        }
+    }
+}
+
+/// Field-by-field changes to a [`Policy`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyPatch {
+    /// Strategy.
+    pub strategy: Change<Strategy>,
+    /// Watch time.
+    pub min_healthy_ms: Change<u64>,
+    /// Retries per node.
+    pub max_failures_per_node: Change<u32>,
+    /// Failed nodes tolerated.
+    pub max_failed_nodes: Change<u32>,
+    /// Roll back on failure.
+    pub rollback_on_failure: Change<bool>,
+    /// Pulse interval.
+    pub pulse_interval_ms: Change<u64>,
+    /// Completion conditions (replaced as a whole).
+    pub completion: Change<Completion>,
+}
+
+#[cfg(test)]
+#[path = "policy_test.rs"]
+mod tests;

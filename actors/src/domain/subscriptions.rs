@@ -1,0 +1,175 @@
+//! Commands on subscriptions (full replace, field-by-field patch) and on held-back versions: a version
+//! rolled back by a deployment is held back on its consumer until a person deploys it or clears the hold.
+
+use super::command::Response;
+use super::deployment::EventKind;
+use super::errors::{DomainError, Entity};
+use super::ids::{Actor, DeploymentId};
+use super::model::{Hold, Mode, Subscription};
+use super::policy::{Change, Policy, PolicyPatch};
+use super::state::{ClusterState, Cx};
+use super::status::Status;
+
+impl ClusterState {
+    /// Creates or replaces a subscription: every field is the given one (PUT).
+    pub(crate) fn subscribe(
+        &mut self,
+        consumer: String,
+        resource: String,
+        mode: Mode,
+        pin: Option<u64>,
+        policy: Policy,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        self.check_subscription(&consumer, &resource, pin, &policy)?;
+        let c = self.consumers.get_mut(&consumer).expect("checked");
+        let old = c.subscriptions.remove(&resource).unwrap_or_default();
+        let sub = Subscription {
+            mode,
+            pin,
+            policy,
+            last_started: old.last_started,
+            version: old.version,
+        };
+        c.subscriptions.insert(resource, sub);
+        cx.reconcile = true;
+        Ok(Response::Done)
+    }
+
+    /// Changes the given fields of an existing subscription and leaves the others (PATCH).
+    pub(crate) fn patch_subscription(
+        &mut self,
+        consumer: String,
+        resource: String,
+        mode: Option<Mode>,
+        pin: Change<u64>,
+        patch: PolicyPatch,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let c = self
+            .consumers
+            .get(&consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &consumer))?;
+        let old = c.subscriptions.get(&resource).ok_or_else(|| {
+            DomainError::not_found(Entity::Subscription, format!("{consumer}/{resource}"))
+        })?;
+        let mut new = old.clone();
+        if let Some(m) = mode {
+            new.mode = m;
+        }
+        pin.apply(&mut new.pin);
+        new.policy.patch(patch);
+        self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
+        let c = self.consumers.get_mut(&consumer).expect("checked");
+        c.subscriptions.insert(resource, new);
+        cx.reconcile = true;
+        Ok(Response::Done)
+    }
+
+    fn check_subscription(
+        &self,
+        consumer: &str,
+        resource: &str,
+        pin: Option<u64>,
+        policy: &Policy,
+    ) -> Result<(), DomainError> {
+        if !self.consumers.contains_key(consumer) {
+            return Err(DomainError::not_found(Entity::Consumer, consumer));
+        }
+        let res = self
+            .resources
+            .get(resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, resource))?;
+        policy.validate()?;
+        if let Some(v) = pin {
+            if !res.versions.contains_key(&v) {
+                return Err(DomainError::UnknownVersion {
+                    resource: resource.into(),
+                    version: v,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A person lifts a hold: the version may be selected (and deployed automatically) again.
+    pub(crate) fn clear_hold_cmd(
+        &mut self,
+        consumer: String,
+        resource: String,
+        version: u64,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let c = self
+            .consumers
+            .get(&consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &consumer))?;
+        if !c.held(&resource, version) {
+            return Err(DomainError::not_found(
+                Entity::Hold,
+                format!("{consumer}/{resource}@{version}"),
+            ));
+        }
+        self.release_hold(&consumer, &resource, version, "cleared by a user", cx);
+        Ok(Response::Done)
+    }
+
+    /// Holds back the version of deployment `id`, which ended ROLLED_BACK, on its consumer, and says so
+    /// in its events.
+    pub(crate) fn hold_rolled_back(&mut self, id: DeploymentId, cx: &mut Cx) {
+        let Some(d) = self.deployments.get(&id) else {
+            return;
+        };
+        if d.status != Status::RolledBack {
+            return;
+        }
+        let (consumer, resource, version) = (d.consumer.clone(), d.resource.clone(), d.version);
+        let Some(c) = self.consumers.get_mut(&consumer) else {
+            return;
+        };
+        let hold = Hold {
+            deployment: id,
+            at: cx.at,
+        };
+        let message = hold.reason(&consumer, &resource, version);
+        c.holds.entry(resource).or_default().insert(version, hold);
+        if let Some(d) = self.deployments.get_mut(&id) {
+            d.push_event(cx.at, EventKind::Held, None, Actor::System, Some(message));
+        }
+    }
+
+    /// Removes a hold and records why on the deployment that put it; returns that message (`None`: no
+    /// such hold).
+    pub(crate) fn release_hold(
+        &mut self,
+        consumer: &str,
+        resource: &str,
+        version: u64,
+        why: &str,
+        cx: &mut Cx,
+    ) -> Option<String> {
+        let c = self.consumers.get_mut(consumer)?;
+        let holds = c.holds.get_mut(resource)?;
+        let hold = holds.remove(&version)?;
+        if holds.is_empty() {
+            c.holds.remove(resource);
+        }
+        let message =
+            format!("version {version} of {resource} no longer held back on {consumer}: {why}");
+        if let Some(d) = self.deployments.get_mut(&hold.deployment) {
+            d.push_event(
+                cx.at,
+                EventKind::Released,
+                None,
+                Actor::User,
+                Some(message.clone()),
+            );
+        }
+        cx.reconcile = true;
+        Some(message)
+    }
+}
+
+#[cfg(test)]
+#[path = "subscriptions_test.rs"]
+mod tests;

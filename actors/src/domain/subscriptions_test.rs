@@ -1,0 +1,330 @@
+use crate::domain::testkit::*;
+use crate::domain::*;
+use std::collections::BTreeMap;
+
+fn subscribe(k: &mut Kit, mode: Mode, pin: Option<u64>, policy: Policy) {
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode,
+        pin,
+        policy,
+    });
+}
+
+fn patch(k: &mut Kit, f: impl FnOnce(&mut Command)) -> Result<Response, DomainError> {
+    let mut cmd = Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Keep,
+        policy: PolicyPatch::default(),
+    };
+    f(&mut cmd);
+    k.s.apply(cmd, k.now)
+}
+
+fn rolling(i: u32, d: u32) -> Strategy {
+    Strategy::Rolling {
+        install_window: i,
+        download_window: d,
+    }
+}
+
+/// Version 2 deployed to `c` (all at once) and rolled back by node 0's failure.
+fn roll_back_v2(k: &mut Kit) -> DeploymentId {
+    let id = k.start_with(|_| {});
+    k.failed(0);
+    assert_eq!(k.d(id).status, Status::RolledBack);
+    id
+}
+
+/// Node 0 drops its failed attempt at version 2 (as an agent does before trying again).
+fn forget_failure(k: &mut Kit) {
+    k.report(0, Some(1), &[(1, vp(true, None))]);
+}
+
+#[test]
+fn a_rollback_on_a_weak_subscription_holds_the_version_back() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    let id = roll_back_v2(&mut k);
+    // Issue 3: weak = newest sent the nodes straight back to the version just rolled back.
+    for node in ["c-0", "c-1"] {
+        assert_eq!(k.s.targets(node)["r"].version, 1, "{node}");
+    }
+    assert_eq!(k.s.selected_version("c", "r"), Some(1));
+    let view = k.s.consumer("c").unwrap();
+    assert_eq!(view.holds.len(), 1);
+    let h = &view.holds[0];
+    assert_eq!((h.resource.as_str(), h.version, h.deployment), ("r", 2, id));
+    assert_eq!(
+        h.reason,
+        "version 2 of r held back on c: rolled back by d-1"
+    );
+    let events = k.s.deployment(id).unwrap().events;
+    let held = events.last().unwrap();
+    assert_eq!(held.action, Some(EventKind::Held));
+    assert_eq!(held.message.as_deref(), Some(h.reason.as_str()));
+    // A newer version is selected again.
+    k.publish(vec![]);
+    assert_eq!(k.s.targets("c-0")["r"].version, 3);
+}
+
+#[test]
+fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Strong, None, Policy::default());
+    // The strong subscription deploys v2 automatically (default policy: rolling 1/2, rollback).
+    let auto = k.s.consumers["c"].active["r"];
+    k.failed(0);
+    assert_eq!(k.d(auto).status, Status::RolledBack);
+    assert!(
+        k.s.consumers["c"].active.is_empty(),
+        "a held version must not be deployed again"
+    );
+    assert_eq!(k.s.deployments.len(), 1);
+
+    let e = k.err(Command::ClearHold {
+        consumer: "c".into(),
+        resource: "r".into(),
+        version: 1,
+    });
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(e.to_string(), "hold \"c/r@1\" not found");
+
+    forget_failure(&mut k);
+    k.ok(Command::ClearHold {
+        consumer: "c".into(),
+        resource: "r".into(),
+        version: 2,
+    });
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+    let again = k.s.consumers["c"].active["r"];
+    assert_ne!(
+        again, auto,
+        "cleared: the selected version is deployed again"
+    );
+    assert_eq!(k.d(again).version, 2);
+    let last = k.s.deployment(auto).unwrap().events.pop().unwrap();
+    assert_eq!(last.action, Some(EventKind::Released));
+    assert_eq!(
+        last.message.as_deref(),
+        Some("version 2 of r no longer held back on c: cleared by a user")
+    );
+}
+
+#[test]
+fn a_manual_deployment_of_the_held_version_clears_the_hold() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    roll_back_v2(&mut k);
+    // Without a version the start selects; the held version is not selectable, so v1 is taken.
+    let selected = k.start_with(|s| s.version = None);
+    assert_eq!(k.d(selected).version, 1);
+    assert!(!k.s.consumer("c").unwrap().holds.is_empty());
+
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    roll_back_v2(&mut k);
+    forget_failure(&mut k);
+    let id = k.start_with(|_| {});
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+    let released = k
+        .d(id)
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::Released);
+    assert_eq!(
+        released.and_then(|e| e.message.as_deref()),
+        Some("version 2 of r no longer held back on c: deployed by hand in d-2")
+    );
+}
+
+#[test]
+fn a_pin_on_a_held_version_selects_nothing() {
+    let mut k = Kit::new(1);
+    subscribe(&mut k, Mode::Weak, Some(2), Policy::default());
+    let id = k.start_with(|_| {});
+    k.failed(0);
+    assert_eq!(k.d(id).status, Status::RolledBack);
+    assert_eq!(k.s.selected_version("c", "r"), None);
+    assert!(!k.s.targets("c-0").contains_key("r"));
+}
+
+#[test]
+fn patch_changes_only_the_fields_given() {
+    let mut k = Kit::new(2);
+    let policy = Policy {
+        strategy: Some(rolling(2, 3)),
+        min_healthy_ms: Some(500),
+        ..Policy::default()
+    };
+    subscribe(&mut k, Mode::Strong, None, policy.clone());
+    // Issue 5: `--pin 1` on a strong rolling subscription made it weak and dropped its strategy.
+    patch(&mut k, |c| {
+        if let Command::PatchSubscription { pin, .. } = c {
+            *pin = Change::Set(1);
+        }
+    })
+    .unwrap();
+    let sub = &k.s.consumers["c"].subscriptions["r"];
+    assert_eq!((sub.mode, sub.pin), (Mode::Strong, Some(1)));
+    assert_eq!(sub.policy, policy);
+
+    patch(&mut k, |c| {
+        if let Command::PatchSubscription { pin, policy, .. } = c {
+            *pin = Change::Clear;
+            policy.min_healthy_ms = Change::Clear;
+            policy.max_failures_per_node = Change::Set(2);
+        }
+    })
+    .unwrap();
+    let sub = &k.s.consumers["c"].subscriptions["r"];
+    assert_eq!(sub.pin, None);
+    assert_eq!(sub.policy.strategy, Some(rolling(2, 3)));
+    assert_eq!(sub.policy.min_healthy_ms, None);
+    assert_eq!(sub.policy.max_failures_per_node, Some(2));
+}
+
+#[test]
+fn patch_refusals_name_the_subscription_and_change_nothing() {
+    let mut k = Kit::new(1);
+    let e = k.err(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Some(Mode::Strong),
+        pin: Change::Keep,
+        policy: PolicyPatch::default(),
+    });
+    assert_eq!(e.to_string(), "subscription \"c/r\" not found");
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    let e = k.err(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Set(9),
+        policy: PolicyPatch::default(),
+    });
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    let e = k.err(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Keep,
+        policy: PolicyPatch {
+            pulse_interval_ms: Change::Set(0),
+            ..PolicyPatch::default()
+        },
+    });
+    assert!(e.to_string().starts_with("pulse_interval_ms = 0"), "{e}");
+}
+
+#[test]
+fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
+    let mut k = Kit::new(2);
+    let policy = Policy {
+        strategy: Some(Strategy::Batch {
+            sizes: vec![1],
+            autopause: false,
+        }),
+        min_healthy_ms: Some(5_000),
+        max_failures_per_node: Some(2),
+        max_failed_nodes: Some(1),
+        rollback_on_failure: Some(false),
+        pulse_interval_ms: Some(60_000),
+        completion: Some(Completion {
+            quorum: Some(0.5),
+            timeout_ms: Some(600_000),
+        }),
+    };
+    subscribe(&mut k, Mode::Strong, None, policy.clone());
+    // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.
+    let id = k.s.consumers["c"].active["r"];
+    assert_eq!(k.d(id).settings, policy.settings());
+    assert_eq!(k.d(id).status, Status::RollForwardAwaitingPulse);
+}
+
+#[test]
+fn with_no_strategy_anywhere_a_deployment_rolls_one_node_at_a_time() {
+    let mut k = Kit::new(3);
+    // Issue 7: the default was all at once with no watch.
+    let id = k.start_with(|s| s.strategy = None);
+    assert_eq!(k.d(id).settings.strategy, rolling(1, 2));
+    assert_eq!(k.flags(3), (vec![0], vec![1, 2]), "install 1, prefetch 2");
+}
+
+#[test]
+fn group_steps_take_the_member_policy_under_the_group_override() {
+    let mut k = Kit::new(2);
+    subscribe(
+        &mut k,
+        Mode::Weak,
+        None,
+        Policy {
+            min_healthy_ms: Some(700),
+            max_failures_per_node: Some(4),
+            ..Policy::default()
+        },
+    );
+    k.ok(Command::CreateGroup {
+        name: "g".into(),
+        members: vec![Member {
+            consumer: "c".into(),
+            resource: "r".into(),
+        }],
+    });
+    let overrides = BTreeMap::from([(
+        "r".to_string(),
+        Policy {
+            strategy: Some(rolling(2, 2)),
+            min_healthy_ms: Some(50),
+            ..Policy::default()
+        },
+    )]);
+    let bad = k.err(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+        overrides: BTreeMap::from([("x".to_string(), Policy::default())]),
+    });
+    assert_eq!(bad.kind(), ErrorKind::Invalid);
+    k.ok(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+        overrides,
+    });
+    let id = k.s.consumers["c"].active["r"];
+    let s = &k.d(id).settings;
+    assert_eq!(s.strategy, rolling(2, 2));
+    assert_eq!(s.min_healthy_ms, 50, "the override wins");
+    assert_eq!(
+        s.max_failures_per_node, 4,
+        "the member's policy fills the rest"
+    );
+}
+
+#[test]
+fn a_group_deployment_skips_held_versions_unless_it_names_them() {
+    let mut k = Kit::new(1);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    k.ok(Command::CreateGroup {
+        name: "g".into(),
+        members: vec![Member {
+            consumer: "c".into(),
+            resource: "r".into(),
+        }],
+    });
+    roll_back_v2(&mut k);
+    assert_eq!(
+        k.s.plan_group("g", None).unwrap(),
+        Vec::<Vec<StepItem>>::new()
+    );
+    forget_failure(&mut k);
+    k.ok(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: Some(BTreeMap::from([("r".to_string(), 2)])),
+        overrides: BTreeMap::new(),
+    });
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+    assert_eq!(k.d(k.s.consumers["c"].active["r"]).version, 2);
+}
