@@ -51,6 +51,10 @@ pub struct SimArgs {
     /// PEM CA to trust for `https://` servers.
     #[arg(long, env = "CONVOY_CA_FILE")]
     pub ca_file: Option<std::path::PathBuf>,
+    /// File holding the API token the nodes report with (an `agent` token covering their ids, or an
+    /// operator's to create the consumer too).
+    #[arg(long, env = "CONVOY_TOKEN_FILE")]
+    pub token_file: Option<std::path::PathBuf>,
 }
 
 /// Counters a fleet keeps while it runs.
@@ -342,8 +346,16 @@ pub fn node_ids(prefix: &str, n: usize) -> Vec<String> {
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
-        let client =
-            Arc::new(ApiClient::new(&args.server)?.with_tls(args.ca_file.as_deref(), None)?);
+        let token = args
+            .token_file
+            .as_deref()
+            .map(crate::api::auth::secret::read_file)
+            .transpose()?;
+        let client = Arc::new(
+            ApiClient::new(&args.server)?
+                .with_token(token.as_deref())
+                .with_tls(args.ca_file.as_deref(), None)?,
+        );
         let prefix = args.prefix.clone().unwrap_or_else(|| args.consumer.clone());
         let nodes = node_ids(&prefix, args.nodes);
         let running = args.running.as_deref().map(parse_running).transpose()?;

@@ -116,11 +116,12 @@ pub async fn run(
         "Starting a 3-server convoy cluster under {}",
         dir.display()
     ));
-    let client = Arc::new(ApiClient::new(&cluster.addresses())?);
+    let client = Arc::new(cluster.api_client());
     let leader = wait_leader(&client).await?;
     println!(
-        "    servers {} — leader is server {leader}",
-        cluster.addresses()
+        "    servers {} — leader is server {leader}; token auth on (admin token in {})",
+        cluster.addresses(),
+        dir.join("admin-token").display()
     );
 
     say("Publishing resources and creating consumers");
