@@ -307,12 +307,7 @@ fn migrate_legacy_snapshot(db: &DB, files: &SnapshotDir) -> Result<(), RaftError
         tracing::info!(last_log_id = ?info.last_applied, bytes = legacy.state.len(), "moved the snapshot from RocksDB into a snapshot file");
     }
     db.delete_cf_opt(snapshots, KEY_LEGACY_SNAPSHOT, &synced())
-        .map_err(|e| {
-            storage(
-                StoreError::from(rocks_error("delete legacy snapshot", CF_SNAPSHOTS)(e))
-                    .to_string(),
-            )
-        })
+        .map_err(|e| storage(rocks_error("delete legacy snapshot", CF_SNAPSHOTS)(e).to_string()))
 }
 
 /// openraft's state machine store over an application [`StateMachine`].

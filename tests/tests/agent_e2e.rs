@@ -395,7 +395,7 @@ impl FlappingHealth {
                 }
                 let body = if first.starts_with("GET /health") {
                     let n = count.fetch_add(1, Ordering::SeqCst);
-                    if n % 2 == 0 {
+                    if n.is_multiple_of(2) {
                         "flap"
                     } else {
                         "ok"
