@@ -110,6 +110,16 @@ impl ApiClient {
         self
     }
 
+    /// Sends the token read from `file` (`None`: no token): what `--token-file` gives the agent
+    /// and the simulator.
+    pub fn with_token_file(
+        self,
+        file: Option<&std::path::Path>,
+    ) -> Result<Self, crate::api::auth::secret::SecretFileError> {
+        let token = file.map(crate::api::auth::secret::read_file).transpose()?;
+        Ok(self.with_token(token.as_deref()))
+    }
+
     /// How long a call keeps trying other servers before giving up (default 20 s).
     pub fn with_patience(mut self, patience: Duration) -> Self {
         self.patience = patience;

@@ -170,15 +170,10 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     if args.node_id.is_empty() || args.node_id.contains(['/', '?', '#']) {
         anyhow::bail!("--node-id {:?} is not a usable node id", args.node_id);
     }
-    let token = args
-        .token_file
-        .as_deref()
-        .map(crate::api::auth::secret::read_file)
-        .transpose()?;
     let client = Arc::new(
         ApiClient::new(&args.server)?
             .with_patience(Duration::from_secs(10))
-            .with_token(token.as_deref())
+            .with_token_file(args.token_file.as_deref())?
             .with_tls(args.ca_file.as_deref(), None)?,
     );
     let config = args.config();

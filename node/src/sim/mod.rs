@@ -346,14 +346,9 @@ pub fn node_ids(prefix: &str, n: usize) -> Vec<String> {
 pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async move {
-        let token = args
-            .token_file
-            .as_deref()
-            .map(crate::api::auth::secret::read_file)
-            .transpose()?;
         let client = Arc::new(
             ApiClient::new(&args.server)?
-                .with_token(token.as_deref())
+                .with_token_file(args.token_file.as_deref())?
                 .with_tls(args.ca_file.as_deref(), None)?,
         );
         let prefix = args.prefix.clone().unwrap_or_else(|| args.consumer.clone());
