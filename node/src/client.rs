@@ -45,6 +45,26 @@ pub enum ClientError {
     NoServers,
 }
 
+/// The comma-separated `servers` as URLs; a bare `host:port` gets `scheme`.
+fn server_urls(servers: &str, scheme: &str) -> Result<Vec<String>, ClientError> {
+    let urls: Vec<String> = servers
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if s.starts_with("http://") || s.starts_with("https://") {
+                s.trim_end_matches('/').to_string()
+            } else {
+                format!("{scheme}{s}")
+            }
+        })
+        .collect();
+    if urls.is_empty() {
+        return Err(ClientError::NoServers);
+    }
+    Ok(urls)
+}
+
 /// A client of one convoy cluster.
 #[derive(Debug)]
 pub struct ApiClient {
@@ -59,21 +79,7 @@ pub struct ApiClient {
 impl ApiClient {
     /// A client of the comma-separated `servers` (`host:port` or `http://host:port`).
     pub fn new(servers: &str) -> Result<Self, ClientError> {
-        let servers: Vec<String> = servers
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                if s.starts_with("http://") || s.starts_with("https://") {
-                    s.trim_end_matches('/').to_string()
-                } else {
-                    format!("http://{s}")
-                }
-            })
-            .collect();
-        if servers.is_empty() {
-            return Err(ClientError::NoServers);
-        }
+        let servers = server_urls(servers, "http://")?;
         let http = with_timeouts(reqwest::Client::builder())
             .build()
             .expect("reqwest client");
@@ -118,6 +124,24 @@ impl ApiClient {
     ) -> Result<Self, crate::api::auth::secret::SecretFileError> {
         let token = file.map(crate::api::auth::secret::read_file).transpose()?;
         Ok(self.with_token(token.as_deref()))
+    }
+
+    /// A client of other `servers` with this one's credentials, TLS and patience: how tools that
+    /// talk to each server in turn (digests, faults) reach them. A bare `host:port` gets this
+    /// client's scheme.
+    pub fn of(&self, servers: &str) -> Result<Self, ClientError> {
+        let scheme = if self.servers[0].starts_with("https://") {
+            "https://"
+        } else {
+            "http://"
+        };
+        Ok(Self {
+            servers: server_urls(servers, scheme)?,
+            preferred: AtomicUsize::new(0),
+            http: self.http.clone(),
+            patience: self.patience,
+            auth: self.auth.clone(),
+        })
     }
 
     /// How long a call keeps trying other servers before giving up (default 20 s).

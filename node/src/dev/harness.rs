@@ -92,6 +92,15 @@ impl ClusterOptions {
             ..Self::default()
         }
     }
+
+    /// Token auth on, as in production: a fresh admin token becomes the bootstrap token (written
+    /// to `DIR/admin-token`), and every client the cluster hands out sends it.
+    pub fn with_auth(self) -> Self {
+        Self {
+            bootstrap_token: Some(new_admin_token()),
+            ..self
+        }
+    }
 }
 
 /// The `convoy` binary to start servers from: `$CONVOY_BIN`; else this process itself when it is
@@ -112,6 +121,14 @@ pub fn convoy_bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// A fresh admin token secret (`cvy_` and 32 random bytes in hex), for `bootstrap_token`.
+pub fn new_admin_token() -> String {
+    let hex: String = (0..32)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect();
+    format!("cvy_{hex}")
 }
 
 /// Writes a fresh cluster secret (32 random bytes in hex) to `path`, readable by its owner only.
@@ -184,6 +201,11 @@ impl Server {
                 .expect("the cluster's TLS files"),
             None => client,
         }
+    }
+
+    /// How the process ended, once it has exited on its own (see [`ChildProcess::exit_status`]).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.process.exit_status()
     }
 
     /// Whether the process runs (paused counts as running).
@@ -498,6 +520,11 @@ impl Cluster {
                 .expect("the cluster's TLS files"),
             None => client,
         }
+    }
+
+    /// A client of `servers` (one address or several, comma-separated) with the cluster's token and TLS.
+    pub fn client_of(&self, servers: &str) -> ApiClient {
+        self.api_client().of(servers).expect("server addresses")
     }
 
     /// A raw client of some running server other than `not`.

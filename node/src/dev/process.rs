@@ -96,6 +96,14 @@ impl ChildProcess {
         self.child.is_some()
     }
 
+    /// How it ended, once it has exited on its own (it is then reaped and no longer running);
+    /// `None` while it runs or when it was never started.
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        let status = self.child.as_mut()?.try_wait().ok()??;
+        self.child = None;
+        Some(status)
+    }
+
     /// The OS pid while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -16,6 +16,7 @@ pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
         snapshot_every,
         node_timeout_ms: Some(600_000),
         log_filter: ctx.args.server_log.clone(),
+        bootstrap_token: Some(ctx.token.clone()),
         ..ClusterOptions::default()
     }
 }
@@ -23,7 +24,7 @@ pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
 /// Starts a cluster under `dir` and waits until it has a leader and every server is ready.
 pub async fn start(dir: &Path, options: ClusterOptions) -> anyhow::Result<Cluster> {
     let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
-    let http = super::load::http_client();
+    let http = super::load::http_client(None);
     for s in cluster.servers.values() {
         wait_ready(&http, &s.http_addr, Duration::from_secs(60)).await?;
     }

@@ -11,7 +11,6 @@ use super::etcd::{self, EtcdCluster};
 use super::load::{get_json, post_ok};
 use super::report::{ratio, Results};
 use super::{cluster, Ctx};
-use crate::client::ApiClient;
 use crate::measure::percentile;
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
@@ -55,8 +54,9 @@ where
     }
 }
 
-fn probe_client() -> reqwest::Client {
+fn probe_client(token: Option<&str>) -> reqwest::Client {
     reqwest::Client::builder()
+        .default_headers(super::load::auth_headers(token))
         .timeout(Duration::from_secs(5))
         .connect_timeout(Duration::from_millis(500))
         .build()
@@ -110,8 +110,7 @@ async fn next_progress(
 
 async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut cluster = cluster::start(&ctx.dir("failover"), cluster::options(ctx, 10_000)).await?;
-    let api =
-        Arc::new(ApiClient::new(&cluster.addresses())?.with_patience(Duration::from_secs(30)));
+    let api = Arc::new(cluster.api_client().with_patience(Duration::from_secs(30)));
     api.post::<_, Value>("/v1/resources", &json!({"name": "fo"}))
         .await?;
     api.post::<_, Value>("/v1/resources/fo/versions", &json!({}))
@@ -131,7 +130,7 @@ async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
         Duration::from_millis(100),
         Some(("fo".into(), 1)),
     );
-    let http = probe_client();
+    let http = probe_client(Some(&ctx.token));
     let (mut writes, mut progress) = (Vec::new(), Vec::new());
     let kills = ctx.args.failovers;
     for round in 0..kills {
@@ -199,12 +198,13 @@ async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 async fn etcd_failover(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut etcd = EtcdCluster::start(&ctx.dir("etcd-failover"))?;
-    etcd.wait_ready(&ctx.http, Duration::from_secs(30)).await?;
-    let http = probe_client();
+    etcd.wait_ready(&ctx.etcd_http, Duration::from_secs(30))
+        .await?;
+    let http = probe_client(None);
     let mut writes = Vec::new();
     let kills = ctx.args.failovers;
     for round in 0..kills {
-        let Some(leader) = etcd.leader(&ctx.http).await else {
+        let Some(leader) = etcd.leader(&ctx.etcd_http).await else {
             anyhow::bail!("etcd has no leader before kill {round}");
         };
         let survivors: Vec<String> = etcd
@@ -230,9 +230,10 @@ async fn etcd_failover(ctx: &mut Ctx) -> anyhow::Result<()> {
         println!("  etcd kill {round}: member {leader}; write {write:?} ms");
         writes.extend(write);
         etcd.restart(leader)?;
-        etcd.wait_member(&ctx.http, leader, Duration::from_secs(30))
+        etcd.wait_member(&ctx.etcd_http, leader, Duration::from_secs(30))
             .await?;
-        etcd.wait_ready(&ctx.http, Duration::from_secs(30)).await?;
+        etcd.wait_ready(&ctx.etcd_http, Duration::from_secs(30))
+            .await?;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     summarize(

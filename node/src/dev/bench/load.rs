@@ -159,14 +159,29 @@ where
     total_result
 }
 
-/// A keep-alive HTTP client for load: enough idle connections for every client, a bound on each request.
-pub fn http_client() -> reqwest::Client {
+/// A keep-alive HTTP client for load: enough idle connections for every client, a bound on each
+/// request; with `token`, every request carries `Authorization: Bearer <token>` (convoy's servers
+/// run with auth on, as in production; etcd's clients pass `None`).
+pub fn http_client(token: Option<&str>) -> reqwest::Client {
     reqwest::Client::builder()
+        .default_headers(auth_headers(token))
         .pool_max_idle_per_host(1024)
         .timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(2))
         .build()
         .expect("reqwest client")
+}
+
+/// `Authorization: Bearer <token>` (marked sensitive), or no header at all.
+pub fn auth_headers(token: Option<&str>) -> reqwest::header::HeaderMap {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(token) = token {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .expect("a token is printable ASCII");
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    headers
 }
 
 /// POSTs JSON; `Ok(body)` on a 2xx answer, else the status and body as the error.

@@ -105,8 +105,12 @@ pub struct Ctx {
     pub args: BenchArgs,
     /// Where numbers go.
     pub results: Results,
-    /// A keep-alive HTTP client.
+    /// A keep-alive HTTP client of convoy's servers, sending the admin token.
     pub http: reqwest::Client,
+    /// A keep-alive HTTP client of etcd (no token).
+    pub etcd_http: reqwest::Client,
+    /// The admin token every benchmark cluster bootstraps with.
+    pub token: String,
     /// The 100k-node RSS and snapshot numbers were taken during `rollout`.
     pub scale_measured: bool,
     root: PathBuf,
@@ -140,10 +144,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         eprintln!("--etcd: no etcd binary on PATH (apt-get install -y etcd-server etcd-client); skipping etcd");
     }
     let rt = tokio::runtime::Runtime::new()?;
+    let token = crate::dev::harness::new_admin_token();
     let mut ctx = Ctx {
         args: args.clone(),
         results: Results::default(),
-        http: load::http_client(),
+        http: load::http_client(Some(&token)),
+        etcd_http: load::http_client(None),
+        token,
         scale_measured: false,
         root,
     };

@@ -79,12 +79,12 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         return Ok(());
     }
     let etcd = EtcdCluster::start(&ctx.dir("etcd-throughput"))?;
-    etcd.wait_ready(&ctx.http, std::time::Duration::from_secs(30))
+    etcd.wait_ready(&ctx.etcd_http, std::time::Duration::from_secs(30))
         .await?;
     for &n in &levels {
-        let leader = etcd.leader(&ctx.http).await.unwrap_or(0);
+        let leader = etcd.leader(&ctx.etcd_http).await.unwrap_or(0);
         let url = Arc::new(format!("{}{}", etcd.client_urls()[leader], etcd::PUT_PATH));
-        let http = ctx.http.clone();
+        let http = ctx.etcd_http.clone();
         let r = closed_loop(n, ctx.args.duration, move |c, seq| {
             let (http, url) = (http.clone(), url.clone());
             let body = etcd::put_body(&format!("t-{n}-{c}-{seq}"), "v");

@@ -27,8 +27,8 @@ pub struct CatchUp {
     pub catch_up: Duration,
 }
 
-async fn digest(addr: &str) -> Option<(u64, String, u64)> {
-    let client = ApiClient::new(addr).ok()?.with_patience(Duration::ZERO);
+async fn digest(client: ApiClient) -> Option<(u64, String, u64)> {
+    let client = client.with_patience(Duration::ZERO);
     let d: Value = client.get("/v1/cluster/digest").await.ok()?;
     Some((
         d["last_applied"].as_u64()?,
@@ -43,10 +43,10 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
         snapshot_every: 1_000,
         node_timeout_ms: Some(600_000),
         ..ClusterOptions::default()
-    };
+    }
+    .with_auth();
     let mut cluster = Cluster::spawn_in(dir, options)?;
-    let api =
-        Arc::new(ApiClient::new(&cluster.addresses())?.with_patience(Duration::from_secs(30)));
+    let api = Arc::new(cluster.api_client().with_patience(Duration::from_secs(30)));
     let leader = crate::dev::harness::wait_leader(&api, None, Duration::from_secs(30)).await?;
     let ids = node_ids("big", nodes);
     let mut chunks = ids.chunks(10_000);
@@ -84,7 +84,7 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
         tracing::warn!("{} of 2500 filler writes failed, e.g.: {e}", failed.len());
     }
     let leader_addr = cluster.get(leader).context("leader")?.http_addr.clone();
-    let leader_client = ApiClient::new(&leader_addr)?;
+    let leader_client = cluster.client_of(&leader_addr);
     let deadline = Instant::now() + Duration::from_secs(60);
     let purged = loop {
         let c: Value = leader_client.get("/v1/cluster").await?;
@@ -99,7 +99,10 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     let follower_addr = cluster.get(follower).context("follower")?.http_addr.clone();
     let deadline = restarted + Duration::from_secs(120);
     let state_bytes = loop {
-        if let (Some(l), Some(f)) = (digest(&leader_addr).await, digest(&follower_addr).await) {
+        if let (Some(l), Some(f)) = (
+            digest(cluster.client_of(&leader_addr)).await,
+            digest(cluster.client_of(&follower_addr)).await,
+        ) {
             if l.0 == f.0 && l.1 == f.1 {
                 break f.2;
             }

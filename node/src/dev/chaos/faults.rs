@@ -99,13 +99,14 @@ pub struct Injector {
     pub next_id: u64,
 }
 
-async fn get_json(addr: &str, path: &str) -> anyhow::Result<Value> {
-    let client = ApiClient::new(addr)?.with_patience(Duration::from_millis(500));
+async fn get_json(client: ApiClient, path: &str) -> anyhow::Result<Value> {
+    let client = client.with_patience(Duration::from_millis(500));
     Ok(client.get::<Value>(path).await?)
 }
 
-async fn set_faults(addr: &str, body: Value) -> anyhow::Result<()> {
-    let client = ApiClient::new(addr)?.with_patience(Duration::from_secs(2));
+async fn set_faults(client: ApiClient, body: Value) -> anyhow::Result<()> {
+    let addr = client.servers()[0].clone();
+    let client = client.with_patience(Duration::from_secs(2));
     client
         .post::<_, Value>("/v1/debug/faults", &body)
         .await
@@ -114,6 +115,11 @@ async fn set_faults(addr: &str, body: Value) -> anyhow::Result<()> {
 }
 
 impl Injector {
+    /// A client of the server at `addr` with the cluster's credentials.
+    fn client(&self, addr: &str) -> ApiClient {
+        self.cluster.lock().unwrap().client_of(addr)
+    }
+
     fn members(&self) -> Vec<(u64, String)> {
         let cluster = self.cluster.lock().unwrap();
         cluster
@@ -127,7 +133,7 @@ impl Injector {
     /// The leader as the running servers see it.
     pub async fn leader(&self) -> Option<u64> {
         for (_, addr) in self.members() {
-            if let Ok(c) = get_json(&addr, "/v1/cluster").await {
+            if let Ok(c) = get_json(self.client(&addr), "/v1/cluster").await {
                 if let Some(id) = c["leader_id"].as_u64() {
                     return Some(id);
                 }
@@ -205,7 +211,7 @@ impl Injector {
                     } else {
                         vec![id]
                     };
-                    set_faults(&addr, json!({"blocked": blocked})).await?;
+                    set_faults(self.client(&addr), json!({"blocked": blocked})).await?;
                 }
                 tokio::time::sleep(fault.hold).await;
                 self.heal_links().await;
@@ -221,7 +227,7 @@ impl Injector {
                 let (from, to) = (members[a].0, members[b].0);
                 let real = self.on_netlab(|lab| lab.cut_one_way(from, to))?;
                 if !real {
-                    set_faults(&members[a].1, json!({"blocked": [to]})).await?;
+                    set_faults(self.client(&members[a].1), json!({"blocked": [to]})).await?;
                 }
                 tokio::time::sleep(fault.hold).await;
                 self.heal_links().await;
@@ -248,7 +254,7 @@ impl Injector {
                         })
                         .collect();
                     let body = json!({"links": links});
-                    if set_faults(addr, body.clone()).await.is_err() {
+                    if set_faults(self.client(addr), body.clone()).await.is_err() {
                         // A server without duplication support: drops and delays only.
                         let mut plain = body;
                         for link in plain["links"].as_object_mut().into_iter().flatten() {
@@ -256,7 +262,7 @@ impl Injector {
                                 .as_object_mut()
                                 .map(|l| l.remove("duplicate_probability"));
                         }
-                        set_faults(addr, plain).await?;
+                        set_faults(self.client(addr), plain).await?;
                     }
                 }
                 tokio::time::sleep(fault.hold).await;
@@ -267,7 +273,11 @@ impl Injector {
                 let id = self.next_id;
                 self.next_id += 1;
                 let (raft, http) = self.cluster.lock().unwrap().spawn_joiner(id)?;
-                let api = ApiClient::new(&self.cluster.lock().unwrap().addresses())?
+                let api = self
+                    .cluster
+                    .lock()
+                    .unwrap()
+                    .api_client()
                     .with_patience(Duration::from_secs(10));
                 let member = json!({"id": id, "raft_addr": raft, "http_addr": http});
                 let added = api.post::<_, Value>("/v1/cluster/members", &member).await;
@@ -337,7 +347,7 @@ impl Injector {
             tracing::warn!("healing nftables cuts: {e:#}");
         }
         for (_, addr) in self.members() {
-            let _ = set_faults(&addr, json!({})).await;
+            let _ = set_faults(self.client(&addr), json!({})).await;
         }
     }
 

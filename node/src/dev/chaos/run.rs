@@ -67,11 +67,12 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         snapshot_every: 500,
         netns: config.netns,
         ..ClusterOptions::default()
-    };
+    }
+    .with_auth();
     let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
     let servers = cluster.http_addrs();
+    let api = Arc::new(cluster.api_client().with_patience(Duration::from_secs(3)));
     let cluster = Arc::new(Mutex::new(cluster));
-    let api = Arc::new(ApiClient::new(&servers.join(","))?.with_patience(Duration::from_secs(3)));
     wait_leader(&api, None, Duration::from_secs(30)).await?;
     let fleet = workload::setup_fleet(api.clone(), config.nodes).await?;
     let group_fleets = workload::setup_group_fleets(api.clone(), 4).await?;
@@ -103,7 +104,12 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
             seed,
             rx.clone(),
         )),
-        tokio::spawn(workload::observer(shared.clone(), seed, rx.clone())),
+        tokio::spawn(workload::observer(
+            shared.clone(),
+            api.clone(),
+            seed,
+            rx.clone(),
+        )),
         tokio::spawn(workload::grouper(shared.clone(), api.clone(), rx.clone())),
     ];
 
@@ -147,10 +153,10 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
 
     let mut violations = Vec::new();
     let servers = cluster.lock().unwrap().http_addrs();
-    violations.extend(converge_and_compare(&servers).await);
+    violations.extend(converge_and_compare(&api, &servers).await);
     let acked = history.acked.lock().unwrap().clone();
     for server in &servers {
-        let resources = final_resources(server).await?;
+        let resources = final_resources(&api, server).await?;
         violations.extend(check::no_lost_writes(&acked, server, &resources));
     }
     let ids = shared.deployments.lock().unwrap().clone();
@@ -203,13 +209,13 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
 }
 
 /// Waits until every server has applied the same index (twice in a row), then compares digests.
-async fn converge_and_compare(servers: &[String]) -> Vec<Violation> {
+async fn converge_and_compare(api: &ApiClient, servers: &[String]) -> Vec<Violation> {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last: Vec<(String, u64, String)> = Vec::new();
     while Instant::now() < deadline {
         let mut digests = Vec::new();
         for server in servers {
-            let Ok(client) = ApiClient::new(server) else {
+            let Ok(client) = api.of(server) else {
                 continue;
             };
             if let Ok(d) = client.get::<Value>("/v1/cluster/digest").await {
@@ -233,8 +239,11 @@ async fn converge_and_compare(servers: &[String]) -> Vec<Violation> {
     }]
 }
 
-async fn final_resources(server: &str) -> anyhow::Result<BTreeMap<String, BTreeSet<u64>>> {
-    let client = ApiClient::new(server)?.with_patience(Duration::from_secs(5));
+async fn final_resources(
+    api: &ApiClient,
+    server: &str,
+) -> anyhow::Result<BTreeMap<String, BTreeSet<u64>>> {
+    let client = api.of(server)?.with_patience(Duration::from_secs(5));
     let list: Vec<ResourceView> = client.get("/v1/resources").await?;
     Ok(list
         .into_iter()

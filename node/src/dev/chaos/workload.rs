@@ -308,13 +308,18 @@ pub async fn pulser(
 }
 
 /// Reads the current deployment from a random server every 100 ms, mostly linearizably.
-pub async fn observer(shared: Arc<Shared>, seed: u64, mut stop: watch::Receiver<bool>) {
+pub async fn observer(
+    shared: Arc<Shared>,
+    api: Arc<ApiClient>,
+    seed: u64,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x0b5e);
     let clients: Vec<(String, ApiClient)> = shared
         .servers
         .iter()
         .filter_map(|s| {
-            ApiClient::new(s)
+            api.of(s)
                 .ok()
                 .map(|c| (s.clone(), c.with_patience(Duration::ZERO)))
         })

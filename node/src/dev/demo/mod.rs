@@ -35,13 +35,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         // Token auth on, as in production: the admin token is written to DIR/admin-token.
-        let admin: String = (0..32)
-            .map(|_| format!("{:02x}", rand::random::<u8>()))
-            .collect();
-        let options = crate::dev::harness::ClusterOptions {
-            bootstrap_token: Some(format!("cvy_{admin}")),
-            ..crate::dev::harness::ClusterOptions::default()
-        };
+        let options = crate::dev::harness::ClusterOptions::default().with_auth();
         let mut cluster = crate::dev::harness::Cluster::spawn_in(&dir, options)
             .context("starting the local cluster")?;
         let outcome = tokio::select! {
