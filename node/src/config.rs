@@ -93,6 +93,7 @@ pub struct FileConfig {
     tls_ca_file: Option<PathBuf>,
     bootstrap_token_file: Option<PathBuf>,
     insecure_no_auth: Option<bool>,
+    log_format: Option<String>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
@@ -182,6 +183,20 @@ pub struct ServerConfig {
 }
 
 impl ServerArgs {
+    /// The config file's `log_format` (`text` or `json`), if it sets one; read before logging starts, so
+    /// that `--log-format` or `CONVOY_LOG_FORMAT` (global flags) can override it.
+    pub fn log_format(&self) -> Result<Option<crate::logging::LogFormat>, ConfigError> {
+        let Some(path) = &self.config else {
+            return Ok(None);
+        };
+        match read_file(path)?.log_format {
+            None => Ok(None),
+            Some(v) => crate::logging::LogFormat::parse(&v)
+                .map(Some)
+                .ok_or_else(|| invalid("log_format", &v, "expected \"text\" or \"json\"")),
+        }
+    }
+
     /// Merges flags/environment over the config file over defaults, and validates the result.
     pub fn resolve(&self) -> Result<ServerConfig, ConfigError> {
         let file = match &self.config {

@@ -14,6 +14,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Debug, Parser)]
 #[command(name = "convoy", version, about)]
 struct Cli {
+    /// Log lines as `text` or `json` (default: text on a terminal, json otherwise; a server's
+    /// config file may set `log_format`).
+    #[arg(long, global = true, env = "CONVOY_LOG_FORMAT", value_enum)]
+    log_format: Option<convoy_node::logging::LogFormat>,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -40,14 +44,17 @@ enum Cmd {
 }
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,openraft=warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    let format = match (&cli.log_format, &cli.command) {
+        (Some(format), _) => Some(*format),
+        (None, Cmd::Server(args)) => args.log_format().unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        }),
+        (None, _) => None,
+    };
+    convoy_node::logging::init(format);
+    let result = match cli.command {
         Cmd::Server(args) => server::run(args),
         Cmd::Agent(args) => agent::run(args),
         Cmd::Sim(args) => sim::run(args),

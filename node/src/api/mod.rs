@@ -7,6 +7,7 @@ pub mod debug;
 pub mod deployments;
 pub mod error;
 pub mod groups;
+pub mod metrics;
 pub mod nodes;
 pub mod read;
 pub mod reports;
@@ -34,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(deployments::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
+    .configure(metrics::routes)
     .default_service(web::to(no_route));
 }
 

@@ -90,8 +90,14 @@ impl Reports {
             .await
             .map_err(|e| ApiError::Internal(format!("supervisor unavailable: {e}")))?;
         match answer {
-            Ok(()) => Ok(()),
-            Err(busy @ ReportRejected::Busy { .. }) => Err(ApiError::Unavailable(busy.to_string())),
+            Ok(()) => {
+                crate::metrics::metrics().reports.inc();
+                Ok(())
+            }
+            Err(busy @ ReportRejected::Busy { .. }) => {
+                crate::metrics::metrics().reports_busy.inc();
+                Err(ApiError::Unavailable(busy.to_string()))
+            }
             Err(ReportRejected::NotLeader) => self
                 .forward(engine, &format!("/v1/nodes/{node}/report"), body, auth)
                 .await
@@ -242,12 +248,18 @@ pub async fn report_batch(
         .iter()
         .zip(&answers)
         .filter_map(|(node, answer)| match answer {
-            Ok(()) => None,
+            Ok(()) => {
+                crate::metrics::metrics().reports.inc();
+                None
+            }
             // Leadership moved while the batch was being taken: the relay sends these again.
             Err(ReportRejected::NotLeader) => {
                 Some((node.clone(), "leadership is changing; retry".into()))
             }
-            Err(busy) => Some((node.clone(), busy.to_string())),
+            Err(busy) => {
+                crate::metrics::metrics().reports_busy.inc();
+                Some((node.clone(), busy.to_string()))
+            }
         })
         .collect();
     let targets = engine.node().read(|m| {

@@ -38,6 +38,7 @@ pub const ROUTES: &[Rule] = &[
     rule("GET", "/healthz", Public, "check liveness"),
     rule("GET", "/readyz", Public, "check readiness"),
     rule("GET", "/v1/cluster", Read, "read the cluster"),
+    rule("GET", "/metrics", Read, "read metrics"),
     rule("GET", "/v1/cluster/digest", Read, "read the state digest"),
     rule(
         "GET",
