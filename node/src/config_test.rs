@@ -245,3 +245,22 @@ fn loopback_addresses_are_recognised() {
         assert_eq!(is_loopback(addr), want, "{addr}");
     }
 }
+
+#[test]
+fn log_format_is_read_from_the_file_and_a_bad_value_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |text: &str| ServerArgs {
+        config: Some(write(dir.path(), "log.toml", text)),
+        ..ServerArgs::default()
+    };
+    assert_eq!(
+        args("log_format = \"json\"").log_format().unwrap(),
+        Some(crate::logging::LogFormat::Json)
+    );
+    assert_eq!(args("id = 1").log_format().unwrap(), None);
+    let err = args("log_format = \"xml\"")
+        .log_format()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("log_format") && err.contains("xml"), "{err}");
+}

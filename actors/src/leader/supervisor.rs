@@ -61,9 +61,9 @@ impl Supervisor {
         self.liveness.restart(Instant::now());
         let now = self.host.now_ms();
         let expired = read_with(&self.host, |s| s.rearm_pulses(now));
-        if !expired.is_empty() {
+        for id in &expired {
             // Their countdown ran out while no leader watched: block them at once.
-            tracing::info!(deployments = ?expired, "pulse countdowns expired across the failover");
+            tracing::info!(deployment = %id, "pulse countdown expired across the failover");
         }
         self.sync();
         tracing::info!(
@@ -93,10 +93,13 @@ impl Supervisor {
                     s.consumers.keys().cloned().collect(),
                 )
             });
+        let host = self.host.clone();
         self.deployments.retain(|id, addr| {
             let keep = active.contains(id);
             if !keep {
                 addr.do_send(Stop);
+                let status = read_with(&host, |s| s.deployments.get(id).map(|d| d.status));
+                tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
             }
             keep
         });
@@ -104,6 +107,14 @@ impl Supervisor {
             match self.deployments.get(&id) {
                 Some(addr) => addr.do_send(Rearm),
                 None => {
+                    let what = read_with(&self.host, |s| {
+                        s.deployments
+                            .get(&id)
+                            .map(|d| (d.consumer.clone(), d.resource.clone(), d.version, d.status))
+                    });
+                    if let Some((consumer, resource, version, status)) = what {
+                        tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
+                    }
                     let addr = DeploymentActor::new(id, self.host.clone()).start();
                     self.deployments.insert(id, addr);
                 }
