@@ -7,6 +7,7 @@
 mod command;
 mod deployment;
 mod errors;
+mod fleet;
 mod gauges;
 mod group;
 mod ids;
@@ -38,6 +39,7 @@ pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
     MAX_MESSAGE_LEN, MAX_NAME_BYTES,
 };
+pub use fleet::{NodeLine, NodePage};
 pub use gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};

@@ -18,7 +18,8 @@ use super::liveness::Liveness;
 use futures::future::BoxFuture;
 
 use super::messages::{
-    CheckLiveness, Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop,
+    CheckLiveness, LastReports, Leadership, Rearm, Report, ReportBatch, ReportRejected,
+    StateChanged, Stop,
 };
 use crate::domain::{Command, DeploymentId, NodeReport};
 
@@ -177,6 +178,22 @@ impl Actor for Supervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let every = (self.config.node_timeout / 4).max(Duration::from_millis(50));
         ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
+    }
+}
+
+impl Handler<LastReports> for Supervisor {
+    type Result = Option<Vec<Option<u64>>>;
+    fn handle(&mut self, LastReports(nodes): LastReports, _: &mut Self::Context) -> Self::Result {
+        if !self.leader {
+            return None;
+        }
+        let now = Instant::now();
+        Some(
+            nodes
+                .iter()
+                .map(|n| self.liveness.age(n, now).map(|d| d.as_millis() as u64))
+                .collect(),
+        )
     }
 }
 

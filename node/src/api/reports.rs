@@ -156,6 +156,45 @@ impl Reports {
     }
 }
 
+impl Reports {
+    /// On the leader: how many ms ago each node last reported (`None` per node not heard from since
+    /// this leader started or for longer than the node timeout); `None` on a follower.
+    pub async fn last_reports(&self, nodes: Vec<String>) -> Option<Vec<Option<u64>>> {
+        self.supervisor
+            .send(convoy_actors::leader::messages::LastReports(nodes))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// From a follower: the leader's answer to `GET path_and_query` (with the caller's
+    /// `Authorization`), as bytes; `None` when there is no leader or it does not answer 200.
+    pub async fn leader_get(
+        &self,
+        engine: &Engine,
+        path_and_query: &str,
+        auth: Option<&HeaderValue>,
+    ) -> Option<web::Bytes> {
+        let (leader, member) = engine.node().leader()?;
+        if leader == engine.node().id() {
+            return None;
+        }
+        let url = format!(
+            "{}://{}{path_and_query}",
+            self.forwarder.scheme, member.http_addr
+        );
+        let mut request = self.forwarder.http.get(&url);
+        if let Some(auth) = auth {
+            request = request.header(reqwest::header::AUTHORIZATION, auth.as_bytes());
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        response.bytes().await.ok()
+    }
+}
+
 /// `POST /v1/nodes/reports` body: each entry is what `POST /v1/nodes/{id}/report` takes, plus
 /// the node's id.
 #[derive(Debug, Deserialize, Serialize)]

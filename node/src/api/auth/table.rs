@@ -100,6 +100,7 @@ pub const ROUTES: &[Rule] = &[
     ),
     rule("POST", "/v1/nodes/reports", Report, "report for nodes"),
     rule("POST", "/v1/nodes/{id}/report", Report, "report for nodes"),
+    rule("GET", "/v1/nodes", Read, "read nodes"),
     rule("GET", "/v1/nodes/{id}", Read, "read nodes"),
     rule("POST", "/v1/deployments", Operate, "start deployments"),
     rule("GET", "/v1/deployments", Read, "read deployments"),
