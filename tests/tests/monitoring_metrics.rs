@@ -87,6 +87,13 @@ async fn metrics_of_a_real_cluster_agree_with_the_api() -> anyhow::Result<()> {
         .await?;
     }
     wait_active(&api, &nodes).await?;
+    // The same report again changes nothing: a heartbeat the leader coalesces away.
+    post_ok(
+        &api,
+        &format!("/v1/nodes/{}/report", nodes[0]),
+        json!({"resources": {"app": {"current": 1}}}),
+    )
+    .await?;
     let rolling = post_ok(
         &api,
         "/v1/deployments",
@@ -256,6 +263,11 @@ async fn metrics_of_a_real_cluster_agree_with_the_api() -> anyhow::Result<()> {
             );
         }
         if id == leader {
+            assert!(one(&s, "convoy_reports_heartbeats_total", &[]) >= 1.0);
+            assert!(one(&s, "convoy_reports_changes_total", &[]) >= 6.0);
+            assert!(one(&s, "convoy_report_batches_total", &[]) >= 1.0);
+            assert!(one(&s, "convoy_reports_total", &[]) >= 7.0);
+            assert_eq!(one(&s, "convoy_report_queue_depth", &[]), 0.0);
             assert!(
                 one(
                     &s,

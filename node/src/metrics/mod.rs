@@ -60,6 +60,14 @@ pub struct Metrics {
     pub reports: IntCounter,
     /// Reports refused with 503 because the leader's consumer queue was full.
     pub reports_busy: IntCounter,
+    /// Reports that changed nothing (heartbeats), coalesced away by the leader's consumer actors.
+    pub heartbeats: IntCounter,
+    /// Reports whose change was queued for the log.
+    pub report_changes: IntCounter,
+    /// `ReportNodes` batches proposed.
+    pub report_batches: IntCounter,
+    /// Node changes waiting in the consumer actors' queues.
+    pub report_queue: IntGauge,
     /// Requests answered 503 (no leader, not a member, busy), by route pattern.
     pub unavailable: IntCounterVec,
     // --- process ---
@@ -175,6 +183,22 @@ impl Metrics {
                 "convoy_reports_busy_total",
                 "Node reports refused with 503 because the leader's consumer queue was full.",
             ),
+            heartbeats: counter(
+                "convoy_reports_heartbeats_total",
+                "Reports that changed nothing (heartbeats): coalesced on the leader, never proposed.",
+            ),
+            report_changes: counter(
+                "convoy_reports_changes_total",
+                "Reports whose change was queued for the raft log on the leader.",
+            ),
+            report_batches: counter(
+                "convoy_report_batches_total",
+                "ReportNodes batches of node changes proposed by the leader's consumer actors.",
+            ),
+            report_queue: gauge(
+                "convoy_report_queue_depth",
+                "Node changes waiting in the leader's consumer actors' queues.",
+            ),
             unavailable: IntCounterVec::new(
                 Opts::new(
                     "convoy_http_unavailable_total",
@@ -217,6 +241,10 @@ impl Metrics {
             Box::new(m.reports.clone()),
             Box::new(m.reports_busy.clone()),
             Box::new(m.unavailable.clone()),
+            Box::new(m.heartbeats.clone()),
+            Box::new(m.report_changes.clone()),
+            Box::new(m.report_batches.clone()),
+            Box::new(m.report_queue.clone()),
             Box::new(m.rss.clone()),
             Box::new(m.open_fds.clone()),
             Box::new(m.uptime.clone()),

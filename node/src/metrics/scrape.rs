@@ -73,6 +73,23 @@ fn refresh_domain(m: &Metrics, engine: &Engine, now: u64) {
     m.active_nodes.set(g.active_nodes as i64);
 }
 
+/// Brings `counter` up to `now` (the actors' process-wide count; it never goes down).
+fn catch_up(counter: &prometheus::IntCounter, now: u64) {
+    let seen = counter.get();
+    if now > seen {
+        counter.inc_by(now - seen);
+    }
+}
+
+/// Report ingestion counters from the leader's actors.
+fn refresh_reports(m: &Metrics) {
+    let c = convoy_actors::leader::counters::report_counters();
+    catch_up(&m.heartbeats, c.heartbeats);
+    catch_up(&m.report_changes, c.changes);
+    catch_up(&m.report_batches, c.batches);
+    m.report_queue.set(c.queued as i64);
+}
+
 /// When this process started, for `convoy_uptime_seconds`.
 fn started() -> Instant {
     static STARTED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -90,6 +107,7 @@ pub fn render(engine: &Engine, now_ms: u64) -> String {
     let _one_at_a_time = m.scraping.lock().unwrap_or_else(|p| p.into_inner());
     refresh_raft(m, engine);
     refresh_domain(m, engine, now_ms);
+    refresh_reports(m);
     m.rss.set(process::resident_bytes() as i64);
     m.open_fds.set(process::open_fds() as i64);
     m.uptime.set(started().elapsed().as_secs_f64());
