@@ -80,7 +80,8 @@ enum Cmd {
     Tls(tls::TlsCommand),
     #[command(flatten)]
     Client(cli::ClientCommand),
-    /// Print a shell completion script: `source <(convoy completion bash)`.
+    /// Print a shell completion script: `source <(convoy completion bash)` (bash also completes
+    /// deployment ids, asking the cluster).
     Completion {
         /// The shell.
         #[arg(value_enum)]
@@ -124,8 +125,9 @@ fn main() {
         Cmd::Tls(command) => tls::run(command).map_err(Into::into),
         Cmd::Client(command) => cli::run(command),
         Cmd::Completion { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "convoy", &mut std::io::stdout());
-            Ok(())
+            use std::io::Write;
+            let script = cli::completion::script(shell, &mut Cli::command());
+            std::io::stdout().write_all(&script).map_err(Into::into)
         }
         Cmd::Man { dir } => man_pages(&dir),
     };

@@ -155,6 +155,35 @@ async fn fleet_views_and_cli_conventions_through_the_binary() -> anyhow::Result<
     let status = ok(&["deploy", "status", &id, "--server", s]);
     assert!(status.contains("failed nodes tolerated: 0"), "{status}");
 
+    // Bash completes the deployment id by asking the cluster.
+    let script = ok(&["completion", "bash"]);
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("convoy.bash"), &script)?;
+    let bin_dir = convoy_bin().parent().unwrap().to_path_buf();
+    let words = "COMP_WORDS=(convoy deploy info d-); COMP_CWORD=3; _convoy_deployment_ids; echo ${COMPREPLY[@]}";
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; {words}",
+            dir.path().join("convoy.bash").display()
+        ))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("CONVOY_SERVER", s)
+        .output()?;
+    assert!(
+        stdout(&out).split_whitespace().any(|w| w == id),
+        "completion of {id}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+
     // A pulse for a deployment that does not exist exits 1.
     let out = convoy(&["deploy", "pulse", "d-99", "--server", s]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

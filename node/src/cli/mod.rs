@@ -7,6 +7,7 @@
 
 mod args;
 mod body;
+pub mod completion;
 mod deploy_file;
 mod error;
 mod exec;
