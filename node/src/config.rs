@@ -124,22 +124,22 @@ pub struct ServerArgs {
     #[arg(long, env = "CONVOY_INITIAL_CLUSTER")]
     pub initial_cluster: Option<String>,
     /// Raft heartbeat period in ms (default 50).
-    #[arg(long, env = "CONVOY_HEARTBEAT_MS")]
+    #[arg(long, env = "CONVOY_HEARTBEAT_MS", value_parser = crate::cli::parse_millis)]
     pub heartbeat_ms: Option<u64>,
     /// Lower bound of the election timeout in ms (default 250).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS")]
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS", value_parser = crate::cli::parse_millis)]
     pub election_timeout_min_ms: Option<u64>,
     /// Upper bound of the election timeout in ms (default 500).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS")]
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS", value_parser = crate::cli::parse_millis)]
     pub election_timeout_max_ms: Option<u64>,
     /// Build a snapshot every this many log entries (default 10000).
     #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
     pub snapshot_every: Option<u64>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
-    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS")]
+    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub node_timeout_ms: Option<u64>,
     /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
-    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS")]
+    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub request_timeout_ms: Option<u64>,
     /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
     #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]

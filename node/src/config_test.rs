@@ -264,3 +264,18 @@ fn log_format_is_read_from_the_file_and_a_bad_value_is_named() {
         .to_string();
     assert!(err.contains("log_format") && err.contains("xml"), "{err}");
 }
+
+#[test]
+fn duration_flags_take_units() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        server: ServerArgs,
+    }
+    let cmd = Cmd::try_parse_from(["convoy", "--node-timeout-ms", "30s", "--heartbeat-ms", "50"])
+        .unwrap();
+    assert_eq!(cmd.server.node_timeout_ms, Some(30_000));
+    assert_eq!(cmd.server.heartbeat_ms, Some(50));
+    assert!(Cmd::try_parse_from(["convoy", "--request-timeout-ms", "soon"]).is_err());
+}

@@ -30,6 +30,7 @@ use args::{
     ResourceCommand,
 };
 use error::CliError;
+pub use parse::parse_millis;
 
 use crate::client::ApiClient;
 

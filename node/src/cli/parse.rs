@@ -75,3 +75,18 @@ pub fn parse_millis(raw: &str) -> Result<u64, String> {
     })?;
     u64::try_from(d.as_millis()).map_err(|_| format!("{raw} is too long"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_units_and_bare_numbers_are_milliseconds() {
+        assert_eq!(parse_millis("10s"), Ok(10_000));
+        assert_eq!(parse_millis("1500ms"), Ok(1_500));
+        assert_eq!(parse_millis("2m 30s"), Ok(150_000));
+        assert_eq!(parse_millis("250"), Ok(250));
+        let err = parse_millis("10x").unwrap_err();
+        assert!(err.contains("10s, 1500ms"), "{err}");
+    }
+}
