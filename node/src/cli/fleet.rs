@@ -90,7 +90,7 @@ pub fn node_table(page: &Value) -> String {
     let total = page["total"].as_u64().unwrap_or(nodes.len() as u64);
     let more = if (nodes.len() as u64) < total {
         format!(
-            "({} of {total} nodes shown: use --consumer or -o json)\n",
+            "(the first {} of {total} nodes: narrow the list with --consumer)\n",
             nodes.len()
         )
     } else {
@@ -344,7 +344,11 @@ pub async fn version(client: &ApiClient, output: Output) -> Result<(), CliError>
                     "server {} ({})  {}",
                     opt(m["id"].as_u64()),
                     m["http_addr"].as_str().unwrap_or("-"),
-                    m["version"].as_str().unwrap_or("unreachable")
+                    match (m["reachable"] == true, m["version"].as_str()) {
+                        (_, Some(v)) => v,
+                        (true, None) => "unknown (a server older than GET /v1/cluster's version)",
+                        (false, None) => "unreachable",
+                    }
                 );
             }
         }

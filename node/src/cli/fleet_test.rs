@@ -42,7 +42,7 @@ fn node_list_shows_versions_phases_and_report_age() {
         lines[2].contains("web-1") && lines[2].contains("no"),
         "{out}"
     );
-    assert!(out.contains("2 of 3 nodes shown"), "{out}");
+    assert!(out.contains("the first 2 of 3 nodes"), "{out}");
 }
 
 #[test]
