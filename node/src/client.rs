@@ -55,6 +55,23 @@ fn others(servers: &str) -> String {
     }
 }
 
+/// The root cause of a failed request, without the URL reqwest puts in front of it (the caller names
+/// the server once): `Connection refused (os error 111)`, `operation timed out`, a DNS failure.
+pub fn cause(e: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = e;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    let root = source.to_string();
+    if e.is_timeout() && !root.contains("timed out") {
+        return format!("timed out ({root})");
+    }
+    if e.is_connect() && !root.to_lowercase().contains("connect") {
+        return format!("cannot connect: {root}");
+    }
+    root
+}
+
 /// A client of one convoy cluster.
 #[derive(Debug)]
 pub struct ApiClient {
@@ -311,23 +328,6 @@ impl ApiClient {
             }
         }
     }
-}
-
-/// The root cause of a failed request, without the URL reqwest puts in front of it (the caller names
-/// the server once): `Connection refused (os error 111)`, `operation timed out`, a DNS failure.
-pub fn cause(e: &reqwest::Error) -> String {
-    let mut source: &dyn std::error::Error = e;
-    while let Some(next) = source.source() {
-        source = next;
-    }
-    let root = source.to_string();
-    if e.is_timeout() && !root.contains("timed out") {
-        return format!("timed out ({root})");
-    }
-    if e.is_connect() && !root.to_lowercase().contains("connect") {
-        return format!("cannot connect: {root}");
-    }
-    root
 }
 
 /// Every request gives up after 15 s, a connection attempt after 2 s.

@@ -21,6 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     if faults {
         cfg.configure(debug::routes);
     }
+    cfg.configure(metrics::routes);
     cfg.app_data(
         web::JsonConfig::default()
             .limit(4 * 1024 * 1024)
@@ -35,7 +36,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(deployments::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
-    .configure(metrics::routes)
     .default_service(web::to(no_route));
 }
 
