@@ -280,3 +280,36 @@ async fn metrics_of_a_real_cluster_agree_with_the_api() -> anyhow::Result<()> {
     assert_eq!(leaders, 1.0, "exactly one server says it leads");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_builds_are_timed_and_sized() -> anyhow::Result<()> {
+    let options = convoy_tests::ClusterOptions {
+        snapshot_every: 10,
+        ..convoy_tests::ClusterOptions::for_tests(1)
+    };
+    let cluster = Cluster::start_with(options).await?;
+    cluster.wait_leader(Duration::from_secs(20)).await?;
+    let api = cluster.server(1).client();
+    for i in 0..25 {
+        post_ok(&api, "/v1/resources", json!({"name": format!("r{i}")})).await?;
+    }
+    let addr = cluster.server(1).http_addr.clone();
+    for _ in 0..100 {
+        let s = scrape(&addr).await?;
+        if one(&s, "convoy_raft_snapshots_built_total", &[]) >= 1.0 {
+            assert!(one(&s, "convoy_raft_snapshot_bytes", &[]) > 0.0);
+            let histogram = samples(&s, "convoy_raft_snapshot_build_seconds", &[]);
+            let Value::Histogram(buckets) = &histogram[0].value else {
+                panic!("not a histogram: {histogram:?}");
+            };
+            let all = buckets.iter().find(|b| b.less_than.is_infinite()).unwrap();
+            assert!(
+                all.count >= 1.0,
+                "the build is in the histogram: {buckets:?}"
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("no snapshot was built after 25 writes with snapshot_every = 10")
+}
