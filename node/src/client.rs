@@ -22,8 +22,9 @@ pub enum ClientError {
         /// The server's message.
         message: String,
     },
-    /// No server could be reached (or none had a leader) before the deadline.
-    #[error("no convoy server reachable at {servers}: {last}")]
+    /// No server could be reached (or none had a leader) before the deadline. `last` names the last
+    /// server tried and the root cause (`connection refused`, a DNS failure, a timeout).
+    #[error("no convoy server reachable: {last}{}", others(.servers))]
     Unreachable {
         /// The servers tried.
         servers: String,
@@ -65,6 +66,32 @@ fn server_urls(servers: &str, scheme: &str) -> Result<Vec<String>, ClientError> 
     Ok(urls)
 }
 
+/// ` (tried a, b and c)` when more than one server was tried.
+fn others(servers: &str) -> String {
+    if servers.contains(',') {
+        format!(" (tried {servers})")
+    } else {
+        String::new()
+    }
+}
+
+/// The root cause of a failed request, without the URL reqwest puts in front of it (the caller names
+/// the server once): `Connection refused (os error 111)`, `operation timed out`, a DNS failure.
+pub fn cause(e: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = e;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    let root = source.to_string();
+    if e.is_timeout() && !root.contains("timed out") {
+        return format!("timed out ({root})");
+    }
+    if e.is_connect() && !root.to_lowercase().contains("connect") {
+        return format!("cannot connect: {root}");
+    }
+    root
+}
+
 /// A client of one convoy cluster.
 #[derive(Debug)]
 pub struct ApiClient {
@@ -74,6 +101,9 @@ pub struct ApiClient {
     patience: Duration,
     /// `Authorization: Bearer <secret>`, marked sensitive so `Debug` never shows it.
     auth: Option<reqwest::header::HeaderValue>,
+    /// Give up after one round in which no server could be connected to (a person waiting), instead
+    /// of retrying for the whole patience (an agent riding out a restart).
+    fail_fast: bool,
 }
 
 impl ApiClient {
@@ -89,6 +119,7 @@ impl ApiClient {
             http,
             patience: Duration::from_secs(20),
             auth: None,
+            fail_fast: false,
         })
     }
 
@@ -141,6 +172,7 @@ impl ApiClient {
             http: self.http.clone(),
             patience: self.patience,
             auth: self.auth.clone(),
+            fail_fast: self.fail_fast,
         })
     }
 
@@ -148,6 +180,44 @@ impl ApiClient {
     pub fn with_patience(mut self, patience: Duration) -> Self {
         self.patience = patience;
         self
+    }
+
+    /// Gives up as soon as every server has refused the connection once (503s are still retried for
+    /// the patience: a leader election is worth waiting for). What the CLI uses.
+    pub fn with_fail_fast(mut self) -> Self {
+        self.fail_fast = true;
+        self
+    }
+
+    /// One `GET path` to the server at `server` (a URL, e.g. a member's `http_addr` with this
+    /// client's scheme), with this client's token and TLS, giving up after `timeout`.
+    pub async fn get_from<T: DeserializeOwned>(
+        &self,
+        server: &str,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<T, ClientError> {
+        let response = self
+            .request(server, Method::GET, path)
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable {
+                servers: server.to_string(),
+                last: cause(&e),
+            })?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.unwrap_or_default();
+        decode(server, path, status, &bytes)
+    }
+
+    /// The scheme every server is spoken to with (`http` or `https`, from the first address).
+    pub fn scheme(&self) -> &'static str {
+        if self.servers[0].starts_with("https://") {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// The servers, as URLs.
@@ -207,7 +277,7 @@ impl ApiClient {
         }
         let response = request.send().await.map_err(|e| ClientError::Unreachable {
             servers: server.clone(),
-            last: e.to_string(),
+            last: cause(&e),
         })?;
         let status = response.status().as_u16();
         let bytes = response.bytes().await.unwrap_or_default();
@@ -230,6 +300,8 @@ impl ApiClient {
         let n = self.servers.len();
         let mut attempt = 0usize;
         let mut last;
+        // Servers of the current round that refused the connection.
+        let mut refused = 0usize;
         loop {
             let index = (self.preferred.load(Ordering::Relaxed) + attempt) % n;
             let server = &self.servers[index];
@@ -248,15 +320,27 @@ impl ApiClient {
                         return decode(server, path, status, &bytes);
                     }
                 }
-                Err(e) if e.is_connect() => last = format!("{server}: {e}"),
+                Err(e) if e.is_connect() => {
+                    refused += 1;
+                    last = format!("{server}: {}", cause(&e));
+                }
                 Err(e) => {
                     return Err(ClientError::Unreachable {
                         servers: self.servers.join(","),
-                        last: format!("{server}: {e}"),
+                        last: format!("{server}: {}", cause(&e)),
                     })
                 }
             }
             attempt += 1;
+            if attempt.is_multiple_of(n) {
+                if self.fail_fast && refused == n {
+                    return Err(ClientError::Unreachable {
+                        servers: self.servers.join(","),
+                        last,
+                    });
+                }
+                refused = 0;
+            }
             // Every server is tried once, even with no patience left.
             if attempt >= n && Instant::now() >= deadline {
                 return Err(ClientError::Unreachable {

@@ -93,6 +93,7 @@ pub struct FileConfig {
     tls_ca_file: Option<PathBuf>,
     bootstrap_token_file: Option<PathBuf>,
     insecure_no_auth: Option<bool>,
+    log_format: Option<String>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
@@ -123,22 +124,22 @@ pub struct ServerArgs {
     #[arg(long, env = "CONVOY_INITIAL_CLUSTER")]
     pub initial_cluster: Option<String>,
     /// Raft heartbeat period in ms (default 50).
-    #[arg(long, env = "CONVOY_HEARTBEAT_MS")]
+    #[arg(long, env = "CONVOY_HEARTBEAT_MS", value_parser = crate::cli::parse_millis)]
     pub heartbeat_ms: Option<u64>,
     /// Lower bound of the election timeout in ms (default 250).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS")]
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS", value_parser = crate::cli::parse_millis)]
     pub election_timeout_min_ms: Option<u64>,
     /// Upper bound of the election timeout in ms (default 500).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS")]
+    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS", value_parser = crate::cli::parse_millis)]
     pub election_timeout_max_ms: Option<u64>,
     /// Build a snapshot every this many log entries (default 10000).
     #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
     pub snapshot_every: Option<u64>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
-    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS")]
+    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub node_timeout_ms: Option<u64>,
     /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
-    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS")]
+    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub request_timeout_ms: Option<u64>,
     /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
     #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]
@@ -182,6 +183,20 @@ pub struct ServerConfig {
 }
 
 impl ServerArgs {
+    /// The config file's `log_format` (`text` or `json`), if it sets one; read before logging starts, so
+    /// that `--log-format` or `CONVOY_LOG_FORMAT` (global flags) can override it.
+    pub fn log_format(&self) -> Result<Option<crate::logging::LogFormat>, ConfigError> {
+        let Some(path) = &self.config else {
+            return Ok(None);
+        };
+        match read_file(path)?.log_format {
+            None => Ok(None),
+            Some(v) => crate::logging::LogFormat::parse(&v)
+                .map(Some)
+                .ok_or_else(|| invalid("log_format", &v, "expected \"text\" or \"json\"")),
+        }
+    }
+
     /// Merges flags/environment over the config file over defaults, and validates the result.
     pub fn resolve(&self) -> Result<ServerConfig, ConfigError> {
         let file = match &self.config {

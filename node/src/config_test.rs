@@ -245,3 +245,37 @@ fn loopback_addresses_are_recognised() {
         assert_eq!(is_loopback(addr), want, "{addr}");
     }
 }
+
+#[test]
+fn log_format_is_read_from_the_file_and_a_bad_value_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |text: &str| ServerArgs {
+        config: Some(write(dir.path(), "log.toml", text)),
+        ..ServerArgs::default()
+    };
+    assert_eq!(
+        args("log_format = \"json\"").log_format().unwrap(),
+        Some(crate::logging::LogFormat::Json)
+    );
+    assert_eq!(args("id = 1").log_format().unwrap(), None);
+    let err = args("log_format = \"xml\"")
+        .log_format()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("log_format") && err.contains("xml"), "{err}");
+}
+
+#[test]
+fn duration_flags_take_units() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        server: ServerArgs,
+    }
+    let cmd = Cmd::try_parse_from(["convoy", "--node-timeout-ms", "30s", "--heartbeat-ms", "50"])
+        .unwrap();
+    assert_eq!(cmd.server.node_timeout_ms, Some(30_000));
+    assert_eq!(cmd.server.heartbeat_ms, Some(50));
+    assert!(Cmd::try_parse_from(["convoy", "--request-timeout-ms", "soon"]).is_err());
+}

@@ -11,10 +11,15 @@ pub mod config_checks;
 pub mod dev;
 pub mod engine;
 pub mod leader;
+pub mod logging;
 pub mod machine;
 pub mod measure;
 pub mod membership;
+pub mod metrics;
 pub mod readiness;
 pub mod server;
 pub mod sim;
 pub mod tls;
+
+/// This build's version (the workspace's), as `convoy version` and `GET /v1/cluster` show it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -92,6 +92,7 @@ async fn exit_on_fatal(engine: Engine) {
 /// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let config = args.resolve()?;
+    crate::metrics::scrape::mark_start();
     let http_addr = config.raft.http_addr.clone();
     // TLS material is read before anything starts: a bad file stops the server with its name.
     let tls = match &config.tls {
@@ -134,6 +135,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         )
         .start();
         leader::watch(&engine, &handle, supervisor.clone());
+        crate::metrics::scrape::watch_elections(&engine, &handle);
         let data = web::Data::new(engine.clone());
         let (rustls, forwarder) = match tls {
             Some((rustls, forwarder)) => (Some(rustls), forwarder),
@@ -164,6 +166,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                         }
                     }
                 })
+                .wrap(from_fn(crate::metrics::http::record))
                 .app_data(data.clone())
                 .app_data(reports.clone())
                 .app_data(auth.clone())

@@ -10,6 +10,7 @@ pub mod network;
 pub mod node;
 pub mod sm_store;
 pub mod state_machine;
+pub mod stats;
 pub mod types;
 
 pub use error::RaftError;

@@ -424,7 +424,10 @@ fn sync_loop(db: Weak<DB>, rx: mpsc::Receiver<IOFlushed<TypeConfig>>) {
         let mut batch = vec![first];
         batch.extend(rx.try_iter());
         let result = match db.upgrade() {
-            Some(db) => db.flush_wal(true).map_err(|e| e.to_string()),
+            Some(db) => {
+                let _fsync = crate::stats::stats().fsync.start_timer();
+                db.flush_wal(true).map_err(|e| e.to_string())
+            }
             None => Err("database is closed".to_string()),
         };
         if let Err(reason) = &result {
@@ -535,7 +538,10 @@ impl RaftLogStorage<TypeConfig> for RocksLogStore {
     {
         let entries: Vec<_> = entries.into_iter().collect();
         self.readahead.stop();
-        if let Err(e) = self.write_append(entries) {
+        let timer = crate::stats::stats().append.start_timer();
+        let written = self.write_append(entries);
+        timer.observe_duration();
+        if let Err(e) = written {
             callback.io_completed(Err(io::Error::other(e.to_string())));
             return Err(e.into());
         }

@@ -397,6 +397,7 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
             let ms = started.elapsed().as_millis() as u64;
             let apply_held_ms = held.as_millis() as u64;
             tracing::info!(last_log_id = ?info.last_applied, bytes = snapshot.len(), ms, apply_held_ms, "built snapshot");
+            crate::stats::record_snapshot(false, started.elapsed(), snapshot.len());
             Ok(SnapshotOf::<TypeConfig, SnapshotData> {
                 meta: info.meta(),
                 snapshot,
@@ -479,6 +480,7 @@ impl<S: StateMachine> RaftStateMachine<TypeConfig> for SmStore<S> {
             persist_snapshot(&files, &applied, &last_log_id, temp, false)?;
             let ms = started.elapsed().as_millis() as u64;
             tracing::info!(last_log_id = ?last_log_id, bytes = snapshot.len(), ms, "verified and restored a snapshot");
+            crate::stats::record_snapshot(true, started.elapsed(), snapshot.len());
             Ok::<_, io::Error>((sm, info.last_at_ms))
         })
         .await

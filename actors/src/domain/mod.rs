@@ -7,6 +7,8 @@
 mod command;
 mod deployment;
 mod errors;
+mod fleet;
+mod gauges;
 mod group;
 mod ids;
 mod lifecycle;
@@ -37,6 +39,8 @@ pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
     MAX_MESSAGE_LEN, MAX_NAME_BYTES,
 };
+pub use fleet::{NodeLine, NodePage};
+pub use gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{

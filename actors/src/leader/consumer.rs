@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
+use super::counters;
 use super::host::{read_with, Host};
 use super::messages::{Report, ReportBatch, ReportRejected, Stop};
 use crate::domain::{Command, NodeReport};
@@ -51,6 +52,8 @@ impl ConsumerActor {
         }
         let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
         let count = batch.len();
+        counters::queued(-(count as i64));
+        counters::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
         let fut = self.host.propose(Command::ReportNodes(batch));
@@ -92,7 +95,10 @@ impl ConsumerActor {
             None if self.in_flight_nodes.contains(&node) => report,
             None => {
                 // A heartbeat: nothing reaches the log.
-                self.pending.remove(&node);
+                counters::heartbeat();
+                if self.pending.remove(&node).is_some() {
+                    counters::queued(-1);
+                }
                 return Ok(());
             }
         };
@@ -103,13 +109,21 @@ impl ConsumerActor {
                 limit: self.limit,
             });
         }
-        self.pending.insert(node, change);
+        counters::change();
+        if self.pending.insert(node, change).is_none() {
+            counters::queued(1);
+        }
         Ok(())
     }
 }
 
 impl Actor for ConsumerActor {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        counters::queued(-(self.pending.len() as i64));
+        self.pending.clear();
+    }
 }
 
 impl Handler<Report> for ConsumerActor {

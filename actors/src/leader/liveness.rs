@@ -67,6 +67,14 @@ impl Liveness {
             .retain(|_, seen| now.saturating_duration_since(*seen) <= timeout);
     }
 
+    /// How long ago `node` last reported at `now`; `None` when not heard from since this leader started
+    /// or longer ago than the timeout (forgotten).
+    pub fn age(&self, node: &str, now: Instant) -> Option<Duration> {
+        self.last_seen
+            .get(node)
+            .map(|seen| now.saturating_duration_since(*seen))
+    }
+
     /// Nodes heard from and not yet forgotten.
     pub fn len(&self) -> usize {
         self.last_seen.len()

@@ -53,3 +53,17 @@ fn restart_gives_every_node_a_full_timeout_and_forgetting_changes_no_answer() {
     assert_eq!(l.len(), 1, "only b was heard within the timeout");
     assert_eq!(l.silent(["a", "b", "c"], at), before);
 }
+
+#[test]
+fn the_age_of_a_report_is_known_until_it_is_forgotten() {
+    let start = Instant::now();
+    let mut l = Liveness::new(T, start);
+    assert_eq!(l.age("a", start), None);
+    l.seen("a", start + Duration::from_millis(10));
+    assert_eq!(
+        l.age("a", start + Duration::from_millis(60)),
+        Some(Duration::from_millis(50))
+    );
+    l.forget_stale(start + Duration::from_millis(200));
+    assert_eq!(l.age("a", start + Duration::from_millis(200)), None);
+}

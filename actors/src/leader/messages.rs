@@ -62,3 +62,9 @@ pub struct ArmedDeadline;
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Stop;
+
+/// On the leader: how many milliseconds ago each of these nodes last reported (`None`: not since this
+/// leader started, or longer ago than the node timeout). The answer is `None` on a follower.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<Vec<Option<u64>>>")]
+pub struct LastReports(pub Vec<String>);

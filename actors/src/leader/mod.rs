@@ -3,6 +3,7 @@
 //! does; they only propose commands (batched node changes, `MarkInactive`, `Tick`) at the right time.
 
 mod consumer;
+pub mod counters;
 mod deployment;
 mod host;
 mod liveness;

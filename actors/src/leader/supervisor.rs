@@ -18,7 +18,8 @@ use super::liveness::Liveness;
 use futures::future::BoxFuture;
 
 use super::messages::{
-    CheckLiveness, Leadership, Rearm, Report, ReportBatch, ReportRejected, StateChanged, Stop,
+    CheckLiveness, LastReports, Leadership, Rearm, Report, ReportBatch, ReportRejected,
+    StateChanged, Stop,
 };
 use crate::domain::{Command, DeploymentId, NodeReport};
 
@@ -61,9 +62,9 @@ impl Supervisor {
         self.liveness.restart(Instant::now());
         let now = self.host.now_ms();
         let expired = read_with(&self.host, |s| s.rearm_pulses(now));
-        if !expired.is_empty() {
+        for id in &expired {
             // Their countdown ran out while no leader watched: block them at once.
-            tracing::info!(deployments = ?expired, "pulse countdowns expired across the failover");
+            tracing::info!(deployment = %id, "pulse countdown expired across the failover");
         }
         self.sync();
         tracing::info!(
@@ -93,10 +94,13 @@ impl Supervisor {
                     s.consumers.keys().cloned().collect(),
                 )
             });
+        let host = self.host.clone();
         self.deployments.retain(|id, addr| {
             let keep = active.contains(id);
             if !keep {
                 addr.do_send(Stop);
+                let status = read_with(&host, |s| s.deployments.get(id).map(|d| d.status));
+                tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
             }
             keep
         });
@@ -104,6 +108,14 @@ impl Supervisor {
             match self.deployments.get(&id) {
                 Some(addr) => addr.do_send(Rearm),
                 None => {
+                    let what = read_with(&self.host, |s| {
+                        s.deployments
+                            .get(&id)
+                            .map(|d| (d.consumer.clone(), d.resource.clone(), d.version, d.status))
+                    });
+                    if let Some((consumer, resource, version, status)) = what {
+                        tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
+                    }
                     let addr = DeploymentActor::new(id, self.host.clone()).start();
                     self.deployments.insert(id, addr);
                 }
@@ -166,6 +178,22 @@ impl Actor for Supervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let every = (self.config.node_timeout / 4).max(Duration::from_millis(50));
         ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
+    }
+}
+
+impl Handler<LastReports> for Supervisor {
+    type Result = Option<Vec<Option<u64>>>;
+    fn handle(&mut self, LastReports(nodes): LastReports, _: &mut Self::Context) -> Self::Result {
+        if !self.leader {
+            return None;
+        }
+        let now = Instant::now();
+        Some(
+            nodes
+                .iter()
+                .map(|n| self.liveness.age(n, now).map(|d| d.as_millis() as u64))
+                .collect(),
+        )
     }
 }
 

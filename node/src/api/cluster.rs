@@ -25,6 +25,7 @@ async fn cluster(engine: web::Data<Engine>, mode: Option<web::Data<AuthMode>>) -
     let mode = mode.map_or(AuthMode::Off, |m| *m.get_ref());
     if let Some(fields) = info.as_object_mut() {
         fields.insert("auth".into(), mode.name().into());
+        fields.insert("version".into(), crate::VERSION.into());
     }
     HttpResponse::Ok().json(info)
 }

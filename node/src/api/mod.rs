@@ -7,6 +7,7 @@ pub mod debug;
 pub mod deployments;
 pub mod error;
 pub mod groups;
+pub mod metrics;
 pub mod nodes;
 pub mod read;
 pub mod reports;
@@ -20,6 +21,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     if faults {
         cfg.configure(debug::routes);
     }
+    cfg.configure(metrics::routes);
     cfg.app_data(
         web::JsonConfig::default()
             .limit(4 * 1024 * 1024)

@@ -18,7 +18,91 @@ use crate::engine::Engine;
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/nodes/reports", web::post().to(report_batch))
         .route("/v1/nodes/{id}/report", web::post().to(report))
+        .route("/v1/nodes", web::get().to(list))
         .route("/v1/nodes/{id}", web::get().to(show));
+}
+
+/// The most nodes one `GET /v1/nodes` answers.
+pub const MAX_NODE_PAGE: usize = 5_000;
+
+/// `GET /v1/nodes` query.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    consumer: Option<String>,
+    #[serde(default)]
+    offset: usize,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// Fills `last_report_ms` of each node object in `nodes` from the leader's liveness table; on a
+/// follower, answers with the leader's own answer instead (`Some(bytes)`), or leaves `null`s when
+/// the leader cannot be asked.
+async fn with_report_ages(
+    engine: &Engine,
+    reports: &Reports,
+    req: &HttpRequest,
+    nodes: &mut [serde_json::Value],
+) -> Option<web::Bytes> {
+    let ids: Vec<String> = nodes
+        .iter()
+        .map(|n| n["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    match reports.last_reports(ids).await {
+        Some(ages) => {
+            for (node, age) in nodes.iter_mut().zip(ages) {
+                node["last_report_ms"] = age.map_or(serde_json::Value::Null, Into::into);
+            }
+            None
+        }
+        None => {
+            let path = req
+                .uri()
+                .path_and_query()
+                .map_or(req.path(), |p| p.as_str());
+            let auth = req.headers().get(AUTHORIZATION);
+            if let Some(bytes) = reports.leader_get(engine, path, auth).await {
+                return Some(bytes);
+            }
+            for node in nodes.iter_mut() {
+                node["last_report_ms"] = serde_json::Value::Null;
+            }
+            None
+        }
+    }
+}
+
+/// `GET /v1/nodes?consumer=&offset=&limit=`: a page of nodes with their versions, phases and last
+/// report age (known by the leader: a follower answers with the leader's page).
+async fn list(
+    engine: web::Data<Engine>,
+    reports: web::Data<Reports>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let q = q.into_inner();
+    let limit = q.limit.unwrap_or(1_000);
+    if limit == 0 || limit > MAX_NODE_PAGE {
+        return Err(ApiError::BadRequest(format!(
+            "limit {limit}: between 1 and {MAX_NODE_PAGE}"
+        )));
+    }
+    let page = engine
+        .read(false, move |s| {
+            s.node_page(q.consumer.as_deref(), q.offset, limit)
+        })
+        .await?;
+    let mut value = serde_json::to_value(&page).unwrap_or_default();
+    let mut nodes = value["nodes"].as_array().cloned().unwrap_or_default();
+    if let Some(bytes) = with_report_ages(&engine, &reports, &req, &mut nodes).await {
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(bytes));
+    }
+    value["nodes"] = nodes.into();
+    Ok(HttpResponse::Ok().json(value))
 }
 
 /// `POST /v1/nodes/{id}/report` body.
@@ -56,11 +140,26 @@ async fn report(
 
 async fn show(
     engine: web::Data<Engine>,
+    reports: web::Data<Reports>,
+    req: HttpRequest,
     id: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let key = id.clone();
-    let view = engine.read(q.consistent, move |s| s.node(&key)).await?;
-    Ok(HttpResponse::Ok().json(found(view, "node", &id)?))
+    let (view, line) = engine
+        .read(q.consistent, move |s| (s.node(&key), s.node_line(&key)))
+        .await?;
+    let mut value = serde_json::to_value(found(view, "node", &id)?).unwrap_or_default();
+    if let Some(line) = line {
+        value["phases"] = serde_json::to_value(line.phases).unwrap_or_default();
+    }
+    let mut one = [value];
+    if let Some(bytes) = with_report_ages(&engine, &reports, &req, &mut one).await {
+        return Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .body(bytes));
+    }
+    let [value] = one;
+    Ok(HttpResponse::Ok().json(value))
 }

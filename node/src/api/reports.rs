@@ -90,8 +90,14 @@ impl Reports {
             .await
             .map_err(|e| ApiError::Internal(format!("supervisor unavailable: {e}")))?;
         match answer {
-            Ok(()) => Ok(()),
-            Err(busy @ ReportRejected::Busy { .. }) => Err(ApiError::Unavailable(busy.to_string())),
+            Ok(()) => {
+                crate::metrics::metrics().reports.inc();
+                Ok(())
+            }
+            Err(busy @ ReportRejected::Busy { .. }) => {
+                crate::metrics::metrics().reports_busy.inc();
+                Err(ApiError::Unavailable(busy.to_string()))
+            }
             Err(ReportRejected::NotLeader) => self
                 .forward(engine, &format!("/v1/nodes/{node}/report"), body, auth)
                 .await
@@ -147,6 +153,45 @@ impl Reports {
         response.bytes().await.map_err(|e| {
             ApiError::Unavailable(format!("leader {leader} answer cut short at {url}: {e}"))
         })
+    }
+}
+
+impl Reports {
+    /// On the leader: how many ms ago each node last reported (`None` per node not heard from since
+    /// this leader started or for longer than the node timeout); `None` on a follower.
+    pub async fn last_reports(&self, nodes: Vec<String>) -> Option<Vec<Option<u64>>> {
+        self.supervisor
+            .send(convoy_actors::leader::messages::LastReports(nodes))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// From a follower: the leader's answer to `GET path_and_query` (with the caller's
+    /// `Authorization`), as bytes; `None` when there is no leader or it does not answer 200.
+    pub async fn leader_get(
+        &self,
+        engine: &Engine,
+        path_and_query: &str,
+        auth: Option<&HeaderValue>,
+    ) -> Option<web::Bytes> {
+        let (leader, member) = engine.node().leader()?;
+        if leader == engine.node().id() {
+            return None;
+        }
+        let url = format!(
+            "{}://{}{path_and_query}",
+            self.forwarder.scheme, member.http_addr
+        );
+        let mut request = self.forwarder.http.get(&url);
+        if let Some(auth) = auth {
+            request = request.header(reqwest::header::AUTHORIZATION, auth.as_bytes());
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        response.bytes().await.ok()
     }
 }
 
@@ -242,12 +287,18 @@ pub async fn report_batch(
         .iter()
         .zip(&answers)
         .filter_map(|(node, answer)| match answer {
-            Ok(()) => None,
+            Ok(()) => {
+                crate::metrics::metrics().reports.inc();
+                None
+            }
             // Leadership moved while the batch was being taken: the relay sends these again.
             Err(ReportRejected::NotLeader) => {
                 Some((node.clone(), "leadership is changing; retry".into()))
             }
-            Err(busy) => Some((node.clone(), busy.to_string())),
+            Err(busy) => {
+                crate::metrics::metrics().reports_busy.inc();
+                Some((node.clone(), busy.to_string()))
+            }
         })
         .collect();
     let targets = engine.node().read(|m| {

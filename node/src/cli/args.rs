@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use convoy_actors::domain::{Dependency, Member};
 
-use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
+use super::parse::{
+    parse_dependency, parse_key_value, parse_member, parse_millis, parse_resource_version,
+};
 
 /// Flags every client command takes (they may appear anywhere after the command name).
 #[derive(Debug, Clone, Args)]
@@ -163,7 +165,7 @@ pub struct SubscribeArgs {
     #[command(flatten)]
     pub completion: CompletionArgs,
     /// Its deployments: a node succeeds after staying healthy this long.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_millis)]
     pub min_healthy_ms: Option<u64>,
     /// Its deployments: retries a node may use before it counts as failed.
     #[arg(long, value_name = "N")]
@@ -175,7 +177,7 @@ pub struct SubscribeArgs {
     #[arg(long)]
     pub no_rollback: bool,
     /// Its deployments are coordinated: they block unless pulsed at least this often.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_millis)]
     pub pulse_interval_ms: Option<u64>,
     /// Unset fields of an existing subscription (back to their defaults), comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FIELD,...")]
@@ -257,7 +259,7 @@ pub struct CompletionArgs {
     #[arg(long, value_name = "Q")]
     pub quorum: Option<f64>,
     /// End the deployment after this long: succeeded if the quorum is met, failed otherwise.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_millis)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -267,6 +269,7 @@ pub enum DeployCommand {
     /// Start a deployment (from flags, or from a file with -f).
     Start(Box<StartArgs>),
     /// Show a deployment: settings, nodes and events.
+    #[command(visible_alias = "status")]
     Info {
         /// Deployment id (d-N).
         id: String,
@@ -291,7 +294,9 @@ pub enum DeployCommand {
     Abort(ActionArgs),
     /// Roll a deployment back.
     Rollback(ActionArgs),
-    /// Send one pulse to a coordinated deployment.
+    /// Start a deployment back to each node's version before deployment ID, with its policy.
+    Undo(ActionArgs),
+    /// Send one pulse to a coordinated deployment (exit 1 when the answer is STOP).
     Pulse {
         /// Deployment id (d-N).
         id: String,
@@ -343,7 +348,7 @@ pub struct StartArgs {
     #[arg(long, value_name = "RANGES")]
     pub nodes: Option<String>,
     /// A node succeeds after staying healthy this long.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_millis)]
     pub min_healthy_ms: Option<u64>,
     /// Retries a node may use before it counts as failed.
     #[arg(long, value_name = "N")]
@@ -355,7 +360,7 @@ pub struct StartArgs {
     #[arg(long)]
     pub no_rollback: bool,
     /// Make it coordinated: it blocks unless pulsed at least this often.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_millis)]
     pub pulse_interval_ms: Option<u64>,
     #[command(flatten)]
     pub completion: CompletionArgs,
@@ -405,10 +410,26 @@ pub enum GroupCommand {
     },
 }
 
+/// `convoy node ...`
+#[derive(Debug, Subcommand)]
+pub enum NodeCommand {
+    /// List nodes: version per resource, phase, active, last report age, consumers.
+    List {
+        /// Only this consumer's nodes.
+        #[arg(long)]
+        consumer: Option<String>,
+    },
+    /// Show a node: versions, deployments, targets and when it last reported.
+    Show {
+        /// Node id.
+        id: String,
+    },
+}
+
 /// `convoy cluster ...`
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
-    /// Show the cluster: leader, term, members.
+    /// Show every member as it answers for itself: reachable, role, term, applied index and lag.
     Status,
     /// Add a server (learner, then voter).
     Add {

@@ -58,6 +58,22 @@ pub enum CliError {
     /// The server refused the request or could not be reached.
     #[error("{}", client_message(.0))]
     Client(#[from] ClientError),
+    /// The server refused the request; `hint` says what to do instead.
+    #[error("{message}; {hint}")]
+    Refused {
+        /// The server's message.
+        message: String,
+        /// What to do instead.
+        hint: String,
+    },
+    /// A deployment named on the command line does not exist.
+    #[error("deployment {id} does not exist (the server answered {answer})")]
+    UnknownDeployment {
+        /// The id given.
+        id: String,
+        /// What the server answered.
+        answer: String,
+    },
 }
 
 impl CliError {
@@ -75,6 +91,9 @@ impl CliError {
 fn client_message(e: &ClientError) -> String {
     match e {
         ClientError::Api { message, .. } => message.clone(),
+        ClientError::Unreachable { .. } => format!(
+            "{e}\nhint: start a server there, or point the CLI at one with --server HOST:PORT or CONVOY_SERVER=HOST:PORT[,HOST:PORT...]"
+        ),
         other => other.to_string(),
     }
 }

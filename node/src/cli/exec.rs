@@ -128,9 +128,7 @@ pub async fn consumer(
             client.delete(&path).await?
         }
         ConsumerCommand::Show { name } => {
-            client
-                .get(&format!("/v1/consumers/{}", encode(&name)))
-                .await?
+            return super::fleet::consumer_show(client, output, &name).await
         }
         ConsumerCommand::List => {
             let v: Value = client.get("/v1/consumers").await?;
@@ -190,7 +188,10 @@ pub async fn deploy(
         DeployCommand::Pause(a) => act(client, output, &a.id, "pause", a.message).await?,
         DeployCommand::Resume(a) => act(client, output, &a.id, "resume", a.message).await?,
         DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
-        DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message).await?,
+        DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message)
+            .await
+            .map_err(|e| super::undo::suggest_undo(e, &a.id))?,
+        DeployCommand::Undo(a) => return super::undo::undo(client, output, &a.id, a.message).await,
         DeployCommand::Pulse { id } => {
             let v: Value = client
                 .post(
@@ -198,11 +199,17 @@ pub async fn deploy(
                     &json!({}),
                 )
                 .await?;
+            if v["state"].is_null() {
+                return Err(CliError::UnknownDeployment {
+                    id,
+                    answer: v["status"].as_str().unwrap_or("?").to_string(),
+                });
+            }
             say(output, &v, || {
                 format!(
                     "{} {}",
                     v["status"].as_str().unwrap_or("?"),
-                    v["state"].as_str().unwrap_or("unknown deployment")
+                    v["state"].as_str().unwrap_or("?")
                 )
             });
         }
@@ -285,7 +292,7 @@ pub async fn cluster(
     command: ClusterCommand,
 ) -> Result<(), CliError> {
     let v: Value = match command {
-        ClusterCommand::Status => client.get("/v1/cluster").await?,
+        ClusterCommand::Status => return super::fleet::cluster_status(client, output).await,
         ClusterCommand::Add {
             id,
             raft_addr,

@@ -7,13 +7,17 @@
 
 mod args;
 mod body;
+pub mod completion;
 mod deploy_file;
 mod error;
 mod exec;
+mod fleet;
+pub mod hoist;
 mod parse;
 mod render;
 mod table;
 mod token;
+mod undo;
 mod watch;
 
 #[cfg(test)]
@@ -22,9 +26,11 @@ mod docs_test;
 mod fixtures;
 
 use args::{
-    ClusterCommand, ConsumerCommand, DeployCommand, GlobalOpts, GroupCommand, ResourceCommand,
+    ClusterCommand, ConsumerCommand, DeployCommand, GlobalOpts, GroupCommand, NodeCommand,
+    ResourceCommand,
 };
 use error::CliError;
+pub use parse::parse_millis;
 
 use crate::client::ApiClient;
 
@@ -73,6 +79,18 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: token::TokenCommand,
     },
+    /// Fleet nodes: versions, phases, last report, consumers and targets.
+    Node {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: NodeCommand,
+    },
+    /// Print this client's version and the version of every server of the cluster.
+    Version {
+        #[command(flatten)]
+        global: GlobalOpts,
+    },
 }
 
 impl ClientCommand {
@@ -83,7 +101,9 @@ impl ClientCommand {
             | ClientCommand::Deploy { global, .. }
             | ClientCommand::Group { global, .. }
             | ClientCommand::Cluster { global, .. }
-            | ClientCommand::Token { global, .. } => global,
+            | ClientCommand::Token { global, .. }
+            | ClientCommand::Node { global, .. }
+            | ClientCommand::Version { global } => global,
         }
     }
 }
@@ -108,6 +128,7 @@ pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
     let secret = token::caller_secret(&global)?;
     let output = global.output;
     let client = ApiClient::new(&global.server)?
+        .with_fail_fast()
         .with_token(secret.as_deref())
         .with_tls(global.ca_file.as_deref(), None)
         .map_err(|e| CliError::Invalid {
@@ -126,5 +147,7 @@ pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
         ClientCommand::Group { command, .. } => exec::group(&client, output, command).await,
         ClientCommand::Cluster { command, .. } => exec::cluster(&client, output, command).await,
         ClientCommand::Token { command, .. } => token::run(&client, output, command).await,
+        ClientCommand::Node { command, .. } => fleet::node(&client, output, command).await,
+        ClientCommand::Version { .. } => fleet::version(&client, output).await,
     }
 }

@@ -42,11 +42,14 @@ pub fn completion(c: &Completion) -> String {
 pub fn settings(s: &Settings) -> String {
     let mut out = format!("strategy:      {}\n", strategy(&s.strategy));
     out += &format!("min healthy:   {}\n", duration(s.min_healthy_ms));
+    // The number the deployment's own events use ("1 nodes failed; 0 tolerated"), not "default".
+    let tolerated = match s.failed_nodes_tolerated() {
+        u32::MAX => "no limit but the install window".to_string(),
+        n => n.to_string(),
+    };
     out += &format!(
-        "failures:      {} per node, {} nodes tolerated\n",
+        "retries:       {} per node; failed nodes tolerated: {tolerated}\n",
         s.max_failures_per_node,
-        s.max_failed_nodes
-            .map_or_else(|| "default".to_string(), |n| n.to_string())
     );
     out += &format!(
         "on failure:    {}\n",

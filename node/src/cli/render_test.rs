@@ -47,7 +47,7 @@ fn deployment_info_shows_settings_nodes_and_events() {
     let expected_head = "d-3 web/api v7 ROLLING_FORWARD\n\n\
         strategy:      rolling(install 2, download 3)\n\
         min healthy:   5.0s\n\
-        failures:      1 per node, default nodes tolerated\n\
+        retries:       1 per node; failed nodes tolerated: no limit but the install window\n\
         on failure:    roll back\n\
         pulse every:   10.0s\n\
         completion:    all nodes\n\n\
@@ -149,7 +149,7 @@ fn subscription_policy_with_defaults_and_holds() {
          selected:      6\n\
          strategy:      rolling(install 2, download 3)\n\
          min healthy:   5.0s\n\
-         failures:      0 per node, default nodes tolerated\n\
+         retries:       0 per node; failed nodes tolerated: no limit but the install window\n\
          on failure:    roll back\n\
          pulse every:   1m00s\n\
          completion:    all nodes\n\
@@ -206,4 +206,16 @@ fn cluster_status_does_not_repeat_a_leader_role() {
     let out = cluster(&c);
     assert!(out.contains("1   leader  "), "{out}");
     assert!(!out.contains("(leader)"), "{out}");
+}
+
+#[test]
+fn the_settings_line_shows_the_tolerated_number_the_events_use() {
+    let mut d: DeploymentView = serde_json::from_value(deployment()).unwrap();
+    d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce {};
+    d.settings.max_failed_nodes = None;
+    assert!(
+        settings(&d.settings).contains("retries:       1 per node; failed nodes tolerated: 0\n")
+    );
+    d.settings.max_failed_nodes = Some(2);
+    assert!(settings(&d.settings).contains("failed nodes tolerated: 2\n"));
 }

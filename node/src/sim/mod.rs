@@ -37,13 +37,13 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0.0)]
     pub fail_rate: f64,
     /// Simulated install time in ms.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = crate::cli::parse_millis)]
     pub install_ms: u64,
     /// Simulated download time in ms.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = crate::cli::parse_millis)]
     pub download_ms: u64,
     /// How often each node reports, in ms.
-    #[arg(long, default_value_t = 250)]
+    #[arg(long, default_value_t = 250, value_parser = crate::cli::parse_millis)]
     pub interval_ms: u64,
     /// Nodes start already running this version, as `resource=version`.
     #[arg(long)]

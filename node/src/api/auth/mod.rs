@@ -138,7 +138,11 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     check_content_type(req)?;
     if let Caller::Token(t) = &caller {
         if changes_state(req.method()) && rule.need != Permission::Report {
-            tracing::info!(by = %t.name, method = %req.method(), path = %clip(path), "write");
+            let deployment = path
+                .strip_prefix("/v1/deployments/")
+                .and_then(|rest| rest.split('/').next())
+                .map(clip);
+            tracing::info!(by = %t.name, method = %req.method(), path = %clip(path), deployment, "write");
         }
     }
     Ok(caller)

@@ -38,6 +38,7 @@ pub const ROUTES: &[Rule] = &[
     rule("GET", "/healthz", Public, "check liveness"),
     rule("GET", "/readyz", Public, "check readiness"),
     rule("GET", "/v1/cluster", Read, "read the cluster"),
+    rule("GET", "/metrics", Read, "read metrics"),
     rule("GET", "/v1/cluster/digest", Read, "read the state digest"),
     rule(
         "GET",
@@ -99,6 +100,7 @@ pub const ROUTES: &[Rule] = &[
     ),
     rule("POST", "/v1/nodes/reports", Report, "report for nodes"),
     rule("POST", "/v1/nodes/{id}/report", Report, "report for nodes"),
+    rule("GET", "/v1/nodes", Read, "read nodes"),
     rule("GET", "/v1/nodes/{id}", Read, "read nodes"),
     rule("POST", "/v1/deployments", Operate, "start deployments"),
     rule("GET", "/v1/deployments", Read, "read deployments"),

@@ -126,10 +126,17 @@ pub fn snapshot_lines(log: &str) -> Vec<(u64, u64)> {
         line.split_whitespace()
             .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
     };
+    let json = |line: &str| -> Option<(u64, u64)> {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        Some((v["bytes"].as_u64()?, v["ms"].as_u64()?))
+    };
     log.lines()
         .map(strip_ansi)
         .filter(|l| l.contains("built snapshot"))
-        .filter_map(|l| Some((field(&l, "bytes")?, field(&l, "ms")?)))
+        .filter_map(|l| match l.starts_with('{') {
+            true => json(&l),
+            false => Some((field(&l, "bytes")?, field(&l, "ms")?)),
+        })
         .collect()
 }
 
@@ -142,8 +149,9 @@ mod tests {
         let log = "2026-01-01T00:00:00Z  INFO \u{1b}[2mconvoy_raft::sm_store\u{1b}[0m: built snapshot \
                    \u{1b}[3mlast_log_id\u{1b}[0m\u{1b}[2m=\u{1b}[0mSome(1-1-5) \u{1b}[3mbytes\u{1b}[0m\u{1b}[2m=\u{1b}[0m1234 \
                    \u{1b}[3mms\u{1b}[0m\u{1b}[2m=\u{1b}[0m56\nother line bytes=1 ms=2\n\
-                   x INFO built snapshot last_log_id=Some(1-1-9) bytes=99 ms=7\n";
-        assert_eq!(snapshot_lines(log), vec![(1234, 56), (99, 7)]);
+                   x INFO built snapshot last_log_id=Some(1-1-9) bytes=99 ms=7\n\
+                   {\"level\":\"INFO\",\"message\":\"built snapshot\",\"bytes\":42,\"ms\":3}\n";
+        assert_eq!(snapshot_lines(log), vec![(1234, 56), (99, 7), (42, 3)]);
     }
 
     #[test]

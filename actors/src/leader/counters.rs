@@ -1,0 +1,49 @@
+//! Process-wide counters of report ingestion on the leader, for monitoring: heartbeats coalesced away,
+//! changes queued and proposed, and how many node changes wait in the consumers' queues now.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+static HEARTBEATS: AtomicU64 = AtomicU64::new(0);
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+static BATCHES: AtomicU64 = AtomicU64::new(0);
+static QUEUED: AtomicI64 = AtomicI64::new(0);
+
+/// What the counters say now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReportCounters {
+    /// Reports that changed nothing (heartbeats): never proposed.
+    pub heartbeats: u64,
+    /// Reports whose change was queued for the log.
+    pub changes: u64,
+    /// `ReportNodes` batches proposed.
+    pub batches: u64,
+    /// Node changes waiting in the consumer actors' queues.
+    pub queued: u64,
+}
+
+/// The counters now.
+pub fn report_counters() -> ReportCounters {
+    ReportCounters {
+        heartbeats: HEARTBEATS.load(Ordering::Relaxed),
+        changes: CHANGES.load(Ordering::Relaxed),
+        batches: BATCHES.load(Ordering::Relaxed),
+        queued: QUEUED.load(Ordering::Relaxed).max(0) as u64,
+    }
+}
+
+pub(crate) fn heartbeat() {
+    HEARTBEATS.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn change() {
+    CHANGES.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn batch() {
+    BATCHES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The queues grew (positive) or shrank (negative) by `delta` node changes.
+pub(crate) fn queued(delta: i64) {
+    QUEUED.fetch_add(delta, Ordering::Relaxed);
+}

@@ -1,0 +1,17 @@
+//! `GET /metrics`: this server's Prometheus metrics (see [`crate::metrics`]).
+
+use actix_web::{web, HttpResponse};
+
+use crate::engine::Engine;
+
+/// Registers this module's route.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(metrics));
+}
+
+async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
+    let text = crate::metrics::scrape::render(&engine, crate::leader::wall_ms());
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(text)
+}

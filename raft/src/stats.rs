@@ -1,0 +1,121 @@
+//! Timings of the replica's disk work (log appends, WAL fsyncs, snapshot builds and installs), kept in a
+//! process-wide Prometheus registry that the server's `GET /metrics` encodes with its own.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, Registry};
+
+/// The histograms and counters of this module, registered once per process.
+pub struct Stats {
+    registry: Registry,
+    /// Seconds to write one batch of entries to RocksDB (before its fsync).
+    pub append: Histogram,
+    /// Seconds per WAL fsync (one fsync covers every append queued while the previous one ran).
+    pub fsync: Histogram,
+    /// Seconds to build a snapshot.
+    pub snapshot_build: Histogram,
+    /// Seconds to verify and install a snapshot received from the leader.
+    pub snapshot_install: Histogram,
+    /// Bytes of the last snapshot built or installed here.
+    pub snapshot_bytes: IntGauge,
+    /// Snapshots built here.
+    pub snapshots_built: IntCounter,
+    /// Snapshots installed here.
+    pub snapshots_installed: IntCounter,
+}
+
+/// Buckets for disk latencies: 50 µs to 2.5 s.
+const DISK_BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5,
+];
+/// Buckets for snapshots: 1 ms to 5 min.
+const SNAPSHOT_BUCKETS: &[f64] = &[
+    0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+fn histogram(name: &str, help: &str, buckets: &[f64]) -> Histogram {
+    Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets.to_vec()))
+        .expect("valid histogram options")
+}
+
+impl Stats {
+    fn new() -> Self {
+        let stats = Self {
+            registry: Registry::new(),
+            append: histogram(
+                "convoy_raft_append_seconds",
+                "Time to write a batch of raft log entries to RocksDB, before the fsync.",
+                DISK_BUCKETS,
+            ),
+            fsync: histogram(
+                "convoy_raft_fsync_seconds",
+                "Time of one raft log WAL fsync (shared by the appends queued behind it).",
+                DISK_BUCKETS,
+            ),
+            snapshot_build: histogram(
+                "convoy_raft_snapshot_build_seconds",
+                "Time to build a snapshot of the state machine.",
+                SNAPSHOT_BUCKETS,
+            ),
+            snapshot_install: histogram(
+                "convoy_raft_snapshot_install_seconds",
+                "Time to verify and install a snapshot received from the leader.",
+                SNAPSHOT_BUCKETS,
+            ),
+            snapshot_bytes: IntGauge::new(
+                "convoy_raft_snapshot_bytes",
+                "Size of the last snapshot built or installed on this server.",
+            )
+            .expect("valid gauge"),
+            snapshots_built: IntCounter::new(
+                "convoy_raft_snapshots_built_total",
+                "Snapshots built on this server.",
+            )
+            .expect("valid counter"),
+            snapshots_installed: IntCounter::new(
+                "convoy_raft_snapshots_installed_total",
+                "Snapshots received from the leader and installed on this server.",
+            )
+            .expect("valid counter"),
+        };
+        let r = &stats.registry;
+        for c in [
+            Box::new(stats.append.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(stats.fsync.clone()),
+            Box::new(stats.snapshot_build.clone()),
+            Box::new(stats.snapshot_install.clone()),
+            Box::new(stats.snapshot_bytes.clone()),
+            Box::new(stats.snapshots_built.clone()),
+            Box::new(stats.snapshots_installed.clone()),
+        ] {
+            r.register(c).expect("names are unique");
+        }
+        stats
+    }
+
+    /// The registry holding these metrics, to encode beside the server's own.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+}
+
+/// This process's raft statistics.
+pub fn stats() -> &'static Stats {
+    static STATS: OnceLock<Stats> = OnceLock::new();
+    STATS.get_or_init(Stats::new)
+}
+
+/// Records a snapshot built (`installed == false`) or installed, its duration and size.
+pub fn record_snapshot(installed: bool, took: Duration, bytes: u64) {
+    let s = stats();
+    if installed {
+        s.snapshot_install.observe(took.as_secs_f64());
+        s.snapshots_installed.inc();
+    } else {
+        s.snapshot_build.observe(took.as_secs_f64());
+        s.snapshots_built.inc();
+    }
+    s.snapshot_bytes.set(bytes as i64);
+}
