@@ -160,6 +160,10 @@ pub struct Deployment {
     pub rb_batch: u32,
     /// Nodes whose rollback failed.
     pub rb_failed: u32,
+    /// Nodes counted back that run the deployment's version again (an install overtaken by the
+    /// rollback finished after all), in the order seen: each waits for a free rollback slot like
+    /// any other, so the install window holds during a rollback too.
+    pub rb_again: Vec<u32>,
     /// Watching nodes by watch end.
     pub watches: BTreeSet<(Timestamp, u32)>,
     /// When it became terminal.
@@ -213,6 +217,7 @@ impl Deployment {
             rb_used: 0,
             rb_batch: 0,
             rb_failed: 0,
+            rb_again: Vec::new(),
             watches: BTreeSet::new(),
             ended_at: None,
         }

@@ -269,10 +269,9 @@ impl Deployment {
                     && self.status.is_active()
                     && !self.status.is_forward() =>
             {
-                self.nodes[p].phase = NodePhase::RollingBack;
-                self.rb_used += 1;
-                let msg = format!("runs version {} again after counting back", self.version);
-                self.node_event(at, EventKind::Rollback, p, Some(msg));
+                if !self.rb_again.contains(&(p as u32)) {
+                    self.rb_again.push(p as u32);
+                }
             }
             _ => {}
         }
@@ -446,6 +445,19 @@ impl Deployment {
         Ok(true)
     }
 
+    /// Re-targets the first node waiting in `rb_again` at its from-version.
+    fn admit_again_one(&mut self, at: Timestamp) {
+        let p = self.rb_again.remove(0) as usize;
+        if self.nodes[p].phase != NodePhase::RolledBack {
+            return;
+        }
+        self.nodes[p].phase = NodePhase::RollingBack;
+        self.rb_used += 1;
+        let msg = format!("runs version {} again after counting back", self.version);
+        self.node_event(at, EventKind::Rollback, p, Some(msg));
+        self.react(p, self.nodes[p].seen, None, at);
+    }
+
     fn admit_back_one(&mut self, at: Timestamp) {
         let t = self.touched.len();
         let p = self.touched[t - 1 - self.rb_cursor as usize] as usize;
@@ -474,6 +486,12 @@ impl Deployment {
         let t = self.touched.len() as u32;
         match self.settings.strategy.clone() {
             Strategy::Batch { .. } => {
+                // Nodes that run the version again are rolled back together, between batches.
+                if self.rb_used == 0 && self.rb_failed == 0 {
+                    while !self.rb_again.is_empty() {
+                        self.admit_again_one(at);
+                    }
+                }
                 while self.rb_used == 0 && self.rb_cursor < t && self.rb_failed == 0 {
                     let k = self.batches.len()
                         - 1
@@ -492,6 +510,9 @@ impl Deployment {
                     Strategy::Rolling { install_window, .. } => install_window,
                     _ => u32::MAX,
                 };
+                while self.rb_used < iw && !self.rb_again.is_empty() && self.rb_failed == 0 {
+                    self.admit_again_one(at);
+                }
                 while self.rb_used < iw && self.rb_cursor < t && self.rb_failed == 0 {
                     self.admit_back_one(at);
                 }
@@ -503,7 +524,10 @@ impl Deployment {
         if self.rb_failed > 0 {
             let msg = format!("{} nodes failed to roll back", self.rb_failed);
             let _ = self.transition(Status::Failed, at, Actor::System, Some(msg));
-        } else if self.rb_cursor as usize >= self.touched.len() && self.rb_used == 0 {
+        } else if self.rb_cursor as usize >= self.touched.len()
+            && self.rb_used == 0
+            && self.rb_again.is_empty()
+        {
             let _ = self.transition(Status::RolledBack, at, Actor::System, None);
         }
     }
