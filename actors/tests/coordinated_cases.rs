@@ -107,7 +107,15 @@ fn case3_failover_new_leader_rearms_and_blocks_then_fresh_pulse_resumes() {
         follower.rearm_pulses(new_now).is_empty(),
         "blocked deployments have no countdown"
     );
-    let r = follower.apply(Command::Pulse { id }, new_now + 1).unwrap();
+    let r = follower
+        .apply(
+            Command::Pulse {
+                id,
+                by: Actor::Pulse,
+            },
+            new_now + 1,
+        )
+        .unwrap();
     assert_eq!(
         r,
         Response::Pulse {

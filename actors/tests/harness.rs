@@ -183,7 +183,10 @@ impl H {
     }
 
     pub fn pulse(&mut self, id: DeploymentId) -> (PulseAnswer, Option<Status>) {
-        match self.ok(Command::Pulse { id }) {
+        match self.ok(Command::Pulse {
+            id,
+            by: Actor::Pulse,
+        }) {
             Response::Pulse { answer, status } => (answer, status),
             other => panic!("unexpected {other:?}"),
         }

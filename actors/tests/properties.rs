@@ -144,7 +144,10 @@ fn command(s: &ClusterState, op: &Op, now: &mut u64) -> Command {
             message: None,
             by: Actor::User,
         },
-        Op::Pulse => Command::Pulse { id: latest },
+        Op::Pulse => Command::Pulse {
+            id: latest,
+            by: Actor::Pulse,
+        },
         Op::Tick(dt) => {
             *now += dt;
             Command::Tick

@@ -335,7 +335,6 @@ async fn tokens_and_roles_guard_every_route_on_every_server() -> anyhow::Result<
     let events = paused["events"].as_array().unwrap();
     assert_eq!(events.first().unwrap()["by"], "t-operator", "{paused}");
     assert_eq!(events.last().unwrap()["by"], "t-operator", "{paused}");
-
     // State changes must be JSON: a cross-site form post is 415 even with a good token; a bodyless action
     // with the header and an empty body works.
     let http = reqwest::Client::new();
@@ -357,6 +356,39 @@ async fn tokens_and_roles_guard_every_route_on_every_server() -> anyhow::Result<
         .send()
         .await?;
     assert_eq!(bare.status().as_u16(), 200);
+    let resumed: Value = bare.json().await?;
+    assert_eq!(
+        resumed["status"], "ROLL_FORWARD_AWAITING_PULSE",
+        "{resumed}"
+    );
+    // Resumed, it awaits its first pulse (none came yet): the pulser's pulse moves it on, recorded
+    // with the pulser token's name.
+    let pulser = &secrets[2].1;
+    let (status, pulsed) = call(
+        &follower,
+        "POST",
+        &format!("/v1/deployments/{id}/pulse"),
+        Some(pulser),
+        Some(&json!({})),
+    )
+    .await?;
+    assert_eq!(status, 200, "{pulsed}");
+    assert_eq!(pulsed["status"], "OK", "{pulsed}");
+    let (_, view) = call(
+        &leader,
+        "GET",
+        &format!("/v1/deployments/{id}"),
+        Some(ops),
+        None,
+    )
+    .await?;
+    let moved_on = view["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["message"] == "pulse received")
+        .unwrap_or_else(|| panic!("no pulse event: {view}"));
+    assert_eq!(moved_on["by"], "t-pulser", "{moved_on}");
 
     // A revoked token is refused by every server once it has applied the revocation.
     let temp = create_token(&leader, &admin, "temp", "reader", None).await?;

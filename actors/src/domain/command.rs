@@ -179,6 +179,8 @@ pub enum Command {
     Pulse {
         /// Deployment.
         id: DeploymentId,
+        /// Who pulsed: the pulser's token, or [`Actor::Pulse`] on a server without auth.
+        by: Actor,
     },
     /// Create a consumer group.
     CreateGroup {

@@ -39,7 +39,10 @@ fn every_status_is_listed_and_deployments_are_counted_by_status() {
 fn pulse_slack_counts_down_and_an_overdue_pulse_is_counted() {
     let mut k = Kit::new(2);
     let id = k.start_with(|s| s.pulse_interval_ms = Some(1_000));
-    k.ok(Command::Pulse { id });
+    k.ok(Command::Pulse {
+        id,
+        by: Actor::Pulse,
+    });
     assert_eq!(
         k.s.gauges(k.now + 400).active[&id].pulse_slack_ms,
         Some(600)

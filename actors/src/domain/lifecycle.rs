@@ -205,14 +205,14 @@ impl ClusterState {
         })
     }
 
-    pub(crate) fn pulse(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
+    pub(crate) fn pulse(&mut self, id: DeploymentId, by: Actor, cx: &mut Cx) -> Response {
         let Some(d) = self.deployments.get_mut(&id) else {
             return Response::Pulse {
                 answer: PulseAnswer::Stop,
                 status: None,
             };
         };
-        let answer = d.pulse(cx.at);
+        let answer = d.pulse(cx.at, by);
         let status = d.status;
         self.touch(id, cx);
         Response::Pulse {

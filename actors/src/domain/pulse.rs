@@ -58,7 +58,7 @@ impl Deployment {
     }
 
     /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
-    pub(crate) fn pulse(&mut self, at: Timestamp) -> PulseAnswer {
+    pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor) -> PulseAnswer {
         if self.status.is_terminal() {
             return PulseAnswer::Stop;
         }
@@ -71,7 +71,7 @@ impl Deployment {
             let _ = self.transition(
                 Status::rolling(forward),
                 at,
-                Actor::Pulse,
+                by,
                 Some("pulse received".into()),
             );
             self.advance(at);

@@ -6,7 +6,10 @@ fn coordinated(k: &mut Kit) -> DeploymentId {
 }
 
 fn pulse(k: &mut Kit, id: DeploymentId) -> Response {
-    k.ok(Command::Pulse { id })
+    k.ok(Command::Pulse {
+        id,
+        by: Actor::Pulse,
+    })
 }
 
 #[test]

@@ -100,7 +100,7 @@ impl ClusterState {
             Command::Rollback { id, message, by } => {
                 self.deployment_op(id, message, by, Op::Rollback, &mut cx)?
             }
-            Command::Pulse { id } => self.pulse(id, &mut cx),
+            Command::Pulse { id, by } => self.pulse(id, by, &mut cx),
             Command::CreateGroup { name, members } => self.create_group(name, members)?,
             Command::StartGroupDeployment {
                 group,

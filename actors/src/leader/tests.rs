@@ -180,7 +180,10 @@ async fn timer_blocks_a_coordinated_deployment_within_100ms_of_its_deadline() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 3);
     let id = coordinated(&host, 300);
-    host.apply(Command::Pulse { id });
+    host.apply(Command::Pulse {
+        id,
+        by: crate::domain::Actor::Pulse,
+    });
     let deadline = host.state.lock().unwrap().deployment_deadline(id).unwrap();
     let actor = DeploymentActor::new(id, host.clone()).start();
     assert_eq!(
@@ -371,7 +374,10 @@ async fn leadership_starts_and_stops_the_children() {
     let host = Arc::new(FakeHost::default());
     fleet(&host, 3);
     let id = coordinated(&host, 250);
-    host.apply(Command::Pulse { id });
+    host.apply(Command::Pulse {
+        id,
+        by: crate::domain::Actor::Pulse,
+    });
     let supervisor = Supervisor::new(
         host.clone(),
         SupervisorConfig {
@@ -397,7 +403,10 @@ async fn leadership_starts_and_stops_the_children() {
     );
 
     // A fresh pulse resumes it; after stepping down, nobody blocks it any more.
-    host.apply(Command::Pulse { id });
+    host.apply(Command::Pulse {
+        id,
+        by: crate::domain::Actor::Pulse,
+    });
     assert_eq!(status(&host, id).status, Status::RollingForward);
     supervisor.send(Leadership(false)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(450)).await;

@@ -177,13 +177,22 @@ async fn act(
     Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
 }
 
-async fn pulse(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn pulse(
+    engine: web::Data<Engine>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     // A pulse on an unknown deployment answers STOP, as the contract says, not 404.
     let Ok(id) = raw.parse::<DeploymentId>() else {
         return Ok(HttpResponse::Ok().json(serde_json::json!({"status": "STOP", "state": null})));
     };
-    match engine.propose(Command::Pulse { id }).await? {
+    // The pulser's token names who moved the deployment on; without auth, "pulse".
+    let by = match caller {
+        Caller::Anonymous => Actor::Pulse,
+        token => token.actor(),
+    };
+    match engine.propose(Command::Pulse { id, by }).await? {
         Response::Pulse { answer, status } => {
             Ok(HttpResponse::Ok().json(serde_json::json!({"status": answer, "state": status})))
         }
