@@ -1,7 +1,7 @@
 //! The `convoy` binary: parses the command line and hands it to the `convoy_node` library.
 
 use clap::{CommandFactory, Parser, Subcommand};
-use convoy_node::dev::{bench, chaos, demo};
+use convoy_node::dev::{bench, chaos, demo, replay};
 use convoy_node::{agent, cli, config, server, sim, tls};
 
 /// mimalloc instead of glibc's malloc: the leader's report and HTTP paths allocate many small,
@@ -38,6 +38,7 @@ Tools:
   demo        Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill
   chaos       Inject seeded faults into a local cluster under load and check that nothing breaks
   bench       Measure throughput, latency, failover and scale of a local cluster
+  replay      Re-apply a stopped server's log through the domain: its digest, one deployment's decisions
   tls         TLS helpers: `convoy tls init DIR` writes a development CA and server certificate
   completion  Print a shell completion script (bash, zsh, fish)
   man         Write man pages for every command into a directory
@@ -75,6 +76,9 @@ enum Cmd {
     Chaos(chaos::ChaosArgs),
     /// Measure throughput, latency, failover and scale of a local cluster (optionally against etcd).
     Bench(bench::BenchArgs),
+    /// Re-apply a stopped server's snapshot and log through the pure domain: the digest it reaches
+    /// and, with `--deployment`, every decision about one deployment with the entry that made it.
+    Replay(replay::ReplayArgs),
     /// TLS helpers: `convoy tls init DIR` writes a development CA and server certificate.
     #[command(subcommand)]
     Tls(tls::TlsCommand),
@@ -122,6 +126,7 @@ fn main() {
         Cmd::Demo(args) => demo::run(args),
         Cmd::Chaos(args) => chaos::run(args),
         Cmd::Bench(args) => bench::run(args),
+        Cmd::Replay(args) => replay::run(args),
         Cmd::Tls(command) => tls::run(command).map_err(Into::into),
         Cmd::Client(command) => cli::run(command),
         Cmd::Completion { shell } => {

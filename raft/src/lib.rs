@@ -8,6 +8,7 @@ pub mod error;
 pub mod log_store;
 pub mod network;
 pub mod node;
+pub mod replay;
 pub mod sm_store;
 pub mod state_machine;
 pub mod stats;
