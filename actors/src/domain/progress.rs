@@ -263,15 +263,15 @@ impl Deployment {
                 }
             }
             // Counted back while an install of the deployment's version was still under way (its
-            // report was overtaken by the rollback), it now runs that version: roll it back again.
+            // report was overtaken by the rollback), it now runs that version: roll it back again
+            // when a rollback slot is free.
             NodePhase::RolledBack
                 if bits & S_CURRENT != 0
                     && self.status.is_active()
-                    && !self.status.is_forward() =>
+                    && !self.status.is_forward()
+                    && !self.rb_again.contains(&(p as u32)) =>
             {
-                if !self.rb_again.contains(&(p as u32)) {
-                    self.rb_again.push(p as u32);
-                }
+                self.rb_again.push(p as u32);
             }
             _ => {}
         }
