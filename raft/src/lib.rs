@@ -3,6 +3,8 @@
 //! The application plugs in through [`StateMachine`]; everything else — durable log, snapshots,
 //! the authenticated internal transport, proposal batching and forwarding — lives here.
 
+#![warn(missing_docs)]
+
 pub mod codec;
 pub mod error;
 pub mod log_store;
