@@ -155,6 +155,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(api::auth::check))
+                .wrap(from_fn(api::cors::cors))
                 .wrap_fn(|req, srv| {
                     let call = srv.call(req);
                     async move {
