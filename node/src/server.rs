@@ -91,6 +91,13 @@ async fn exit_on_fatal(engine: Engine) {
 
 /// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
+    if args.dev {
+        // The temp dir lives until the server stops, then is removed.
+        let dev = crate::dev::devmode::prepare(args)?;
+        let served = run(dev.args.clone());
+        drop(dev);
+        return served;
+    }
     let config = args.resolve()?;
     let http_addr = config.raft.http_addr.clone();
     // TLS material is read before anything starts: a bad file stops the server with its name.
