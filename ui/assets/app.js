@@ -13,6 +13,7 @@ let api = null;
 let rendering = false;
 let again = false;
 let lastRender = 0;
+let lastCost = 0;
 let applied = null;
 
 const ui = {
@@ -51,8 +52,10 @@ async function render() {
     return;
   }
   rendering = true;
-  const wait = lastRender + MIN_REFRESH_MS - Date.now();
+  // A page that takes long to build (a 100k-node deployment) is rebuilt less often, so the page stays responsive.
+  const wait = lastRender + Math.max(MIN_REFRESH_MS, 4 * lastCost) - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const began = Date.now();
   try {
     const page = await route()();
     const scroll = window.scrollY;
@@ -64,6 +67,7 @@ async function render() {
     main.replaceChildren(h("p", { class: "bad" }, `Cannot show this page: ${e.message}`));
   } finally {
     lastRender = Date.now();
+    lastCost = lastRender - began;
     rendering = false;
   }
   if (again) {
@@ -134,6 +138,11 @@ async function start() {
   );
 }
 
-window.addEventListener("hashchange", () => render());
+// A page asked for by the user is shown at once; only live refreshes are paced.
+window.addEventListener("hashchange", () => {
+  lastRender = 0;
+  lastCost = 0;
+  render();
+});
 setInterval(() => tickCountdowns(main), 1000);
 start();

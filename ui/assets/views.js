@@ -13,6 +13,8 @@ const ACTIVE = new Set([
 ]);
 const STATES = Object.keys(STATE_COLOURS);
 const MAX_DETAILED = 20;
+/** Active deployments up to this many nodes are read in full on the list (for the bar by state, windows, pulse). */
+const MAX_DETAILED_NODES = 5000;
 const MAX_EVENTS = 200;
 const MAX_PROBED_NODES = 300;
 
@@ -99,7 +101,7 @@ export async function deploymentsPage(api) {
   const list = await api.get("/v1/deployments");
   list.sort((a, b) => (isActive(b.status) - isActive(a.status)) || (Number(b.id.slice(2)) - Number(a.id.slice(2))));
   const details = await Promise.all(
-    list.map((d, i) => (isActive(d.status) && i < MAX_DETAILED ? api.get(`/v1/deployments/${d.id}`).catch(() => null) : null)),
+    list.map((d, i) => (isActive(d.status) && i < MAX_DETAILED && d.nodes <= MAX_DETAILED_NODES ? api.get(`/v1/deployments/${d.id}`).catch(() => null) : null)),
   );
   const rows = list.map((d, i) => {
     const full = details[i];
