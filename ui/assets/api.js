@@ -52,7 +52,11 @@ export class Api {
     return h;
   }
 
-  /** One request; on a network failure or a 503 the next member is tried, each at most once. */
+  /**
+   * One request. A GET moves on to the next member on a network failure or a 503, each member at most once;
+   * a write is never sent twice (it may have been carried out): it moves to the next member for the next
+   * try and fails, so the person clicks again.
+   */
   async request(method, path, body) {
     let last = null;
     for (let tries = 0; tries < Math.max(1, this.origins.length); tries++) {
@@ -64,10 +68,16 @@ export class Api {
       } catch (e) {
         last = e;
         this.failover();
+        if (method !== "GET") throw new Error(`the server did not answer; now using ${this.origin}: try again`);
         continue;
       }
       const text = await res.text();
-      const json = text ? JSON.parse(text) : null;
+      let json = null;
+      try {
+        json = text ? JSON.parse(text) : null;
+      } catch (e) {
+        json = null;
+      }
       if (res.ok) return json;
       const err = (json && json.error) || {};
       last = new ApiError(res.status, err.code || "http_error", err.message || res.statusText);
