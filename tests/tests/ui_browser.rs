@@ -130,9 +130,9 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
     let ops = token(&api, "ops", "operator").await?;
     let viewer = token(&api, "viewer", "reader").await?;
 
-    // A fleet of 24 simulated nodes on v1, then a rolling deployment of v2, two at a time, slow enough to watch.
+    // A fleet of 30 simulated nodes on v1, then a rolling deployment of v2, two at a time, slow enough to watch.
     resource_with_v1(&api, "app").await?;
-    let nodes = consumer(&api, "web", 24).await?;
+    let nodes = consumer(&api, "web", 30).await?;
     let fleet_client = ApiClient::new(&cluster.addresses())?
         .with_token(Some(ADMIN))
         .with_patience(Duration::ZERO);
@@ -141,7 +141,7 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         nodes.clone(),
         Behaviour {
             download: Duration::from_millis(100),
-            install: Duration::from_millis(900),
+            install: Duration::from_millis(1500),
             fail_rate: 0.0,
         },
         Duration::from_millis(100),
