@@ -91,6 +91,13 @@ async fn exit_on_fatal(engine: Engine) {
 
 /// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
+    if args.dev {
+        // The temp dir lives until the server stops, then is removed.
+        let dev = crate::dev::devmode::prepare(args)?;
+        let served = run(dev.args.clone());
+        drop(dev);
+        return served;
+    }
     let config = args.resolve()?;
     crate::metrics::scrape::mark_start();
     let http_addr = config.raft.http_addr.clone();
@@ -157,6 +164,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(api::auth::check))
+                .wrap(from_fn(api::cors::cors))
                 .wrap_fn(|req, srv| {
                     let call = srv.call(req);
                     async move {

@@ -134,6 +134,9 @@ fn concrete(pattern: &str) -> String {
 
 /// Sends `rule`'s request (`{}` as the body of writes) with `token`.
 async fn hit(addr: &str, rule: &table::Rule, token: Option<&str>) -> anyhow::Result<(u16, Value)> {
+    if rule.pattern.ends_with("/watch") {
+        return stream_head(addr, &concrete(rule.pattern), token).await;
+    }
     let body = (rule.method != "GET").then(|| json!({}));
     call(
         addr,
@@ -143,6 +146,20 @@ async fn hit(addr: &str, rule: &table::Rule, token: Option<&str>) -> anyhow::Res
         body.as_ref(),
     )
     .await
+}
+
+/// A stream (server-sent events) never ends: its status from the head, its body only when refused.
+async fn stream_head(addr: &str, path: &str, token: Option<&str>) -> anyhow::Result<(u16, Value)> {
+    let mut request = reqwest::Client::new().get(format!("http://{addr}{path}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.timeout(Duration::from_secs(10)).send().await?;
+    let status = response.status().as_u16();
+    if status == 200 {
+        return Ok((status, Value::Null));
+    }
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
 }
 
 async fn create_token(

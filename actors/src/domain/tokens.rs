@@ -45,6 +45,8 @@ pub enum Role {
 pub enum Permission {
     /// Served to anyone, with or without a token (`/healthz`, `/readyz`).
     Public,
+    /// Any known token, whatever its role (`GET /v1/whoami`: a token asks what it may do).
+    Authenticated,
     /// Read the state (GETs).
     Read,
     /// Read resources and their versions: what an agent needs to download and health-check a version.
@@ -76,11 +78,17 @@ impl Role {
             Role::Admin => true,
             Role::Operator => matches!(
                 permission,
-                P::Public | P::Read | P::ReadResources | P::Operate | P::Pulse
+                P::Public | P::Authenticated | P::Read | P::ReadResources | P::Operate | P::Pulse
             ),
-            Role::Pulser => matches!(permission, P::Public | P::Pulse),
-            Role::Agent => matches!(permission, P::Public | P::ReadResources | P::Report),
-            Role::Reader => matches!(permission, P::Public | P::Read | P::ReadResources),
+            Role::Pulser => matches!(permission, P::Public | P::Authenticated | P::Pulse),
+            Role::Agent => matches!(
+                permission,
+                P::Public | P::Authenticated | P::ReadResources | P::Report
+            ),
+            Role::Reader => matches!(
+                permission,
+                P::Public | P::Authenticated | P::Read | P::ReadResources
+            ),
         }
     }
 

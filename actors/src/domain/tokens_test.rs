@@ -55,6 +55,7 @@ fn roles_grant_exactly_their_permissions() {
             Role::Admin,
             &[
                 P::Public,
+                P::Authenticated,
                 P::Read,
                 P::ReadResources,
                 P::Operate,
@@ -65,14 +66,28 @@ fn roles_grant_exactly_their_permissions() {
         ),
         (
             Role::Operator,
-            &[P::Public, P::Read, P::ReadResources, P::Operate, P::Pulse],
+            &[
+                P::Public,
+                P::Authenticated,
+                P::Read,
+                P::ReadResources,
+                P::Operate,
+                P::Pulse,
+            ],
         ),
-        (Role::Pulser, &[P::Public, P::Pulse]),
-        (Role::Agent, &[P::Public, P::ReadResources, P::Report]),
-        (Role::Reader, &[P::Public, P::Read, P::ReadResources]),
+        (Role::Pulser, &[P::Public, P::Authenticated, P::Pulse]),
+        (
+            Role::Agent,
+            &[P::Public, P::Authenticated, P::ReadResources, P::Report],
+        ),
+        (
+            Role::Reader,
+            &[P::Public, P::Authenticated, P::Read, P::ReadResources],
+        ),
     ];
     let all = [
         P::Public,
+        P::Authenticated,
         P::Read,
         P::ReadResources,
         P::Operate,

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod cluster;
 pub mod consumers;
+pub mod cors;
 pub mod debug;
 pub mod deployments;
 pub mod error;
@@ -13,6 +14,9 @@ pub mod read;
 pub mod reports;
 pub mod resources;
 pub mod tokens;
+pub mod ui;
+pub mod watch;
+pub mod whoami;
 
 use actix_web::web;
 
@@ -36,6 +40,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(deployments::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
+    .configure(ui::routes)
+    .configure(whoami::routes)
+    .configure(watch::routes)
     .default_service(web::to(no_route));
 }
 

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod chaos;
 pub mod demo;
+pub mod devmode;
 pub mod harness;
 pub mod netns;
 pub mod process;

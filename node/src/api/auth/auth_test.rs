@@ -74,8 +74,13 @@ fn members_and_tokens_need_admin_and_reports_need_report() {
             Some(Permission::Admin)
         } else if rule.pattern.starts_with("/v1/nodes/") && rule.method == "POST" {
             Some(Permission::Report)
-        } else if ["/healthz", "/readyz", "/v1/cluster/membership/{id}"].contains(&rule.pattern) {
+        } else if ["/healthz", "/readyz", "/v1/cluster/membership/{id}", "/"]
+            .contains(&rule.pattern)
+            || rule.pattern.starts_with("/ui/")
+        {
             Some(Permission::Public)
+        } else if rule.pattern == "/v1/whoami" {
+            Some(Permission::Authenticated)
         } else if rule.method == "GET" {
             None // Read or ReadResources
         } else if rule.pattern.ends_with("/pulse") {

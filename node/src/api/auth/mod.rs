@@ -183,8 +183,8 @@ fn authorize(token: &Token, rule: &Rule) -> Result<(), ApiError> {
 }
 
 /// A state change must be `Content-Type: application/json` (a browser cannot send that cross-site without
-/// a CORS preflight, which convoy never grants). A DELETE without a body may omit the header: browsers
-/// preflight every cross-site DELETE anyway.
+/// a CORS preflight, which convoy grants only to the cluster's own members: see `api::cors`). A DELETE
+/// without a body may omit the header: browsers preflight every cross-site DELETE anyway.
 fn check_content_type(req: &ServiceRequest) -> Result<(), ApiError> {
     if !changes_state(req.method()) {
         return Ok(());

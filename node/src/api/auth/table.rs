@@ -31,12 +31,22 @@ const fn rule(
 }
 
 use convoy_actors::domain::Permission;
-use Permission::{Admin, Operate, Public, Pulse, Read, ReadResources, Report};
+use Permission::{Admin, Authenticated, Operate, Public, Pulse, Read, ReadResources, Report};
 
 /// Every served route. The first rule that matches decides (`.../pulse` before `.../{action}`).
 pub const ROUTES: &[Rule] = &[
     rule("GET", "/healthz", Public, "check liveness"),
     rule("GET", "/readyz", Public, "check readiness"),
+    // The dashboard's static files (node/src/api/ui.rs): public; the data they show needs a token.
+    rule("GET", "/", Public, "open the dashboard"),
+    rule("GET", "/ui/", Public, "open the dashboard"),
+    rule("GET", "/ui/style.css", Public, "open the dashboard"),
+    rule("GET", "/ui/app.js", Public, "open the dashboard"),
+    rule("GET", "/ui/api.js", Public, "open the dashboard"),
+    rule("GET", "/ui/views.js", Public, "open the dashboard"),
+    rule("GET", "/ui/grid.js", Public, "open the dashboard"),
+    rule("GET", "/v1/whoami", Authenticated, "ask what it may do"),
+    rule("GET", "/v1/watch", Read, "watch the cluster's changes"),
     rule("GET", "/v1/cluster", Read, "read the cluster"),
     rule("GET", "/metrics", Read, "read metrics"),
     rule("GET", "/v1/cluster/digest", Read, "read the state digest"),

@@ -20,6 +20,9 @@ pub struct DemoArgs {
     /// Simulated install time per node, in ms.
     #[arg(long, default_value_t = 600)]
     pub install_ms: u64,
+    /// Keep the cluster and its dashboard running after the demo, until Ctrl-C (prints the URL and token).
+    #[arg(long)]
+    pub keep: bool,
 }
 
 /// Runs the demo; cleans up on exit and on Ctrl-C.
@@ -42,10 +45,35 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
             r = script::run(&mut cluster, &args, &dir) => r,
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("\ninterrupted: stopping the cluster");
-                Ok(())
+                cluster.stop();
+                return Ok(());
             }
         };
+        if args.keep && outcome.is_ok() {
+            println!("{}", kept(&cluster, &dir));
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("\nstopping the cluster");
+        }
         cluster.stop();
         outcome
     })
+}
+
+/// What `--keep` prints once the demo is over: where the dashboard is and how to sign in.
+fn kept(cluster: &crate::dev::harness::Cluster, dir: &std::path::Path) -> String {
+    let urls: Vec<String> = cluster
+        .running()
+        .into_iter()
+        .map(|id| format!("{}/ui/", cluster.server(id).url()))
+        .collect();
+    let token_file = dir.join("admin-token");
+    let token = std::fs::read_to_string(&token_file).unwrap_or_default();
+    format!(
+        "\n--keep: the cluster keeps running until Ctrl-C.\n  dashboard    {}\n  admin token  {}\n               (also in {})\n  CLI          CONVOY_SERVER={} CONVOY_TOKEN_FILE={} convoy deploy list",
+        urls.join("  "),
+        token.trim(),
+        token_file.display(),
+        cluster.addresses(),
+        token_file.display(),
+    )
 }

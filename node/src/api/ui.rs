@@ -1,0 +1,88 @@
+//! The web dashboard's static files, embedded in the binary (no build step, no CDN) and served at `/ui/`;
+//! `GET /` redirects there. The files are public: every piece of data they show comes from the API with the
+//! token the page is given.
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+
+/// One embedded file: the path it is served at, its media type and its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Asset {
+    /// The path, as listed in the route table.
+    pub path: &'static str,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The file.
+    pub body: &'static str,
+}
+
+const fn asset(path: &'static str, content_type: &'static str, body: &'static str) -> Asset {
+    Asset {
+        path,
+        content_type,
+        body,
+    }
+}
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// Every file of the dashboard (`ui/assets/` in the repository).
+pub const ASSETS: &[Asset] = &[
+    asset(
+        "/ui/",
+        "text/html; charset=utf-8",
+        include_str!("../../../ui/assets/index.html"),
+    ),
+    asset(
+        "/ui/style.css",
+        "text/css; charset=utf-8",
+        include_str!("../../../ui/assets/style.css"),
+    ),
+    asset("/ui/app.js", JS, include_str!("../../../ui/assets/app.js")),
+    asset("/ui/api.js", JS, include_str!("../../../ui/assets/api.js")),
+    asset(
+        "/ui/views.js",
+        JS,
+        include_str!("../../../ui/assets/views.js"),
+    ),
+    asset(
+        "/ui/grid.js",
+        JS,
+        include_str!("../../../ui/assets/grid.js"),
+    ),
+];
+
+/// The page may load its own files only, and talk to any cluster member (it moves to another when its
+/// server goes away; the members' CORS answer decides which origins may read).
+pub const CONTENT_SECURITY_POLICY: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self' http: https:; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+/// Registers `/` and every asset.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(root));
+    for asset in ASSETS {
+        cfg.route(asset.path, web::get().to(move || serve(asset)));
+    }
+}
+
+async fn root() -> HttpResponse {
+    HttpResponse::Found()
+        .insert_header((header::LOCATION, "/ui/"))
+        .finish()
+}
+
+async fn serve(asset: &'static Asset) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, asset.content_type))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .body(asset.body)
+}
+
+#[cfg(test)]
+#[path = "ui_test.rs"]
+mod tests;

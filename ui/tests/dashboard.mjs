@@ -1,0 +1,148 @@
+// Drives convoy's dashboard in headless Chromium against a live cluster (started by
+// tests/tests/ui_browser.rs, which reads the lines this script prints and answers on stdin).
+// Environment: CHROMIUM, CONVOY_LEADER_URL, CONVOY_LEADER_ID, CONVOY_SERVERS (comma-separated URLs),
+// CONVOY_OPS_TOKEN (operator), CONVOY_READER_TOKEN (reader), CONVOY_DEPLOYMENT, CONVOY_SCREENSHOTS (a dir).
+
+import { chromium } from "playwright-core";
+import readline from "node:readline";
+import path from "node:path";
+
+const env = process.env;
+const id = env.CONVOY_DEPLOYMENT;
+const leaderUrl = env.CONVOY_LEADER_URL;
+const shots = env.CONVOY_SCREENSHOTS;
+const WAIT = { timeout: 60000 };
+
+const input = readline.createInterface({ input: process.stdin });
+const lines = [];
+let wake = null;
+input.on("line", (l) => {
+  lines.push(l);
+  if (wake) wake();
+});
+async function nextLine() {
+  while (lines.length === 0) await new Promise((r) => (wake = r));
+  return lines.shift();
+}
+
+function say(line) {
+  process.stdout.write(line + "\n");
+}
+
+async function signIn(page, base, token) {
+  await page.goto(`${base}/ui/`);
+  await page.locator("#token").fill(token);
+  await page.locator("#login button[type=submit]").click();
+  await page.locator("#whoami").waitFor(WAIT);
+}
+
+/** The number of succeeded nodes the deployments page shows for the deployment. */
+async function succeeded(page) {
+  const text = await page.locator(`tr[data-id="${id}"] small`).textContent(WAIT);
+  return Number(text.split("/")[0]);
+}
+
+const browser = await chromium.launch({ executablePath: env.CHROMIUM, headless: true, args: ["--no-sandbox"] });
+let current = null;
+try {
+  const ops = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const page = await ops.newPage();
+  current = page;
+  page.on("pageerror", (e) => process.stderr.write(`page error: ${e.message}\n`));
+  await signIn(page, leaderUrl, env.CONVOY_OPS_TOKEN);
+  const me = await page.locator("#whoami").textContent();
+  if (!me.includes("ops (operator)")) throw new Error(`signed in as ${me}`);
+
+  // 1. The list shows the rolling deployment and its progress moving without a reload.
+  await page.locator(`tr[data-id="${id}"] [data-status="ROLLING_FORWARD"]`).waitFor(WAIT);
+  const first = await succeeded(page);
+  await page.waitForFunction(
+    ([id, first]) => {
+      const small = document.querySelector(`tr[data-id="${id}"] small`);
+      return small && Number(small.textContent.split("/")[0]) > first;
+    },
+    [id, first],
+    WAIT,
+  );
+  const later = await succeeded(page);
+  say(`PROGRESS ${first} -> ${later} succeeded, live`);
+  await page.screenshot({ path: path.join(shots, "deployments.png") });
+
+  // 2. One deployment: the grid, a hover, and a pause from the page.
+  await page.locator(`tr[data-id="${id}"] a`).click();
+  await page.locator("#deployment canvas#grid").waitFor(WAIT);
+  const box = await page.locator("#grid").boundingBox();
+  await page.mouse.move(box.x + 5, box.y + 5);
+  await page.locator(".tip:not([hidden])").waitFor(WAIT);
+  await page.screenshot({ path: path.join(shots, "deployment.png") });
+  await page.locator('button[data-action="pause"]').click();
+  await page.locator('#deployment [data-status="ROLL_FORWARD_PAUSED"]').waitFor(WAIT);
+  const pausedBy = await page.locator("#deployment dd.paused-by").textContent();
+  if (pausedBy !== "user") throw new Error(`paused_by shows ${pausedBy}`);
+  say("PAUSED");
+
+  // 3. The test kills the leader that served this page: the page must move to another member.
+  if ((await nextLine()) !== "killed") throw new Error("expected 'killed'");
+  const killedOrigin = new URL(leaderUrl).origin;
+  await page.waitForFunction(
+    ([gone, goneId]) => {
+      const s = document.querySelector("#status");
+      return s.classList.contains("live") && s.dataset.server && s.dataset.server !== gone && s.dataset.leader && s.dataset.leader !== goneId && s.dataset.leader !== "null";
+    },
+    [killedOrigin, env.CONVOY_LEADER_ID],
+    WAIT,
+  );
+  for (let attempt = 0; ; attempt++) {
+    await page.locator('button[data-action="resume"]:not([disabled])').click(WAIT);
+    try {
+      await page.locator('#deployment [data-status="ROLLING_FORWARD"], #deployment [data-status="ROLLED_FORWARD"]').first().waitFor({ timeout: 5000 });
+      break;
+    } catch (e) {
+      if (attempt >= 5) throw e;
+    }
+  }
+  say("RESUMED");
+  await page.goto(`${page.url().split("#")[0]}#/cluster`);
+  await page.locator("#cluster table").waitFor(WAIT);
+  await page.screenshot({ path: path.join(shots, "cluster.png") });
+  await page.goto(`${page.url().split("#")[0]}#/consumers/web`);
+  await page.locator("#consumer").waitFor(WAIT);
+  await page.screenshot({ path: path.join(shots, "consumer.png") });
+
+  // A 100,000-node grid, drawn in the page (measured, not asserted: numbers go to docs/BENCHMARKS.md).
+  const ms = await page.evaluate(async () => {
+    const { drawGrid } = await import("./grid.js");
+    const states = ["pending", "downloading", "installing", "succeeded", "failed"];
+    const nodes = Array.from({ length: 100000 }, (_, i) => ({ state: states[i % 5] }));
+    const canvas = document.createElement("canvas");
+    const t0 = performance.now();
+    drawGrid(canvas, nodes, 1100);
+    return performance.now() - t0;
+  });
+  say(`GRID100K ${Math.round(ms)} ms`);
+
+  // 4. A reader sees the deployment and no buttons.
+  const reader = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const rpage = await reader.newPage();
+  current = rpage;
+  const survivor = env.CONVOY_SERVERS.split(",").find((u) => new URL(u).origin !== killedOrigin);
+  await signIn(rpage, survivor, env.CONVOY_READER_TOKEN);
+  await rpage.goto(`${survivor}/ui/#/deployments/${id}`);
+  await rpage.locator("#deployment canvas#grid").waitFor(WAIT);
+  const role = await rpage.locator("#whoami").getAttribute("data-role");
+  const buttons = await rpage.locator("button[data-action]").count();
+  if (role !== "reader" || buttons !== 0) throw new Error(`reader sees ${buttons} buttons (role ${role})`);
+  say("READER_NO_BUTTONS");
+  say("DONE");
+} catch (e) {
+  // What the page showed when it went wrong, for the test's failure message.
+  if (current) {
+    const text = await current.locator("body").innerText().catch(() => "(no page)");
+    process.stderr.write(`page at ${current.url()} showed:\n${text}\n`);
+    await current.screenshot({ path: path.join(shots, "failure.png") }).catch(() => {});
+  }
+  throw e;
+} finally {
+  await browser.close();
+  input.close();
+}
