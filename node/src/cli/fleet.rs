@@ -24,13 +24,13 @@ fn print_json(value: &Value) {
     );
 }
 
-/// `res=v` pairs of a node's versions, `-` when it reported none.
-fn versions(v: &Value) -> String {
+/// `key<sep>value` for each entry of the JSON object `v`, comma-separated; `-` when it has none.
+fn pairs(v: &Value, sep: char, value: impl Fn(&Value) -> String) -> String {
     let pairs: Vec<String> = v
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(r, v)| format!("{r}={}", v.as_u64().map_or("-".into(), |n| n.to_string())))
+        .map(|(k, x)| format!("{k}{sep}{}", value(x)))
         .collect();
     if pairs.is_empty() {
         "-".into()
@@ -39,19 +39,14 @@ fn versions(v: &Value) -> String {
     }
 }
 
+/// `res=v` pairs of a node's versions, `-` when it reported none.
+fn versions(v: &Value) -> String {
+    pairs(v, '=', |n| n.as_u64().map_or("-".into(), |n| n.to_string()))
+}
+
 /// `d-3:installing` for each active deployment holding the node.
 fn phases(v: &Value) -> String {
-    let pairs: Vec<String> = v
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(d, p)| format!("{d}:{}", p.as_str().unwrap_or("?")))
-        .collect();
-    if pairs.is_empty() {
-        "-".into()
-    } else {
-        pairs.join(",")
-    }
+    pairs(v, ':', |p| p.as_str().unwrap_or("?").to_string())
 }
 
 /// How long ago a node reported: `2.5s ago`, or `-` when the leader has not heard from it lately.
