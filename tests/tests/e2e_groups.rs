@@ -132,6 +132,11 @@ async fn group_deployment_follows_dependency_order() -> anyhow::Result<()> {
     })
     .await?;
     assert_eq!(done["status"], "SUCCEEDED", "{done}");
+    let listed = get_ok(&api, "/v1/group-deployments").await?;
+    assert_eq!(
+        listed[0], done,
+        "the list holds the same view, newest first"
+    );
     let step_deployment = |k: usize| {
         done["steps"][k][0]["deployment"]
             .as_str()

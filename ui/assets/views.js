@@ -285,18 +285,10 @@ export async function resourcesPage(api) {
   );
 }
 
-/** Groups, and group deployments as their steps (read by id from g-1 up: the API has no list of them). */
+/** Groups, and group deployments (newest first) as their steps. */
 export async function groupsPage(api) {
   const groups = await api.get("/v1/groups");
-  const runs = [];
-  for (let i = 1; i <= 100; i++) {
-    try {
-      runs.push(await api.get(`/v1/group-deployments/g-${i}`));
-    } catch (e) {
-      break;
-    }
-  }
-  runs.reverse();
+  const runs = await api.get("/v1/group-deployments");
   return h(
     "section",
     { id: "groups" },

@@ -95,4 +95,10 @@ fn versions_must_name_member_resources_and_one_run_at_a_time() {
     });
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(k.s.group_deployment(GroupDeploymentId(1)).is_some());
+    let listed: Vec<_> = k.s.group_deployments().into_iter().map(|g| g.id).collect();
+    assert_eq!(
+        listed,
+        vec![GroupDeploymentId(1)],
+        "the refused start is not listed"
+    );
 }

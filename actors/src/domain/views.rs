@@ -478,6 +478,15 @@ impl ClusterState {
         self.groups.keys().filter_map(|n| self.group(n)).collect()
     }
 
+    /// Every group deployment with its steps, newest first.
+    pub fn group_deployments(&self) -> Vec<GroupDeploymentView> {
+        self.group_deployments
+            .keys()
+            .rev()
+            .filter_map(|id| self.group_deployment(*id))
+            .collect()
+    }
+
     /// A group deployment and its steps.
     pub fn group_deployment(&self, id: GroupDeploymentId) -> Option<GroupDeploymentView> {
         let gd = self.group_deployments.get(&id)?;

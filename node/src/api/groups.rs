@@ -17,6 +17,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/groups", web::get().to(list))
         .route("/v1/groups/{name}", web::get().to(show))
         .route("/v1/group-deployments", web::post().to(start))
+        .route("/v1/group-deployments", web::get().to(list_deployments))
         .route("/v1/group-deployments/{id}", web::get().to(show_deployment))
         .route("/v1/group-deployments/{id}/abort", web::post().to(abort));
 }
@@ -101,6 +102,14 @@ async fn start(
 fn parse_id(raw: &str) -> Result<GroupDeploymentId, ApiError> {
     raw.parse()
         .map_err(|_| ApiError::NotFound(format!("group deployment {raw:?} does not exist")))
+}
+
+async fn list_deployments(
+    engine: web::Data<Engine>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let views = engine.read(q.consistent, |s| s.group_deployments()).await?;
+    Ok(HttpResponse::Ok().json(views))
 }
 
 async fn show_deployment(

@@ -138,6 +138,12 @@ pub const ROUTES: &[Rule] = &[
     ),
     rule(
         "GET",
+        "/v1/group-deployments",
+        Read,
+        "read group deployments",
+    ),
+    rule(
+        "GET",
         "/v1/group-deployments/{id}",
         Read,
         "read group deployments",
