@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod readiness;
 pub mod server;
 pub mod sim;
+pub mod systemd;
 pub mod tls;
 
 /// This build's version (the workspace's), as `convoy version` and `GET /v1/cluster` show it.

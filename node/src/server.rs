@@ -190,12 +190,13 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
             Some(rustls) => server.bind_rustls_0_23(&http_addr, rustls),
             None => server.bind(&http_addr),
         };
-        server
+        let running = server
             .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
-            .run()
-            .await
-            .context("http server failed")
+            .run();
+        crate::systemd::ready();
+        running.await.context("http server failed")
     });
+    crate::systemd::stopping();
     tracing::info!(id, "stopping");
     rt.block_on(node.shutdown());
     rt.shutdown_timeout(std::time::Duration::from_secs(2));

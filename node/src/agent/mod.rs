@@ -192,6 +192,7 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
         targets_tx,
         args.state_dir.join("status.json"),
     ));
+    crate::systemd::ready();
     tokio::select! {
         _ = work(&client, &mut executor, targets_rx, tick.min(interval)) => {
             tracing::error!("the reporter stopped");
@@ -199,6 +200,7 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
         _ = term.recv() => {}
         _ = int.recv() => {}
     }
+    crate::systemd::stopping();
     tracing::info!("agent stopping");
     reporter.abort();
     executor.shutdown().await;
