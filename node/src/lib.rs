@@ -17,4 +17,5 @@ pub mod membership;
 pub mod readiness;
 pub mod server;
 pub mod sim;
+pub mod sse;
 pub mod tls;

@@ -23,6 +23,7 @@ mod state;
 mod status;
 mod strategy;
 mod subscriptions;
+pub mod summary;
 mod targets;
 mod tokens;
 mod vecmap;
@@ -51,6 +52,9 @@ pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
+pub use summary::{
+    FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
+};
 pub use tokens::{
     check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
     TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,

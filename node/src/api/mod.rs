@@ -4,6 +4,7 @@ pub mod auth;
 pub mod cluster;
 pub mod consumers;
 pub mod debug;
+pub mod deployment_feed;
 pub mod deployments;
 pub mod error;
 pub mod groups;
@@ -32,6 +33,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(consumers::routes)
     .configure(nodes::routes)
     .configure(deployments::routes)
+    .configure(deployment_feed::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
     .default_service(web::to(no_route));

@@ -300,6 +300,9 @@ pub enum DeployCommand {
     Watch {
         /// Deployment id (d-N).
         id: String,
+        /// Give up (exit 1) after this long: `90s`, `5m`, `1h`, `1500ms`.
+        #[arg(long, value_name = "DURATION", value_parser = super::watch::parse_timeout)]
+        timeout: Option<std::time::Duration>,
     },
 }
 

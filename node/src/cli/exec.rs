@@ -161,7 +161,7 @@ pub async fn deploy(
                 )
             });
             if args.watch {
-                return watch::watch(client, &id, output).await;
+                return watch::watch(client, &id, output, None).await;
             }
         }
         DeployCommand::Info { id } => {
@@ -206,7 +206,9 @@ pub async fn deploy(
                 )
             });
         }
-        DeployCommand::Watch { id } => return watch::watch(client, &id, output).await,
+        DeployCommand::Watch { id, timeout } => {
+            return watch::watch(client, &id, output, timeout).await
+        }
     }
     Ok(())
 }

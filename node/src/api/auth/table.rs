@@ -104,6 +104,18 @@ pub const ROUTES: &[Rule] = &[
     rule("GET", "/v1/deployments", Read, "read deployments"),
     rule("GET", "/v1/deployments/{id}", Read, "read deployments"),
     rule(
+        "GET",
+        "/v1/deployments/{id}/summary",
+        Read,
+        "read deployments",
+    ),
+    rule(
+        "GET",
+        "/v1/deployments/{id}/watch",
+        Read,
+        "watch deployments",
+    ),
+    rule(
         "POST",
         "/v1/deployments/{id}/pulse",
         Pulse,
