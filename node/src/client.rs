@@ -256,6 +256,7 @@ impl ApiClient {
         open_for: Duration,
     ) -> Result<reqwest::Response, ClientError> {
         let mut last = String::new();
+        let mut unavailable = None;
         for attempt in 0..self.servers.len() {
             let index = (self.preferred.load(Ordering::Relaxed) + attempt) % self.servers.len();
             let server = &self.servers[index];
@@ -268,26 +269,30 @@ impl ApiClient {
                     self.preferred.store(index, Ordering::Relaxed);
                     return Ok(response);
                 }
-                Ok(response) if response.status().as_u16() != 503 => {
+                Ok(response) => {
                     let status = response.status().as_u16();
                     let bytes = response.bytes().await.unwrap_or_default();
-                    return Err(match decode::<Value>(server, path, status, &bytes) {
+                    let refused = match decode::<Value>(server, path, status, &bytes) {
                         Err(e) => e,
                         Ok(_) => ClientError::Decode {
                             server: server.clone(),
                             path: path.to_string(),
                             reason: format!("status {status} is not a stream"),
                         },
-                    });
+                    };
+                    if status != 503 {
+                        return Err(refused);
+                    }
+                    // Busy or without a leader: the next server may serve it.
+                    unavailable = Some(refused);
                 }
-                Ok(response) => last = format!("{server}: {}", response.status()),
                 Err(e) => last = format!("{server}: {e}"),
             }
         }
-        Err(ClientError::Unreachable {
+        Err(unavailable.unwrap_or_else(|| ClientError::Unreachable {
             servers: self.servers.join(","),
             last,
-        })
+        }))
     }
 }
 

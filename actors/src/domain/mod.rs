@@ -7,11 +7,13 @@
 mod command;
 mod deployment;
 mod errors;
+pub mod explain;
 mod group;
 mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+pub mod plan;
 mod policy;
 mod precheck;
 mod progress;
@@ -38,11 +40,15 @@ pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
     MAX_MESSAGE_LEN, MAX_NAME_BYTES,
 };
+pub use explain::{Decision, NodeHistory};
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
+};
+pub use plan::{
+    DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
 pub use policy::{
     default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,

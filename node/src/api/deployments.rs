@@ -70,13 +70,37 @@ impl From<StartBody> for DeploymentSpec {
     }
 }
 
+/// `POST /v1/deployments?dry_run=true` plans instead of starting.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DryRun {
+    /// Answer what would happen; change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
 async fn start(
     engine: web::Data<Engine>,
     caller: Caller,
+    q: web::Query<DryRun>,
     body: web::Json<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
     let mut spec = DeploymentSpec::from(body.into_inner());
     spec.by = caller.actor();
+    if q.dry_run {
+        let plan = engine
+            .read(false, move |s| {
+                let command = Command::StartDeployment(spec);
+                convoy_actors::domain::precheck(s, &command)?;
+                let Command::StartDeployment(spec) = command else {
+                    unreachable!("built above")
+                };
+                s.plan_deployment(&spec)
+            })
+            .await?
+            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+        return Ok(HttpResponse::Ok().json(plan));
+    }
     match engine.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
             Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))

@@ -13,6 +13,7 @@ pub mod read;
 pub mod reports;
 pub mod resources;
 pub mod tokens;
+pub mod why;
 
 use actix_web::web;
 
@@ -34,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(nodes::routes)
     .configure(deployments::routes)
     .configure(deployment_feed::routes)
+    .configure(why::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
     .default_service(web::to(no_route));

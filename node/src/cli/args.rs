@@ -296,6 +296,16 @@ pub enum DeployCommand {
         /// Deployment id (d-N).
         id: String,
     },
+    /// Show what `deploy start` with these flags would do (version and why, node order in batches or
+    /// waves, skipped nodes and why), changing nothing.
+    Plan(Box<StartArgs>),
+    /// List every decision about one node of a deployment, with its reason.
+    Why {
+        /// Deployment id (d-N).
+        id: String,
+        /// Node id.
+        node: String,
+    },
     /// Follow a deployment until it ends; exit 1 unless it rolled forward.
     Watch {
         /// Deployment id (d-N).
@@ -390,6 +400,15 @@ pub enum GroupCommand {
     },
     /// Start a group deployment across the group's members in dependency order.
     Deploy {
+        /// Group name.
+        name: String,
+        /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).
+        #[arg(long = "version", value_name = "RESOURCE=N", value_parser = parse_resource_version)]
+        versions: Vec<(String, u64)>,
+    },
+    /// Show what `group deploy` would do (steps, versions and why, each member's node plan), changing
+    /// nothing.
+    Plan {
         /// Group name.
         name: String,
         /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).

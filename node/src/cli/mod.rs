@@ -10,6 +10,7 @@ mod body;
 mod deploy_file;
 mod error;
 mod exec;
+mod explain;
 mod parse;
 mod render;
 mod table;

@@ -116,6 +116,12 @@ pub const ROUTES: &[Rule] = &[
         "watch deployments",
     ),
     rule(
+        "GET",
+        "/v1/deployments/{id}/nodes/{node}",
+        Read,
+        "read deployments",
+    ),
+    rule(
         "POST",
         "/v1/deployments/{id}/pulse",
         Pulse,
