@@ -164,6 +164,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                         }
                     }
                 })
+                .wrap(from_fn(api::error::json_errors))
                 .app_data(data.clone())
                 .app_data(reports.clone())
                 .app_data(auth.clone())

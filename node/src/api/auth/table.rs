@@ -163,6 +163,18 @@ pub fn lookup(method: &str, path: &str) -> Option<&'static Rule> {
         .find(|r| r.method == method && matches(r.pattern, path))
 }
 
+/// The methods the table serves on `path` (empty: the path is not served at all).
+pub fn allowed(path: &str) -> Vec<&'static str> {
+    let mut methods: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|r| matches(r.pattern, path))
+        .map(|r| r.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
+
 /// Whether `path` fits `pattern` segment by segment; `{x}` takes exactly one non-empty segment.
 pub fn matches(pattern: &str, path: &str) -> bool {
     let mut want = pattern.split('/');
