@@ -355,6 +355,55 @@ impl ApiClient {
     }
 }
 
+impl ApiClient {
+    /// `GET path` as a stream (Server-Sent Events), open for at most `open_for`: the first server that
+    /// answers 200 (the next one is tried on a refused connection or a 503); an API error otherwise.
+    pub async fn open_stream(
+        &self,
+        path: &str,
+        open_for: Duration,
+    ) -> Result<reqwest::Response, ClientError> {
+        let mut last = String::new();
+        let mut unavailable = None;
+        for attempt in 0..self.servers.len() {
+            let index = (self.preferred.load(Ordering::Relaxed) + attempt) % self.servers.len();
+            let server = &self.servers[index];
+            let request = self
+                .request(server, Method::GET, path)
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .timeout(open_for);
+            match request.send().await {
+                Ok(response) if response.status().is_success() => {
+                    self.preferred.store(index, Ordering::Relaxed);
+                    return Ok(response);
+                }
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let bytes = response.bytes().await.unwrap_or_default();
+                    let refused = match decode::<Value>(server, path, status, &bytes) {
+                        Err(e) => e,
+                        Ok(_) => ClientError::Decode {
+                            server: server.clone(),
+                            path: path.to_string(),
+                            reason: format!("status {status} is not a stream"),
+                        },
+                    };
+                    if status != 503 {
+                        return Err(refused);
+                    }
+                    // Busy or without a leader: the next server may serve it.
+                    unavailable = Some(refused);
+                }
+                Err(e) => last = format!("{server}: {e}"),
+            }
+        }
+        Err(unavailable.unwrap_or_else(|| ClientError::Unreachable {
+            servers: self.servers.join(","),
+            last,
+        }))
+    }
+}
+
 /// Every request gives up after 15 s, a connection attempt after 2 s.
 fn with_timeouts(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
     builder

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod readiness;
 pub mod server;
 pub mod sim;
+pub mod sse;
 pub mod systemd;
 pub mod tls;
 

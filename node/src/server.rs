@@ -174,6 +174,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
                         }
                     }
                 })
+                .wrap(from_fn(api::error::json_errors))
                 .wrap(from_fn(crate::metrics::http::record))
                 .app_data(data.clone())
                 .app_data(reports.clone())

@@ -24,9 +24,9 @@ pub struct NodeLine {
     pub phases: BTreeMap<DeploymentId, NodePhase>,
 }
 
-/// A page of nodes.
+/// A page of the fleet's nodes (`GET /v1/nodes`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NodePage {
+pub struct FleetPage {
     /// Nodes matching the filter (all pages).
     pub total: usize,
     /// This page.
@@ -35,7 +35,7 @@ pub struct NodePage {
 
 impl ClusterState {
     /// The nodes in id order (a consumer's: in ordinal order), `limit` of them from `offset`.
-    pub fn node_page(&self, consumer: Option<&str>, offset: usize, limit: usize) -> NodePage {
+    pub fn node_page(&self, consumer: Option<&str>, offset: usize, limit: usize) -> FleetPage {
         let ids: Vec<&String> = match consumer {
             Some(c) => self
                 .consumers
@@ -50,7 +50,7 @@ impl ClusterState {
             .take(limit)
             .filter_map(|id| self.node_line(id))
             .collect();
-        NodePage {
+        FleetPage {
             total: ids.len(),
             nodes,
         }

@@ -7,6 +7,7 @@
 mod command;
 mod deployment;
 mod errors;
+pub mod explain;
 mod fleet;
 mod gauges;
 mod group;
@@ -14,6 +15,7 @@ mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+pub mod plan;
 mod policy;
 mod precheck;
 mod progress;
@@ -25,6 +27,7 @@ mod state;
 mod status;
 mod strategy;
 mod subscriptions;
+pub mod summary;
 mod targets;
 mod tokens;
 mod vecmap;
@@ -39,13 +42,17 @@ pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
     MAX_MESSAGE_LEN, MAX_NAME_BYTES,
 };
-pub use fleet::{NodeLine, NodePage};
+pub use explain::{Decision, NodeHistory};
+pub use fleet::{FleetPage, NodeLine};
 pub use gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
 pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Subscription, Version, VersionProgress,
+};
+pub use plan::{
+    DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
 pub use policy::{
     default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
@@ -55,6 +62,9 @@ pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
+pub use summary::{
+    FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
+};
 pub use tokens::{
     check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
     TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,

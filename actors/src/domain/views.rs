@@ -291,6 +291,20 @@ pub struct GroupDeploymentView {
     pub steps: Vec<Vec<StepItemView>>,
 }
 
+/// An event as the API shows it: the node's id instead of its position.
+pub(crate) fn event_view(d: &Deployment, e: &super::deployment::Event) -> EventView {
+    EventView {
+        at: e.at,
+        status: e.status,
+        node: e
+            .node
+            .and_then(|p| d.nodes.get(p as usize).map(|n| n.id.clone())),
+        action: (e.kind != EventKind::Status).then_some(e.kind),
+        by: e.by.clone(),
+        message: e.message.clone(),
+    }
+}
+
 fn summary(d: &Deployment) -> DeploymentSummary {
     DeploymentSummary {
         id: d.id,
@@ -411,7 +425,6 @@ impl ClusterState {
     /// A deployment with its nodes and events.
     pub fn deployment(&self, id: DeploymentId) -> Option<DeploymentView> {
         let d = self.deployments.get(&id)?;
-        let name = |p: u32| d.nodes.get(p as usize).map(|n| n.id.clone());
         let nodes = d
             .nodes
             .iter()
@@ -423,18 +436,7 @@ impl ClusterState {
                 failures: n.failures,
             })
             .collect();
-        let events = d
-            .events
-            .iter()
-            .map(|e| EventView {
-                at: e.at,
-                status: e.status,
-                node: e.node.and_then(name),
-                action: (e.kind != EventKind::Status).then_some(e.kind),
-                by: e.by.clone(),
-                message: e.message.clone(),
-            })
-            .collect();
+        let events = d.events.iter().map(|e| event_view(d, e)).collect();
         Some(DeploymentView {
             id,
             consumer: d.consumer.clone(),

@@ -1,15 +1,16 @@
 //! Deployments: start, list, show, pause, resume, abort, rollback and pulse.
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, Response,
-    StatusFilter, Strategy,
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, NodePage,
+    NodePhase, Response, StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
-use super::read::{found, Consistency};
+use super::read::found;
 use crate::engine::Engine;
 
 /// Registers this module's routes.
@@ -69,13 +70,37 @@ impl From<StartBody> for DeploymentSpec {
     }
 }
 
+/// `POST /v1/deployments?dry_run=true` plans instead of starting.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DryRun {
+    /// Answer what would happen; change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
 async fn start(
     engine: web::Data<Engine>,
     caller: Caller,
+    q: web::Query<DryRun>,
     body: web::Json<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
     let mut spec = DeploymentSpec::from(body.into_inner());
     spec.by = caller.actor();
+    if q.dry_run {
+        let plan = engine
+            .read(false, move |s| {
+                let command = Command::StartDeployment(spec);
+                convoy_actors::domain::precheck(s, &command)?;
+                let Command::StartDeployment(spec) = command else {
+                    unreachable!("built above")
+                };
+                s.plan_deployment(&spec)
+            })
+            .await?
+            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+        return Ok(HttpResponse::Ok().json(plan));
+    }
     match engine.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
             Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
@@ -116,20 +141,65 @@ async fn list(
     ))
 }
 
-fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
+pub(crate) fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
     raw.parse()
         .map_err(|_| ApiError::NotFound(format!("deployment {raw:?} does not exist")))
+}
+
+/// `GET /v1/deployments/{id}` query: consistency and, optionally, a page of the nodes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShowQuery {
+    #[serde(default)]
+    consistent: bool,
+    #[serde(default)]
+    offset: Option<u32>,
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    state: Option<NodePhase>,
+}
+
+impl ShowQuery {
+    /// The page asked for, if any of `offset`, `limit`, `state` is given; a limit outside 1..=10,000 is 400.
+    fn page(&self) -> Result<Option<NodePage>, ApiError> {
+        if self.offset.is_none() && self.limit.is_none() && self.state.is_none() {
+            return Ok(None);
+        }
+        let limit = self.limit.unwrap_or(DEFAULT_PAGE_LIMIT);
+        if limit == 0 || limit > MAX_PAGE_LIMIT {
+            return Err(ApiError::BadRequest(format!(
+                "limit {limit} is out of bounds: give 1 to {MAX_PAGE_LIMIT} nodes per page"
+            )));
+        }
+        Ok(Some(NodePage {
+            offset: self.offset.unwrap_or(0),
+            limit,
+            state: self.state,
+        }))
+    }
 }
 
 async fn show(
     engine: web::Data<Engine>,
     id: web::Path<String>,
-    q: web::Query<Consistency>,
+    q: web::Query<ShowQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    let view = engine.read(q.consistent, move |s| s.deployment(id)).await?;
-    Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
+    let Some(page) = q.page()? else {
+        let view = engine.read(q.consistent, move |s| s.deployment(id)).await?;
+        return Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?));
+    };
+    let paged = engine
+        .read(q.consistent, move |s| s.deployment_page(id, &page))
+        .await?;
+    let (view, info) = found(paged, "deployment", &raw)?;
+    let mut body = serde_json::to_value(view)
+        .map_err(|e| ApiError::Internal(format!("deployment view: {e}")))?;
+    body["page"] =
+        serde_json::to_value(info).map_err(|e| ApiError::Internal(format!("page info: {e}")))?;
+    Ok(HttpResponse::Ok().json(body))
 }
 
 /// Optional body of pause/resume/abort/rollback.

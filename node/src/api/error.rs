@@ -38,6 +38,12 @@ pub enum ApiError {
     /// The request did not finish within the server's deadline (408).
     #[error("the request did not finish within {0:?}")]
     Timeout(std::time::Duration),
+    /// The path is served, but not for this method (405; the answer's `Allow` header lists the methods).
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    /// The request's body is over the limit (413).
+    #[error("{0}")]
+    PayloadTooLarge(String),
 }
 
 /// The JSON body of every error response.
@@ -71,6 +77,8 @@ impl ApiError {
             ApiError::Internal(_) => "internal",
             ApiError::NotAMember => "not_a_member",
             ApiError::Timeout(_) => "timeout",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
+            ApiError::PayloadTooLarge(_) => "payload_too_large",
         }
     }
 }
@@ -87,6 +95,8 @@ impl ResponseError for ApiError {
             ApiError::Unavailable(_) | ApiError::NotAMember => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         }
     }
 
@@ -122,7 +132,13 @@ pub fn json_error(
     err: actix_web::error::JsonPayloadError,
     _req: &actix_web::HttpRequest,
 ) -> actix_web::Error {
-    ApiError::BadRequest(format!("invalid JSON body: {err}")).into()
+    use actix_web::error::JsonPayloadError;
+    match err {
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            ApiError::PayloadTooLarge(format!("request body: {err}")).into()
+        }
+        _ => ApiError::BadRequest(format!("invalid JSON body: {err}")).into(),
+    }
 }
 
 /// Turns query-string extraction failures into the API's error shape.
@@ -139,4 +155,84 @@ pub fn path_error(
     _req: &actix_web::HttpRequest,
 ) -> actix_web::Error {
     ApiError::BadRequest(format!("invalid path: {err}")).into()
+}
+
+/// The middleware that keeps every error in the API's shape (wrap the App with
+/// `actix_web::middleware::from_fn(error::json_errors)`): an error answer that is not JSON — actix-web's own,
+/// from an extractor such as an oversized body, or a bare status — is replaced by
+/// `{"error": {"code", "message"}}` with the same status, the message naming the cause (at most 100 bytes of
+/// it). Answers the dispatcher makes before routing (a malformed request head) never reach it.
+pub async fn json_errors<B: actix_web::body::MessageBody + 'static>(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<B>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::EitherBody<B>>, actix_web::Error> {
+    // (The request must not be cloned before routing: the router needs it unshared. Errors returned
+    // rather than answered come from the deadline wrapper and are `ApiError`s already.)
+    let response = next.call(req).await?;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if status.as_u16() < 400 || is_json {
+        return Ok(response.map_into_left_body());
+    }
+    let cause = response.response().error().map(|e| e.to_string());
+    Ok(reshape(response.map_into_left_body(), cause))
+}
+
+/// The API error for a bare error answer of `status`.
+pub fn for_status(status: StatusCode, cause: &str) -> ApiError {
+    let cause = convoy_actors::domain::clip(cause);
+    match status.as_u16() {
+        400 => ApiError::BadRequest(cause),
+        404 => ApiError::NotFound(cause),
+        405 => ApiError::MethodNotAllowed(cause),
+        408 => ApiError::Timeout(std::time::Duration::from_secs(30)),
+        413 => ApiError::PayloadTooLarge(cause),
+        415 => ApiError::UnsupportedMediaType(cause),
+        503 => ApiError::Unavailable(cause),
+        _ => ApiError::Internal(cause),
+    }
+}
+
+fn reshape<B>(
+    response: actix_web::dev::ServiceResponse<actix_web::body::EitherBody<B>>,
+    cause: Option<String>,
+) -> actix_web::dev::ServiceResponse<actix_web::body::EitherBody<B>> {
+    let status = response.status();
+    if status.as_u16() < 400 {
+        return response;
+    }
+    let already_json = response
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if already_json {
+        return response;
+    }
+    let path = response.request().path().to_string();
+    let method = response.request().method().to_string();
+    let cause = cause.filter(|c| !c.is_empty()).unwrap_or_else(|| {
+        status
+            .canonical_reason()
+            .unwrap_or("error")
+            .to_ascii_lowercase()
+    });
+    let error = for_status(status, &format!("{method} {path}: {cause}"));
+    let mut answer = error.error_response();
+    // Keep the status (and an `Allow` header) of the original answer.
+    *answer.status_mut() = status;
+    if let Some(allow) = response
+        .headers()
+        .get(actix_web::http::header::ALLOW)
+        .cloned()
+    {
+        answer
+            .headers_mut()
+            .insert(actix_web::http::header::ALLOW, allow);
+    }
+    response.into_response(answer.map_into_right_body())
 }

@@ -493,9 +493,9 @@ async fn json_body_over_the_limit_is_refused_without_reading_it() {
         request("POST", "/probe", over.into_bytes()).to_request(),
     )
     .await;
-    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let err: Value = serde_json::from_slice(&test::read_body(resp).await).unwrap();
-    assert_eq!(err["error"]["code"], "bad_request");
+    assert_eq!(err["error"]["code"], "payload_too_large");
     assert!(
         err["error"]["message"]
             .as_str()
@@ -509,7 +509,7 @@ async fn json_body_over_the_limit_is_refused_without_reading_it() {
         .insert_header(("content-length", (1u64 << 30).to_string()))
         .to_request();
     let resp = test::call_service(&app, req).await;
-    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 
 /// A fresh one-node app without the leader's actors, for the regression tests below.

@@ -75,6 +75,7 @@ struct StartGroup {
 
 async fn start(
     engine: web::Data<Engine>,
+    q: web::Query<super::deployments::DryRun>,
     body: web::Json<StartGroup>,
 ) -> Result<HttpResponse, ApiError> {
     let StartGroup {
@@ -82,6 +83,29 @@ async fn start(
         versions,
         overrides,
     } = body.into_inner();
+    if q.dry_run {
+        let command = Command::StartGroupDeployment {
+            group: group.clone(),
+            versions,
+            overrides,
+        };
+        let steps = engine
+            .read(false, move |s| {
+                convoy_actors::domain::precheck(s, &command)?;
+                let Command::StartGroupDeployment {
+                    versions,
+                    overrides,
+                    ..
+                } = &command
+                else {
+                    unreachable!("built above")
+                };
+                s.plan_group_deployment(&group, versions.as_ref(), overrides)
+            })
+            .await?
+            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+        return Ok(HttpResponse::Ok().json(serde_json::json!({ "steps": steps })));
+    }
     match engine
         .propose(Command::StartGroupDeployment {
             group,

@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod consumers;
 pub mod cors;
 pub mod debug;
+pub mod deployment_feed;
 pub mod deployments;
 pub mod error;
 pub mod groups;
@@ -17,6 +18,7 @@ pub mod tokens;
 pub mod ui;
 pub mod watch;
 pub mod whoami;
+pub mod why;
 
 use actix_web::web;
 
@@ -38,6 +40,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(consumers::routes)
     .configure(nodes::routes)
     .configure(deployments::routes)
+    .configure(deployment_feed::routes)
+    .configure(why::routes)
     .configure(groups::routes)
     .configure(tokens::routes)
     .configure(ui::routes)

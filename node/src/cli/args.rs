@@ -301,10 +301,23 @@ pub enum DeployCommand {
         /// Deployment id (d-N).
         id: String,
     },
+    /// Show what `deploy start` with these flags would do (version and why, node order in batches or
+    /// waves, skipped nodes and why), changing nothing.
+    Plan(Box<StartArgs>),
+    /// List every decision about one node of a deployment, with its reason.
+    Why {
+        /// Deployment id (d-N).
+        id: String,
+        /// Node id.
+        node: String,
+    },
     /// Follow a deployment until it ends; exit 1 unless it rolled forward.
     Watch {
         /// Deployment id (d-N).
         id: String,
+        /// Give up (exit 1) after this long: `90s`, `5m`, `1h`, `1500ms`.
+        #[arg(long, value_name = "DURATION", value_parser = super::watch::parse_timeout)]
+        timeout: Option<std::time::Duration>,
     },
 }
 
@@ -392,6 +405,15 @@ pub enum GroupCommand {
     },
     /// Start a group deployment across the group's members in dependency order.
     Deploy {
+        /// Group name.
+        name: String,
+        /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).
+        #[arg(long = "version", value_name = "RESOURCE=N", value_parser = parse_resource_version)]
+        versions: Vec<(String, u64)>,
+    },
+    /// Show what `group deploy` would do (steps, versions and why, each member's node plan), changing
+    /// nothing.
+    Plan {
         /// Group name.
         name: String,
         /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).

@@ -55,6 +55,14 @@ pub enum CliError {
         /// Its terminal status.
         status: String,
     },
+    /// `deploy watch --timeout` ran out before the deployment ended.
+    #[error("deployment {id} had not ended after {after} (--timeout)")]
+    WatchTimeout {
+        /// The deployment.
+        id: String,
+        /// How long it was watched.
+        after: String,
+    },
     /// The server refused the request or could not be reached.
     #[error("{}", client_message(.0))]
     Client(#[from] ClientError),

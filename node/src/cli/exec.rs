@@ -1,7 +1,8 @@
 //! Carries out each client command against the API and prints the answer as a table or as JSON.
 
 use convoy_actors::domain::{
-    ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView, ResourceView,
+    ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupPlanItem, GroupView,
+    ResourceView,
 };
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -13,7 +14,7 @@ use super::args::{
 };
 use super::body::{self, encode, query};
 use super::error::CliError;
-use super::{deploy_file, render, watch};
+use super::{deploy_file, explain, render, watch};
 use crate::client::ApiClient;
 
 /// Prints `value` as JSON, or as the table `table` makes of its typed view (JSON if it does not decode).
@@ -159,7 +160,7 @@ pub async fn deploy(
                 )
             });
             if args.watch {
-                return watch::watch(client, &id, output).await;
+                return watch::watch(client, &id, output, None).await;
             }
         }
         DeployCommand::Info { id } => {
@@ -213,7 +214,27 @@ pub async fn deploy(
                 )
             });
         }
-        DeployCommand::Watch { id } => return watch::watch(client, &id, output).await,
+        DeployCommand::Plan(args) => {
+            let file = args.file.as_deref().map(deploy_file::load).transpose()?;
+            let request = body::start(&args, file)?;
+            let v: Value = client
+                .post("/v1/deployments?dry_run=true", &request)
+                .await?;
+            show(output, &v, explain::deployment_plan);
+        }
+        DeployCommand::Why { id, node } => {
+            let v: Value = client
+                .get(&format!(
+                    "/v1/deployments/{}/nodes/{}",
+                    encode(&id),
+                    encode(&node)
+                ))
+                .await?;
+            show(output, &v, explain::node_history);
+        }
+        DeployCommand::Watch { id, timeout } => {
+            return watch::watch(client, &id, output, timeout).await
+        }
     }
     Ok(())
 }
@@ -265,6 +286,15 @@ pub async fn group(
                 )
                 .await?;
             say(output, &v, || render::group_started(&v));
+        }
+        GroupCommand::Plan { name, versions } => {
+            let v: Value = client
+                .post(
+                    "/v1/group-deployments?dry_run=true",
+                    &body::group_deploy(&name, &versions)?,
+                )
+                .await?;
+            show::<Vec<Vec<GroupPlanItem>>>(output, &v["steps"], |s| explain::group_plan(s));
         }
         GroupCommand::Info { id } => {
             let v: Value = client

@@ -11,6 +11,7 @@ pub mod completion;
 mod deploy_file;
 mod error;
 mod exec;
+mod explain;
 mod fleet;
 pub mod hoist;
 mod parse;

@@ -1,37 +1,39 @@
-//! `deploy watch`: polls a deployment every 500 ms and shows its progress until it reaches a terminal status.
+//! `deploy watch`: follows a deployment through the server's change feed (`GET /v1/deployments/{id}/watch`,
+//! one summary of a few KB per change, whatever the node count) until it reaches a terminal status.
 //!
-//! On a terminal it draws an `indicatif` bar (succeeded/total) under a multi-line frame; when stdout is not a
-//! terminal it prints one plain line each time the progress changes. Exit: 0 on ROLLED_FORWARD, 1 otherwise.
+//! On a terminal it redraws one frame in place, cut to the terminal's height and width: header with the
+//! deployment's own age, windows, pulse countdown, per-state counts, a density bar, then failing nodes by
+//! name and the newest events as far as the height allows. Otherwise it prints one plain line per change
+//! (or the summary's JSON with `-o json`). Exit: 0 on ROLLED_FORWARD, 1 otherwise or after `--timeout`.
 
 use std::io::IsTerminal;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use convoy_actors::domain::{DeploymentView, NodePhase, Status, Strategy};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
+use convoy_actors::domain::{NodePhase, Status, SummaryView};
 
 use super::args::Output;
 use super::error::CliError;
-use super::render::{deployment_line, name};
+use super::render::name;
 use super::table::duration;
 use crate::client::{ApiClient, ClientError};
+use crate::sse::SseReader;
 
-/// How often the deployment is polled.
-pub const POLL: Duration = Duration::from_millis(500);
-/// Node states in display order, with their letter in the grid.
-pub const LETTERS: &[(NodePhase, char)] = &[
-    (NodePhase::Succeeded, 'S'),
-    (NodePhase::Watching, 'w'),
-    (NodePhase::Installing, 'i'),
-    (NodePhase::Downloaded, 'D'),
-    (NodePhase::Downloading, 'd'),
-    (NodePhase::Pending, '.'),
-    (NodePhase::RollingBack, 'r'),
-    (NodePhase::RolledBack, 'R'),
-    (NodePhase::Failed, 'F'),
-    (NodePhase::Skipped, 's'),
+/// Node states in display order, with their mark in the density bar.
+pub const MARKS: &[(NodePhase, char)] = &[
+    (NodePhase::Succeeded, '█'),
+    (NodePhase::Watching, '▓'),
+    (NodePhase::Installing, '▒'),
+    (NodePhase::Downloaded, '░'),
+    (NodePhase::Downloading, '░'),
+    (NodePhase::Pending, ' '),
+    (NodePhase::RollingBack, '<'),
+    (NodePhase::RolledBack, '-'),
+    (NodePhase::Failed, 'x'),
+    (NodePhase::Skipped, '.'),
 ];
-const GRID_WIDTH: usize = 50;
+
+/// Lines a frame never goes below, whatever the terminal says.
+const MIN_HEIGHT: usize = 6;
 
 /// The exit code for a status: `None` while active, 0 for ROLLED_FORWARD, 1 for any other terminal status.
 pub fn exit_code(status: Status) -> Option<i32> {
@@ -42,229 +44,347 @@ pub fn exit_code(status: Status) -> Option<i32> {
     }
 }
 
-/// What one poll shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Frame {
-    /// `d-3 web/api v7 ROLLING_FORWARD (paused by user)`.
-    pub header: String,
-    /// `succeeded 3 · installing 2 · pending 5`.
-    pub counts: String,
-    /// Per-node letters, in the deployment's order, wrapped at 50.
-    pub grid: Vec<String>,
-    /// Windows (from the settings) and their use.
-    pub windows: String,
-    /// The pulse countdown of a coordinated deployment.
-    pub pulse: Option<String>,
-    /// Succeeded nodes.
-    pub succeeded: u64,
-    /// Nodes in the deployment.
-    pub total: u64,
-}
-
-impl Frame {
-    /// The multi-line text of a terminal frame.
-    pub fn text(&self) -> String {
-        let mut lines = vec![self.header.clone(), self.windows.clone()];
-        lines.extend(self.pulse.clone());
-        lines.push(self.counts.clone());
-        lines.extend(self.grid.iter().map(|g| format!("[{g}]")));
-        lines.join("\n")
-    }
-
-    /// One plain line, without the pulse countdown (which changes every poll).
-    pub fn line(&self) -> String {
-        format!(
-            "{} · {}/{} succeeded · {} · [{}]",
-            self.header,
-            self.succeeded,
-            self.total,
-            self.counts,
-            self.grid.concat()
+/// `30s`, `5m`, `2h`, `1500ms` or a number of seconds → a duration.
+pub fn parse_timeout(raw: &str) -> Result<Duration, CliError> {
+    let bad = || {
+        CliError::invalid(
+            "--timeout",
+            raw,
+            "expected a duration such as 90s, 5m or 1h",
         )
-    }
-}
-
-fn letter(state: NodePhase) -> char {
-    LETTERS
-        .iter()
-        .find(|(s, _)| *s == state)
-        .map_or('?', |(_, c)| *c)
-}
-
-/// Builds the frame of a deployment as seen at `now` (ms since the epoch); `raw` is its JSON.
-pub fn frame(d: &DeploymentView, raw: &Value, now: u64) -> Frame {
-    let count = |state: NodePhase| d.nodes.iter().filter(|n| n.state == state).count();
-    let counts: Vec<String> = LETTERS
-        .iter()
-        .filter(|(s, _)| count(*s) > 0)
-        .map(|(s, c)| format!("{} {} ({c})", name(s), count(*s)))
-        .collect();
-    let letters: Vec<char> = d.nodes.iter().map(|n| letter(n.state)).collect();
-    let grid = letters
-        .chunks(GRID_WIDTH)
-        .map(|c| c.iter().collect())
-        .collect();
-    let windows = match &d.settings.strategy {
-        Strategy::AllAtOnce {} => "strategy all-at-once".to_string(),
-        Strategy::Rolling {
-            install_window,
-            download_window,
-        } => format!(
-            "install window {}/{install_window} · download window {}/{download_window}",
-            count(NodePhase::Installing) + count(NodePhase::Watching),
-            count(NodePhase::Downloading) + count(NodePhase::Downloaded),
-        ),
-        Strategy::Batch { sizes, autopause } => {
-            let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
-            format!(
-                "batch sizes {}{}",
-                sizes.join(","),
-                if *autopause { " · autopause" } else { "" }
-            )
-        }
     };
-    Frame {
-        header: deployment_line(d),
-        counts: if counts.is_empty() {
-            "no nodes".into()
-        } else {
-            counts.join(" · ")
-        },
-        grid,
-        windows,
-        pulse: pulse_line(d, raw, now),
-        succeeded: count(NodePhase::Succeeded) as u64,
-        total: d.nodes.len() as u64,
-    }
+    let raw = raw.trim();
+    let (digits, unit) = raw.split_at(raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len()));
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let ms = match unit {
+        "ms" => n,
+        "" | "s" => n.saturating_mul(1_000),
+        "m" => n.saturating_mul(60_000),
+        "h" => n.saturating_mul(3_600_000),
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_millis(ms))
 }
 
-/// The pulse countdown: time since the last pulse against the interval.
-///
-/// The last pulse is `last_pulse_at` when the server's JSON has it, else the newest event by `pulse`,
-/// else the deployment's creation (its first event).
-pub fn pulse_line(d: &DeploymentView, raw: &Value, now: u64) -> Option<String> {
-    let interval = d.settings.pulse_interval_ms?;
-    let last_pulse = raw["last_pulse_at"].as_u64().or_else(|| {
-        d.events
-            .iter()
-            .rev()
-            .find(|e| name(&e.by) == "pulse")
-            .map(|e| e.at)
-    });
-    let since = last_pulse.or_else(|| d.events.first().map(|e| e.at));
-    let what = if last_pulse.is_some() {
-        "last pulse"
+/// `d-3 web/api v7 ROLLING_FORWARD (paused by user) · age 1m20s`, the age advanced by `since` (time since
+/// the summary was made) while the deployment is active.
+pub fn header(s: &SummaryView, since: Duration) -> String {
+    let held = s
+        .paused_by
+        .as_ref()
+        .map(|p| format!(" (paused by {})", name(p)))
+        .unwrap_or_default();
+    let age = if s.status.is_terminal() {
+        format!("took {}", duration(s.age_ms))
     } else {
-        "no pulse yet, created"
+        format!("age {}", duration(s.age_ms + since.as_millis() as u64))
     };
-    let ago = since.map_or_else(
-        || "?".to_string(),
-        |at| format!("{} ago", duration(now.saturating_sub(at))),
-    );
-    let state = if d.status.is_terminal() {
+    format!(
+        "{} {}/{} v{} {}{held} · {age}",
+        s.id,
+        s.consumer,
+        s.resource,
+        s.version,
+        name(&s.status)
+    )
+}
+
+/// `install 2/2 · download 1/3`, `batch 2 of size 5 (3 open)` or `all at once: 4 installing`.
+pub fn windows(s: &SummaryView) -> String {
+    let w = &s.windows;
+    let slots = |what: &str, used: u32, size: Option<u32>| match size {
+        Some(size) => format!("{what} window {used}/{size}"),
+        None => format!("{what} {used}"),
+    };
+    let mut parts = vec![
+        slots("install", w.install.used, w.install.size),
+        slots("download", w.download.used, w.download.size),
+    ];
+    if let Some(b) = &w.batch {
+        parts.insert(
+            0,
+            format!("batch {} of size {} ({} open)", b.number, b.size, b.open),
+        );
+    }
+    if let Some(r) = w.rollback {
+        parts.push(format!("rolling back {r}"));
+    }
+    parts.join(" · ")
+}
+
+/// The pulse countdown at `since` after the summary was made.
+pub fn pulse(s: &SummaryView, since: Duration) -> Option<String> {
+    let p = s.pulse.as_ref()?;
+    let state = if s.status.is_terminal() {
         "finished".to_string()
-    } else if matches!(
-        d.status,
-        Status::RollForwardAwaitingPulse | Status::RollBackAwaitingPulse
-    ) {
+    } else if p.blocked {
         "BLOCKED awaiting a pulse".to_string()
-    } else if matches!(d.status, Status::RollForwardPaused | Status::RollBackPaused) {
-        "held (no countdown while paused)".to_string()
     } else {
-        match since.map(|at| (at + interval) as i64 - now as i64) {
+        match p.left_ms.map(|l| l - since.as_millis() as i64) {
             Some(left) if left >= 0 => format!("{} left", duration(left as u64)),
             Some(late) => format!("overdue by {}", duration(late.unsigned_abs())),
-            None => "unknown".into(),
+            None if s.status.is_paused() => "held (no countdown while paused)".into(),
+            None => "no pulse yet".into(),
         }
     };
-    Some(format!(
-        "pulse every {}: {what} {ago}, {state}",
-        duration(interval)
-    ))
+    Some(format!("pulse every {}: {state}", duration(p.interval_ms)))
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+/// `succeeded 3 · installing 2 · pending 5` (states with nodes only).
+pub fn counts(s: &SummaryView) -> String {
+    let parts: Vec<String> = MARKS
+        .iter()
+        .map(|(phase, _)| (*phase, s.counts.get(*phase)))
+        .filter(|(_, n)| *n > 0)
+        .map(|(phase, n)| format!("{} {n}", name(&phase)))
+        .collect();
+    if parts.is_empty() {
+        "no nodes".into()
+    } else {
+        parts.join(" · ")
+    }
 }
 
-/// Follows deployment `id` until it ends. Ok on ROLLED_FORWARD; `CliError::Ended` naming the status otherwise.
-pub async fn watch(client: &ApiClient, id: &str, output: Output) -> Result<(), CliError> {
-    let path = format!("/v1/deployments/{}", super::body::encode(id));
-    let tty = std::io::stdout().is_terminal() && output == Output::Table;
-    let bar = tty.then(|| {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stdout());
-        let style = ProgressStyle::with_template(
-            "{msg}\n{bar:40.green/white} {pos}/{len} succeeded  {elapsed}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style.progress_chars("█▉ "));
-        bar
+/// A bar `width` cells wide whose marks are in proportion to the node counts, then `3/6 succeeded (50%)`.
+pub fn density_bar(s: &SummaryView, width: usize) -> String {
+    let total = s.nodes.max(1) as u64;
+    let width = width.max(10);
+    let mut bar = String::new();
+    let mut done_nodes = 0u64;
+    let mut cells = 0usize;
+    for (phase, mark) in MARKS {
+        done_nodes += u64::from(s.counts.get(*phase));
+        // Cells up to this state, rounded, so the bar always has exactly `width` cells.
+        let upto = (done_nodes * width as u64 / total) as usize;
+        for _ in cells..upto {
+            bar.push(*mark);
+        }
+        cells = cells.max(upto);
+    }
+    for _ in cells..width {
+        bar.push(' ');
+    }
+    let pct = u64::from(s.counts.succeeded) * 100 / total;
+    format!(
+        "[{bar}] {}/{} succeeded ({pct}%)",
+        s.counts.succeeded, s.nodes
+    )
+}
+
+/// The frame for a terminal `height` lines by `width` columns, each line cut to the width.
+pub fn frame(s: &SummaryView, since: Duration, height: usize, width: usize) -> Vec<String> {
+    let height = height.max(MIN_HEIGHT);
+    let width = width.max(20);
+    let mut lines = vec![header(s, since), windows(s)];
+    lines.extend(pulse(s, since));
+    lines.push(counts(s));
+    lines.push(density_bar(s, width.saturating_sub(32).min(100)));
+    let room = height.saturating_sub(lines.len());
+    if s.failing_total > 0 && room >= 2 {
+        lines.push(format!("failing nodes ({}):", s.failing_total));
+        let avail = room - 1;
+        let mut shown = s.failing.len().min(avail);
+        if s.failing_total as usize > shown {
+            shown = shown.min(avail - 1);
+        }
+        for f in &s.failing[..shown] {
+            let reason = f.reason.as_deref().unwrap_or("no reason reported");
+            lines.push(format!(
+                "  {} #{} {} after {} attempt(s): {reason}",
+                f.id,
+                f.ordinal,
+                name(&f.state),
+                f.failures
+            ));
+        }
+        let hidden = s.failing_total as usize - shown;
+        if hidden > 0 {
+            lines.push(format!("  ... and {hidden} more"));
+        }
+    }
+    let room = height.saturating_sub(lines.len());
+    if room >= 2 && !s.events.is_empty() {
+        lines.push("recent events:".into());
+        let skip = s.events.len().saturating_sub(room - 1);
+        for e in &s.events[skip..] {
+            let what = match (&e.status, &e.action) {
+                (Some(st), _) => name(st),
+                (None, Some(a)) => name(a),
+                (None, None) => "event".into(),
+            };
+            let node = e
+                .node
+                .as_deref()
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
+            let message = e
+                .message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            let ago = duration(s.now.saturating_sub(e.at));
+            lines.push(format!(
+                "  {ago} ago: {what}{node} by {}{message}",
+                name(&e.by)
+            ));
+        }
+    }
+    lines.truncate(height);
+    lines.iter().map(|l| cut(l, width)).collect()
+}
+
+/// One plain line (no clock in it, so it changes only with the deployment).
+pub fn line(s: &SummaryView) -> String {
+    let failing = if s.failing_total > 0 {
+        let names: Vec<&str> = s.failing.iter().take(5).map(|f| f.id.as_str()).collect();
+        format!(" · failing {} ({})", s.failing_total, names.join(","))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {}/{} v{} {} · {}/{} succeeded · {}{failing}",
+        s.id,
+        s.consumer,
+        s.resource,
+        s.version,
+        name(&s.status),
+        s.counts.succeeded,
+        s.nodes,
+        counts(s)
+    )
+}
+
+fn cut(line: &str, width: usize) -> String {
+    match line.char_indices().nth(width) {
+        Some((at, _)) => line[..at].to_string(),
+        None => line.to_string(),
+    }
+}
+
+/// Redraws a frame in place on the terminal.
+struct Screen {
+    term: console::Term,
+    drawn: usize,
+}
+
+impl Screen {
+    fn draw(&mut self, s: &SummaryView, since: Duration) {
+        let (rows, cols) = self.term.size();
+        let lines = frame(s, since, (rows as usize).saturating_sub(1), cols as usize);
+        let _ = self.term.clear_last_lines(self.drawn);
+        let _ = self.term.write_str(&(lines.join("\n") + "\n"));
+        let _ = self.term.flush();
+        self.drawn = lines.len();
+    }
+}
+
+/// Follows deployment `id` until it ends or `timeout` passes. Ok on ROLLED_FORWARD; `CliError::Ended`
+/// naming the status otherwise; `CliError::WatchTimeout` after `timeout`.
+pub async fn watch(
+    client: &ApiClient,
+    id: &str,
+    output: Output,
+    timeout: Option<Duration>,
+) -> Result<(), CliError> {
+    let path = format!("/v1/deployments/{}/watch", super::body::encode(id));
+    let started = Instant::now();
+    let deadline = timeout.map(|t| started + t);
+    let mut screen = (std::io::stdout().is_terminal() && output == Output::Table).then(|| Screen {
+        term: console::Term::stdout(),
+        drawn: 0,
     });
-    let mut last_printed = String::new();
-    let mut unreachable = 0;
+    let mut last: Option<(SummaryView, Instant)> = None;
+    let mut printed = String::new();
+    let mut broken = 0;
     loop {
-        let raw: Value = match client.get(&path).await {
-            Ok(raw) => raw,
-            Err(e @ ClientError::Unreachable { .. }) if unreachable < 3 => {
-                unreachable += 1;
+        let open_for = deadline.map_or(Duration::from_secs(7 * 24 * 3600), |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        let response = match client.open_stream(&path, open_for).await {
+            Ok(r) => r,
+            Err(e @ ClientError::Unreachable { .. }) if broken < 3 => {
+                broken += 1;
                 eprintln!("warning: {e}; still trying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
-        unreachable = 0;
-        let view: DeploymentView =
-            serde_json::from_value(raw.clone()).map_err(|e| ClientError::Decode {
-                server: client.servers().join(","),
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-        let f = frame(&view, &raw, now_ms());
-        match (&bar, output) {
-            (Some(bar), _) => {
-                bar.set_length(f.total);
-                bar.set_position(f.succeeded);
-                bar.set_message(f.text());
-            }
-            (None, Output::Json) => {
-                let line = raw.to_string();
-                if line != last_printed {
-                    println!("{line}");
-                    last_printed = line;
-                }
-            }
-            (None, Output::Table) => {
-                let line = f.line();
-                if line != last_printed {
-                    println!("{line}");
-                    last_printed = line;
-                }
-            }
-        }
-        if let Some(code) = exit_code(view.status) {
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-                println!("{}", f.text());
-            }
-            return match code {
-                0 => {
-                    if output == Output::Table {
-                        println!(
-                            "deployment {} rolled forward: {}/{} nodes succeeded",
-                            view.id, f.succeeded, f.total
-                        );
+        let mut reader = SseReader::new(response);
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            let event = tokio::select! {
+                e = reader.next() => e,
+                _ = tick.tick() => {
+                    // Between summaries only the clock moves: age and countdown.
+                    if let (Some(screen), Some((s, at))) = (&mut screen, &last) {
+                        screen.draw(s, at.elapsed());
                     }
-                    Ok(())
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Err(CliError::WatchTimeout {
+                            id: id.to_string(),
+                            after: duration(started.elapsed().as_millis() as u64),
+                        });
+                    }
+                    continue;
                 }
-                _ => Err(CliError::Ended {
-                    id: view.id.to_string(),
-                    status: name(&view.status),
-                }),
             };
+            let event = match event {
+                Ok(Some(e)) => e,
+                Ok(None) | Err(_) => break,
+            };
+            if event.event != "summary" {
+                continue;
+            }
+            broken = 0;
+            let s: SummaryView =
+                serde_json::from_str(&event.data).map_err(|e| ClientError::Decode {
+                    server: client.servers().join(","),
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
+            match (&mut screen, output) {
+                (Some(screen), _) => screen.draw(&s, Duration::ZERO),
+                (None, Output::Json) => println!("{}", event.data),
+                (None, Output::Table) => {
+                    let l = line(&s);
+                    if l != printed {
+                        println!("{l}");
+                        printed = l;
+                    }
+                }
+            }
+            if let Some(code) = exit_code(s.status) {
+                return match code {
+                    0 => {
+                        if output == Output::Table {
+                            println!(
+                                "deployment {} rolled forward: {}/{} nodes succeeded in {}",
+                                s.id,
+                                s.counts.succeeded,
+                                s.nodes,
+                                duration(s.age_ms)
+                            );
+                        }
+                        Ok(())
+                    }
+                    _ => Err(CliError::Ended {
+                        id: s.id.to_string(),
+                        status: name(&s.status),
+                    }),
+                };
+            }
+            last = Some((s, Instant::now()));
         }
-        tokio::time::sleep(POLL).await;
+        broken += 1;
+        if broken > 3 {
+            return Err(ClientError::Unreachable {
+                servers: client.servers().join(","),
+                last: "the watch stream kept closing before the deployment ended".into(),
+            }
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

@@ -1,109 +1,137 @@
-//! Watch frames of a sample deployment, the pulse countdown, and exit codes by status.
+//! Watch frames of a deployment summary: fitting the terminal, the density bar, the age, the countdown,
+//! `--timeout` values and exit codes by status.
 
-use convoy_actors::domain::{DeploymentView, Status};
+use std::time::Duration;
+
+use convoy_actors::domain::{Status, SummaryView};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::cli::fixtures::{deployment, T0};
+use crate::cli::fixtures::T0;
 
-fn view(raw: &Value) -> DeploymentView {
+/// `GET /v1/deployments/d-3/summary` of a coordinated rolling deployment of 1,000 nodes, 30 failing.
+fn raw() -> Value {
+    let failing: Vec<Value> = (0..20)
+        .map(|i| json!({"id": format!("n{i}"), "ordinal": i, "state": "failed", "failures": 2, "reason": "exit 3", "at": T0 + 1_000}))
+        .collect();
+    let events: Vec<Value> = (0..10)
+        .map(|i| json!({"at": T0 + 1_000 * i, "node": format!("n{i}"), "action": "install", "by": "system"}))
+        .collect();
+    json!({
+        "id": "d-3", "consumer": "web", "resource": "api", "version": 7,
+        "status": "ROLLING_FORWARD", "created_at": T0, "now": T0 + 80_000, "age_ms": 80_000,
+        "nodes": 1000,
+        "counts": {"pending": 400, "downloading": 3, "downloaded": 0, "installing": 2, "watching": 0,
+                   "succeeded": 500, "failed": 30, "skipped": 65, "rolling_back": 0, "rolled_back": 0},
+        "windows": {"install": {"used": 2, "size": 2}, "download": {"used": 3, "size": 3}},
+        "pulse": {"interval_ms": 10_000, "last_pulse_at": T0 + 76_000, "deadline": T0 + 86_000, "left_ms": 6_000, "blocked": false},
+        "failing": failing, "failing_total": 30,
+        "events": events, "events_total": 2500, "fingerprint": 1
+    })
+}
+
+fn summary(raw: &Value) -> SummaryView {
     serde_json::from_value(raw.clone()).unwrap()
 }
 
 #[test]
-fn frame_of_a_rolling_coordinated_deployment() {
-    let raw = deployment();
-    let f = frame(&view(&raw), &raw, T0 + 10_000);
-    assert_eq!(f.header, "d-3 web/api v7 ROLLING_FORWARD");
-    assert_eq!((f.succeeded, f.total), (2, 6));
-    assert_eq!(f.grid, ["SSwid."]);
+fn a_frame_fits_the_terminal_whatever_the_node_count() {
+    let s = summary(&raw());
+    for (height, width) in [(6, 40), (24, 80), (40, 120), (200, 200)] {
+        let lines = frame(&s, Duration::ZERO, height, width);
+        assert!(lines.len() <= height, "{height}x{width}: {lines:#?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= width),
+            "{lines:#?}"
+        );
+    }
+    let lines = frame(&s, Duration::ZERO, 24, 100);
+    assert_eq!(lines[0], "d-3 web/api v7 ROLLING_FORWARD · age 1m20s");
+    assert_eq!(lines[1], "install window 2/2 · download window 3/3");
+    assert_eq!(lines[2], "pulse every 10.0s: 6.0s left");
     assert_eq!(
-        f.counts,
-        "succeeded 2 (S) · watching 1 (w) · installing 1 (i) · downloading 1 (d) · pending 1 (.)"
+        lines[3],
+        "succeeded 500 · installing 2 · downloading 3 · pending 400 · failed 30 · skipped 65"
     );
-    assert_eq!(f.windows, "install window 2/2 · download window 1/3");
-    assert_eq!(
-        f.pulse.as_deref(),
-        Some("pulse every 10.0s: last pulse 6.0s ago, 4.0s left")
+    assert!(
+        lines[4].ends_with("] 500/1000 succeeded (50%)"),
+        "{}",
+        lines[4]
     );
-    assert_eq!(
-        f.text(),
-        "d-3 web/api v7 ROLLING_FORWARD\ninstall window 2/2 · download window 1/3\n\
-         pulse every 10.0s: last pulse 6.0s ago, 4.0s left\n\
-         succeeded 2 (S) · watching 1 (w) · installing 1 (i) · downloading 1 (d) · pending 1 (.)\n[SSwid.]"
-    );
-    assert_eq!(
-        f.line(),
-        "d-3 web/api v7 ROLLING_FORWARD · 2/6 succeeded · succeeded 2 (S) · watching 1 (w) · installing 1 (i) \
-         · downloading 1 (d) · pending 1 (.) · [SSwid.]"
+    assert_eq!(lines[5], "failing nodes (30):");
+    assert_eq!(lines[6], "  n0 #0 failed after 2 attempt(s): exit 3");
+    assert!(lines.iter().any(|l| l.contains("... and")), "{lines:#?}");
+    let tall = frame(&s, Duration::ZERO, 200, 100);
+    assert!(tall.iter().any(|l| l == "recent events:"), "{tall:#?}");
+    assert!(
+        tall.iter().any(|l| l.contains("... and 10 more")),
+        "{tall:#?}"
     );
 }
 
 #[test]
-fn the_plain_line_does_not_change_with_the_clock() {
-    let raw = deployment();
-    let a = frame(&view(&raw), &raw, T0 + 5_000);
-    let b = frame(&view(&raw), &raw, T0 + 9_000);
-    assert_eq!(a.line(), b.line());
-    assert_ne!(a.pulse, b.pulse);
+fn the_density_bar_has_its_width_and_marks_in_proportion() {
+    let s = summary(&raw());
+    let bar = density_bar(&s, 50);
+    let cells: String = bar[bar.find('[').unwrap() + '['.len_utf8()..bar.find(']').unwrap()].into();
+    assert_eq!(cells.chars().count(), 50);
+    assert_eq!(cells.chars().filter(|c| *c == '█').count(), 25, "{bar}");
+    assert!(cells.contains('x'), "failed nodes show: {bar}");
 }
 
 #[test]
-fn pulse_countdown_overdue_blocked_and_server_field() {
-    let mut raw = deployment();
-    let f = frame(&view(&raw), &raw, T0 + 15_500);
+fn age_and_countdown_move_with_the_clock_until_the_end() {
+    let mut raw = raw();
+    let s = summary(&raw);
     assert_eq!(
-        f.pulse.as_deref(),
-        Some("pulse every 10.0s: last pulse 11.5s ago, overdue by 1.5s")
+        header(&s, Duration::from_secs(10)),
+        "d-3 web/api v7 ROLLING_FORWARD · age 1m30s"
     );
-    raw["last_pulse_at"] = json!(T0 + 9_000);
-    let f = frame(&view(&raw), &raw, T0 + 10_000);
     assert_eq!(
-        f.pulse.as_deref(),
-        Some("pulse every 10.0s: last pulse 1.0s ago, 9.0s left")
+        pulse(&s, Duration::from_secs(7)).as_deref(),
+        Some("pulse every 10.0s: overdue by 1.0s")
     );
     raw["status"] = json!("ROLL_FORWARD_AWAITING_PULSE");
     raw["paused_by"] = json!("pulse_timeout");
-    let f = frame(&view(&raw), &raw, T0 + 30_000);
+    raw["pulse"]["blocked"] = json!(true);
+    let s = summary(&raw);
     assert_eq!(
-        f.header,
-        "d-3 web/api v7 ROLL_FORWARD_AWAITING_PULSE (paused by pulse_timeout)"
+        pulse(&s, Duration::ZERO).as_deref(),
+        Some("pulse every 10.0s: BLOCKED awaiting a pulse")
     );
+    raw["status"] = json!("ROLLED_FORWARD");
+    raw["age_ms"] = json!(90_000);
+    let s = summary(&raw);
     assert_eq!(
-        f.pulse.as_deref(),
-        Some("pulse every 10.0s: last pulse 21.0s ago, BLOCKED awaiting a pulse")
+        header(&s, Duration::from_secs(600)),
+        "d-3 web/api v7 ROLLED_FORWARD (paused by pulse_timeout) · took 1m30s"
     );
 }
 
 #[test]
-fn no_pulse_yet_counts_from_creation_and_uncoordinated_has_none() {
-    let mut raw = deployment();
-    raw["events"] = json!([{"at": T0, "status": "ROLLING_FORWARD", "by": "user"}]);
-    let f = frame(&view(&raw), &raw, T0 + 2_000);
-    assert_eq!(
-        f.pulse.as_deref(),
-        Some("pulse every 10.0s: no pulse yet, created 2.0s ago, 8.0s left")
+fn the_plain_line_names_failing_nodes_and_ignores_the_clock() {
+    let s = summary(&raw());
+    let l = line(&s);
+    assert!(
+        l.starts_with("d-3 web/api v7 ROLLING_FORWARD · 500/1000 succeeded · "),
+        "{l}"
     );
-    raw["settings"]["pulse_interval_ms"] = Value::Null;
-    raw["settings"]["strategy"] = json!({"batch": {"sizes": [1, 2], "autopause": true}});
-    let f = frame(&view(&raw), &raw, T0 + 2_000);
-    assert_eq!(f.pulse, None);
-    assert_eq!(f.windows, "batch sizes 1,2 · autopause");
+    assert!(l.ends_with(" · failing 30 (n0,n1,n2,n3,n4)"), "{l}");
 }
 
 #[test]
-fn the_grid_wraps_at_fifty_nodes() {
-    let mut raw = deployment();
-    let nodes: Vec<Value> = (0..120)
-        .map(|i| json!({"id": format!("n{i}"), "ordinal": i, "from_version": 1, "state": if i < 60 { "succeeded" } else { "failed" }, "failures": 0}))
-        .collect();
-    raw["nodes"] = json!(nodes);
-    let f = frame(&view(&raw), &raw, T0);
-    assert_eq!(f.grid.len(), 3);
-    assert_eq!(f.grid[0], "S".repeat(50));
-    assert_eq!(f.grid[1], format!("{}{}", "S".repeat(10), "F".repeat(40)));
-    assert_eq!(f.grid[2], "F".repeat(20));
-    assert_eq!(f.counts, "succeeded 60 (S) · failed 60 (F)");
+fn timeouts_take_units() {
+    assert_eq!(parse_timeout("90s").unwrap(), Duration::from_secs(90));
+    assert_eq!(parse_timeout("5m").unwrap(), Duration::from_secs(300));
+    assert_eq!(parse_timeout("1h").unwrap(), Duration::from_secs(3600));
+    assert_eq!(
+        parse_timeout("1500ms").unwrap(),
+        Duration::from_millis(1500)
+    );
+    assert_eq!(parse_timeout("12").unwrap(), Duration::from_secs(12));
+    for bad in ["", "s", "10x", "-1s", "1.5s"] {
+        assert!(parse_timeout(bad).is_err(), "{bad:?}");
+    }
 }
 
 #[test]

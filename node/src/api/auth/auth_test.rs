@@ -181,7 +181,7 @@ async fn unknown_routes_are_404_in_the_error_shape() {
     let app = stub_app!(AuthMode::On);
     for (method, path) in [
         ("GET", "/v1/nope"),
-        ("POST", "/v1/cluster"),
+        ("POST", "/v1/clusters"),
         ("GET", "/v1/tokens/x/y"),
     ] {
         let (status, body) = call!(
@@ -282,4 +282,39 @@ fn anonymous_callers_report_for_anyone_and_tokens_only_for_their_nodes() {
         Actor::Token("rack-7".into())
     );
     assert_eq!(Caller::Anonymous.actor(), Actor::User);
+}
+
+#[actix_web::test]
+async fn a_served_path_with_another_method_is_405_with_allow() {
+    let app = stub_app!(AuthMode::On);
+    for (method, path, allow) in [
+        ("POST", "/v1/cluster", "GET"),
+        ("DELETE", "/v1/deployments/d-1", "GET"),
+        ("PUT", "/v1/tokens", "GET, POST"),
+    ] {
+        let resp = atest::call_service(
+            &app,
+            atest::TestRequest::default()
+                .method(method.parse().unwrap())
+                .uri(path)
+                .to_request(),
+        )
+        .await;
+        assert_eq!(
+            resp.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(
+            resp.headers().get("allow").unwrap(),
+            allow,
+            "{method} {path}"
+        );
+        let body: Value = serde_json::from_slice(&atest::read_body(resp).await).unwrap();
+        assert_eq!(body["error"]["code"], "method_not_allowed", "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(path),
+            "{body}"
+        );
+    }
 }

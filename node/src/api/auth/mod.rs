@@ -104,7 +104,15 @@ pub async fn check<B: MessageBody + 'static>(
             Ok(next.call(req).await?.map_into_left_body())
         }
         Err(refused) => {
-            let response = refused.error_response();
+            let mut response = refused.error_response();
+            if let ApiError::MethodNotAllowed(_) = refused {
+                let allowed = table::allowed(req.match_info().as_str()).join(", ");
+                if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&allowed) {
+                    response
+                        .headers_mut()
+                        .insert(actix_web::http::header::ALLOW, value);
+                }
+            }
             Ok(req.into_response(response).map_into_right_body())
         }
     }
@@ -114,6 +122,15 @@ pub async fn check<B: MessageBody + 'static>(
 fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     let path = req.match_info().as_str();
     let Some(rule) = table::lookup(req.method().as_str(), path) else {
+        let allowed = table::allowed(path);
+        if !allowed.is_empty() {
+            return Err(ApiError::MethodNotAllowed(format!(
+                "{} {} is not served; this path takes {}",
+                req.method(),
+                clip(path),
+                allowed.join(", ")
+            )));
+        }
         return Err(ApiError::NotFound(format!(
             "no route {} {}",
             req.method(),

@@ -116,6 +116,24 @@ pub const ROUTES: &[Rule] = &[
     rule("GET", "/v1/deployments", Read, "read deployments"),
     rule("GET", "/v1/deployments/{id}", Read, "read deployments"),
     rule(
+        "GET",
+        "/v1/deployments/{id}/summary",
+        Read,
+        "read deployments",
+    ),
+    rule(
+        "GET",
+        "/v1/deployments/{id}/watch",
+        Read,
+        "watch deployments",
+    ),
+    rule(
+        "GET",
+        "/v1/deployments/{id}/nodes/{node}",
+        Read,
+        "read deployments",
+    ),
+    rule(
         "POST",
         "/v1/deployments/{id}/pulse",
         Pulse,
@@ -161,6 +179,18 @@ pub fn lookup(method: &str, path: &str) -> Option<&'static Rule> {
     ROUTES
         .iter()
         .find(|r| r.method == method && matches(r.pattern, path))
+}
+
+/// The methods the table serves on `path` (empty: the path is not served at all).
+pub fn allowed(path: &str) -> Vec<&'static str> {
+    let mut methods: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|r| matches(r.pattern, path))
+        .map(|r| r.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
 }
 
 /// Whether `path` fits `pattern` segment by segment; `{x}` takes exactly one non-empty segment.

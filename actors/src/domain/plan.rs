@@ -1,0 +1,362 @@
+//! Dry runs (`POST /v1/deployments?dry_run=true`): what starting a deployment would do — the version it
+//! would select and why, the node set in order with the batch or wave each node falls in, the nodes left
+//! out and why — computed from the state without changing it (the same rules as `lifecycle.rs`).
+
+use super::command::DeploymentSpec;
+use super::errors::{check_message, DomainError, Entity};
+use super::ranges::parse_ranges;
+use super::state::ClusterState;
+use super::strategy::{Settings, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// Why a version was chosen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionReason {
+    /// The request named it.
+    Given,
+    /// The consumer's subscription pins it.
+    Pin,
+    /// The newest published version (not held back, its dependencies hold).
+    Newest,
+    /// Newer versions wait on a dependency, or are held back: this is the newest that may go.
+    Dependency,
+}
+
+/// A newer version passed over, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassedOver {
+    /// The version.
+    pub version: u64,
+    /// `held back: rolled back by d-4`, `needs db@3 on consumer "x"`.
+    pub why: String,
+}
+
+/// A node the deployment would take, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedNode {
+    /// Node id.
+    pub id: String,
+    /// Its ordinal in the consumer.
+    pub ordinal: u32,
+    /// The version it runs now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_version: Option<u64>,
+    /// Batch (batch strategy) or wave of the install window (rolling: wave k holds the k-th
+    /// `install_window` nodes still to install; wave 1 starts at once), 1-based; 0 when it already runs
+    /// the version (it counts as succeeded at once).
+    pub step: u32,
+}
+
+/// A node of the consumer the deployment would leave out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedNode {
+    /// Node id.
+    pub id: String,
+    /// Its ordinal.
+    pub ordinal: u32,
+    /// `outside the ordinal ranges 0-9`, `inactive`, `not interested in app`, `never reported`.
+    pub why: String,
+}
+
+/// What `POST /v1/deployments?dry_run=true` answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentPlan {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// The version it would deploy.
+    pub version: u64,
+    /// Why that version.
+    pub version_reason: VersionReason,
+    /// Newer versions passed over, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<PassedOver>,
+    /// The settings it would run with (request, then subscription policy, then defaults).
+    pub settings: Settings,
+    /// Its nodes in order.
+    pub nodes: Vec<PlannedNode>,
+    /// Batches or waves, in order: how many nodes each holds.
+    pub steps: Vec<u32>,
+    /// Nodes of the consumer left out.
+    pub skipped: Vec<SkippedNode>,
+}
+
+impl ClusterState {
+    /// What starting `spec` would do; the same refusals as starting it (unknown consumer, resource or
+    /// version, an active deployment, bad settings or ranges), and nothing changes.
+    pub fn plan_deployment(&self, spec: &DeploymentSpec) -> Result<DeploymentPlan, DomainError> {
+        check_message(spec.message.as_deref())?;
+        let consumer = self
+            .consumers
+            .get(&spec.consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
+        let res = self
+            .resources
+            .get(&spec.resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
+        if let Some(id) = consumer.active.get(&spec.resource) {
+            return Err(DomainError::ActiveDeployment {
+                consumer: spec.consumer.clone(),
+                resource: spec.resource.clone(),
+                id: id.to_string(),
+            });
+        }
+        let (version, version_reason, passed_over) = match spec.version {
+            Some(v) if res.versions.contains_key(&v) => (v, VersionReason::Given, Vec::new()),
+            Some(v) => {
+                return Err(DomainError::UnknownVersion {
+                    resource: spec.resource.clone(),
+                    version: v,
+                })
+            }
+            None => self.explain_selection(&spec.consumer, &spec.resource)?,
+        };
+        let sub_policy = consumer
+            .subscriptions
+            .get(&spec.resource)
+            .map(|s| &s.policy);
+        let settings = match sub_policy {
+            Some(p) => spec.policy().or(p),
+            None => spec.policy(),
+        }
+        .settings();
+        settings.validate()?;
+        let ordinals = match &spec.nodes {
+            Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
+            None => None,
+        };
+        let mut nodes = Vec::new();
+        let mut skipped = Vec::new();
+        for (ordinal, nid) in consumer.nodes.iter().enumerate() {
+            let ordinal = ordinal as u32;
+            let skip = |why: String| SkippedNode {
+                id: nid.clone(),
+                ordinal,
+                why,
+            };
+            if ordinals.as_ref().is_some_and(|o| !o.contains(&ordinal)) {
+                let ranges = spec.nodes.as_deref().unwrap_or_default();
+                skipped.push(skip(format!("outside the ordinal ranges {ranges:?}")));
+                continue;
+            }
+            let Some(ns) = self.nodes.get(nid) else {
+                skipped.push(skip("never reported".into()));
+                continue;
+            };
+            if !ns.active {
+                skipped.push(skip("inactive (silent, or never reported)".into()));
+                continue;
+            }
+            if !ns.interested(&spec.resource) {
+                skipped.push(skip(format!("not interested in {}", spec.resource)));
+                continue;
+            }
+            nodes.push(PlannedNode {
+                id: nid.clone(),
+                ordinal,
+                from_version: ns.current(&spec.resource),
+                step: 0,
+            });
+        }
+        let steps = assign_steps(&settings.strategy, version, &mut nodes);
+        Ok(DeploymentPlan {
+            consumer: spec.consumer.clone(),
+            resource: spec.resource.clone(),
+            version,
+            version_reason,
+            passed_over,
+            settings,
+            nodes,
+            steps,
+            skipped,
+        })
+    }
+
+    /// The selected version of `(consumer, resource)` with its reason and the newer versions passed over;
+    /// the same choice as `selected_version`.
+    fn explain_selection(
+        &self,
+        consumer: &str,
+        resource: &str,
+    ) -> Result<(u64, VersionReason, Vec<PassedOver>), DomainError> {
+        let none = || {
+            DomainError::invalid(
+                "version",
+                "none",
+                &format!("resource \"{resource}\" has no selectable version"),
+            )
+        };
+        let selected = self.selected_version(consumer, resource).ok_or_else(none)?;
+        let c = self.consumers.get(consumer).ok_or_else(none)?;
+        if c.subscriptions.get(resource).and_then(|s| s.pin) == Some(selected) {
+            return Ok((selected, VersionReason::Pin, Vec::new()));
+        }
+        let res = self.resources.get(resource).ok_or_else(none)?;
+        let mut passed = Vec::new();
+        for v in res
+            .versions
+            .values()
+            .rev()
+            .take_while(|v| v.version > selected)
+        {
+            let why = if let Some(h) = c.holds.get(resource).and_then(|hs| hs.get(&v.version)) {
+                format!("held back: {}", h.reason(consumer, resource, v.version))
+            } else {
+                let missing: Vec<String> = v
+                    .depends_on
+                    .iter()
+                    .filter(|d| !self.dependency_holds(consumer, resource, d))
+                    .map(|d| {
+                        format!(
+                            "needs {}@{} on consumer {:?}",
+                            d.resource,
+                            d.version,
+                            self.holder(consumer, resource, &d.resource)
+                        )
+                    })
+                    .collect();
+                missing.join("; ")
+            };
+            passed.push(PassedOver {
+                version: v.version,
+                why,
+            });
+        }
+        let reason = if passed.is_empty() {
+            VersionReason::Newest
+        } else {
+            VersionReason::Dependency
+        };
+        Ok((selected, reason, passed))
+    }
+}
+
+/// One member deployment of a planned group step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupPlanItem {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version.
+    pub version: u64,
+    /// Why that version: named in the request (`given`), the member's `pin`, or the `newest` not held back.
+    pub version_reason: VersionReason,
+    /// An active deployment of the member the step would wait on instead of starting one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_on: Option<super::ids::DeploymentId>,
+    /// The member deployment's plan (absent when it waits on an active one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<DeploymentPlan>,
+}
+
+impl ClusterState {
+    /// What starting a group deployment would do: its steps (as `plan_group` orders them), each member's
+    /// version and why, and each member deployment's plan with the overrides applied. Nothing changes.
+    pub fn plan_group_deployment(
+        &self,
+        group: &str,
+        versions: Option<&std::collections::BTreeMap<String, u64>>,
+        overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
+    ) -> Result<Vec<Vec<GroupPlanItem>>, DomainError> {
+        let steps = self.plan_group(group, versions)?;
+        steps
+            .into_iter()
+            .map(|step| {
+                step.into_iter()
+                    .map(|item| self.plan_group_item(item, versions, overrides))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn plan_group_item(
+        &self,
+        item: super::group::StepItem,
+        versions: Option<&std::collections::BTreeMap<String, u64>>,
+        overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
+    ) -> Result<GroupPlanItem, DomainError> {
+        let pin = self
+            .consumers
+            .get(&item.consumer)
+            .and_then(|c| c.subscriptions.get(&item.resource))
+            .and_then(|s| s.pin);
+        let version_reason = if versions.is_some_and(|v| v.contains_key(&item.resource)) {
+            VersionReason::Given
+        } else if pin == Some(item.version) {
+            VersionReason::Pin
+        } else {
+            VersionReason::Newest
+        };
+        let plan = match item.deployment {
+            Some(_) => None,
+            None => {
+                let o = overrides.get(&item.resource).cloned().unwrap_or_default();
+                let spec = DeploymentSpec {
+                    consumer: item.consumer.clone(),
+                    resource: item.resource.clone(),
+                    version: Some(item.version),
+                    strategy: o.strategy,
+                    min_healthy_ms: o.min_healthy_ms,
+                    max_failures_per_node: o.max_failures_per_node,
+                    max_failed_nodes: o.max_failed_nodes,
+                    rollback_on_failure: o.rollback_on_failure,
+                    pulse_interval_ms: o.pulse_interval_ms,
+                    completion: o.completion,
+                    ..DeploymentSpec::default()
+                };
+                Some(self.plan_deployment(&spec)?)
+            }
+        };
+        Ok(GroupPlanItem {
+            consumer: item.consumer,
+            resource: item.resource,
+            version: item.version,
+            version_reason,
+            waits_on: item.deployment,
+            plan,
+        })
+    }
+}
+
+/// Gives each node its batch or wave (nodes already on `version` get 0) and returns the steps' sizes.
+fn assign_steps(strategy: &Strategy, version: u64, nodes: &mut [PlannedNode]) -> Vec<u32> {
+    let mut steps: Vec<u32> = Vec::new();
+    let mut todo = 0usize;
+    // Batch strategy: the batch being filled (0-based) and the nodes in it so far.
+    let (mut batch, mut filled) = (0usize, 0usize);
+    for n in nodes.iter_mut() {
+        if n.from_version == Some(version) {
+            continue;
+        }
+        let step = match strategy {
+            Strategy::AllAtOnce {} => 1,
+            Strategy::Rolling { install_window, .. } => {
+                (todo / (*install_window).max(1) as usize) as u32 + 1
+            }
+            Strategy::Batch { sizes, .. } => {
+                // Batch k has sizes[k] nodes, the last size repeating.
+                let size = |k: usize| sizes.get(k.min(sizes.len().saturating_sub(1)));
+                if filled >= size(batch).map_or(1, |s| (*s).max(1) as usize) {
+                    batch += 1;
+                    filled = 0;
+                }
+                filled += 1;
+                batch as u32 + 1
+            }
+        };
+        n.step = step;
+        if steps.len() < step as usize {
+            steps.resize(step as usize, 0);
+        }
+        steps[step as usize - 1] += 1;
+        todo += 1;
+    }
+    steps
+}
+
+#[cfg(test)]
+#[path = "plan_test.rs"]
+mod tests;

@@ -1,0 +1,450 @@
+//! Small views of one deployment for watchers: its summary (counts per node state, window occupancy,
+//! pulse countdown, failing nodes with their reasons, recent events, age), a cheap fingerprint that changes
+//! when the summary would, and a page of its nodes. Their size does not grow with the node count.
+
+use super::deployment::{Deployment, NodePhase};
+use super::errors::clip;
+use super::ids::{DeploymentId, Timestamp};
+use super::state::ClusterState;
+use super::status::{PausedBy, Status};
+use super::strategy::Strategy;
+use super::views::{event_view, DeploymentNodeView, DeploymentView, EventView};
+use serde::{Deserialize, Serialize};
+use std::hash::{Hash, Hasher};
+
+/// How many of the newest events a summary carries.
+pub const SUMMARY_EVENTS: usize = 10;
+/// How many failing nodes a summary names (the rest are counted in `failing_total`).
+pub const SUMMARY_FAILING: usize = 20;
+/// The largest node page (`?limit=`).
+pub const MAX_PAGE_LIMIT: u32 = 10_000;
+/// The node page when `?limit=` is not given.
+pub const DEFAULT_PAGE_LIMIT: u32 = 100;
+
+/// Nodes per state. Every state is present (0 when none), so a client needs no defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PhaseCounts {
+    /// Not yet admitted.
+    pub pending: u32,
+    /// In the download window, fetching.
+    pub downloading: u32,
+    /// In the download window, fetched.
+    pub downloaded: u32,
+    /// In the install window.
+    pub installing: u32,
+    /// Installed and healthy, inside `min_healthy`.
+    pub watching: u32,
+    /// Done.
+    pub succeeded: u32,
+    /// Failed.
+    pub failed: u32,
+    /// Skipped.
+    pub skipped: u32,
+    /// Being re-targeted at their from-version.
+    pub rolling_back: u32,
+    /// Back on their from-version.
+    pub rolled_back: u32,
+}
+
+impl PhaseCounts {
+    /// Counts one node in `phase`.
+    pub fn add(&mut self, phase: NodePhase) {
+        let slot = match phase {
+            NodePhase::Pending => &mut self.pending,
+            NodePhase::Downloading => &mut self.downloading,
+            NodePhase::Downloaded => &mut self.downloaded,
+            NodePhase::Installing => &mut self.installing,
+            NodePhase::Watching => &mut self.watching,
+            NodePhase::Succeeded => &mut self.succeeded,
+            NodePhase::Failed => &mut self.failed,
+            NodePhase::Skipped => &mut self.skipped,
+            NodePhase::RollingBack => &mut self.rolling_back,
+            NodePhase::RolledBack => &mut self.rolled_back,
+        };
+        *slot += 1;
+    }
+
+    /// The count of `phase`.
+    pub fn get(&self, phase: NodePhase) -> u32 {
+        match phase {
+            NodePhase::Pending => self.pending,
+            NodePhase::Downloading => self.downloading,
+            NodePhase::Downloaded => self.downloaded,
+            NodePhase::Installing => self.installing,
+            NodePhase::Watching => self.watching,
+            NodePhase::Succeeded => self.succeeded,
+            NodePhase::Failed => self.failed,
+            NodePhase::Skipped => self.skipped,
+            NodePhase::RollingBack => self.rolling_back,
+            NodePhase::RolledBack => self.rolled_back,
+        }
+    }
+}
+
+/// One window: the slots taken and its size (absent when unbounded: all at once).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowUse {
+    /// Slots taken.
+    pub used: u32,
+    /// Its size, if bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+}
+
+/// The batch a batch deployment is in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchUse {
+    /// 1-based number of the current batch (0 before the first).
+    pub number: u32,
+    /// Its size.
+    pub size: u32,
+    /// Its nodes not finished yet.
+    pub open: u32,
+}
+
+/// Window occupancy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Windows {
+    /// Install slots (installing, watching and, rolling forward, failed nodes).
+    pub install: WindowUse,
+    /// Download (prefetch) slots.
+    pub download: WindowUse,
+    /// Batch strategy: the current batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchUse>,
+    /// Nodes rolling back now (only once a rollback started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<u32>,
+}
+
+/// The pulse countdown of a coordinated deployment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PulseView {
+    /// The interval pulses must keep.
+    pub interval_ms: u64,
+    /// The last pulse (leader-stamped ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_pulse_at: Option<Timestamp>,
+    /// When the countdown runs out (none before the first pulse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Timestamp>,
+    /// Milliseconds left at `now` (negative: overdue); absent when held, blocked or finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_ms: Option<i64>,
+    /// Blocked in AWAITING_PULSE.
+    pub blocked: bool,
+}
+
+/// A failing node: failed, or retrying after failed attempts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingNode {
+    /// Node id.
+    pub id: String,
+    /// Its ordinal in the consumer.
+    pub ordinal: u32,
+    /// Its state.
+    pub state: NodePhase,
+    /// Failed attempts so far.
+    pub failures: u32,
+    /// The newest failure's reason (the node's error, at most 100 bytes quoted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When that failure was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Timestamp>,
+}
+
+/// `GET /v1/deployments/{id}/summary`: what a watcher draws, of a size independent of the node count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryView {
+    /// Id.
+    pub id: DeploymentId,
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Target version.
+    pub version: u64,
+    /// Status.
+    pub status: Status,
+    /// Why held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<PausedBy>,
+    /// Creation (leader-stamped ms).
+    pub created_at: Timestamp,
+    /// When it became terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<Timestamp>,
+    /// The answering server's clock when the summary was made (ms).
+    pub now: Timestamp,
+    /// The deployment's own age: from creation to its end, or to `now` while active.
+    pub age_ms: u64,
+    /// Nodes in the deployment.
+    pub nodes: u32,
+    /// Nodes per state.
+    pub counts: PhaseCounts,
+    /// Window occupancy.
+    pub windows: Windows,
+    /// Pulse countdown (coordinated deployments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pulse: Option<PulseView>,
+    /// The first failing nodes in the deployment's order.
+    pub failing: Vec<FailingNode>,
+    /// All failing nodes.
+    pub failing_total: u32,
+    /// The newest events, oldest first.
+    pub events: Vec<EventView>,
+    /// All events.
+    pub events_total: u32,
+    /// Changes whenever the deployment's progress does (see [`fingerprint`]).
+    pub fingerprint: u64,
+}
+
+/// A cheap value that changes whenever a deployment's status, counters, pulse or events do: O(1), so a
+/// watcher can compare it after every applied entry. (A node going from downloading to downloaded changes
+/// no counter; it shows in the next summary sent for another change.)
+pub fn fingerprint(d: &Deployment) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (d.status as u8).hash(&mut h);
+    d.paused_by.map(|p| p as u8).hash(&mut h);
+    d.last_pulse_at.hash(&mut h);
+    d.events.len().hash(&mut h);
+    (
+        d.succeeded,
+        d.failed,
+        d.skipped,
+        d.install_used,
+        d.download_used,
+        d.batch_open,
+    )
+        .hash(&mut h);
+    (
+        d.install_cursor,
+        d.download_cursor,
+        d.rb_cursor,
+        d.rb_used,
+        d.rb_failed,
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+/// Which nodes of a deployment to show: those in `state` (all when `None`), from `offset`, at most `limit`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodePage {
+    /// Matching nodes to skip.
+    pub offset: u32,
+    /// Matching nodes to show (1..=[`MAX_PAGE_LIMIT`]).
+    pub limit: u32,
+    /// Only nodes in this state.
+    pub state: Option<NodePhase>,
+}
+
+/// Where a page sits among the deployment's nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageInfo {
+    /// Matching nodes skipped.
+    pub offset: u32,
+    /// Page size asked for.
+    pub limit: u32,
+    /// Nodes matching the state filter.
+    pub matched: u32,
+    /// Nodes in the deployment.
+    pub total: u32,
+    /// All events (the page view carries only the newest).
+    pub events_total: u32,
+}
+
+fn windows(d: &Deployment) -> Windows {
+    let (install, download) = match &d.settings.strategy {
+        Strategy::Rolling {
+            install_window,
+            download_window,
+        } => (Some(*install_window), Some(*download_window)),
+        Strategy::AllAtOnce {} | Strategy::Batch { .. } => (None, None),
+    };
+    let batch = match &d.settings.strategy {
+        Strategy::Batch { sizes, .. } => {
+            let number = d.batches.len() as u32;
+            let index = (number.max(1) - 1) as usize;
+            let size = sizes
+                .get(index.min(sizes.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0);
+            Some(BatchUse {
+                number,
+                size,
+                open: d.batch_open,
+            })
+        }
+        Strategy::AllAtOnce {} | Strategy::Rolling { .. } => None,
+    };
+    Windows {
+        install: WindowUse {
+            used: d.install_used,
+            size: install,
+        },
+        download: WindowUse {
+            used: d.download_used,
+            size: download,
+        },
+        batch,
+        rollback: (!d.status.is_forward() || d.rb_used > 0).then_some(d.rb_used),
+    }
+}
+
+fn pulse(d: &Deployment, now: Timestamp) -> Option<PulseView> {
+    let interval_ms = d.settings.pulse_interval_ms?;
+    let deadline = d.last_pulse_at.map(|t| t.saturating_add(interval_ms));
+    let counting = d.status.is_rolling();
+    Some(PulseView {
+        interval_ms,
+        last_pulse_at: d.last_pulse_at,
+        deadline,
+        left_ms: deadline
+            .filter(|_| counting)
+            .map(|at| at as i64 - now as i64),
+        blocked: d.status.is_awaiting(),
+    })
+}
+
+impl ClusterState {
+    /// The summary of deployment `id` as seen at `now` (ms; the caller's clock: the core reads none).
+    pub fn deployment_summary(&self, id: DeploymentId, now: Timestamp) -> Option<SummaryView> {
+        let d = self.deployments.get(&id)?;
+        let mut counts = PhaseCounts::default();
+        let mut failing_total = 0u32;
+        let mut failing = Vec::new();
+        for (p, n) in d.nodes.iter().enumerate() {
+            counts.add(n.phase);
+            if n.phase == NodePhase::Failed || (n.failures > 0 && n.phase != NodePhase::Succeeded) {
+                failing_total += 1;
+                if failing.len() < SUMMARY_FAILING {
+                    failing.push(p);
+                }
+            }
+        }
+        let failing = self.failing_nodes(d, &failing);
+        let start = d.events.len().saturating_sub(SUMMARY_EVENTS);
+        let end = d.ended_at.unwrap_or(now);
+        Some(SummaryView {
+            id,
+            consumer: d.consumer.clone(),
+            resource: d.resource.clone(),
+            version: d.version,
+            status: d.status,
+            paused_by: d.paused_by,
+            created_at: d.created_at,
+            ended_at: d.ended_at,
+            now,
+            age_ms: end.saturating_sub(d.created_at),
+            nodes: d.nodes.len() as u32,
+            counts,
+            windows: windows(d),
+            pulse: pulse(d, now),
+            failing,
+            failing_total,
+            events: d.events[start..].iter().map(|e| event_view(d, e)).collect(),
+            events_total: d.events.len() as u32,
+            fingerprint: fingerprint(d),
+        })
+    }
+
+    /// The fingerprint of deployment `id` (see [`fingerprint`]), `None` if it does not exist.
+    pub fn deployment_fingerprint(&self, id: DeploymentId) -> Option<u64> {
+        self.deployments.get(&id).map(fingerprint)
+    }
+
+    /// Failing nodes at `positions` with the reason of their newest failure: the message of their newest
+    /// retry/failed event (one backward scan that stops once every node is found), else the error the node
+    /// reports for the deployment's version.
+    fn failing_nodes(&self, d: &Deployment, positions: &[usize]) -> Vec<FailingNode> {
+        use super::deployment::EventKind;
+        let mut reasons: Vec<Option<(Option<String>, Timestamp)>> = vec![None; positions.len()];
+        let mut left = positions.len();
+        for e in d.events.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let (Some(p), EventKind::Retry | EventKind::Failed) = (e.node, e.kind) else {
+                continue;
+            };
+            if let Ok(i) = positions.binary_search(&(p as usize)) {
+                if reasons[i].is_none() {
+                    reasons[i] = Some((e.message.clone(), e.at));
+                    left -= 1;
+                }
+            }
+        }
+        positions
+            .iter()
+            .zip(reasons)
+            .map(|(&p, found)| {
+                let n = &d.nodes[p];
+                let (message, at) = found.unwrap_or((None, 0));
+                let reason = message.or_else(|| {
+                    let nr = self.nodes.get(&n.id)?.resources.get(&d.resource);
+                    super::progress::failure_reason(d.version, n.from_version, nr)
+                });
+                FailingNode {
+                    id: n.id.clone(),
+                    ordinal: n.ordinal,
+                    state: n.phase,
+                    failures: n.failures,
+                    reason: reason.map(|r| clip(&r)),
+                    at: (at > 0).then_some(at),
+                }
+            })
+            .collect()
+    }
+
+    /// Deployment `id` with only the nodes of `page` and its newest [`SUMMARY_EVENTS`] events.
+    pub fn deployment_page(
+        &self,
+        id: DeploymentId,
+        page: &NodePage,
+    ) -> Option<(DeploymentView, PageInfo)> {
+        let d = self.deployments.get(&id)?;
+        let matching = d
+            .nodes
+            .iter()
+            .filter(|n| page.state.is_none_or(|s| s == n.phase));
+        let matched = matching.clone().count() as u32;
+        let nodes = matching
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .map(|n| DeploymentNodeView {
+                id: n.id.clone(),
+                ordinal: n.ordinal,
+                from_version: n.from_version,
+                state: n.phase,
+                failures: n.failures,
+            })
+            .collect();
+        let start = d.events.len().saturating_sub(SUMMARY_EVENTS);
+        let view = DeploymentView {
+            id,
+            consumer: d.consumer.clone(),
+            resource: d.resource.clone(),
+            version: d.version,
+            status: d.status,
+            paused_by: d.paused_by,
+            last_pulse_at: d.last_pulse_at,
+            settings: d.settings.clone(),
+            nodes,
+            events: d.events[start..].iter().map(|e| event_view(d, e)).collect(),
+        };
+        let info = PageInfo {
+            offset: page.offset,
+            limit: page.limit,
+            matched,
+            total: d.nodes.len() as u32,
+            events_total: d.events.len() as u32,
+        };
+        Some((view, info))
+    }
+}
+
+#[cfg(test)]
+#[path = "summary_test.rs"]
+mod tests;

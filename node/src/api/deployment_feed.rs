@@ -1,0 +1,173 @@
+//! What watchers of one deployment read: `GET /v1/deployments/{id}/summary` and the Server-Sent Events
+//! feed `GET /v1/deployments/{id}/watch`, both served by any server from its applied state.
+//!
+//! The feed wakes on this server's applied index, compares the deployment's O(1) fingerprint, and sends a
+//! summary only when it changed, at most [`MIN_GAP`] apart (changes in between coalesce into one); a
+//! comment every [`HEARTBEAT`] keeps proxies and the client's idle timer quiet. It ends after the summary
+//! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix_web::web::{self, Bytes};
+use actix_web::HttpResponse;
+use convoy_actors::domain::{DeploymentId, Timestamp};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::deployments::parse_id;
+use super::error::ApiError;
+use super::read::{found, Consistency};
+use crate::engine::Engine;
+
+/// Feeds served at once by one server; one more is refused with 503.
+pub const MAX_WATCHERS: usize = 64;
+/// Shortest time between two summaries of one feed.
+pub const MIN_GAP: Duration = Duration::from_millis(250);
+/// A comment line is sent after this long without a summary.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// Registers this module's routes.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/deployments/{id}/summary", web::get().to(summary))
+        .route("/v1/deployments/{id}/watch", web::get().to(watch));
+}
+
+fn now_ms() -> Timestamp {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+async fn summary(
+    engine: web::Data<Engine>,
+    id: web::Path<String>,
+    q: web::Query<Consistency>,
+) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    let id = parse_id(&raw)?;
+    let view = engine
+        .read(q.consistent, move |s| s.deployment_summary(id, now_ms()))
+        .await?;
+    Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
+}
+
+/// One SSE message: `event: <name>`, `id: <applied index>` and the JSON on one `data:` line.
+pub fn sse_event(name: &str, index: u64, json: &str) -> Bytes {
+    Bytes::from(format!("event: {name}\nid: {index}\ndata: {json}\n\n"))
+}
+
+/// Where a feed is between two messages.
+struct Feed {
+    engine: Engine,
+    id: DeploymentId,
+    applied: tokio::sync::watch::Receiver<u64>,
+    last: Option<u64>,
+    sent_at: Option<tokio::time::Instant>,
+    ended: bool,
+    _permit: OwnedSemaphorePermit,
+}
+
+/// What a feed sends next.
+enum Next {
+    Message(Bytes),
+    Done,
+}
+
+impl Feed {
+    /// The next message: a summary once the deployment changed, a heartbeat, or the end.
+    async fn next(&mut self) -> Next {
+        if self.ended {
+            return Next::Done;
+        }
+        loop {
+            let id = self.id;
+            let fingerprint = self
+                .engine
+                .node()
+                .read(|m| m.state().deployment_fingerprint(id));
+            let Some(fingerprint) = fingerprint else {
+                return Next::Done;
+            };
+            if self.last != Some(fingerprint) {
+                if let Some(at) = self.sent_at {
+                    // Coalesce: whatever changes during the gap goes out as one summary.
+                    tokio::time::sleep_until(at + MIN_GAP).await;
+                }
+                return self.send_summary();
+            }
+            let changed = tokio::time::timeout(HEARTBEAT, self.applied.changed()).await;
+            match changed {
+                Ok(Ok(())) => continue,
+                // The state machine is gone: the server is stopping.
+                Ok(Err(_)) => return Next::Done,
+                Err(_) => return Next::Message(Bytes::from_static(b": heartbeat\n\n")),
+            }
+        }
+    }
+
+    fn send_summary(&mut self) -> Next {
+        let id = self.id;
+        let (index, summary) = self
+            .engine
+            .node()
+            .applied()
+            .read_at(|m| m.state().deployment_summary(id, now_ms()));
+        let Some(summary) = summary else {
+            return Next::Done;
+        };
+        self.last = Some(summary.fingerprint);
+        self.sent_at = Some(tokio::time::Instant::now());
+        let json = serde_json::to_string(&summary).unwrap_or_else(|_| "null".into());
+        let mut message = sse_event("summary", index, &json).to_vec();
+        if summary.status.is_terminal() {
+            self.ended = true;
+            let end = serde_json::json!({"id": id, "status": summary.status}).to_string();
+            message.extend_from_slice(&sse_event("end", index, &end));
+        }
+        Next::Message(Bytes::from(message))
+    }
+}
+
+async fn watch(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let raw = id.into_inner();
+    let id = parse_id(&raw)?;
+    let exists = engine
+        .read(false, move |s| s.deployment_fingerprint(id))
+        .await?;
+    found(exists, "deployment", &raw)?;
+    let permit = acquire_watcher()?;
+    let feed = Feed {
+        engine: engine.get_ref().clone(),
+        id,
+        applied: engine.node().applied().subscribe(),
+        last: None,
+        sent_at: None,
+        ended: false,
+        _permit: permit,
+    };
+    let stream = futures::stream::unfold(feed, |mut feed| async move {
+        match feed.next().await {
+            Next::Message(bytes) => Some((Ok::<_, actix_web::Error>(bytes), feed)),
+            Next::Done => None,
+        }
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .streaming(stream))
+}
+
+/// A watcher slot, or 503 when [`MAX_WATCHERS`] feeds already run on this server.
+fn acquire_watcher() -> Result<OwnedSemaphorePermit, ApiError> {
+    static SHARED: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
+    SHARED
+        .get_or_init(|| Arc::new(Semaphore::new(MAX_WATCHERS)))
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| {
+            ApiError::Unavailable(format!(
+                "this server already serves {MAX_WATCHERS} deployment watches; try another server or later"
+            ))
+        })
+}

@@ -1,0 +1,130 @@
+//! How `deploy plan`, `group plan` and `deploy why` print: a dry run's version and reason, node order with
+//! batches or waves and skipped nodes (the first [`NODES_SHOWN`] of each, then a count), and a node's
+//! decisions with their reasons.
+
+use convoy_actors::domain::{DeploymentPlan, GroupPlanItem, NodeHistory};
+
+use super::render::{name, strategy};
+use super::table::{timestamp, Table};
+
+/// Nodes listed per plan before the rest are only counted (`-o json` lists all).
+pub const NODES_SHOWN: usize = 50;
+
+fn version_line(p: &DeploymentPlan) -> String {
+    let mut line = format!(
+        "{}/{}: version {} ({})",
+        p.consumer,
+        p.resource,
+        p.version,
+        name(&p.version_reason)
+    );
+    for o in &p.passed_over {
+        line += &format!("; passed over {}: {}", o.version, o.why);
+    }
+    line
+}
+
+/// `deploy plan`.
+pub fn deployment_plan(p: &DeploymentPlan) -> String {
+    let mut out = version_line(p) + "\n";
+    let already = p.nodes.iter().filter(|n| n.step == 0).count();
+    let steps: Vec<String> = p.steps.iter().map(u32::to_string).collect();
+    out += &format!(
+        "strategy {}: {} nodes, {} to change in {} step(s) [{}], {} already on version {}, {} skipped\n",
+        strategy(&p.settings.strategy),
+        p.nodes.len(),
+        p.nodes.len() - already,
+        p.steps.len(),
+        steps.join(","),
+        already,
+        p.version,
+        p.skipped.len()
+    );
+    let mut t = Table::new(&["STEP", "ORD", "NODE", "FROM"]);
+    for n in p.nodes.iter().take(NODES_SHOWN) {
+        let step = if n.step == 0 {
+            "done".to_string()
+        } else {
+            n.step.to_string()
+        };
+        t.row([
+            step,
+            n.ordinal.to_string(),
+            n.id.clone(),
+            n.from_version.map_or("-".into(), |v| v.to_string()),
+        ]);
+    }
+    out += &t.render();
+    if p.nodes.len() > NODES_SHOWN {
+        out += &format!(
+            "... {} more nodes (-o json lists all)\n",
+            p.nodes.len() - NODES_SHOWN
+        );
+    }
+    if !p.skipped.is_empty() {
+        let mut t = Table::new(&["SKIPPED", "ORD", "WHY"]);
+        for s in p.skipped.iter().take(NODES_SHOWN) {
+            t.row([s.id.clone(), s.ordinal.to_string(), s.why.clone()]);
+        }
+        out += &t.render();
+        if p.skipped.len() > NODES_SHOWN {
+            out += &format!("... {} more skipped\n", p.skipped.len() - NODES_SHOWN);
+        }
+    }
+    out
+}
+
+/// `group plan`: each step's members, versions and reasons, node counts.
+pub fn group_plan(steps: &[Vec<GroupPlanItem>]) -> String {
+    let mut t = Table::new(&[
+        "STEP", "MEMBER", "VERSION", "WHY", "NODES", "STEPS", "SKIPPED",
+    ]);
+    for (i, step) in steps.iter().enumerate() {
+        for item in step {
+            let (nodes, inner, skipped) = match (&item.plan, item.waits_on) {
+                (Some(p), _) => (
+                    p.nodes.len().to_string(),
+                    p.steps.len().to_string(),
+                    p.skipped.len().to_string(),
+                ),
+                (None, Some(d)) => (format!("waits on {d}"), String::new(), String::new()),
+                (None, None) => ("-".into(), String::new(), String::new()),
+            };
+            t.row([
+                (i + 1).to_string(),
+                format!("{}/{}", item.consumer, item.resource),
+                item.version.to_string(),
+                name(&item.version_reason),
+                nodes,
+                inner,
+                skipped,
+            ]);
+        }
+    }
+    t.render()
+}
+
+/// `deploy why`.
+pub fn node_history(h: &NodeHistory) -> String {
+    let mut out = format!(
+        "{} in {}: ordinal {}, position {}, {} → v{}, {} failed attempt(s)\nnow: {}\n",
+        h.node,
+        h.deployment,
+        h.ordinal,
+        h.position,
+        h.from_version.map_or("none".into(), |v| format!("v{v}")),
+        h.version,
+        h.failures,
+        h.now
+    );
+    let mut t = Table::new(&["AT", "BY", "WHY"]);
+    for d in &h.decisions {
+        t.row([timestamp(d.at), name(&d.event.by), d.why.clone()]);
+    }
+    out += &t.render();
+    out
+}
+
+#[cfg(test)]
+#[path = "explain_test.rs"]
+mod tests;
