@@ -130,6 +130,24 @@ pub enum Command {
         /// The held version.
         version: u64,
     },
+    /// Retract (yank) a version: no selection takes it anywhere; active deployments of it stop.
+    RetractVersion {
+        /// Resource.
+        resource: String,
+        /// The version.
+        version: u64,
+        /// Why (recorded on the version and in events).
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// Undo a retraction: selection may take the version again.
+    UnretractVersion {
+        /// Resource.
+        resource: String,
+        /// The version.
+        version: u64,
+    },
     /// Node progress, batched; only changes should reach the log (see `report_changes`).
     ReportNodes(Vec<NodeReport>),
     /// The leader saw these nodes stop reporting for `node_timeout`.

@@ -84,6 +84,14 @@ pub enum DomainError {
         /// The version asked for.
         version: u64,
     },
+    /// A retracted version named where a version is to be rolled out or pinned.
+    #[error("version {version} of resource \"{resource}\" is retracted; unretract it first")]
+    Retracted {
+        /// The resource.
+        resource: String,
+        /// The retracted version.
+        version: u64,
+    },
     /// A second active deployment for one (consumer, resource).
     #[error(
         "consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\""
@@ -173,6 +181,7 @@ impl DomainError {
                 ErrorKind::NotFound
             }
             DomainError::AlreadyExists { .. }
+            | DomainError::Retracted { .. }
             | DomainError::ActiveDeployment { .. }
             | DomainError::Transition { .. }
             | DomainError::GroupTransition { .. } => ErrorKind::Conflict,

@@ -18,6 +18,7 @@ mod progress;
 mod pulse;
 mod ranges;
 mod registry;
+mod retract;
 mod selection;
 mod state;
 mod status;
@@ -41,7 +42,7 @@ pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
-    Resource, ResourceReport, Subscription, Version, VersionProgress,
+    Resource, ResourceReport, Retraction, Subscription, Version, VersionProgress,
 };
 pub use policy::{
     default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,

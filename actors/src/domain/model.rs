@@ -1,6 +1,6 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
-use super::ids::{DeploymentId, Timestamp};
+use super::ids::{Actor, DeploymentId, Timestamp};
 use super::policy::Policy;
 use super::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,20 @@ pub struct Version {
     pub health_port: Option<u16>,
     /// When it was published.
     pub published_at: Timestamp,
+    /// Set while the version is retracted (yanked): no selection takes it anywhere.
+    #[serde(default)]
+    pub retracted: Option<Retraction>,
+}
+
+/// Who retracted a version, when and why (DEPLOYMENTS.md §11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retraction {
+    /// When it was retracted.
+    pub at: Timestamp,
+    /// Who retracted it.
+    pub by: Actor,
+    /// Why, as given (at most 1024 characters).
+    pub message: Option<String>,
 }
 
 /// A named, versioned artifact.
@@ -60,6 +74,13 @@ impl Resource {
     /// The newest published version number.
     pub fn newest(&self) -> Option<u64> {
         self.versions.keys().next_back().copied()
+    }
+
+    /// Version `version` exists and is retracted.
+    pub fn retracted(&self, version: u64) -> bool {
+        self.versions
+            .get(&version)
+            .is_some_and(|v| v.retracted.is_some())
     }
 }
 

@@ -73,6 +73,13 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_name("consumer", consumer)?;
             check_name("resource", resource)
         }
+        Command::RetractVersion {
+            resource, message, ..
+        } => {
+            check_name("resource", resource)?;
+            check_message(message.as_deref())
+        }
+        Command::UnretractVersion { resource, .. } => check_name("resource", resource),
         Command::ReportNodes(reports) => {
             check_count("reports", reports.len(), MAX_NODES_PER_COMMAND)?;
             reports.iter().try_for_each(|r| {

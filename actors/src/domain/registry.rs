@@ -74,6 +74,7 @@ impl ClusterState {
             depends_on,
             health_port,
             published_at: cx.at,
+            retracted: None,
         };
         self.resources
             .get_mut(&resource)

@@ -85,6 +85,15 @@ impl ClusterState {
                 resource,
                 version,
             } => self.clear_hold_cmd(consumer, resource, version, &mut cx)?,
+            Command::RetractVersion {
+                resource,
+                version,
+                message,
+                by,
+            } => self.retract(resource, version, message, by, &mut cx)?,
+            Command::UnretractVersion { resource, version } => {
+                self.unretract(resource, version, &mut cx)?
+            }
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,

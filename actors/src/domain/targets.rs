@@ -14,7 +14,7 @@ impl ClusterState {
     ///   rollback window → `install`; anything else holds still at the deployment's or its from-version);
     /// - weak subscription: the selected version, download and install at once;
     /// - strong subscription, no deployment: stay on the current version (a node that has none gets the version
-    ///   the consumer converged on). Nodes never move outside a deployment otherwise.
+    ///   the consumer converged on, unless it is retracted). Nodes never move outside a deployment otherwise.
     ///
     /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
     /// deployment containing it.
@@ -46,7 +46,8 @@ impl ClusterState {
                     }),
                     Mode::Strong => {
                         let current = ns.current(r);
-                        current.or(sub.version).map(|v| {
+                        let converged = sub.version.filter(|v| !self.is_retracted(r, *v));
+                        current.or(converged).map(|v| {
                             let moving = current != Some(v);
                             Target {
                                 version: v,

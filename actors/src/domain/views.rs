@@ -3,7 +3,7 @@
 use super::command::GroupStatus;
 use super::deployment::{Deployment, EventKind, NodePhase};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Artifact, Dependency, Member, Mode, NodeResource};
+use super::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
 use super::state::ClusterState;
 use super::status::{PausedBy, Status};
 use super::strategy::{Completion, Settings, Strategy};
@@ -31,6 +31,9 @@ pub struct VersionView {
     pub health_port: Option<u16>,
     /// Publication time.
     pub published_at: Timestamp,
+    /// Set while the version is retracted: when, by whom and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracted: Option<Retraction>,
 }
 
 /// `GET /v1/resources/{name}`.
@@ -321,6 +324,7 @@ impl ClusterState {
                 depends_on: v.depends_on.clone(),
                 health_port: v.health_port,
                 published_at: v.published_at,
+                retracted: v.retracted.clone(),
             })
             .collect();
         Some(ResourceView {

@@ -65,6 +65,23 @@ pub enum ResourceCommand {
         /// Resource name.
         name: String,
     },
+    /// Retract (yank) a version: no consumer selects it any more; its active deployments stop.
+    Retract {
+        /// Resource name.
+        name: String,
+        /// The version.
+        version: u64,
+        /// Why (recorded on the version and in deployment events).
+        #[arg(long, short)]
+        message: Option<String>,
+    },
+    /// Undo a retraction: the version may be selected again.
+    Unretract {
+        /// Resource name.
+        name: String,
+        /// The version.
+        version: u64,
+    },
 }
 
 /// `convoy resource publish`.

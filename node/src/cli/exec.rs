@@ -68,6 +68,25 @@ pub async fn resource(
                 .await?;
             show(output, &v, render::resource);
         }
+        ResourceCommand::Retract {
+            name,
+            version,
+            message,
+        } => {
+            let path = format!("/v1/resources/{}/versions/{version}/retract", encode(&name));
+            let v: Value = client.post(&path, &json!({ "message": message })).await?;
+            say(output, &v, || format!("retracted {name} version {version}"));
+        }
+        ResourceCommand::Unretract { name, version } => {
+            let path = format!(
+                "/v1/resources/{}/versions/{version}/unretract",
+                encode(&name)
+            );
+            let v: Value = client.post(&path, &json!({})).await?;
+            say(output, &v, || {
+                format!("unretracted {name} version {version}")
+            });
+        }
     }
     Ok(())
 }

@@ -98,6 +98,7 @@ pub fn resource(r: &ResourceView) -> String {
         "HEALTH",
         "DEPENDS_ON",
         "METADATA",
+        "RETRACTED",
     ]);
     for v in &r.versions {
         let deps: Vec<String> = v
@@ -128,6 +129,7 @@ pub fn resource(r: &ResourceView) -> String {
             } else {
                 meta.join(",")
             },
+            opt(v.retracted.as_ref().map(|x| format!("by {}", x.by.name()))),
         ]);
     }
     format!("resource: {}\n\n{}", r.name, t.render())

@@ -92,7 +92,8 @@ fn resources_and_versions() {
             {"version": 1, "metadata": {}, "depends_on": [], "published_at": T0},
             {"version": 2, "label": "v2.0", "artifact": {"url": "file:///a.tgz", "sha256": "0123456789abcdef"},
              "metadata": {"team": "core"}, "depends_on": [{"resource": "schema", "version": 2}],
-             "health_port": 8080, "published_at": T0 + 1000}
+             "health_port": 8080, "published_at": T0 + 1000,
+             "retracted": {"at": T0 + 2000, "by": "ci", "message": "leaks"}}
         ]
     }))
     .unwrap();
@@ -106,7 +107,7 @@ fn resources_and_versions() {
         "{text}"
     );
     assert!(
-        text.ends_with("2        v2.0   2023-11-14 22:13:21.000  file:///a.tgz  0123456789ab  8080    schema@2    team=core\n"),
+        text.ends_with("2        v2.0   2023-11-14 22:13:21.000  file:///a.tgz  0123456789ab  8080    schema@2    team=core  by ci\n"),
         "{text}"
     );
 }

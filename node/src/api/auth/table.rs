@@ -70,6 +70,18 @@ pub const ROUTES: &[Rule] = &[
         Operate,
         "publish versions",
     ),
+    rule(
+        "POST",
+        "/v1/resources/{name}/versions/{version}/retract",
+        Operate,
+        "retract versions",
+    ),
+    rule(
+        "POST",
+        "/v1/resources/{name}/versions/{version}/unretract",
+        Operate,
+        "retract versions",
+    ),
     rule("POST", "/v1/consumers", Operate, "create consumers"),
     rule("GET", "/v1/consumers", Read, "read consumers"),
     rule("GET", "/v1/consumers/{name}", Read, "read consumers"),
