@@ -72,6 +72,7 @@ fn report(
         interested,
         current,
         versions,
+        removed: false,
     };
     Command::ReportNodes(vec![NodeReport {
         node: node(i),

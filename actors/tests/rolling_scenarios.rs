@@ -51,7 +51,8 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
         Some(Target {
             version: 1,
             download: false,
-            install: true
+            install: true,
+            uninstall: false,
         })
     );
     assert_eq!(h.states(id)[8], NodePhase::RolledBack);
@@ -163,7 +164,8 @@ fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving(
         Some(Target {
             version: 2,
             download: true,
-            install: false
+            install: false,
+            uninstall: false,
         }),
         "prefetch window"
     );
@@ -280,6 +282,7 @@ fn node_losing_interest_mid_deployment_is_skipped() {
         interested: Some(false),
         current: Some(1),
         versions: Default::default(),
+        removed: false,
     };
     let report = NodeReport {
         node: "c-0".into(),

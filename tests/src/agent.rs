@@ -27,6 +27,17 @@ impl Agent {
         dir: &Path,
         flags: &[&str],
     ) -> anyhow::Result<Self> {
+        Self::start_with_env(cluster, node, dir, flags, &[])
+    }
+
+    /// [`Agent::start`] with extra environment variables (seen by its install and run commands).
+    pub fn start_with_env(
+        cluster: &Cluster,
+        node: &str,
+        dir: &Path,
+        flags: &[&str],
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let state = dir.join(node);
         let log = dir.join(format!("{node}.log"));
         let out = std::fs::File::create(&log)?;
@@ -37,6 +48,7 @@ impl Agent {
             .arg(cluster.http_addrs().join(","))
             .arg("--state-dir")
             .arg(&state)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out)

@@ -148,6 +148,24 @@ pub enum Command {
         /// The version.
         version: u64,
     },
+    /// Delete a subscription; the consumer's nodes are told to uninstall the resource (unless another
+    /// of their consumers subscribes to it).
+    Unsubscribe {
+        /// Consumer.
+        consumer: String,
+        /// Resource.
+        resource: String,
+    },
+    /// Delete a consumer; its nodes are told to uninstall what no other consumer of theirs subscribes to.
+    DeleteConsumer {
+        /// Consumer.
+        name: String,
+    },
+    /// Delete a consumer group (its past group deployments stay readable).
+    DeleteGroup {
+        /// Group.
+        name: String,
+    },
     /// Node progress, batched; only changes should reach the log (see `report_changes`).
     ReportNodes(Vec<NodeReport>),
     /// The leader saw these nodes stop reporting for `node_timeout`.

@@ -92,6 +92,16 @@ pub enum DomainError {
         /// The retracted version.
         version: u64,
     },
+    /// Something that cannot be deleted while something else uses it.
+    #[error("{entity} \"{name}\" is in use: {reason}")]
+    InUse {
+        /// What kind of thing.
+        entity: Entity,
+        /// Its name.
+        name: String,
+        /// What uses it.
+        reason: String,
+    },
     /// A second active deployment for one (consumer, resource).
     #[error(
         "consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\""
@@ -182,6 +192,7 @@ impl DomainError {
             }
             DomainError::AlreadyExists { .. }
             | DomainError::Retracted { .. }
+            | DomainError::InUse { .. }
             | DomainError::ActiveDeployment { .. }
             | DomainError::Transition { .. }
             | DomainError::GroupTransition { .. } => ErrorKind::Conflict,

@@ -18,6 +18,7 @@ mod progress;
 mod pulse;
 mod ranges;
 mod registry;
+mod removal;
 mod retract;
 mod selection;
 mod state;

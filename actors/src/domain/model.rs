@@ -222,6 +222,11 @@ pub struct NodeState {
     pub resources: VecMap<String, NodeResource, OneInline>,
     /// Active deployments that contain it, with its position in each.
     pub deployments: VecMap<DeploymentId, u32>,
+    /// Resources it must remove: it left the consumer that subscribed to them, or the subscription or the
+    /// consumer was deleted, and no other consumer of it subscribes to them. Cleared when it reports them
+    /// removed or a consumer of it subscribes to them again.
+    #[serde(default)]
+    pub removing: std::collections::BTreeSet<String>,
 }
 
 impl NodeState {
@@ -233,6 +238,13 @@ impl NodeState {
     /// The version of `resource` it runs now.
     pub fn current(&self, resource: &str) -> Option<u64> {
         self.resources.get(resource).and_then(|r| r.current)
+    }
+
+    /// The version to name when telling it to remove `resource`: the one it runs, else the newest it
+    /// holds; `None` when it has nothing of it.
+    pub fn installed(&self, resource: &str) -> Option<u64> {
+        let r = self.resources.get(resource)?;
+        r.current.or_else(|| r.versions.keys().next_back().copied())
     }
 }
 
@@ -248,6 +260,9 @@ pub struct ResourceReport {
     /// Every version it holds.
     #[serde(default)]
     pub versions: BTreeMap<u64, VersionProgress>,
+    /// It removed the resource (uninstalled): it runs and holds no version of it any more.
+    #[serde(default)]
+    pub removed: bool,
 }
 
 /// One node's report. A report is proof of life: `active: None` means active.

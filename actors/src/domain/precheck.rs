@@ -80,6 +80,12 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_message(message.as_deref())
         }
         Command::UnretractVersion { resource, .. } => check_name("resource", resource),
+        Command::Unsubscribe { consumer, resource } => {
+            check_name("consumer", consumer)?;
+            check_name("resource", resource)
+        }
+        Command::DeleteConsumer { name } => check_name("consumer", name),
+        Command::DeleteGroup { name } => check_name("group", name),
         Command::ReportNodes(reports) => {
             check_count("reports", reports.len(), MAX_NODES_PER_COMMAND)?;
             reports.iter().try_for_each(|r| {

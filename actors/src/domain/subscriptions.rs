@@ -34,6 +34,11 @@ impl ClusterState {
             last_started: old.last_started,
             version: old.version,
         };
+        let nodes = c.nodes.clone();
+        for n in &nodes {
+            self.unmark_removal(n, &resource);
+        }
+        let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, sub);
         cx.reconcile = true;
         Ok(Response::Done)

@@ -141,6 +141,22 @@ pub struct Target {
     pub download: bool,
     /// It may install it (install window; implies fetching).
     pub install: bool,
+    /// It must remove the resource (`version` is the one it runs): tear down, delete, report
+    /// `"removed": true`. Absent (false) otherwise; `download` and `install` are then false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uninstall: bool,
+}
+
+impl Target {
+    /// "Remove the resource, which runs `version`."
+    pub fn uninstall(version: u64) -> Target {
+        Target {
+            version,
+            download: false,
+            install: false,
+            uninstall: true,
+        }
+    }
 }
 
 /// A node of a deployment.
@@ -385,6 +401,11 @@ impl ClusterState {
             subscriptions,
             holds,
         })
+    }
+
+    /// The consumers' names, in order.
+    pub fn consumer_names(&self) -> impl Iterator<Item = &String> + '_ {
+        self.consumers.keys()
     }
 
     /// Every consumer.

@@ -1,5 +1,6 @@
 //! The agent's settings and the lenient view of published versions it reads from the API.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -56,6 +57,8 @@ pub struct AgentConfig {
     pub retry: Duration,
     /// Teardown waits.
     pub teardown: TeardownTimes,
+    /// Resources this node does not want (reported `interested: false`; the server has them removed).
+    pub uninterested: BTreeSet<String>,
 }
 
 impl AgentConfig {
@@ -73,6 +76,7 @@ impl AgentConfig {
             install_timeout: Duration::from_secs(600),
             retry: Duration::from_secs(10),
             teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),
+            uninterested: BTreeSet::new(),
         }
     }
 }

@@ -91,6 +91,7 @@ pub(super) fn install(v: u64) -> BTreeMap<String, Target> {
             version: v,
             download: false,
             install: true,
+            uninstall: false,
         },
     )])
 }

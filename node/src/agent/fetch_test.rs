@@ -189,6 +189,7 @@ async fn the_executor_retries_a_stalled_download_then_reports_the_version_failed
             version: 1,
             download: true,
             install: true,
+            uninstall: false,
         },
     )]);
     let started = Instant::now();

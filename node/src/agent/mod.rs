@@ -21,6 +21,7 @@ mod reporter;
 mod runs;
 mod state;
 mod status;
+mod uninstall;
 
 #[cfg(test)]
 mod docs_test;
@@ -124,6 +125,15 @@ pub struct AgentArgs {
     /// PEM CA to trust for `https://` servers.
     #[arg(long, env = "CONVOY_CA_FILE")]
     pub ca_file: Option<PathBuf>,
+    /// Resources this node does not want (repeatable or comma-separated): reported
+    /// `interested: false`, so the server stops targeting them and has them uninstalled.
+    #[arg(
+        long,
+        env = "CONVOY_UNINTERESTED",
+        value_delimiter = ',',
+        value_name = "RESOURCE"
+    )]
+    pub uninterested: Vec<String>,
 }
 
 impl AgentArgs {
@@ -152,6 +162,7 @@ impl AgentArgs {
             install_timeout: Duration::from_millis(self.install_timeout_ms.max(1)),
             retry: Duration::from_millis(self.retry_ms),
             teardown: TeardownTimes::with_graceful(Duration::from_millis(self.graceful_ms)),
+            uninterested: self.uninterested.iter().cloned().collect(),
             ..AgentConfig::new(self.state_dir.clone())
         }
     }

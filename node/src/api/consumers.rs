@@ -1,5 +1,5 @@
-//! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field) and the
-//! versions held back on them.
+//! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field, DELETE
+//! unsubscribes) and the versions held back on them.
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::{Change, Command, Completion, Mode, Policy, PolicyPatch, Strategy};
@@ -26,7 +26,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/v1/consumers/{name}/holds/{resource}/{version}",
             web::delete().to(clear_hold),
-        );
+        )
+        .route(
+            "/v1/consumers/{name}/subscriptions/{resource}",
+            web::delete().to(unsubscribe),
+        )
+        .route("/v1/consumers/{name}", web::delete().to(delete));
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,4 +230,33 @@ async fn clear_hold(
         .await?;
     let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
+}
+
+async fn unsubscribe(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (consumer, resource) = path.into_inner();
+    engine
+        .propose(Command::Unsubscribe {
+            consumer: consumer.clone(),
+            resource,
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// Answers the consumer as it was just before it was deleted.
+async fn delete(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let before = engine.read(true, move |s| s.consumer(&key)).await?;
+    engine
+        .propose(Command::DeleteConsumer { name: name.clone() })
+        .await?;
+    Ok(HttpResponse::Ok().json(found(before, "consumer", &name)?))
 }

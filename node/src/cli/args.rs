@@ -144,6 +144,19 @@ pub enum ConsumerCommand {
         /// The held version.
         version: u64,
     },
+    /// Delete a subscription: the consumer's nodes uninstall the resource (unless another of their
+    /// consumers subscribes to it).
+    Unsubscribe {
+        /// Consumer name.
+        consumer: String,
+        /// Resource name.
+        resource: String,
+    },
+    /// Delete a consumer: its nodes uninstall what no other consumer of theirs subscribes to.
+    Delete {
+        /// Consumer name.
+        name: String,
+    },
     /// Show a consumer, its nodes and subscriptions.
     Show {
         /// Consumer name.
@@ -399,6 +412,11 @@ pub enum GroupCommand {
     List,
     /// Show a consumer group.
     Show {
+        /// Group name.
+        name: String,
+    },
+    /// Delete a consumer group (refused while one of its group deployments runs).
+    Delete {
         /// Group name.
         name: String,
     },

@@ -146,6 +146,21 @@ pub async fn consumer(
             );
             client.delete(&path).await?
         }
+        ConsumerCommand::Unsubscribe { consumer, resource } => {
+            let path = format!(
+                "/v1/consumers/{}/subscriptions/{}",
+                encode(&consumer),
+                encode(&resource)
+            );
+            client.delete(&path).await?
+        }
+        ConsumerCommand::Delete { name } => {
+            let v: Value = client
+                .delete(&format!("/v1/consumers/{}", encode(&name)))
+                .await?;
+            say(output, &v, || format!("deleted consumer {name}"));
+            return Ok(());
+        }
         ConsumerCommand::Show { name } => {
             client
                 .get(&format!("/v1/consumers/{}", encode(&name)))
@@ -268,6 +283,12 @@ pub async fn group(
         GroupCommand::Show { name } => {
             let v: Value = client.get(&format!("/v1/groups/{}", encode(&name))).await?;
             show(output, &v, render::group);
+        }
+        GroupCommand::Delete { name } => {
+            let v: Value = client
+                .delete(&format!("/v1/groups/{}", encode(&name)))
+                .await?;
+            say(output, &v, || format!("deleted group {name}"));
         }
         GroupCommand::Deploy { name, versions } => {
             let v: Value = client

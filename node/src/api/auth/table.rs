@@ -109,6 +109,18 @@ pub const ROUTES: &[Rule] = &[
         Operate,
         "clear held-back versions",
     ),
+    rule(
+        "DELETE",
+        "/v1/consumers/{name}/subscriptions/{resource}",
+        Operate,
+        "change subscriptions",
+    ),
+    rule(
+        "DELETE",
+        "/v1/consumers/{name}",
+        Operate,
+        "delete consumers",
+    ),
     rule("POST", "/v1/nodes/reports", Report, "report for nodes"),
     rule("POST", "/v1/nodes/{id}/report", Report, "report for nodes"),
     rule("GET", "/v1/nodes/{id}", Read, "read nodes"),
@@ -130,6 +142,7 @@ pub const ROUTES: &[Rule] = &[
     rule("POST", "/v1/groups", Operate, "create groups"),
     rule("GET", "/v1/groups", Read, "read groups"),
     rule("GET", "/v1/groups/{name}", Read, "read groups"),
+    rule("DELETE", "/v1/groups/{name}", Operate, "delete groups"),
     rule(
         "POST",
         "/v1/group-deployments",
