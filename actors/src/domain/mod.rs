@@ -48,7 +48,7 @@ pub use model::{
 pub use policy::{
     default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
 };
-pub use precheck::{precheck, MAX_NODES_PER_COMMAND};
+pub use precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
 pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};

@@ -6,8 +6,10 @@ use super::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Where a version's artifact lives.
+/// Where a version's artifact lives. Unknown keys are refused (a misspelt `sha_256` must not silently
+/// publish an unchecked artifact).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Artifact {
     /// Download URL.
     pub url: String,

@@ -36,7 +36,7 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             if let Some(a) = artifact {
                 check_field("artifact.url", &a.url)?;
                 if let Some(sha) = &a.sha256 {
-                    check_field("artifact.sha256", sha)?;
+                    check_sha256(sha)?;
                 }
             }
             check_count("metadata", metadata.len(), MAX_METADATA_ENTRIES)?;
@@ -157,6 +157,18 @@ fn check_count(field: &str, count: usize, max: usize) -> Result<(), DomainError>
             field,
             format!("{count} entries"),
             &format!("at most {max} are allowed in one request"),
+        ));
+    }
+    Ok(())
+}
+
+/// A sha256 is 64 hex digits (either case).
+pub fn check_sha256(sha: &str) -> Result<(), DomainError> {
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(DomainError::invalid(
+            "artifact.sha256",
+            quote(sha),
+            "expected 64 hex digits",
         ));
     }
     Ok(())

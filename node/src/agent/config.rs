@@ -7,6 +7,7 @@ use std::time::Duration;
 use convoy_actors::domain::Artifact;
 use serde::Deserialize;
 
+use super::fetch::Sources;
 use super::health_policy::HealthRules;
 use super::process::TeardownTimes;
 
@@ -59,6 +60,8 @@ pub struct AgentConfig {
     pub teardown: TeardownTimes,
     /// Resources this node does not want (reported `interested: false`; the server has them removed).
     pub uninterested: BTreeSet<String>,
+    /// Where artifacts may come from (`--artifact-root`, `--allow-http`).
+    pub sources: Sources,
 }
 
 impl AgentConfig {
@@ -77,6 +80,7 @@ impl AgentConfig {
             retry: Duration::from_secs(10),
             teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),
             uninterested: BTreeSet::new(),
+            sources: Sources::default(),
         }
     }
 }

@@ -286,7 +286,15 @@ impl Executor {
                 let mut attempt = 1;
                 let result = loop {
                     tracing::info!(resource, version, url = %shown_url(&artifact.url), attempt, "downloading");
-                    match fetch(&self.http, artifact, &dir, self.config.download_stall).await {
+                    match fetch(
+                        &self.http,
+                        artifact,
+                        &dir,
+                        self.config.download_stall,
+                        &self.config.sources,
+                    )
+                    .await
+                    {
                         Ok(_) => break Ok(true),
                         Err(e) if e.transient() && attempt < attempts => {
                             let wait = self

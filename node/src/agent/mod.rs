@@ -134,6 +134,12 @@ pub struct AgentArgs {
         value_name = "RESOURCE"
     )]
     pub uninterested: Vec<String>,
+    /// `file://` artifacts are read only under this directory (none: `file://` is refused).
+    #[arg(long, env = "CONVOY_ARTIFACT_ROOT")]
+    pub artifact_root: Option<PathBuf>,
+    /// Allow plain `http://` artifact URLs (`https://` always is).
+    #[arg(long, env = "CONVOY_ALLOW_HTTP")]
+    pub allow_http: bool,
 }
 
 impl AgentArgs {
@@ -163,6 +169,10 @@ impl AgentArgs {
             retry: Duration::from_millis(self.retry_ms),
             teardown: TeardownTimes::with_graceful(Duration::from_millis(self.graceful_ms)),
             uninterested: self.uninterested.iter().cloned().collect(),
+            sources: fetch::Sources {
+                artifact_root: self.artifact_root.clone(),
+                allow_http: self.allow_http,
+            },
             ..AgentConfig::new(self.state_dir.clone())
         }
     }

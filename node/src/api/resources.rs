@@ -77,6 +77,9 @@ struct PublishVersion {
     depends_on: Vec<Dependency>,
     #[serde(default)]
     health_port: Option<u16>,
+    /// Publish an artifact without a sha256: the agent installs whatever the URL serves.
+    #[serde(default)]
+    unchecked: bool,
 }
 
 async fn publish(
@@ -85,6 +88,14 @@ async fn publish(
     body: web::Json<PublishVersion>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
+    if let Some(a) = &body.artifact {
+        if a.sha256.is_none() && !body.unchecked {
+            return Err(ApiError::BadRequest(
+                "artifact.sha256 is required (64 hex digits) unless the version says \"unchecked\": true"
+                    .into(),
+            ));
+        }
+    }
     // Metadata is free-form JSON; the replicated state keeps each value as its JSON text.
     let metadata = body
         .metadata

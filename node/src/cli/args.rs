@@ -101,6 +101,9 @@ pub struct PublishArgs {
     /// Artifact size in bytes.
     #[arg(long, requires = "url")]
     pub size: Option<u64>,
+    /// Publish the artifact without a sha256 (agents install whatever the URL serves).
+    #[arg(long, requires = "url", conflicts_with = "sha256")]
+    pub unchecked: bool,
     /// Port whose `GET /health` must answer `ok` once installed.
     #[arg(long)]
     pub health_port: Option<u16>,

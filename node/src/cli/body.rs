@@ -137,6 +137,9 @@ pub fn publish(args: &PublishArgs) -> Value {
             size: args.size,
         };
         body.insert("artifact".into(), json!(artifact));
+        if args.unchecked {
+            body.insert("unchecked".into(), json!(true));
+        }
     }
     if !args.metadata.is_empty() {
         let metadata: BTreeMap<&str, &str> = args
