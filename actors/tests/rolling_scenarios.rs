@@ -236,11 +236,13 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
         quorum: Some(2.0),
         timeout_ms: Some(60_000),
     });
+    s.rollback_on_failure = Some(false);
     let mut t = spec("d", "svc", 2, Strategy::AllAtOnce {});
     t.completion = Some(Completion {
         quorum: None,
         timeout_ms: Some(60_000),
     });
+    t.rollback_on_failure = Some(false);
     let (c, d) = (h.start(s.clone()), h.start(t));
     h.installed("c-0", "svc", 1, 2);
     h.installed("d-0", "svc", 1, 2);
@@ -261,6 +263,37 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
         Status::RolledForward,
         "c-0 was already at version 2, c-1 installed it: quorum of 2 met"
     );
+}
+
+#[test]
+fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
+    let mut h = H::new();
+    h.fleet("c", "svc", 2);
+    h.publish("svc");
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    s.completion = Some(Completion {
+        quorum: None,
+        timeout_ms: Some(60_000),
+    });
+    let id = h.start(s);
+    h.installed("c-0", "svc", 1, 2);
+    h.tick_to(61_000);
+    assert_eq!(h.status(id), Status::RollingBack, "timed out: rolls back");
+    let view = h.s.deployment(id).unwrap();
+    let last = view
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.status.is_some())
+        .unwrap();
+    assert_eq!(last.by, Actor::Timer);
+    assert_eq!(
+        last.message.as_deref(),
+        Some("completion timeout: 1 of 2 nodes succeeded, 2 needed")
+    );
+    h.installed("c-0", "svc", 2, 1);
+    h.installed("c-1", "svc", 2, 1);
+    assert_eq!(h.status(id), Status::RolledBack);
 }
 
 #[test]

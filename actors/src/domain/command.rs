@@ -6,6 +6,7 @@ use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use super::policy::{Change, Policy, PolicyPatch};
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
+use super::threshold::FailedNodes;
 use super::tokens::{Role, SecretHash};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,7 +29,7 @@ pub struct DeploymentSpec {
     /// Retries per node.
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated.
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Default true.
     pub rollback_on_failure: Option<bool>,
     /// Makes it coordinated.

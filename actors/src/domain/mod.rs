@@ -26,6 +26,7 @@ mod status;
 mod strategy;
 mod subscriptions;
 mod targets;
+mod threshold;
 mod tokens;
 mod vecmap;
 mod views;
@@ -53,6 +54,7 @@ pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};
+pub use threshold::FailedNodes;
 pub use tokens::{
     check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
     TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,

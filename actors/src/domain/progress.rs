@@ -365,7 +365,9 @@ impl Deployment {
 
     fn evaluate_forward(&mut self, at: Timestamp) {
         let n = self.nodes.len() as u32;
-        let tolerated = self.settings.failed_nodes_tolerated();
+        let tolerated = self
+            .settings
+            .failed_nodes_tolerated(self.nodes.len() as u32);
         if let Strategy::Rolling { install_window, .. } = self.settings.strategy {
             if self.failed >= install_window {
                 let msg =
@@ -405,7 +407,8 @@ impl Deployment {
         }
     }
 
-    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met, FAILED otherwise.
+    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met; otherwise a failure,
+    /// which rolls back with `rollback_on_failure` (the default) and is FAILED without it.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
         let considered = self.nodes.len() as u32 - self.skipped;
         let needed = self.settings.completion.needed(considered);
@@ -413,12 +416,13 @@ impl Deployment {
             "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
             self.succeeded
         );
-        let to = if self.succeeded >= needed {
-            Status::RolledForward
+        if self.succeeded >= needed {
+            let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
+        } else if self.settings.rollback_on_failure {
+            let _ = self.start_rollback(at, Actor::Timer, Some(msg));
         } else {
-            Status::Failed
-        };
-        let _ = self.transition(to, at, Actor::Timer, Some(msg));
+            let _ = self.transition(Status::Failed, at, Actor::Timer, Some(msg));
+        }
     }
 
     /// Failure going forward: roll back or FAILED; failure going back: FAILED.

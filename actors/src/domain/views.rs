@@ -7,6 +7,7 @@ use super::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction}
 use super::state::ClusterState;
 use super::status::{PausedBy, Status};
 use super::strategy::{Completion, Settings, Strategy};
+use super::threshold::FailedNodes;
 use super::tokens::{Role, Token};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -68,7 +69,7 @@ pub struct SubscriptionView {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_on_failure: Option<bool>,

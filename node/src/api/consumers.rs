@@ -2,7 +2,9 @@
 //! unsubscribes) and the versions held back on them.
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Change, Command, Completion, Mode, Policy, PolicyPatch, Strategy};
+use convoy_actors::domain::{
+    Change, Command, Completion, FailedNodes, Mode, Policy, PolicyPatch, Strategy,
+};
 use serde::{Deserialize, Deserializer};
 
 use super::error::ApiError;
@@ -117,7 +119,7 @@ struct Subscribe {
     #[serde(default)]
     max_failures_per_node: Option<u32>,
     #[serde(default)]
-    max_failed_nodes: Option<u32>,
+    max_failed_nodes: Option<FailedNodes>,
     #[serde(default)]
     rollback_on_failure: Option<bool>,
     #[serde(default)]
@@ -178,7 +180,7 @@ struct PatchSubscription {
     #[serde(default, deserialize_with = "present")]
     max_failures_per_node: Option<Option<u32>>,
     #[serde(default, deserialize_with = "present")]
-    max_failed_nodes: Option<Option<u32>>,
+    max_failed_nodes: Option<Option<FailedNodes>>,
     #[serde(default, deserialize_with = "present")]
     rollback_on_failure: Option<Option<bool>>,
     #[serde(default, deserialize_with = "present")]

@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, Response,
-    StatusFilter, Strategy,
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, FailedNodes,
+    Response, StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
@@ -38,7 +38,7 @@ pub struct StartBody {
     #[serde(default)]
     max_failures_per_node: Option<u32>,
     #[serde(default)]
-    max_failed_nodes: Option<u32>,
+    max_failed_nodes: Option<FailedNodes>,
     #[serde(default)]
     rollback_on_failure: Option<bool>,
     #[serde(default)]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use convoy_actors::domain::{Dependency, Member};
+use convoy_actors::domain::{Dependency, FailedNodes, Member};
 
 use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
 
@@ -203,7 +203,7 @@ pub struct SubscribeArgs {
     pub max_failures_per_node: Option<u32>,
     /// Its deployments: failed nodes tolerated before the deployment fails.
     #[arg(long, value_name = "N")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Its deployments: on failure, stop (FAILED) instead of rolling back.
     #[arg(long)]
     pub no_rollback: bool,
@@ -383,7 +383,7 @@ pub struct StartArgs {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated before the deployment fails.
     #[arg(long, value_name = "N")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// On failure, stop (FAILED) instead of rolling back.
     #[arg(long)]
     pub no_rollback: bool,
