@@ -23,6 +23,7 @@ fn report(i: usize, current: u64, versions: &[u64]) -> NodeReport {
         interested: None,
         current: Some(current),
         versions: versions.iter().map(|v| (*v, vp(true))).collect(),
+        removed: false,
     };
     NodeReport {
         node: format!("node-{i:06}"),

@@ -116,6 +116,7 @@ impl H {
             interested: None,
             current,
             versions: versions.iter().cloned().collect(),
+            removed: false,
         };
         let report = NodeReport {
             node: node.into(),

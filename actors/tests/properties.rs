@@ -72,6 +72,7 @@ fn report(
         interested,
         current,
         versions,
+        removed: false,
     };
     Command::ReportNodes(vec![NodeReport {
         node: node(i),
@@ -121,7 +122,7 @@ fn command(s: &ClusterState, op: &Op, now: &mut u64) -> Command {
             strategy: Some(strategy),
             pulse_interval_ms: pulse,
             rollback_on_failure: Some(rollback),
-            max_failed_nodes: Some(1),
+            max_failed_nodes: Some(FailedNodes::Count(1)),
             ..DeploymentSpec::default()
         }),
         Op::Pause => Command::Pause {

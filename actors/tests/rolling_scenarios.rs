@@ -51,7 +51,8 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
         Some(Target {
             version: 1,
             download: false,
-            install: true
+            install: true,
+            uninstall: false,
         })
     );
     assert_eq!(h.states(id)[8], NodePhase::RolledBack);
@@ -163,7 +164,8 @@ fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving(
         Some(Target {
             version: 2,
             download: true,
-            install: false
+            install: false,
+            uninstall: false,
         }),
         "prefetch window"
     );
@@ -234,11 +236,13 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
         quorum: Some(2.0),
         timeout_ms: Some(60_000),
     });
+    s.rollback_on_failure = Some(false);
     let mut t = spec("d", "svc", 2, Strategy::AllAtOnce {});
     t.completion = Some(Completion {
         quorum: None,
         timeout_ms: Some(60_000),
     });
+    t.rollback_on_failure = Some(false);
     let (c, d) = (h.start(s.clone()), h.start(t));
     h.installed("c-0", "svc", 1, 2);
     h.installed("d-0", "svc", 1, 2);
@@ -262,6 +266,37 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
 }
 
 #[test]
+fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
+    let mut h = H::new();
+    h.fleet("c", "svc", 2);
+    h.publish("svc");
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    s.completion = Some(Completion {
+        quorum: None,
+        timeout_ms: Some(60_000),
+    });
+    let id = h.start(s);
+    h.installed("c-0", "svc", 1, 2);
+    h.tick_to(61_000);
+    assert_eq!(h.status(id), Status::RollingBack, "timed out: rolls back");
+    let view = h.s.deployment(id).unwrap();
+    let last = view
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.status.is_some())
+        .unwrap();
+    assert_eq!(last.by, Actor::Timer);
+    assert_eq!(
+        last.message.as_deref(),
+        Some("completion timeout: 1 of 2 nodes succeeded, 2 needed")
+    );
+    h.installed("c-0", "svc", 2, 1);
+    h.installed("c-1", "svc", 2, 1);
+    assert_eq!(h.status(id), Status::RolledBack);
+}
+
+#[test]
 fn node_losing_interest_mid_deployment_is_skipped() {
     let mut h = H::new();
     h.fleet("c", "svc", 3);
@@ -280,6 +315,7 @@ fn node_losing_interest_mid_deployment_is_skipped() {
         interested: Some(false),
         current: Some(1),
         versions: Default::default(),
+        removed: false,
     };
     let report = NodeReport {
         node: "c-0".into(),

@@ -1,10 +1,12 @@
-//! convoy-tests: the multi-process tests' own helpers — a scripted fleet that records when each node
+//! convoy-tests: the multi-process tests' own helpers — a real agent process, a scripted fleet that records when each node
 //! worked, and request shortcuts. The cluster harness and the HTTP client are the library's
 //! (`convoy_node::dev::harness`, `convoy_node::client`), re-exported here for the tests.
 
+pub mod agent;
 pub mod fleet;
 pub mod scenario;
 
+pub use agent::Agent;
 pub use convoy_node::client::RawClient;
 pub use convoy_node::dev::harness::{convoy_bin, eventually, Cluster, ClusterOptions};
 pub use fleet::{Fleet, FleetConfig, Phase};

@@ -115,6 +115,8 @@ async fn agent_downloads_checks_switches_fails_cleanly_and_survives_failover() -
         .arg(servers.join(","))
         .arg("--state-dir")
         .arg(&state)
+        .arg("--artifact-root")
+        .arg(work.path())
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -154,11 +156,53 @@ async fn agent_downloads_checks_switches_fails_cleanly_and_survives_failover() -
     })
     .await
     .map_err(|e| anyhow::anyhow!("{e}\nagent:\n{}", agent_log()))?;
-    let expected = format!("sha256 mismatch: expected {wrong}, got {}", sha256(&bad));
+    // The error names the published hash only, never the hash of the file the server cannot see.
+    let expected =
+        format!("sha256 mismatch: the artifact is not the one published with sha256 {wrong}");
     assert_eq!(failure["error"], expected.as_str(), "{failure}");
+    assert!(!failure.to_string().contains(&sha256(&bad)));
     assert_eq!(current(&state).as_deref(), Some("1"));
     assert!(!state.join("resources/web/2/artifact").exists());
     assert!(!state.join("resources/web/2/artifact.tmp").exists());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(state.join("resources/web/1/artifact"))?
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the copy is private: {mode:o}");
+
+    // Artifacts are checked by the server: a misspelt key and a missing sha256 are refused.
+    for body in [
+        json!({"artifact": {"url": "file:///etc/hostname", "sha_256": wrong}}),
+        json!({"artifact": {"url": "file:///etc/hostname"}}),
+        json!({"artifact": {"url": "file:///etc/hostname", "sha256": "abc"}}),
+    ] {
+        let (status, answer) = api.post("/v1/resources/web/versions", &body).await?;
+        assert_eq!(status, 400, "{body}: {answer}");
+    }
+    // An unchecked version outside --artifact-root is refused by the agent, a clean failure.
+    let (status, answer) = api
+        .post(
+            "/v1/resources/web/versions",
+            &json!({"artifact": {"url": "file:///etc/hostname"}, "unchecked": true}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{answer}");
+    let outside = answer["version"].as_u64().expect("version");
+    let failure = eventually(Duration::from_secs(20), || {
+        let api = api.clone();
+        async move {
+            node_version(&api, outside)
+                .await
+                .filter(|p| p["done"] == true)
+        }
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}\nagent:\n{}", agent_log()))?;
+    assert_eq!(
+        failure["error"], "artifact url file:///etc/hostname refused: outside --artifact-root",
+        "{failure}"
+    );
+    assert_eq!(current(&state).as_deref(), Some("1"));
 
     // Kill the leader; a version published through the survivors still reaches the agent.
     cluster.server_mut(leader).kill();
@@ -221,6 +265,8 @@ fn start_agent(
         .arg(servers.join(","))
         .arg("--state-dir")
         .arg(state)
+        .arg("--artifact-root")
+        .arg(state.parent().unwrap_or(state))
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)

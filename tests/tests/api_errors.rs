@@ -26,7 +26,9 @@ async fn errors_are_json_for_404_405_413_and_415() -> anyhow::Result<()> {
 
     let (status, body) = client.exchange(Method::GET, "/v1/nope", None).await?;
     shape(status, &body, 404, "not_found");
-    let (status, body) = client.exchange(Method::GET, "/v2/deployments", None).await?;
+    let (status, body) = client
+        .exchange(Method::GET, "/v2/deployments", None)
+        .await?;
     shape(status, &body, 404, "not_found");
 
     let (status, body) = client

@@ -6,6 +6,7 @@ use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use super::policy::{Change, Policy, PolicyPatch};
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
+use super::threshold::FailedNodes;
 use super::tokens::{Role, SecretHash};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,7 +29,7 @@ pub struct DeploymentSpec {
     /// Retries per node.
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated.
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Default true.
     pub rollback_on_failure: Option<bool>,
     /// Makes it coordinated.
@@ -129,6 +130,42 @@ pub enum Command {
         resource: String,
         /// The held version.
         version: u64,
+    },
+    /// Retract (yank) a version: no selection takes it anywhere; active deployments of it stop.
+    RetractVersion {
+        /// Resource.
+        resource: String,
+        /// The version.
+        version: u64,
+        /// Why (recorded on the version and in events).
+        message: Option<String>,
+        /// Who.
+        by: Actor,
+    },
+    /// Undo a retraction: selection may take the version again.
+    UnretractVersion {
+        /// Resource.
+        resource: String,
+        /// The version.
+        version: u64,
+    },
+    /// Delete a subscription; the consumer's nodes are told to uninstall the resource (unless another
+    /// of their consumers subscribes to it).
+    Unsubscribe {
+        /// Consumer.
+        consumer: String,
+        /// Resource.
+        resource: String,
+    },
+    /// Delete a consumer; its nodes are told to uninstall what no other consumer of theirs subscribes to.
+    DeleteConsumer {
+        /// Consumer.
+        name: String,
+    },
+    /// Delete a consumer group (its past group deployments stay readable).
+    DeleteGroup {
+        /// Group.
+        name: String,
     },
     /// Node progress, batched; only changes should reach the log (see `report_changes`).
     ReportNodes(Vec<NodeReport>),

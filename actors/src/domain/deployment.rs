@@ -82,6 +82,8 @@ pub enum EventKind {
     Held,
     /// The hold on its version was lifted (by hand, or a manual deployment of that version).
     Released,
+    /// Its version was retracted (the deployment stopped), or a retracted version it left was.
+    Retracted,
 }
 
 /// A compact event: node events carry the node's position, not its id.

@@ -84,6 +84,24 @@ pub enum DomainError {
         /// The version asked for.
         version: u64,
     },
+    /// A retracted version named where a version is to be rolled out or pinned.
+    #[error("version {version} of resource \"{resource}\" is retracted; unretract it first")]
+    Retracted {
+        /// The resource.
+        resource: String,
+        /// The retracted version.
+        version: u64,
+    },
+    /// Something that cannot be deleted while something else uses it.
+    #[error("{entity} \"{name}\" is in use: {reason}")]
+    InUse {
+        /// What kind of thing.
+        entity: Entity,
+        /// Its name.
+        name: String,
+        /// What uses it.
+        reason: String,
+    },
     /// A second active deployment for one (consumer, resource).
     #[error(
         "consumer \"{consumer}\" already has active deployment \"{id}\" of resource \"{resource}\""
@@ -173,6 +191,8 @@ impl DomainError {
                 ErrorKind::NotFound
             }
             DomainError::AlreadyExists { .. }
+            | DomainError::Retracted { .. }
+            | DomainError::InUse { .. }
             | DomainError::ActiveDeployment { .. }
             | DomainError::Transition { .. }
             | DomainError::GroupTransition { .. } => ErrorKind::Conflict,

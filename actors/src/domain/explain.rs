@@ -63,6 +63,7 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::Skipped => with("skipped"),
         EventKind::Rollback => with("re-targeted at its from-version (rollback)"),
         EventKind::RolledBack => with("back on its from-version"),
+        EventKind::Retracted => with("its version was retracted"),
         EventKind::Held | EventKind::Released | EventKind::Status => with("recorded"),
     }
 }

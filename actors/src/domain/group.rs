@@ -94,6 +94,12 @@ impl ClusterState {
                 .and_then(|s| s.pin);
             let held = |v: u64| member.is_some_and(|c| c.held(&m.resource, v));
             let version = match versions.and_then(|vs| vs.get(&m.resource)) {
+                Some(v) if res.retracted(*v) => {
+                    return Err(DomainError::Retracted {
+                        resource: m.resource.clone(),
+                        version: *v,
+                    })
+                }
                 Some(v) => *v,
                 // Not named: the pin, else the newest version, never one held back on the member.
                 None => match pinned {
@@ -107,14 +113,20 @@ impl ClusterState {
                             ),
                         ))
                     }
-                    Some(p) => Some(p),
-                    None => res.versions.keys().rev().copied().find(|v| !held(*v)),
+                    Some(p) if !res.retracted(p) => Some(p),
+                    // A retracted pin (or none): the newest allowed version (below the pin).
+                    p => res
+                        .versions
+                        .range(..=p.unwrap_or(u64::MAX))
+                        .rev()
+                        .map(|(v, _)| *v)
+                        .find(|v| !held(*v) && !res.retracted(*v)),
                 }
                 .ok_or_else(|| {
                     DomainError::invalid(
                         "versions",
                         &m.resource,
-                        "resource has no published version that is not held back",
+                        "resource has no published version that is neither held back nor retracted",
                     )
                 })?,
             };

@@ -57,6 +57,7 @@ fn installed_members_are_left_out_and_satisfy_dependencies() {
         interested: None,
         current: Some(1),
         versions: [(1, vp(true, None))].into(),
+        removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "d-0".into(),

@@ -48,6 +48,12 @@ impl ClusterState {
             });
         }
         let version = match spec.version {
+            Some(v) if res.retracted(v) => {
+                return Err(DomainError::Retracted {
+                    resource: spec.resource,
+                    version: v,
+                })
+            }
             Some(v) if res.versions.contains_key(&v) => v,
             Some(v) => {
                 return Err(DomainError::UnknownVersion {
@@ -235,17 +241,21 @@ impl ClusterState {
                 }
                 if let Some(v) = self.selected_version(cname, r) {
                     if sub.last_started != Some(v) {
-                        todo.push((cname.clone(), r.clone(), v));
+                        let mut why = format!("selected version changed to {v}");
+                        if let Some(old) = sub.last_started.filter(|o| self.is_retracted(r, *o)) {
+                            why = format!("version {old} of {r} is retracted; {why}");
+                        }
+                        todo.push((cname.clone(), r.clone(), v, why));
                     }
                 }
             }
         }
-        for (consumer, resource, version) in todo {
+        for (consumer, resource, version, why) in todo {
             let spec = DeploymentSpec {
                 consumer,
                 resource,
                 version: Some(version),
-                message: Some(format!("selected version changed to {version}")),
+                message: Some(why),
                 ..DeploymentSpec::default()
             };
             let _ = self.start_deployment(spec, Actor::System, true, cx);

@@ -22,6 +22,8 @@ mod progress;
 mod pulse;
 mod ranges;
 mod registry;
+mod removal;
+mod retract;
 mod selection;
 mod state;
 mod status;
@@ -29,6 +31,7 @@ mod strategy;
 mod subscriptions;
 pub mod summary;
 mod targets;
+mod threshold;
 mod tokens;
 mod vecmap;
 mod views;
@@ -49,7 +52,7 @@ pub use group::{GroupDeployment, StepItem};
 pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
 pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
-    Resource, ResourceReport, Subscription, Version, VersionProgress,
+    Resource, ResourceReport, Retraction, Subscription, Version, VersionProgress,
 };
 pub use plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
@@ -57,7 +60,7 @@ pub use plan::{
 pub use policy::{
     default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
 };
-pub use precheck::{precheck, MAX_NODES_PER_COMMAND};
+pub use precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
 pub use ranges::parse_ranges;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
@@ -65,6 +68,7 @@ pub use strategy::{Completion, Settings, Strategy};
 pub use summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
 };
+pub use threshold::FailedNodes;
 pub use tokens::{
     check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
     TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,

@@ -1,13 +1,15 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
-use super::ids::{DeploymentId, Timestamp};
+use super::ids::{Actor, DeploymentId, Timestamp};
 use super::policy::Policy;
 use super::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Where a version's artifact lives.
+/// Where a version's artifact lives. Unknown keys are refused (a misspelt `sha_256` must not silently
+/// publish an unchecked artifact).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Artifact {
     /// Download URL.
     pub url: String,
@@ -45,6 +47,20 @@ pub struct Version {
     pub health_port: Option<u16>,
     /// When it was published.
     pub published_at: Timestamp,
+    /// Set while the version is retracted (yanked): no selection takes it anywhere.
+    #[serde(default)]
+    pub retracted: Option<Retraction>,
+}
+
+/// Who retracted a version, when and why (DEPLOYMENTS.md §11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retraction {
+    /// When it was retracted.
+    pub at: Timestamp,
+    /// Who retracted it.
+    pub by: Actor,
+    /// Why, as given (at most 1024 characters).
+    pub message: Option<String>,
 }
 
 /// A named, versioned artifact.
@@ -60,6 +76,13 @@ impl Resource {
     /// The newest published version number.
     pub fn newest(&self) -> Option<u64> {
         self.versions.keys().next_back().copied()
+    }
+
+    /// Version `version` exists and is retracted.
+    pub fn retracted(&self, version: u64) -> bool {
+        self.versions
+            .get(&version)
+            .is_some_and(|v| v.retracted.is_some())
     }
 }
 
@@ -201,6 +224,11 @@ pub struct NodeState {
     pub resources: VecMap<String, NodeResource, OneInline>,
     /// Active deployments that contain it, with its position in each.
     pub deployments: VecMap<DeploymentId, u32>,
+    /// Resources it must remove: it left the consumer that subscribed to them, or the subscription or the
+    /// consumer was deleted, and no other consumer of it subscribes to them. Cleared when it reports them
+    /// removed or a consumer of it subscribes to them again.
+    #[serde(default)]
+    pub removing: std::collections::BTreeSet<String>,
 }
 
 impl NodeState {
@@ -212,6 +240,13 @@ impl NodeState {
     /// The version of `resource` it runs now.
     pub fn current(&self, resource: &str) -> Option<u64> {
         self.resources.get(resource).and_then(|r| r.current)
+    }
+
+    /// The version to name when telling it to remove `resource`: the one it runs, else the newest it
+    /// holds; `None` when it has nothing of it.
+    pub fn installed(&self, resource: &str) -> Option<u64> {
+        let r = self.resources.get(resource)?;
+        r.current.or_else(|| r.versions.keys().next_back().copied())
     }
 }
 
@@ -227,6 +262,9 @@ pub struct ResourceReport {
     /// Every version it holds.
     #[serde(default)]
     pub versions: BTreeMap<u64, VersionProgress>,
+    /// It removed the resource (uninstalled): it runs and holds no version of it any more.
+    #[serde(default)]
+    pub removed: bool,
 }
 
 /// One node's report. A report is proof of life: `active: None` means active.

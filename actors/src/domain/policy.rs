@@ -4,6 +4,7 @@
 
 use super::errors::DomainError;
 use super::strategy::{Completion, Settings, Strategy};
+use super::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
 /// Install window of the default strategy (no strategy on the start nor on the subscription).
@@ -35,7 +36,7 @@ pub struct Policy {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated; default: rolling, the window rule; others 0.
     #[serde(default)]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure; default true.
     #[serde(default)]
     pub rollback_on_failure: Option<bool>,
@@ -139,7 +140,7 @@ pub struct PolicyPatch {
     /// Retries per node.
     pub max_failures_per_node: Change<u32>,
     /// Failed nodes tolerated.
-    pub max_failed_nodes: Change<u32>,
+    pub max_failed_nodes: Change<FailedNodes>,
     /// Roll back on failure.
     pub rollback_on_failure: Change<bool>,
     /// Pulse interval.

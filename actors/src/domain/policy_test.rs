@@ -31,7 +31,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
         strategy: Some(rolling(3, 4)),
         min_healthy_ms: Some(5_000),
         max_failures_per_node: Some(2),
-        max_failed_nodes: Some(1),
+        max_failed_nodes: Some(FailedNodes::Count(1)),
         rollback_on_failure: Some(false),
         pulse_interval_ms: Some(60_000),
         completion: Some(Completion {
@@ -48,7 +48,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
     assert_eq!(s.strategy, rolling(3, 4));
     assert_eq!(s.min_healthy_ms, 10);
     assert_eq!(s.max_failures_per_node, 2);
-    assert_eq!(s.max_failed_nodes, Some(1));
+    assert_eq!(s.max_failed_nodes, Some(FailedNodes::Count(1)));
     assert!(!s.rollback_on_failure);
     assert_eq!(s.pulse_interval_ms, Some(1_000));
     assert_eq!(s.completion.quorum, Some(0.5));

@@ -36,7 +36,7 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             if let Some(a) = artifact {
                 check_field("artifact.url", &a.url)?;
                 if let Some(sha) = &a.sha256 {
-                    check_field("artifact.sha256", sha)?;
+                    check_sha256(sha)?;
                 }
             }
             check_count("metadata", metadata.len(), MAX_METADATA_ENTRIES)?;
@@ -73,6 +73,19 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_name("consumer", consumer)?;
             check_name("resource", resource)
         }
+        Command::RetractVersion {
+            resource, message, ..
+        } => {
+            check_name("resource", resource)?;
+            check_message(message.as_deref())
+        }
+        Command::UnretractVersion { resource, .. } => check_name("resource", resource),
+        Command::Unsubscribe { consumer, resource } => {
+            check_name("consumer", consumer)?;
+            check_name("resource", resource)
+        }
+        Command::DeleteConsumer { name } => check_name("consumer", name),
+        Command::DeleteGroup { name } => check_name("group", name),
         Command::ReportNodes(reports) => {
             check_count("reports", reports.len(), MAX_NODES_PER_COMMAND)?;
             reports.iter().try_for_each(|r| {
@@ -144,6 +157,18 @@ fn check_count(field: &str, count: usize, max: usize) -> Result<(), DomainError>
             field,
             format!("{count} entries"),
             &format!("at most {max} are allowed in one request"),
+        ));
+    }
+    Ok(())
+}
+
+/// A sha256 is 64 hex digits (either case).
+pub fn check_sha256(sha: &str) -> Result<(), DomainError> {
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(DomainError::invalid(
+            "artifact.sha256",
+            quote(sha),
+            "expected 64 hex digits",
         ));
     }
     Ok(())

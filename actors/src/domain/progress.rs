@@ -31,7 +31,10 @@ pub(crate) const S_CURRENT: u8 = 64;
 
 /// Summarises a node's state for one deployment (target `v`, rollback target `from`) in a few bits.
 pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> u8 {
-    let Some(nr) = nr else { return 0 };
+    let Some(nr) = nr else {
+        // Never reported the resource: it holds nothing, which is all a rollback to "no version" asks.
+        return if from.is_none() { S_BACK_OK } else { 0 };
+    };
     let mut bits = 0;
     let current = nr.current == Some(v);
     if current {
@@ -50,13 +53,18 @@ pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) ->
             bits |= S_OK;
         }
     }
-    if let Some(from) = from {
-        let failed = nr.versions.get(&from).is_some_and(|x| x.is_failure());
-        if failed {
-            bits |= S_BACK_FAIL;
-        } else if nr.current == Some(from) {
-            bits |= S_BACK_OK;
+    match from {
+        Some(from) => {
+            let failed = nr.versions.get(&from).is_some_and(|x| x.is_failure());
+            if failed {
+                bits |= S_BACK_FAIL;
+            } else if nr.current == Some(from) {
+                bits |= S_BACK_OK;
+            }
         }
+        // Nothing to restore: back when it runs and holds nothing (it removed the resource).
+        None if nr.current.is_none() && nr.versions.is_empty() => bits |= S_BACK_OK,
+        None => {}
     }
     bits
 }
@@ -243,14 +251,13 @@ impl Deployment {
                 }
             }
             NodePhase::RollingBack => {
-                let Some(from) = self.nodes[p].from_version else {
-                    return;
-                };
+                let from = self.nodes[p].from_version;
                 if bits & S_BACK_OK != 0 {
                     self.nodes[p].phase = NodePhase::RolledBack;
                     self.rb_used -= 1;
-                    self.node_event(at, EventKind::RolledBack, p, None);
-                } else if bits & S_BACK_FAIL != 0 {
+                    let msg = from.is_none().then(|| "uninstalled".to_string());
+                    self.node_event(at, EventKind::RolledBack, p, msg);
+                } else if let (Some(from), true) = (from, bits & S_BACK_FAIL != 0) {
                     self.nodes[p].phase = NodePhase::Failed;
                     self.rb_used -= 1;
                     self.rb_failed += 1;
@@ -357,7 +364,9 @@ impl Deployment {
 
     fn evaluate_forward(&mut self, at: Timestamp) {
         let n = self.nodes.len() as u32;
-        let tolerated = self.settings.failed_nodes_tolerated();
+        let tolerated = self
+            .settings
+            .failed_nodes_tolerated(self.nodes.len() as u32);
         if let Strategy::Rolling { install_window, .. } = self.settings.strategy {
             if self.failed >= install_window {
                 let msg =
@@ -397,7 +406,8 @@ impl Deployment {
         }
     }
 
-    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met, FAILED otherwise.
+    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met; otherwise a failure,
+    /// which rolls back with `rollback_on_failure` (the default) and is FAILED without it.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
         let considered = self.nodes.len() as u32 - self.skipped;
         let needed = self.settings.completion.needed(considered);
@@ -405,12 +415,13 @@ impl Deployment {
             "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
             self.succeeded
         );
-        let to = if self.succeeded >= needed {
-            Status::RolledForward
+        if self.succeeded >= needed {
+            let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
+        } else if self.settings.rollback_on_failure {
+            let _ = self.start_rollback(at, Actor::Timer, Some(msg));
         } else {
-            Status::Failed
-        };
-        let _ = self.transition(to, at, Actor::Timer, Some(msg));
+            let _ = self.transition(Status::Failed, at, Actor::Timer, Some(msg));
+        }
     }
 
     /// Failure going forward: roll back or FAILED; failure going back: FAILED.
@@ -466,19 +477,23 @@ impl Deployment {
             return;
         }
         self.unwatch(p);
-        if self.nodes[p].from_version.is_none() {
+        let from = self.nodes[p].from_version;
+        if from.is_none() && self.nodes[p].seen & S_BACK_OK != 0 {
             self.nodes[p].phase = NodePhase::RolledBack;
             self.node_event(
                 at,
                 EventKind::RolledBack,
                 p,
-                Some("no previous version to restore".into()),
+                Some("no previous version to restore, nothing installed".into()),
             );
             return;
         }
         self.nodes[p].phase = NodePhase::RollingBack;
         self.rb_used += 1;
-        self.node_event(at, EventKind::Rollback, p, None);
+        let msg = from
+            .is_none()
+            .then(|| "no previous version to restore: uninstall".to_string());
+        self.node_event(at, EventKind::Rollback, p, msg);
         self.react(p, self.nodes[p].seen, None, at);
     }
 

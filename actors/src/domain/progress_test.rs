@@ -61,7 +61,7 @@ fn all_at_once_fails_on_first_failure_by_default_and_tolerates_max_failed_nodes(
     k.failed(0);
     assert_eq!(k.d(id).status, Status::Failed);
     let mut k = Kit::new(3);
-    let id = k.start_with(|s| s.max_failed_nodes = Some(1));
+    let id = k.start_with(|s| s.max_failed_nodes = Some(FailedNodes::Count(1)));
     k.failed(0);
     k.installed(1);
     k.installed(2);
@@ -70,6 +70,23 @@ fn all_at_once_fails_on_first_failure_by_default_and_tolerates_max_failed_nodes(
         Status::RolledForward,
         "finished with up to max_failed_nodes failures"
     );
+}
+
+#[test]
+fn a_percentage_of_failed_nodes_is_taken_of_the_node_set() {
+    // 50% of 4 nodes: two failures are tolerated, the third fails the deployment.
+    let mut k = Kit::new(4);
+    let id = k.start_with(|s| {
+        s.max_failed_nodes = Some(FailedNodes::Percent(50));
+        s.rollback_on_failure = Some(false);
+    });
+    k.failed(0);
+    k.failed(1);
+    assert_eq!(k.d(id).status, Status::RollingForward);
+    k.failed(2);
+    assert_eq!(k.d(id).status, Status::Failed);
+    let last = k.s.deployment(id).unwrap().events.pop().unwrap();
+    assert_eq!(last.message.as_deref(), Some("3 nodes failed; 2 tolerated"));
 }
 
 #[test]

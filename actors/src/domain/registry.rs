@@ -74,6 +74,7 @@ impl ClusterState {
             depends_on,
             health_port,
             published_at: cx.at,
+            retracted: None,
         };
         self.resources
             .get_mut(&resource)
@@ -174,7 +175,16 @@ impl ClusterState {
         }
         let c = self.consumers.get_mut(&name).expect("checked");
         c.nodes.retain(|n| !gone.contains(n));
-        c.nodes.extend(add);
+        c.nodes.extend(add.iter().cloned());
+        let subscribed: Vec<String> = c.subscriptions.keys().cloned().collect();
+        for n in &gone {
+            self.mark_removal(n, None);
+        }
+        for n in &add {
+            for r in &subscribed {
+                self.unmark_removal(n, r);
+            }
+        }
         cx.reconcile = true;
         Ok(Response::Done)
     }
@@ -220,9 +230,15 @@ impl ClusterState {
                 cx.reconcile = true;
             }
             for (r, rr) in resources {
+                if rr.removed && !ns.removing.is_empty() {
+                    ns.removing.remove(&r);
+                }
                 let e = ns.resources.get_or_default(r);
                 if let Some(i) = rr.interested {
                     e.interested = i;
+                }
+                if rr.removed {
+                    e.current = None;
                 }
                 if rr.current.is_some() {
                     e.current = rr.current;

@@ -1,5 +1,6 @@
 //! Version selection (DEPLOYMENTS.md §3): manual pin, then the dependency invariant, then the newest version;
-//! never a version held back on the consumer (rolled back there, see `subscriptions`).
+//! never a version held back on the consumer (rolled back there, see `subscriptions`), never a retracted one
+//! (see `retract`; a pin on a retracted version selects the newest allowed version below it).
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
@@ -11,18 +12,28 @@ use super::state::ClusterState;
 impl ClusterState {
     /// The version `consumer` should run of `resource`: pin, else the newest version whose dependencies hold.
     /// A held-back version is never selected: a pin on one selects nothing (the nodes stay where they are)
-    /// until the hold is cleared or the pin changed.
+    /// until the hold is cleared or the pin changed. A retracted version is never selected either: a pin on
+    /// one selects the newest allowed version below it.
     pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
         let res = self.resources.get(resource)?;
         let c = self.consumers.get(consumer)?;
         let sub = c.subscriptions.get(resource);
+        let mut ceiling = u64::MAX;
         if let Some(pin) = sub.and_then(|s| s.pin) {
-            return (!c.held(resource, pin)).then_some(pin);
+            if c.held(resource, pin) {
+                return None;
+            }
+            if !res.retracted(pin) {
+                return Some(pin);
+            }
+            // A pin on a retracted version: the newest allowed version below it.
+            ceiling = pin;
         }
         res.versions
-            .values()
+            .range(..=ceiling)
+            .map(|(_, v)| v)
             .rev()
-            .filter(|v| !c.held(resource, v.version))
+            .filter(|v| v.retracted.is_none() && !c.held(resource, v.version))
             .find(|v| {
                 v.depends_on
                     .iter()

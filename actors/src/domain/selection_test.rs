@@ -34,6 +34,7 @@ fn newest_pin_and_dependency_invariant_in_priority_order() {
         interested: None,
         current: Some(2),
         versions: [(2, vp(true, None))].into(),
+        removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "c-0".into(),

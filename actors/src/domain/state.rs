@@ -85,6 +85,18 @@ impl ClusterState {
                 resource,
                 version,
             } => self.clear_hold_cmd(consumer, resource, version, &mut cx)?,
+            Command::RetractVersion {
+                resource,
+                version,
+                message,
+                by,
+            } => self.retract(resource, version, message, by, &mut cx)?,
+            Command::UnretractVersion { resource, version } => {
+                self.unretract(resource, version, &mut cx)?
+            }
+            Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
+            Command::DeleteConsumer { name } => self.delete_consumer(name)?,
+            Command::DeleteGroup { name } => self.delete_group(name)?,
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
@@ -276,6 +288,7 @@ impl ClusterState {
                 Some(c) => {
                     rr.interested.is_some_and(|i| i != c.interested)
                         || rr.current.is_some_and(|x| Some(x) != c.current)
+                        || (rr.removed && rr.current.is_none() && c.current.is_some())
                         || !rr.versions.iter().eq(c.versions.iter())
                 }
             };

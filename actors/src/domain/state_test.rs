@@ -179,6 +179,7 @@ fn report_changes_filters_heartbeats() {
         interested: None,
         current: Some(1),
         versions: [(1, vp(true, None))].into(),
+        removed: false,
     };
     let hb = NodeReport {
         node: "c-0".into(),
@@ -225,7 +226,8 @@ fn weak_subscription_targets_the_selected_version_at_once() {
         Target {
             version: 2,
             download: true,
-            install: true
+            install: true,
+            uninstall: false,
         }
     );
     assert!(
@@ -303,6 +305,7 @@ fn a_restored_state_applies_like_the_original() {
                 interested: None,
                 current: Some(v),
                 versions: held.iter().map(|h| (*h, vp(true, None))).collect(),
+                removed: false,
             },
         )]),
     };

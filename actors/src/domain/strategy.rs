@@ -1,6 +1,7 @@
 //! Strategies, completion conditions and deployment settings, with their validation (DEPLOYMENTS.md §5, §9).
 
 use super::errors::DomainError;
+use super::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
 /// How nodes are admitted.
@@ -144,7 +145,7 @@ pub struct Settings {
     /// Retries a node may use before it counts as failed.
     pub max_failures_per_node: u32,
     /// Failed nodes tolerated; `None` = rolling: only the window rule; others: 0.
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure instead of stopping.
     pub rollback_on_failure: bool,
     /// Coordinated when set.
@@ -158,6 +159,9 @@ impl Settings {
     pub fn validate(&self) -> Result<(), DomainError> {
         self.strategy.validate()?;
         self.completion.validate()?;
+        if let Some(m) = self.max_failed_nodes {
+            m.validate()?;
+        }
         if self.pulse_interval_ms == Some(0) {
             return Err(DomainError::invalid(
                 "pulse_interval_ms",
@@ -168,10 +172,10 @@ impl Settings {
         Ok(())
     }
 
-    /// Failed nodes tolerated before the deployment fails.
-    pub fn failed_nodes_tolerated(&self) -> u32 {
+    /// Failed nodes tolerated before the deployment fails, for a deployment of `nodes` nodes.
+    pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
         match (&self.strategy, self.max_failed_nodes) {
-            (_, Some(n)) => n,
+            (_, Some(n)) => n.of(nodes),
             (Strategy::Rolling { .. }, None) => u32::MAX,
             (_, None) => 0,
         }

@@ -85,7 +85,7 @@ fn failed_nodes_tolerated_defaults() {
         ..Settings::default()
     };
     assert_eq!(
-        rolling.failed_nodes_tolerated(),
+        rolling.failed_nodes_tolerated(10),
         u32::MAX,
         "rolling: only the window rule"
     );
@@ -93,15 +93,33 @@ fn failed_nodes_tolerated_defaults() {
         strategy: Strategy::AllAtOnce {},
         ..Settings::default()
     };
-    assert_eq!(all.failed_nodes_tolerated(), 0);
+    assert_eq!(all.failed_nodes_tolerated(10), 0);
     assert_eq!(
         Settings {
-            max_failed_nodes: Some(2),
+            max_failed_nodes: Some(FailedNodes::Count(2)),
             ..Settings::default()
         }
-        .failed_nodes_tolerated(),
+        .failed_nodes_tolerated(10),
         2
     );
+    let percent = Settings {
+        max_failed_nodes: Some(FailedNodes::Percent(25)),
+        ..Settings::default()
+    };
+    assert_eq!(
+        (
+            percent.failed_nodes_tolerated(10),
+            percent.failed_nodes_tolerated(3)
+        ),
+        (2, 0),
+        "25% of 10 nodes is 2, of 3 nodes 0 (rounded down)"
+    );
+    assert!(Settings {
+        max_failed_nodes: Some(FailedNodes::Percent(101)),
+        ..Settings::default()
+    }
+    .validate()
+    .is_err());
     assert!(Settings {
         pulse_interval_ms: Some(0),
         ..Settings::default()

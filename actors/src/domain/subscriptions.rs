@@ -23,6 +23,9 @@ impl ClusterState {
     ) -> Result<Response, DomainError> {
         self.check_subscription(&consumer, &resource, pin, &policy)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
+        let was = c.subscriptions.get(&resource).and_then(|s| s.pin);
+        self.check_new_pin(&resource, was, pin)?;
+        let c = self.consumers.get_mut(&consumer).expect("checked");
         let old = c.subscriptions.remove(&resource).unwrap_or_default();
         let sub = Subscription {
             mode,
@@ -31,6 +34,11 @@ impl ClusterState {
             last_started: old.last_started,
             version: old.version,
         };
+        let nodes = c.nodes.clone();
+        for n in &nodes {
+            self.unmark_removal(n, &resource);
+        }
+        let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, sub);
         cx.reconcile = true;
         Ok(Response::Done)
@@ -60,6 +68,7 @@ impl ClusterState {
         pin.apply(&mut new.pin);
         new.policy.patch(patch);
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
+        self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, new);
         cx.reconcile = true;
@@ -90,6 +99,25 @@ impl ClusterState {
             }
         }
         Ok(())
+    }
+
+    /// A pin may not newly name a retracted version (one retracted after it was pinned stays pinned, and
+    /// selection takes the newest allowed version below it).
+    fn check_new_pin(
+        &self,
+        resource: &str,
+        was: Option<u64>,
+        now: Option<u64>,
+    ) -> Result<(), DomainError> {
+        match now {
+            Some(v) if was != Some(v) && self.is_retracted(resource, v) => {
+                Err(DomainError::Retracted {
+                    resource: resource.into(),
+                    version: v,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A person lifts a hold: the version may be selected (and deployed automatically) again.

@@ -230,7 +230,7 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
         }),
         min_healthy_ms: Some(5_000),
         max_failures_per_node: Some(2),
-        max_failed_nodes: Some(1),
+        max_failed_nodes: Some(FailedNodes::Count(1)),
         rollback_on_failure: Some(false),
         pulse_interval_ms: Some(60_000),
         completion: Some(Completion {

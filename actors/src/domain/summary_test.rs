@@ -8,7 +8,7 @@ fn rolling(iw: u32, dw: u32) -> impl FnOnce(&mut DeploymentSpec) {
             download_window: dw,
         });
         s.max_failures_per_node = Some(1);
-        s.max_failed_nodes = Some(5);
+        s.max_failed_nodes = Some(FailedNodes::Count(5));
     }
 }
 

@@ -14,10 +14,12 @@ impl ClusterState {
     ///   rollback window → `install`; anything else holds still at the deployment's or its from-version);
     /// - weak subscription: the selected version, download and install at once;
     /// - strong subscription, no deployment: stay on the current version (a node that has none gets the version
-    ///   the consumer converged on). Nodes never move outside a deployment otherwise.
+    ///   the consumer converged on, unless it is retracted). Nodes never move outside a deployment otherwise.
     ///
     /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
-    /// deployment containing it.
+    /// deployment containing it. A resource the node holds and must remove (`NodeState::removing`: it left the
+    /// consumer, the subscription or the consumer was deleted) or is no longer interested in gets an `uninstall`
+    /// target; so does a node that a rollback returns to "no version".
     pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
         let mut out = BTreeMap::new();
         let Some(ns) = self.nodes.get(node_id) else {
@@ -43,15 +45,18 @@ impl ClusterState {
                         version: v,
                         download: true,
                         install: true,
+                        uninstall: false,
                     }),
                     Mode::Strong => {
                         let current = ns.current(r);
-                        current.or(sub.version).map(|v| {
+                        let converged = sub.version.filter(|v| !self.is_retracted(r, *v));
+                        current.or(converged).map(|v| {
                             let moving = current != Some(v);
                             Target {
                                 version: v,
                                 download: moving,
                                 install: moving,
+                                uninstall: false,
                             }
                         })
                     }
@@ -59,6 +64,16 @@ impl ClusterState {
                 if let Some(t) = t {
                     out.insert(r.clone(), t);
                 }
+            }
+        }
+        // What it holds and lost interest in, or must remove (it left the consumer, the subscription went):
+        // remove it, unless a consumer of it still targets it.
+        for (r, _) in &ns.resources {
+            if out.contains_key(r) || (ns.interested(r) && !ns.removing.contains(r)) {
+                continue;
+            }
+            if let Some(v) = ns.installed(r) {
+                out.insert(r.clone(), Target::uninstall(v));
             }
         }
         out
@@ -72,6 +87,7 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
             version: v,
             download: false,
             install: false,
+            uninstall: false,
         })
     };
     let forward = d.status.is_forward();
@@ -84,20 +100,31 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
             version: d.version,
             download: true,
             install: false,
+            uninstall: false,
         }),
         NodePhase::Installing | NodePhase::Watching if forward => Some(Target {
             version: d.version,
             download: false,
             install: true,
+            uninstall: false,
         }),
+        // No version to restore: the rollback removes the resource.
+        NodePhase::RollingBack if back && node.from_version.is_none() => {
+            Some(Target::uninstall(d.version))
+        }
         NodePhase::RollingBack if back => node.from_version.map(|v| Target {
             version: v,
             download: false,
             install: true,
+            uninstall: false,
         }),
         NodePhase::Succeeded | NodePhase::Installing | NodePhase::Watching | NodePhase::Failed => {
             hold(d.version)
         }
+        NodePhase::RolledBack if node.from_version.is_none() => ns
+            .installed(&d.resource)
+            .map(Target::uninstall)
+            .or_else(|| hold(d.version)),
         NodePhase::RolledBack | NodePhase::RollingBack => {
             node.from_version.map_or_else(|| hold(d.version), hold)
         }

@@ -75,6 +75,7 @@ impl Kit {
             interested: None,
             current,
             versions: versions.iter().cloned().collect(),
+            removed: false,
         };
         let r = NodeReport {
             node: format!("c-{i}"),

@@ -3,10 +3,11 @@
 use super::command::GroupStatus;
 use super::deployment::{Deployment, EventKind, NodePhase};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Artifact, Dependency, Member, Mode, NodeResource};
+use super::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
 use super::state::ClusterState;
 use super::status::{PausedBy, Status};
 use super::strategy::{Completion, Settings, Strategy};
+use super::threshold::FailedNodes;
 use super::tokens::{Role, Token};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -31,6 +32,9 @@ pub struct VersionView {
     pub health_port: Option<u16>,
     /// Publication time.
     pub published_at: Timestamp,
+    /// Set while the version is retracted: when, by whom and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retracted: Option<Retraction>,
 }
 
 /// `GET /v1/resources/{name}`.
@@ -65,7 +69,7 @@ pub struct SubscriptionView {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_on_failure: Option<bool>,
@@ -138,6 +142,22 @@ pub struct Target {
     pub download: bool,
     /// It may install it (install window; implies fetching).
     pub install: bool,
+    /// It must remove the resource (`version` is the one it runs): tear down, delete, report
+    /// `"removed": true`. Absent (false) otherwise; `download` and `install` are then false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uninstall: bool,
+}
+
+impl Target {
+    /// "Remove the resource, which runs `version`."
+    pub fn uninstall(version: u64) -> Target {
+        Target {
+            version,
+            download: false,
+            install: false,
+            uninstall: true,
+        }
+    }
 }
 
 /// A node of a deployment.
@@ -335,6 +355,7 @@ impl ClusterState {
                 depends_on: v.depends_on.clone(),
                 health_port: v.health_port,
                 published_at: v.published_at,
+                retracted: v.retracted.clone(),
             })
             .collect();
         Some(ResourceView {
@@ -395,6 +416,11 @@ impl ClusterState {
             subscriptions,
             holds,
         })
+    }
+
+    /// The consumers' names, in order.
+    pub fn consumer_names(&self) -> impl Iterator<Item = &String> + '_ {
+        self.consumers.keys()
     }
 
     /// Every consumer.

@@ -250,9 +250,15 @@ impl Supervisor {
             reports
                 .iter()
                 .map(|r| {
-                    s.nodes
-                        .get(&r.node)
-                        .and_then(|n| n.consumers.first().cloned())
+                    s.nodes.get(&r.node).and_then(|n| {
+                        n.consumers.first().cloned().or_else(|| {
+                            // Left every consumer but still removing what it held: any actor records
+                            // the removal (it names the node, not the consumer).
+                            (!n.removing.is_empty())
+                                .then(|| s.consumer_names().next().cloned())
+                                .flatten()
+                        })
+                    })
                 })
                 .collect()
         });
@@ -270,7 +276,7 @@ impl Supervisor {
                 None => unassigned.push(report),
             }
         }
-        // Nodes in no consumer are answered (no targets) but never written to the log: a flood of
+        // Nodes in no consumer (and nothing to remove) are answered (no targets) but never written to the log: a flood of
         // made-up node ids must cost the replicas nothing. A node added to a consumer later is
         // recorded from its next report.
         if !unassigned.is_empty() {

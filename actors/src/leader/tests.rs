@@ -125,6 +125,7 @@ fn node_report(node: &str, current: u64) -> NodeReport {
                 interested: None,
                 current: Some(current),
                 versions: BTreeMap::from([(current, progress(true))]),
+                removed: false,
             },
         )]),
     }

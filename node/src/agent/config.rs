@@ -1,11 +1,13 @@
 //! The agent's settings and the lenient view of published versions it reads from the API.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use convoy_actors::domain::Artifact;
 use serde::Deserialize;
 
+use super::fetch::Sources;
 use super::health_policy::HealthRules;
 use super::process::TeardownTimes;
 
@@ -56,6 +58,10 @@ pub struct AgentConfig {
     pub retry: Duration,
     /// Teardown waits.
     pub teardown: TeardownTimes,
+    /// Resources this node does not want (reported `interested: false`; the server has them removed).
+    pub uninterested: BTreeSet<String>,
+    /// Where artifacts may come from (`--artifact-root`, `--allow-http`).
+    pub sources: Sources,
 }
 
 impl AgentConfig {
@@ -73,6 +79,8 @@ impl AgentConfig {
             install_timeout: Duration::from_secs(600),
             retry: Duration::from_secs(10),
             teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),
+            uninterested: BTreeSet::new(),
+            sources: Sources::default(),
         }
     }
 }

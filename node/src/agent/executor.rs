@@ -41,7 +41,8 @@ impl Executor {
     /// Opens `state_dir` (creating it), loads `state.json` and reconciles it with the `current` links.
     pub fn open(config: AgentConfig) -> anyhow::Result<Self> {
         std::fs::create_dir_all(config.state_dir.join("resources"))?;
-        let state = AgentState::load(&config.state_dir.join("state.json"))?;
+        let mut state = AgentState::load(&config.state_dir.join("state.json"))?;
+        state.uninterested = config.uninterested.clone();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .build()?;
@@ -235,7 +236,7 @@ impl Executor {
             .state
             .version(resource, version)
             .is_some_and(VersionState::failed)
-            && !matches!(action, Action::Retry { .. })
+            && !matches!(action, Action::Retry { .. } | Action::Uninstall { .. })
         {
             return;
         }
@@ -254,6 +255,7 @@ impl Executor {
                 self.install(resource, version, doc.and_then(|d| d.health_port))
                     .await
             }
+            Action::Uninstall { .. } => self.uninstall(resource).await,
         }
         self.save();
     }
@@ -284,7 +286,15 @@ impl Executor {
                 let mut attempt = 1;
                 let result = loop {
                     tracing::info!(resource, version, url = %shown_url(&artifact.url), attempt, "downloading");
-                    match fetch(&self.http, artifact, &dir, self.config.download_stall).await {
+                    match fetch(
+                        &self.http,
+                        artifact,
+                        &dir,
+                        self.config.download_stall,
+                        &self.config.sources,
+                    )
+                    .await
+                    {
                         Ok(_) => break Ok(true),
                         Err(e) if e.transient() && attempt < attempts => {
                             let wait = self

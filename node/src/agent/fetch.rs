@@ -1,7 +1,9 @@
 //! Downloading an artifact (`file://` or `http://`) into a version dir: streamed into
 //! `artifact.tmp`, size and sha256 checked, then renamed atomically to `artifact`. A source that
 //! sends no byte for the stall timeout fails the attempt; a failed attempt leaves nothing behind,
-//! so the next one starts from scratch. Errors name the URL without its credentials or query.
+//! so the next one starts from scratch. Errors name the URL without its credentials or query. Sources are
+//! checked first: `file://` only under `--artifact-root`, `http://` only with `--allow-http`; copies are
+//! 0600. A checksum mismatch names the published hash only, never the hash of a file the server cannot see.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,12 +18,18 @@ use super::state::sync_dir;
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// The bytes are not the published ones.
-    #[error("sha256 mismatch: expected {expected}, got {got}")]
+    #[error("sha256 mismatch: the artifact is not the one published with sha256 {expected}")]
     Sha256 {
         /// Published hash.
         expected: String,
-        /// Hash of what arrived.
-        got: String,
+    },
+    /// A source this agent is not allowed to read.
+    #[error("artifact url {url} refused: {why}")]
+    Refused {
+        /// The URL (shown without credentials or query).
+        url: String,
+        /// Which rule refuses it.
+        why: String,
     },
     /// Not the published size.
     #[error("size mismatch: expected {expected} bytes, got {got}")]
@@ -64,6 +72,43 @@ impl FetchError {
     /// Worth another attempt: the source failed on the way (not the bytes, the scheme or the disk).
     pub fn transient(&self) -> bool {
         matches!(self, FetchError::Source { .. } | FetchError::Stalled { .. })
+    }
+}
+
+/// Where artifacts may come from.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// `file://` artifacts must lie under this directory (after resolving links); `None`: no `file://`.
+    pub artifact_root: Option<PathBuf>,
+    /// Plain `http://` is allowed (`https://` always is).
+    pub allow_http: bool,
+}
+
+impl Sources {
+    /// The local file a `file://` URL may be read from, or why not.
+    fn local_file(&self, url: &str, path: &str) -> Result<PathBuf, FetchError> {
+        let refused = |why: String| FetchError::Refused {
+            url: shown_url(url),
+            why,
+        };
+        let Some(root) = &self.artifact_root else {
+            return Err(refused(
+                "file:// artifacts need --artifact-root on the agent".into(),
+            ));
+        };
+        let root = root
+            .canonicalize()
+            .map_err(|e| refused(format!("--artifact-root cannot be resolved: {e}")))?;
+        let file = Path::new(path)
+            .canonicalize()
+            .map_err(|e| FetchError::Source {
+                url: shown_url(url),
+                reason: e.to_string(),
+            })?;
+        if !file.starts_with(&root) {
+            return Err(refused("outside --artifact-root".into()));
+        }
+        Ok(file)
     }
 }
 
@@ -120,6 +165,7 @@ pub async fn fetch(
     artifact: &Artifact,
     version_dir: &Path,
     stall: Duration,
+    sources: &Sources,
 ) -> Result<PathBuf, FetchError> {
     let local = |path: &Path, e: std::io::Error| FetchError::Local {
         path: path.display().to_string(),
@@ -130,7 +176,7 @@ pub async fn fetch(
         .map_err(|e| local(version_dir, e))?;
     let tmp = version_dir.join(format!("{ARTIFACT}.tmp"));
     let dest = version_dir.join(ARTIFACT);
-    let result = fetch_into(http, artifact, &tmp, stall).await;
+    let result = fetch_into(http, artifact, &tmp, stall, sources).await;
     let result = match result {
         Ok(()) => tokio::fs::rename(&tmp, &dest)
             .await
@@ -150,13 +196,29 @@ async fn fetch_into(
     artifact: &Artifact,
     tmp: &Path,
     stall: Duration,
+    sources: &Sources,
 ) -> Result<(), FetchError> {
     let url = artifact.url.as_str();
+    let local_source = match url.strip_prefix("file://") {
+        Some(path) => Some(sources.local_file(url, path)?),
+        None if url.starts_with("http://") && !sources.allow_http => {
+            return Err(FetchError::Refused {
+                url: shown_url(url),
+                why: "plain http:// needs --allow-http on the agent".into(),
+            })
+        }
+        None => None,
+    };
     let stalled = || FetchError::Stalled {
         url: shown_url(url),
         ms: u64::try_from(stall.as_millis()).unwrap_or(u64::MAX),
     };
-    let mut file = tokio::fs::File::create(tmp)
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(tmp)
         .await
         .map_err(|e| FetchError::Local {
             path: tmp.display().to_string(),
@@ -173,7 +235,7 @@ async fn fetch_into(
         url: shown_url(url),
         reason,
     };
-    if let Some(path) = url.strip_prefix("file://") {
+    if let Some(path) = local_source {
         let mut src = tokio::fs::File::open(path)
             .await
             .map_err(|e| source(e.to_string()))?;
@@ -221,7 +283,6 @@ async fn fetch_into(
         if !expected.trim().eq_ignore_ascii_case(&got) {
             return Err(FetchError::Sha256 {
                 expected: expected.trim().to_ascii_lowercase(),
-                got,
             });
         }
     }

@@ -12,7 +12,13 @@ use std::time::{Duration, Instant};
 use convoy_actors::domain::{Artifact, Target};
 
 use super::executor::{AgentConfig, Executor, ResourceDoc, VersionDoc};
-use super::fetch::{fetch, shown_url, FetchError};
+use super::fetch::{fetch, shown_url, FetchError, Sources};
+
+/// Plain `http://` allowed, as `--allow-http` does.
+const HTTP: Sources = Sources {
+    artifact_root: None,
+    allow_http: true,
+};
 
 /// A source that answers every request with headers announcing 1,000 bytes, sends 10, then holds
 /// the connection silent for `hold`. Counts the connections.
@@ -102,6 +108,7 @@ async fn a_stalled_download_fails_within_the_stall_timeout_naming_the_url_withou
         &artifact(source.url()),
         dir.path(),
         Duration::from_millis(300),
+        &HTTP,
     )
     .await
     .unwrap_err();
@@ -145,6 +152,7 @@ async fn a_refused_connection_names_the_url_without_secrets() {
         &artifact(url),
         dir.path(),
         Duration::from_secs(5),
+        &HTTP,
     )
     .await
     .unwrap_err();
@@ -170,6 +178,7 @@ async fn the_executor_retries_a_stalled_download_then_reports_the_version_failed
         download_attempts: 2,
         download_backoff: Duration::from_millis(50),
         retry: Duration::from_secs(3600),
+        sources: HTTP,
         ..AgentConfig::new(state.path().to_path_buf())
     };
     let mut ex = Executor::open(config).unwrap();
@@ -189,6 +198,7 @@ async fn the_executor_retries_a_stalled_download_then_reports_the_version_failed
             version: 1,
             download: true,
             install: true,
+            uninstall: false,
         },
     )]);
     let started = Instant::now();

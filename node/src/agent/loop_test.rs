@@ -126,7 +126,9 @@ async fn rounds_ride_through_a_dead_server_and_a_503_and_report_progress() {
         .unwrap()
         .with_patience(Duration::from_secs(5));
     let state = tempfile::tempdir().unwrap();
-    let mut ex = Executor::open(AgentConfig::new(state.path().to_path_buf())).unwrap();
+    let mut config = AgentConfig::new(state.path().to_path_buf());
+    config.sources.artifact_root = Some(src.path().to_path_buf());
+    let mut ex = Executor::open(config).unwrap();
 
     assert!(
         round(&client, &mut ex, "n1").await.unwrap(),

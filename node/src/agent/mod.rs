@@ -21,6 +21,7 @@ mod reporter;
 mod runs;
 mod state;
 mod status;
+mod uninstall;
 
 #[cfg(test)]
 mod docs_test;
@@ -124,6 +125,21 @@ pub struct AgentArgs {
     /// PEM CA to trust for `https://` servers.
     #[arg(long, env = "CONVOY_CA_FILE")]
     pub ca_file: Option<PathBuf>,
+    /// Resources this node does not want (repeatable or comma-separated): reported
+    /// `interested: false`, so the server stops targeting them and has them uninstalled.
+    #[arg(
+        long,
+        env = "CONVOY_UNINTERESTED",
+        value_delimiter = ',',
+        value_name = "RESOURCE"
+    )]
+    pub uninterested: Vec<String>,
+    /// `file://` artifacts are read only under this directory (none: `file://` is refused).
+    #[arg(long, env = "CONVOY_ARTIFACT_ROOT")]
+    pub artifact_root: Option<PathBuf>,
+    /// Allow plain `http://` artifact URLs (`https://` always is).
+    #[arg(long, env = "CONVOY_ALLOW_HTTP")]
+    pub allow_http: bool,
 }
 
 impl AgentArgs {
@@ -152,6 +168,11 @@ impl AgentArgs {
             install_timeout: Duration::from_millis(self.install_timeout_ms.max(1)),
             retry: Duration::from_millis(self.retry_ms),
             teardown: TeardownTimes::with_graceful(Duration::from_millis(self.graceful_ms)),
+            uninterested: self.uninterested.iter().cloned().collect(),
+            sources: fetch::Sources {
+                artifact_root: self.artifact_root.clone(),
+                allow_http: self.allow_http,
+            },
             ..AgentConfig::new(self.state_dir.clone())
         }
     }

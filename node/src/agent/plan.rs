@@ -31,6 +31,13 @@ pub enum Action {
         /// Version.
         version: u64,
     },
+    /// Remove the resource: tear its process down, delete its directory, report it removed.
+    Uninstall {
+        /// Resource.
+        resource: String,
+        /// The version the server saw running.
+        version: u64,
+    },
 }
 
 impl Action {
@@ -39,7 +46,8 @@ impl Action {
         match self {
             Action::Retry { resource, .. }
             | Action::Download { resource, .. }
-            | Action::Install { resource, .. } => resource,
+            | Action::Install { resource, .. }
+            | Action::Uninstall { resource, .. } => resource,
         }
     }
 
@@ -48,14 +56,17 @@ impl Action {
         match self {
             Action::Retry { version, .. }
             | Action::Download { version, .. }
-            | Action::Install { version, .. } => *version,
+            | Action::Install { version, .. }
+            | Action::Uninstall { version, .. } => *version,
         }
     }
 }
 
 /// The actions allowed and needed now, in order (per resource: retry, download, install).
 ///
-/// - nothing for a target that allows neither download nor install (hold still);
+/// - an `uninstall` target removes the resource if anything of it is held;
+/// - nothing for a target that allows neither download nor install (hold still), nor for a resource
+///   the node is not interested in;
 /// - a failed version that is still targeted is retried once `retry_ms` passed since the failure;
 /// - download when allowed (`download` or `install`) and not held yet;
 /// - install only when `install` is allowed and the version is not already current and installed;
@@ -68,7 +79,16 @@ pub fn plan(
 ) -> Vec<Action> {
     let mut out = Vec::new();
     for (resource, t) in targets {
-        if !t.download && !t.install {
+        if t.uninstall {
+            if state.holds_any(resource) {
+                out.push(Action::Uninstall {
+                    resource: resource.clone(),
+                    version: t.version,
+                });
+            }
+            continue;
+        }
+        if (!t.download && !t.install) || state.uninterested.contains(resource) {
             continue;
         }
         let action = |make: fn(String, u64) -> Action| make(resource.clone(), t.version);
@@ -108,7 +128,7 @@ pub fn plan(
 pub fn needs_views(actions: &[Action]) -> Vec<String> {
     let mut names: Vec<String> = actions
         .iter()
-        .filter(|a| !matches!(a, Action::Retry { .. }))
+        .filter(|a| !matches!(a, Action::Retry { .. } | Action::Uninstall { .. }))
         .map(|a| a.resource().to_string())
         .collect();
     names.sort();

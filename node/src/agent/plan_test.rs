@@ -14,6 +14,7 @@ fn t(version: u64, download: bool, install: bool) -> BTreeMap<String, Target> {
             version,
             download,
             install,
+            uninstall: false,
         },
     )])
 }

@@ -1,7 +1,7 @@
 //! What the agent holds on disk (`DIR/state.json`): per resource the current version and each held
 //! version's progress, written atomically so a restarted agent reports honestly.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,10 @@ pub struct AgentState {
     /// Per resource name.
     #[serde(default)]
     pub resources: BTreeMap<String, ResourceState>,
+    /// Resources this node does not want (`--uninterested`): reported `interested: false`, never
+    /// installed. From the flags, not saved.
+    #[serde(skip)]
+    pub uninterested: BTreeSet<String>,
 }
 
 /// One resource on this node.
@@ -25,6 +29,9 @@ pub struct ResourceState {
     /// Every version it holds (or tried to).
     #[serde(default)]
     pub versions: BTreeMap<u64, VersionState>,
+    /// Removed on the server's word (uninstall) and holding nothing since; reported as `removed`.
+    #[serde(default)]
+    pub removed: bool,
 }
 
 /// One held version: the reported progress plus what the agent needs to carry on.
@@ -92,12 +99,9 @@ impl AgentState {
 
     /// The state of `resource` at `version`, created empty if absent.
     pub fn version_mut(&mut self, resource: &str, version: u64) -> &mut VersionState {
-        self.resources
-            .entry(resource.to_string())
-            .or_default()
-            .versions
-            .entry(version)
-            .or_default()
+        let r = self.resources.entry(resource.to_string()).or_default();
+        r.removed = false;
+        r.versions.entry(version).or_default()
     }
 
     /// The current version of `resource`.
@@ -107,17 +111,33 @@ impl AgentState {
 
     /// The `resources` part of a report (`POST /v1/nodes/{id}/report`).
     pub fn report(&self) -> BTreeMap<String, ResourceReport> {
-        self.resources
+        let mut out: BTreeMap<String, ResourceReport> = self
+            .resources
             .iter()
             .map(|(name, r)| {
                 let report = ResourceReport {
-                    interested: Some(true),
+                    interested: Some(!self.uninterested.contains(name)),
                     current: r.current,
                     versions: r.versions.iter().map(|(v, s)| (*v, s.progress())).collect(),
+                    removed: r.removed,
                 };
                 (name.clone(), report)
             })
-            .collect()
+            .collect();
+        for name in &self.uninterested {
+            out.entry(name.clone()).or_insert_with(|| ResourceReport {
+                interested: Some(false),
+                ..ResourceReport::default()
+            });
+        }
+        out
+    }
+
+    /// `resource` is to be removed: it runs or holds a version of it.
+    pub fn holds_any(&self, resource: &str) -> bool {
+        self.resources
+            .get(resource)
+            .is_some_and(|r| r.current.is_some() || !r.versions.is_empty())
     }
 
     /// Reads `path`; a missing file is an empty state.

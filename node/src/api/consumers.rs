@@ -1,8 +1,10 @@
-//! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field) and the
-//! versions held back on them.
+//! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field, DELETE
+//! unsubscribes) and the versions held back on them.
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Change, Command, Completion, Mode, Policy, PolicyPatch, Strategy};
+use convoy_actors::domain::{
+    Change, Command, Completion, FailedNodes, Mode, Policy, PolicyPatch, Strategy,
+};
 use serde::{Deserialize, Deserializer};
 
 use super::error::ApiError;
@@ -26,7 +28,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/v1/consumers/{name}/holds/{resource}/{version}",
             web::delete().to(clear_hold),
-        );
+        )
+        .route(
+            "/v1/consumers/{name}/subscriptions/{resource}",
+            web::delete().to(unsubscribe),
+        )
+        .route("/v1/consumers/{name}", web::delete().to(delete));
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,7 +119,7 @@ struct Subscribe {
     #[serde(default)]
     max_failures_per_node: Option<u32>,
     #[serde(default)]
-    max_failed_nodes: Option<u32>,
+    max_failed_nodes: Option<FailedNodes>,
     #[serde(default)]
     rollback_on_failure: Option<bool>,
     #[serde(default)]
@@ -173,7 +180,7 @@ struct PatchSubscription {
     #[serde(default, deserialize_with = "present")]
     max_failures_per_node: Option<Option<u32>>,
     #[serde(default, deserialize_with = "present")]
-    max_failed_nodes: Option<Option<u32>>,
+    max_failed_nodes: Option<Option<FailedNodes>>,
     #[serde(default, deserialize_with = "present")]
     rollback_on_failure: Option<Option<bool>>,
     #[serde(default, deserialize_with = "present")]
@@ -225,4 +232,33 @@ async fn clear_hold(
         .await?;
     let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
+}
+
+async fn unsubscribe(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (consumer, resource) = path.into_inner();
+    engine
+        .propose(Command::Unsubscribe {
+            consumer: consumer.clone(),
+            resource,
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+/// Answers the consumer as it was just before it was deleted.
+async fn delete(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let before = engine.read(true, move |s| s.consumer(&key)).await?;
+    engine
+        .propose(Command::DeleteConsumer { name: name.clone() })
+        .await?;
+    Ok(HttpResponse::Ok().json(found(before, "consumer", &name)?))
 }

@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, NodePage,
-    NodePhase, Response, StatusFilter, Strategy,
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, FailedNodes,
+    NodePage, NodePhase, Response, StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
@@ -39,7 +39,7 @@ pub struct StartBody {
     #[serde(default)]
     max_failures_per_node: Option<u32>,
     #[serde(default)]
-    max_failed_nodes: Option<u32>,
+    max_failed_nodes: Option<FailedNodes>,
     #[serde(default)]
     rollback_on_failure: Option<bool>,
     #[serde(default)]

@@ -133,7 +133,7 @@ fn seeds() -> Vec<Seed> {
         s(
             "POST",
             "/v1/resources/web/versions",
-            json!({"label": "v1", "artifact": {"url": "http://a/web-1", "sha256": "00", "size": 1},
+            json!({"label": "v1", "artifact": {"url": "http://a/web-1", "sha256": "00000000000000000000000000000000000000000000000000000000000000aa", "size": 1},
                    "metadata": {"k": "v", "n": 1}, "depends_on": [], "health_port": 8080}),
         ),
         s("POST", "/v1/resources/web/versions", json!({"label": "v2"})),

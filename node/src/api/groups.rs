@@ -16,6 +16,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/groups", web::post().to(create))
         .route("/v1/groups", web::get().to(list))
         .route("/v1/groups/{name}", web::get().to(show))
+        .route("/v1/groups/{name}", web::delete().to(delete))
         .route("/v1/group-deployments", web::post().to(start))
         .route("/v1/group-deployments", web::get().to(list_deployments))
         .route("/v1/group-deployments/{id}", web::get().to(show_deployment))
@@ -162,4 +163,18 @@ async fn abort(
         .await?;
     let view = engine.read_written(move |s| s.group_deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
+}
+
+/// Answers the group as it was just before it was deleted.
+async fn delete(
+    engine: web::Data<Engine>,
+    name: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let name = name.into_inner();
+    let key = name.clone();
+    let before = engine.read(true, move |s| s.group(&key)).await?;
+    engine
+        .propose(Command::DeleteGroup { name: name.clone() })
+        .await?;
+    Ok(HttpResponse::Ok().json(found(before, "group", &name)?))
 }

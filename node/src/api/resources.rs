@@ -1,4 +1,4 @@
-//! Resources and versions: create, publish, list, show.
+//! Resources and versions: create, publish, list, show, retract and unretract.
 
 use std::collections::BTreeMap;
 
@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use convoy_actors::domain::{Artifact, Command, Dependency, Response};
 use serde::Deserialize;
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use crate::engine::Engine;
@@ -15,7 +16,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/resources", web::post().to(create))
         .route("/v1/resources", web::get().to(list))
         .route("/v1/resources/{name}", web::get().to(show))
-        .route("/v1/resources/{name}/versions", web::post().to(publish));
+        .route("/v1/resources/{name}/versions", web::post().to(publish))
+        .route(
+            "/v1/resources/{name}/versions/{version}/retract",
+            web::post().to(retract),
+        )
+        .route(
+            "/v1/resources/{name}/versions/{version}/unretract",
+            web::post().to(unretract),
+        );
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,6 +77,9 @@ struct PublishVersion {
     depends_on: Vec<Dependency>,
     #[serde(default)]
     health_port: Option<u16>,
+    /// Publish an artifact without a sha256: the agent installs whatever the URL serves.
+    #[serde(default)]
+    unchecked: bool,
 }
 
 async fn publish(
@@ -76,6 +88,14 @@ async fn publish(
     body: web::Json<PublishVersion>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
+    if let Some(a) = &body.artifact {
+        if a.sha256.is_none() && !body.unchecked {
+            return Err(ApiError::BadRequest(
+                "artifact.sha256 is required (64 hex digits) unless the version says \"unchecked\": true"
+                    .into(),
+            ));
+        }
+    }
     // Metadata is free-form JSON; the replicated state keeps each value as its JSON text.
     let metadata = body
         .metadata
@@ -102,4 +122,74 @@ async fn publish(
             "unexpected answer to publish: {other:?}"
         ))),
     }
+}
+
+/// The optional body of retract: none at all, or `{"message"?}` exactly.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetractBody {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// The body of unretract, if any: `{}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoFields {}
+
+fn parse_version(raw: &str, resource: &str) -> Result<u64, ApiError> {
+    raw.parse().map_err(|_| {
+        ApiError::NotFound(format!(
+            "resource {resource:?} has no version {:?}",
+            convoy_actors::domain::clip(raw)
+        ))
+    })
+}
+
+async fn retract(
+    engine: web::Data<Engine>,
+    caller: Caller,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let (name, raw) = path.into_inner();
+    let version = parse_version(&raw, &name)?;
+    let message = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        serde_json::from_slice::<RetractBody>(&body)
+            .map_err(|e| ApiError::BadRequest(format!("retract body: {e}")))?
+            .message
+    };
+    engine
+        .propose(Command::RetractVersion {
+            resource: name.clone(),
+            version,
+            message,
+            by: caller.actor(),
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.resource(&name)).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+async fn unretract(
+    engine: web::Data<Engine>,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let (name, raw) = path.into_inner();
+    let version = parse_version(&raw, &name)?;
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        serde_json::from_slice::<NoFields>(&body)
+            .map_err(|e| ApiError::BadRequest(format!("unretract body: {e}")))?;
+    }
+    engine
+        .propose(Command::UnretractVersion {
+            resource: name.clone(),
+            version,
+        })
+        .await?;
+    let view = engine.read_written(move |s| s.resource(&name)).await?;
+    Ok(HttpResponse::Ok().json(view))
 }

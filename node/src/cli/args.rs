@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use convoy_actors::domain::{Dependency, Member};
+use convoy_actors::domain::{Dependency, FailedNodes, Member};
 
 use super::parse::{
     parse_dependency, parse_key_value, parse_member, parse_millis, parse_resource_version,
@@ -67,6 +67,23 @@ pub enum ResourceCommand {
         /// Resource name.
         name: String,
     },
+    /// Retract (yank) a version: no consumer selects it any more; its active deployments stop.
+    Retract {
+        /// Resource name.
+        name: String,
+        /// The version.
+        version: u64,
+        /// Why (recorded on the version and in deployment events).
+        #[arg(long, short)]
+        message: Option<String>,
+    },
+    /// Undo a retraction: the version may be selected again.
+    Unretract {
+        /// Resource name.
+        name: String,
+        /// The version.
+        version: u64,
+    },
 }
 
 /// `convoy resource publish`.
@@ -86,6 +103,9 @@ pub struct PublishArgs {
     /// Artifact size in bytes.
     #[arg(long, requires = "url")]
     pub size: Option<u64>,
+    /// Publish the artifact without a sha256 (agents install whatever the URL serves).
+    #[arg(long, requires = "url", conflicts_with = "sha256")]
+    pub unchecked: bool,
     /// Port whose `GET /health` must answer `ok` once installed.
     #[arg(long)]
     pub health_port: Option<u16>,
@@ -128,6 +148,19 @@ pub enum ConsumerCommand {
         resource: String,
         /// The held version.
         version: u64,
+    },
+    /// Delete a subscription: the consumer's nodes uninstall the resource (unless another of their
+    /// consumers subscribes to it).
+    Unsubscribe {
+        /// Consumer name.
+        consumer: String,
+        /// Resource name.
+        resource: String,
+    },
+    /// Delete a consumer: its nodes uninstall what no other consumer of theirs subscribes to.
+    Delete {
+        /// Consumer name.
+        name: String,
     },
     /// Show a consumer, its nodes and subscriptions.
     Show {
@@ -172,7 +205,7 @@ pub struct SubscribeArgs {
     pub max_failures_per_node: Option<u32>,
     /// Its deployments: failed nodes tolerated before the deployment fails.
     #[arg(long, value_name = "N")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Its deployments: on failure, stop (FAILED) instead of rolling back.
     #[arg(long)]
     pub no_rollback: bool,
@@ -368,7 +401,7 @@ pub struct StartArgs {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated before the deployment fails.
     #[arg(long, value_name = "N")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// On failure, stop (FAILED) instead of rolling back.
     #[arg(long)]
     pub no_rollback: bool,
@@ -400,6 +433,11 @@ pub enum GroupCommand {
     List,
     /// Show a consumer group.
     Show {
+        /// Group name.
+        name: String,
+    },
+    /// Delete a consumer group (refused while one of its group deployments runs).
+    Delete {
         /// Group name.
         name: String,
     },

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use convoy_actors::domain::{Artifact, Completion, Dependency, Member, Strategy, SubscriptionView};
+use convoy_actors::domain::{
+    Artifact, Completion, Dependency, FailedNodes, Member, Strategy, SubscriptionView,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -38,7 +40,7 @@ pub struct StartRequest {
     pub max_failures_per_node: Option<u32>,
     /// Failed nodes tolerated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_failed_nodes: Option<u32>,
+    pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_on_failure: Option<bool>,
@@ -137,6 +139,9 @@ pub fn publish(args: &PublishArgs) -> Value {
             size: args.size,
         };
         body.insert("artifact".into(), json!(artifact));
+        if args.unchecked {
+            body.insert("unchecked".into(), json!(true));
+        }
     }
     if !args.metadata.is_empty() {
         let metadata: BTreeMap<&str, &str> = args

@@ -1,6 +1,6 @@
 //! deploy.toml parsing: every key, the strategy tables, and the refusals.
 
-use convoy_actors::domain::{Completion, Strategy};
+use convoy_actors::domain::{Completion, FailedNodes, Strategy};
 
 use super::*;
 
@@ -21,7 +21,7 @@ fn the_example_file_parses() {
     assert_eq!(req.nodes.as_deref(), Some("0-9"));
     assert_eq!(req.min_healthy_ms, Some(5000));
     assert_eq!(req.max_failures_per_node, Some(1));
-    assert_eq!(req.max_failed_nodes, Some(2));
+    assert_eq!(req.max_failed_nodes, Some(FailedNodes::Count(2)));
     assert_eq!(req.rollback_on_failure, Some(true));
     assert_eq!(req.pulse_interval_ms, Some(30000));
     assert_eq!(

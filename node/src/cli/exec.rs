@@ -69,6 +69,25 @@ pub async fn resource(
                 .await?;
             show(output, &v, render::resource);
         }
+        ResourceCommand::Retract {
+            name,
+            version,
+            message,
+        } => {
+            let path = format!("/v1/resources/{}/versions/{version}/retract", encode(&name));
+            let v: Value = client.post(&path, &json!({ "message": message })).await?;
+            say(output, &v, || format!("retracted {name} version {version}"));
+        }
+        ResourceCommand::Unretract { name, version } => {
+            let path = format!(
+                "/v1/resources/{}/versions/{version}/unretract",
+                encode(&name)
+            );
+            let v: Value = client.post(&path, &json!({})).await?;
+            say(output, &v, || {
+                format!("unretracted {name} version {version}")
+            });
+        }
     }
     Ok(())
 }
@@ -127,6 +146,21 @@ pub async fn consumer(
                 encode(&resource)
             );
             client.delete(&path).await?
+        }
+        ConsumerCommand::Unsubscribe { consumer, resource } => {
+            let path = format!(
+                "/v1/consumers/{}/subscriptions/{}",
+                encode(&consumer),
+                encode(&resource)
+            );
+            client.delete(&path).await?
+        }
+        ConsumerCommand::Delete { name } => {
+            let v: Value = client
+                .delete(&format!("/v1/consumers/{}", encode(&name)))
+                .await?;
+            say(output, &v, || format!("deleted consumer {name}"));
+            return Ok(());
         }
         ConsumerCommand::Show { name } => {
             return super::fleet::consumer_show(client, output, &name).await
@@ -277,6 +311,12 @@ pub async fn group(
         GroupCommand::Show { name } => {
             let v: Value = client.get(&format!("/v1/groups/{}", encode(&name))).await?;
             show(output, &v, render::group);
+        }
+        GroupCommand::Delete { name } => {
+            let v: Value = client
+                .delete(&format!("/v1/groups/{}", encode(&name)))
+                .await?;
+            say(output, &v, || format!("deleted group {name}"));
         }
         GroupCommand::Deploy { name, versions } => {
             let v: Value = client

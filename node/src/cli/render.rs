@@ -1,8 +1,8 @@
 //! Renders the API's views (resources, consumers, deployments, groups, cluster) as tables for people.
 
 use convoy_actors::domain::{
-    Completion, ConsumerView, DeploymentSummary, DeploymentView, GroupDeploymentView, GroupView,
-    Policy, ResourceView, Settings, Strategy,
+    Completion, ConsumerView, DeploymentSummary, DeploymentView, FailedNodes, GroupDeploymentView,
+    GroupView, Policy, ResourceView, Settings, Strategy,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -38,14 +38,21 @@ pub fn completion(c: &Completion) -> String {
     }
 }
 
-/// The settings of a deployment, one `key: value` per line.
-pub fn settings(s: &Settings) -> String {
+/// The settings of a deployment of `nodes` nodes (`None`: a subscription's policy), one `key: value`
+/// per line.
+pub fn settings(s: &Settings, nodes: Option<u32>) -> String {
     let mut out = format!("strategy:      {}\n", strategy(&s.strategy));
     out += &format!("min healthy:   {}\n", duration(s.min_healthy_ms));
     // The number the deployment's own events use ("1 nodes failed; 0 tolerated"), not "default".
-    let tolerated = match s.failed_nodes_tolerated() {
-        u32::MAX => "no limit but the install window".to_string(),
-        n => n.to_string(),
+    let tolerated = match (s.max_failed_nodes, nodes) {
+        (Some(FailedNodes::Percent(p)), None) => format!("{p}% of the nodes"),
+        (Some(FailedNodes::Percent(p)), Some(n)) => {
+            format!("{} ({p}% of {n})", s.failed_nodes_tolerated(n))
+        }
+        _ => match s.failed_nodes_tolerated(nodes.unwrap_or(0)) {
+            u32::MAX => "no limit but the install window".to_string(),
+            n => n.to_string(),
+        },
     };
     out += &format!(
         "retries:       {} per node; failed nodes tolerated: {tolerated}\n",
@@ -101,6 +108,7 @@ pub fn resource(r: &ResourceView) -> String {
         "HEALTH",
         "DEPENDS_ON",
         "METADATA",
+        "RETRACTED",
     ]);
     for v in &r.versions {
         let deps: Vec<String> = v
@@ -131,6 +139,7 @@ pub fn resource(r: &ResourceView) -> String {
             } else {
                 meta.join(",")
             },
+            opt(v.retracted.as_ref().map(|x| format!("by {}", x.by.name()))),
         ]);
     }
     format!("resource: {}\n\n{}", r.name, t.render())
@@ -225,7 +234,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
     out += &format!("mode:          {}\n", name(&s.mode));
     out += &format!("pin:           {}\n", opt(s.pin));
     out += &format!("selected:      {}\n", opt(s.selected));
-    out += &settings(&policy.settings());
+    out += &settings(&policy.settings(), None);
     let unset: Vec<&str> = [
         ("strategy", s.strategy.is_none()),
         ("min_healthy_ms", s.min_healthy_ms.is_none()),
@@ -325,7 +334,7 @@ pub fn deployment(d: &DeploymentView) -> String {
     format!(
         "{}\n\n{}\n{}\n{}",
         deployment_line(d),
-        settings(&d.settings),
+        settings(&d.settings, Some(d.nodes.len() as u32)),
         nodes.render(),
         events.render()
     )

@@ -92,7 +92,8 @@ fn resources_and_versions() {
             {"version": 1, "metadata": {}, "depends_on": [], "published_at": T0},
             {"version": 2, "label": "v2.0", "artifact": {"url": "file:///a.tgz", "sha256": "0123456789abcdef"},
              "metadata": {"team": "core"}, "depends_on": [{"resource": "schema", "version": 2}],
-             "health_port": 8080, "published_at": T0 + 1000}
+             "health_port": 8080, "published_at": T0 + 1000,
+             "retracted": {"at": T0 + 2000, "by": "ci", "message": "leaks"}}
         ]
     }))
     .unwrap();
@@ -106,7 +107,7 @@ fn resources_and_versions() {
         "{text}"
     );
     assert!(
-        text.ends_with("2        v2.0   2023-11-14 22:13:21.000  file:///a.tgz  0123456789ab  8080    schema@2    team=core\n"),
+        text.ends_with("2        v2.0   2023-11-14 22:13:21.000  file:///a.tgz  0123456789ab  8080    schema@2    team=core  by ci\n"),
         "{text}"
     );
 }
@@ -213,9 +214,11 @@ fn the_settings_line_shows_the_tolerated_number_the_events_use() {
     let mut d: DeploymentView = serde_json::from_value(deployment()).unwrap();
     d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce {};
     d.settings.max_failed_nodes = None;
-    assert!(
-        settings(&d.settings).contains("retries:       1 per node; failed nodes tolerated: 0\n")
-    );
-    d.settings.max_failed_nodes = Some(2);
-    assert!(settings(&d.settings).contains("failed nodes tolerated: 2\n"));
+    assert!(settings(&d.settings, Some(10))
+        .contains("retries:       1 per node; failed nodes tolerated: 0\n"));
+    d.settings.max_failed_nodes = Some(FailedNodes::Count(2));
+    assert!(settings(&d.settings, Some(10)).contains("failed nodes tolerated: 2\n"));
+    d.settings.max_failed_nodes = Some(FailedNodes::Percent(25));
+    assert!(settings(&d.settings, Some(10)).contains("failed nodes tolerated: 2 (25% of 10)\n"));
+    assert!(settings(&d.settings, None).contains("failed nodes tolerated: 25% of the nodes\n"));
 }

@@ -84,6 +84,7 @@ impl SimNode {
                 interested: Some(true),
                 current: Some(version),
                 versions: BTreeMap::from([(version, progress)]),
+                removed: false,
             },
         );
         node
@@ -208,6 +209,18 @@ impl SimNode {
     ) -> Vec<Work> {
         let mut work = Vec::new();
         for (resource, target) in targets {
+            if target.uninstall {
+                // Removed at once: drop any work on it and report it removed.
+                if let Some(busy) = self.busy.get(resource).copied() {
+                    self.abandon(resource, busy, &mut work);
+                }
+                if let Some(state) = self.resources.get_mut(resource) {
+                    state.current = None;
+                    state.versions.clear();
+                    state.removed = true;
+                }
+                continue;
+            }
             if let Some(busy) = self.busy.get(resource).copied() {
                 if busy.version != target.version {
                     self.abandon(resource, busy, &mut work);
@@ -249,6 +262,7 @@ impl SimNode {
         work: &mut Vec<Work>,
     ) {
         let state = self.resources.entry(resource.to_string()).or_default();
+        state.removed = false;
         let held = state.versions.get(&target.version).cloned();
         let (stage, phase, took) = match held {
             // Never seen: fetch it when allowed.

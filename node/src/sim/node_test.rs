@@ -15,6 +15,7 @@ fn target(version: u64, download: bool, install: bool) -> BTreeMap<String, Targe
             version,
             download,
             install,
+            uninstall: false,
         },
     )])
 }
