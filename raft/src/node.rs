@@ -18,8 +18,10 @@ use crate::codec;
 use crate::error::RaftError;
 use crate::log_store::{open_db, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
-use crate::network::server::TransportServer;
+use crate::network::inbox::DEFAULT_SNAPSHOT_CHUNK_BYTES;
+use crate::network::server::{ServerConfig, TransportServer};
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
+use crate::sm_store::files::SNAPSHOT_DIR;
 use crate::sm_store::{AppliedState, SmStore, SnapshotData};
 use crate::state_machine::StateMachine;
 use crate::types::{Member, NodeId, Proposal, Raft, Reply};
@@ -54,6 +56,11 @@ pub struct RaftConfig {
     pub snapshot_every: u64,
     /// How long a client request may wait for a leader, including forwarding and retries.
     pub request_timeout: Duration,
+    /// The size of the chunks snapshots are streamed to followers in (default
+    /// [`DEFAULT_SNAPSHOT_CHUNK_BYTES`], at most
+    /// [`crate::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES`]). A test knob: only
+    /// tests lower it, to send a small snapshot as many chunks.
+    pub snapshot_chunk_bytes: usize,
 }
 
 impl RaftConfig {
@@ -73,6 +80,7 @@ impl RaftConfig {
             election_timeout_ms: (250, 500),
             snapshot_every: 10_000,
             request_timeout: Duration::from_secs(10),
+            snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
         }
     }
 
@@ -85,8 +93,9 @@ impl RaftConfig {
             snapshot_policy: SnapshotPolicy::LogsSinceLast(self.snapshot_every),
             max_in_snapshot_log_to_keep: self.snapshot_every / 10,
             enable_pre_vote: Some(true),
-            // The whole snapshot travels in one RPC; a state of 100,000 nodes is megabytes, which
-            // openraft's default (200 ms) would time out and resend forever.
+            // The deadline of each RPC of a streamed snapshot (a chunk of up to 16 MiB; the
+            // install at the end gets at least `NetworkConfig::snapshot_install_timeout`).
+            // openraft's default (200 ms) would time out a large chunk and resend forever.
             install_snapshot_timeout: 30_000,
             ..Default::default()
         };
@@ -171,7 +180,11 @@ impl<S: StateMachine> RaftNode<S> {
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();
         let secret = Arc::new(config.secret.clone());
-        let network = Network::with_config(config.id, secret.clone(), NetworkConfig::default());
+        let network_config = NetworkConfig {
+            snapshot_chunk_bytes: config.snapshot_chunk_bytes,
+            ..NetworkConfig::default()
+        };
+        let network = Network::with_config(config.id, secret.clone(), network_config);
         let raft = Raft::new(
             config.id,
             Arc::new(config.openraft_config()?),
@@ -190,12 +203,19 @@ impl<S: StateMachine> RaftNode<S> {
                 addr: config.raft_addr.clone(),
                 reason: format!("cannot listen: {e}"),
             })?;
-        let server = TransportServer::spawn(
+        // Received snapshot chunks go to `tmp-recv-*` files in the snapshot directory: on this
+        // file system, and removed with a crash's other leftovers when the data dir is opened.
+        let server_config = ServerConfig {
+            snapshot_inbox: Some(config.data_dir.join(SNAPSHOT_DIR)),
+            ..ServerConfig::default()
+        };
+        let server = TransportServer::spawn_with(
             listener,
             config.id,
             raft.clone(),
             secret,
             Arc::new(local.clone()) as Arc<dyn ClientHandler>,
+            server_config,
         );
 
         let initialized = raft
