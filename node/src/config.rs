@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config_checks as checks;
+use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
 
@@ -84,6 +85,7 @@ pub struct FileConfig {
     election_timeout_min_ms: Option<u64>,
     election_timeout_max_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    snapshot_chunk_bytes: Option<usize>,
     node_timeout_ms: Option<u64>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
@@ -134,6 +136,10 @@ pub struct ServerArgs {
     /// Build a snapshot every this many log entries (default 10000).
     #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
     pub snapshot_every: Option<u64>,
+    /// Test knob: stream snapshots to followers in chunks of this many bytes (default 4 MiB,
+    /// 1..=16 MiB); tests lower it so that a small snapshot is many chunks.
+    #[arg(long, env = "CONVOY_SNAPSHOT_CHUNK_BYTES")]
+    pub snapshot_chunk_bytes: Option<usize>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
     #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS")]
     pub node_timeout_ms: Option<u64>,
@@ -329,6 +335,18 @@ impl ServerArgs {
             ));
         }
         raft.snapshot_every = every;
+        let chunk = self
+            .snapshot_chunk_bytes
+            .or(file.snapshot_chunk_bytes)
+            .unwrap_or(raft.snapshot_chunk_bytes);
+        if chunk == 0 || chunk > MAX_SNAPSHOT_CHUNK_BYTES {
+            return Err(invalid(
+                "snapshot_chunk_bytes",
+                &chunk.to_string(),
+                &format!("must be 1..={MAX_SNAPSHOT_CHUNK_BYTES}"),
+            ));
+        }
+        raft.snapshot_chunk_bytes = chunk;
         let node_timeout_ms = self
             .node_timeout_ms
             .or(file.node_timeout_ms)
