@@ -82,6 +82,8 @@ pub enum EventKind {
     Held,
     /// The hold on its version was lifted (by hand, or a manual deployment of that version).
     Released,
+    /// Its node list and node events were dropped by retention (`deployment_history`).
+    Pruned,
 }
 
 /// A compact event: node events carry the node's position, not its id.

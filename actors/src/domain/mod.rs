@@ -18,6 +18,7 @@ mod progress;
 mod pulse;
 mod ranges;
 mod registry;
+mod retention;
 mod selection;
 mod state;
 mod status;
