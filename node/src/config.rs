@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config_checks as checks;
+use convoy_actors::leader::DEFAULT_DEPLOYMENT_HISTORY;
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
@@ -87,6 +88,7 @@ pub struct FileConfig {
     snapshot_every: Option<u64>,
     snapshot_chunk_bytes: Option<usize>,
     node_timeout_ms: Option<u64>,
+    deployment_history: Option<u32>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
     tls_cert_file: Option<PathBuf>,
@@ -143,6 +145,10 @@ pub struct ServerArgs {
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
     #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS")]
     pub node_timeout_ms: Option<u64>,
+    /// Finished deployments that keep their node list and node events (default 1000); older ones
+    /// keep only their summary.
+    #[arg(long, env = "CONVOY_DEPLOYMENT_HISTORY")]
+    pub deployment_history: Option<u32>,
     /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
     #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS")]
     pub request_timeout_ms: Option<u64>,
@@ -177,6 +183,8 @@ pub struct ServerConfig {
     pub raft: RaftConfig,
     /// Liveness timeout for nodes, used by the leader's consumer actors.
     pub node_timeout: Duration,
+    /// Finished deployments that keep their per-node detail (the leader prunes older ones).
+    pub deployment_history: u32,
     /// Whether the test-only fault endpoint is served.
     pub fault_injection: bool,
     /// TLS for the HTTP API; `None`: plain HTTP.
@@ -417,6 +425,10 @@ impl ServerArgs {
             tls,
             raft,
             node_timeout: Duration::from_millis(node_timeout_ms),
+            deployment_history: self
+                .deployment_history
+                .or(file.deployment_history)
+                .unwrap_or(DEFAULT_DEPLOYMENT_HISTORY),
             fault_injection: self
                 .enable_fault_injection
                 .or(file.enable_fault_injection)

@@ -144,6 +144,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     rt.spawn(exit_on_fatal(engine.clone()));
 
     let node_timeout = config.node_timeout;
+    let deployment_history = config.deployment_history;
     let fault_injection = config.fault_injection;
     if fault_injection {
         tracing::warn!(
@@ -161,7 +162,10 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
             ServerHost::new(engine.clone()),
-            SupervisorConfig { node_timeout },
+            SupervisorConfig {
+                node_timeout,
+                deployment_history,
+            },
         )
         .start();
         leader::watch(&engine, &handle, supervisor.clone());
