@@ -611,7 +611,7 @@ impl<D> PeerClient<D> {
             crc.update(&data);
             let len = data.len() as u64;
             let req = RpcRequest::SnapshotChunk {
-                vote: vote.clone(),
+                vote,
                 transfer,
                 total,
                 offset,
