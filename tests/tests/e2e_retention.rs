@@ -53,7 +53,7 @@ async fn the_oldest_finished_deployments_beyond_the_history_are_pruned() -> anyh
         for server in cluster.servers.keys() {
             let client = cluster.server(*server).client();
             let path = format!("/v1/deployments/{id}");
-            let view: Value = eventually(Duration::from_secs(10), || {
+            let view: Value = eventually(Duration::from_secs(30), || {
                 let (client, path) = (client.clone(), path.clone());
                 async move {
                     let (status, view) = client.get(&path).await.ok()?;
