@@ -124,7 +124,9 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         ),
     );
 
-    // Enough small writes to pass `SNAPSHOT_EVERY` with the whole fleet in the state.
+    // Enough small writes that a snapshot is built after the whole fleet is in the state (the
+    // fill's own entries may have triggered one mid-way).
+    let filled = last_applied(&http, &addr).await.unwrap_or(0);
     let (h, url) = (http.clone(), Arc::new(format!("{base}/v1/resources")));
     let pad = fixed_count(
         64,
@@ -141,10 +143,16 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     )
     .await;
     anyhow::ensure!(pad.errors == 0 || pad.ok > 0, "{}", pad.error_note());
+    let wanted = (filled / SNAPSHOT_EVERY + 1) as usize;
     let wait_snapshot = Instant::now() + Duration::from_secs(600);
-    let (build_ms, bytes) = loop {
-        if let Some(found) = last_line(&cluster, leader, "built snapshot") {
-            break found;
+    let (bytes, build_ms) = loop {
+        let log = cluster
+            .get(leader)
+            .and_then(|s| std::fs::read_to_string(s.log_path()).ok())
+            .unwrap_or_default();
+        let built = cluster::snapshot_lines(&log);
+        if built.len() >= wanted {
+            break built[built.len() - 1];
         }
         anyhow::ensure!(Instant::now() < wait_snapshot, "no snapshot built");
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -217,8 +225,12 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let (raft_addr, http_addr) = cluster.spawn_joiner(joiner)?;
     let target = last_applied(&http, &addr).await.unwrap_or(0);
     let t = Instant::now();
+    // Adding waits for the new member to catch up: longer than the load client's timeout.
+    let patient = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
     post_ok(
-        &http,
+        &patient,
         &format!("{base}/v1/cluster/members"),
         &json!({"id": joiner, "raft_addr": raft_addr, "http_addr": http_addr}),
     )
