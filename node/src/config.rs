@@ -10,6 +10,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config_checks as checks;
+use convoy_actors::leader::DEFAULT_DEPLOYMENT_HISTORY;
+use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
 
@@ -84,7 +86,9 @@ pub struct FileConfig {
     election_timeout_min_ms: Option<u64>,
     election_timeout_max_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    snapshot_chunk_bytes: Option<usize>,
     node_timeout_ms: Option<u64>,
+    deployment_history: Option<u32>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
     tls_cert_file: Option<PathBuf>,
@@ -135,9 +139,17 @@ pub struct ServerArgs {
     /// Build a snapshot every this many log entries (default 10000).
     #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
     pub snapshot_every: Option<u64>,
+    /// Test knob: stream snapshots to followers in chunks of this many bytes (default 4 MiB,
+    /// 1..=16 MiB); tests lower it so that a small snapshot is many chunks.
+    #[arg(long, env = "CONVOY_SNAPSHOT_CHUNK_BYTES")]
+    pub snapshot_chunk_bytes: Option<usize>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
     #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub node_timeout_ms: Option<u64>,
+    /// Finished deployments that keep their node list and node events (default 1000); older ones
+    /// keep only their summary.
+    #[arg(long, env = "CONVOY_DEPLOYMENT_HISTORY")]
+    pub deployment_history: Option<u32>,
     /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
     #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub request_timeout_ms: Option<u64>,
@@ -176,6 +188,8 @@ pub struct ServerConfig {
     pub raft: RaftConfig,
     /// Liveness timeout for nodes, used by the leader's consumer actors.
     pub node_timeout: Duration,
+    /// Finished deployments that keep their per-node detail (the leader prunes older ones).
+    pub deployment_history: u32,
     /// Whether the test-only fault endpoint is served.
     pub fault_injection: bool,
     /// TLS for the HTTP API; `None`: plain HTTP.
@@ -348,6 +362,18 @@ impl ServerArgs {
             ));
         }
         raft.snapshot_every = every;
+        let chunk = self
+            .snapshot_chunk_bytes
+            .or(file.snapshot_chunk_bytes)
+            .unwrap_or(raft.snapshot_chunk_bytes);
+        if chunk == 0 || chunk > MAX_SNAPSHOT_CHUNK_BYTES {
+            return Err(invalid(
+                "snapshot_chunk_bytes",
+                &chunk.to_string(),
+                &format!("must be 1..={MAX_SNAPSHOT_CHUNK_BYTES}"),
+            ));
+        }
+        raft.snapshot_chunk_bytes = chunk;
         let node_timeout_ms = self
             .node_timeout_ms
             .or(file.node_timeout_ms)
@@ -418,6 +444,10 @@ impl ServerArgs {
             tls,
             raft,
             node_timeout: Duration::from_millis(node_timeout_ms),
+            deployment_history: self
+                .deployment_history
+                .or(file.deployment_history)
+                .unwrap_or(DEFAULT_DEPLOYMENT_HISTORY),
             fault_injection: self
                 .enable_fault_injection
                 .or(file.enable_fault_injection)

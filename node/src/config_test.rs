@@ -104,6 +104,26 @@ fn refuses_bad_values_naming_the_key() {
         .to_string()
         .contains("raft_addr"));
 
+    for chunk in [0, 16 * 1024 * 1024 + 1] {
+        let bad_chunk = ServerArgs {
+            snapshot_chunk_bytes: Some(chunk),
+            ..base.clone()
+        };
+        let err = bad_chunk.resolve().unwrap_err().to_string();
+        assert!(
+            err.contains("snapshot_chunk_bytes") && err.contains(&chunk.to_string()),
+            "{err}"
+        );
+    }
+    let small_chunks = ServerArgs {
+        snapshot_chunk_bytes: Some(1024),
+        ..base.clone()
+    };
+    assert_eq!(
+        small_chunks.resolve().unwrap().raft.snapshot_chunk_bytes,
+        1024
+    );
+
     let not_founder = ServerArgs {
         id: Some(9),
         ..base

@@ -33,6 +33,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(30);
 const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 /// File descriptors kept for the raft transport, RocksDB and logs when HTTP connections are capped.
 const RESERVED_FDS: u64 = 512;
+/// On SIGTERM a leader hands leadership over for at most this long before it stops anyway.
+const HAND_OVER_PATIENCE: Duration = Duration::from_secs(3);
 
 /// The HTTP server's connection cap, below the process's file limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +91,36 @@ async fn exit_on_fatal(engine: Engine) {
     }
 }
 
-/// Runs a server until SIGTERM or SIGINT, then shuts down cleanly.
+/// Waits for SIGTERM or SIGINT; then, if this server leads, hands leadership to the most
+/// up-to-date voter (on the raft runtime `rt`) while still answering HTTP (requests are forwarded
+/// to the successor), and only then stops the HTTP server gracefully (in-flight requests finish).
+async fn stop_on_signal(
+    node: Arc<RaftNode<Machine>>,
+    rt: tokio::runtime::Handle,
+    http: actix_web::dev::ServerHandle,
+) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for SIGTERM/SIGINT; stop this server with SIGKILL");
+        return;
+    };
+    let name = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    tracing::info!(signal = name, "stopping");
+    let handed = rt.spawn(async move { node.hand_over(HAND_OVER_PATIENCE).await });
+    if let Ok(Some(leader)) = handed.await {
+        tracing::info!(leader, "leadership handed over; stopping the HTTP server");
+    }
+    http.stop(true).await;
+}
+
+/// Runs a server until SIGTERM or SIGINT, then (a leader after handing leadership over) shuts
+/// down cleanly.
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     if args.dev {
         // The temp dir lives until the server stops, then is removed.
@@ -121,6 +152,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     rt.spawn(exit_on_fatal(engine.clone()));
 
     let node_timeout = config.node_timeout;
+    let deployment_history = config.deployment_history;
     let fault_injection = config.fault_injection;
     if fault_injection {
         tracing::warn!(
@@ -138,7 +170,10 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
             ServerHost::new(engine.clone()),
-            SupervisorConfig { node_timeout },
+            SupervisorConfig {
+                node_timeout,
+                deployment_history,
+            },
         )
         .start();
         leader::watch(&engine, &handle, supervisor.clone());
@@ -186,16 +221,22 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         .client_request_timeout(HEAD_TIMEOUT)
         .client_disconnect_timeout(Duration::from_secs(1))
         .keep_alive(KEEP_ALIVE)
-        .shutdown_timeout(5);
+        .shutdown_timeout(5)
+        .disable_signals();
         let server = match rustls {
             Some(rustls) => server.bind_rustls_0_23(&http_addr, rustls),
             None => server.bind(&http_addr),
         };
-        let running = server
+        let server = server
             .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
             .run();
+        actix_web::rt::spawn(stop_on_signal(
+            engine.node().clone(),
+            handle.clone(),
+            server.handle(),
+        ));
         crate::systemd::ready();
-        running.await.context("http server failed")
+        server.await.context("http server failed")
     });
     crate::systemd::stopping();
     tracing::info!(id, "stopping");

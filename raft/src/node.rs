@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -18,8 +19,10 @@ use crate::codec;
 use crate::error::RaftError;
 use crate::log_store::{open_db, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
-use crate::network::server::TransportServer;
+use crate::network::inbox::DEFAULT_SNAPSHOT_CHUNK_BYTES;
+use crate::network::server::{ServerConfig, TransportServer};
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
+use crate::sm_store::files::SNAPSHOT_DIR;
 use crate::sm_store::{AppliedState, SmStore, SnapshotData};
 use crate::state_machine::StateMachine;
 use crate::types::{Member, NodeId, Proposal, Raft, Reply};
@@ -54,6 +57,11 @@ pub struct RaftConfig {
     pub snapshot_every: u64,
     /// How long a client request may wait for a leader, including forwarding and retries.
     pub request_timeout: Duration,
+    /// The size of the chunks snapshots are streamed to followers in (default
+    /// [`DEFAULT_SNAPSHOT_CHUNK_BYTES`], at most
+    /// [`crate::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES`]). A test knob: only
+    /// tests lower it, to send a small snapshot as many chunks.
+    pub snapshot_chunk_bytes: usize,
 }
 
 impl RaftConfig {
@@ -73,6 +81,7 @@ impl RaftConfig {
             election_timeout_ms: (250, 500),
             snapshot_every: 10_000,
             request_timeout: Duration::from_secs(10),
+            snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
         }
     }
 
@@ -85,8 +94,9 @@ impl RaftConfig {
             snapshot_policy: SnapshotPolicy::LogsSinceLast(self.snapshot_every),
             max_in_snapshot_log_to_keep: self.snapshot_every / 10,
             enable_pre_vote: Some(true),
-            // The whole snapshot travels in one RPC; a state of 100,000 nodes is megabytes, which
-            // openraft's default (200 ms) would time out and resend forever.
+            // The deadline of each RPC of a streamed snapshot (a chunk of up to 16 MiB; the
+            // install at the end gets at least `NetworkConfig::snapshot_install_timeout`).
+            // openraft's default (200 ms) would time out a large chunk and resend forever.
             install_snapshot_timeout: 30_000,
             ..Default::default()
         };
@@ -171,7 +181,11 @@ impl<S: StateMachine> RaftNode<S> {
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();
         let secret = Arc::new(config.secret.clone());
-        let network = Network::with_config(config.id, secret.clone(), NetworkConfig::default());
+        let network_config = NetworkConfig {
+            snapshot_chunk_bytes: config.snapshot_chunk_bytes,
+            ..NetworkConfig::default()
+        };
+        let network = Network::with_config(config.id, secret.clone(), network_config);
         let raft = Raft::new(
             config.id,
             Arc::new(config.openraft_config()?),
@@ -190,12 +204,19 @@ impl<S: StateMachine> RaftNode<S> {
                 addr: config.raft_addr.clone(),
                 reason: format!("cannot listen: {e}"),
             })?;
-        let server = TransportServer::spawn(
+        // Received snapshot chunks go to `tmp-recv-*` files in the snapshot directory: on this
+        // file system, and removed with a crash's other leftovers when the data dir is opened.
+        let server_config = ServerConfig {
+            snapshot_inbox: Some(config.data_dir.join(SNAPSHOT_DIR)),
+            ..ServerConfig::default()
+        };
+        let server = TransportServer::spawn_with(
             listener,
             config.id,
             raft.clone(),
             secret,
             Arc::new(local.clone()) as Arc<dyn ClientHandler>,
+            server_config,
         );
 
         let initialized = raft
@@ -376,6 +397,58 @@ impl<S: StateMachine> RaftNode<S> {
         }
     }
 
+    /// Before a planned stop: if this server leads, stops taking proposals (callers here and
+    /// forwarding followers wait for the successor), waits until what it took is applied, hands
+    /// leadership to the most up-to-date voter and waits until another server leads, all within
+    /// `patience`. Returns the new leader, or `None` when this server was not leading, has no
+    /// other voter, or the hand-over did not finish in time (the stop then costs an election).
+    pub async fn hand_over(&self, patience: Duration) -> Option<NodeId> {
+        if !self.is_leader() {
+            return None;
+        }
+        let deadline = tokio::time::Instant::now() + patience;
+        self.local.draining.store(true, Ordering::SeqCst);
+        // What was proposed before the drain commits here, so that no write is cut off mid-way
+        // and answered "not the leader" after all (a retry would apply it twice).
+        let mut metrics = self.raft.metrics();
+        let settled = |m: &openraft::RaftMetrics<crate::TypeConfig>| {
+            m.last_applied.as_ref().map(|l| l.index) >= m.last_log_index
+        };
+        while tokio::time::Instant::now() < deadline {
+            let idle = self.local.proposals.capacity() == BATCH_QUEUE;
+            if idle && settled(&metrics.borrow_watched()) {
+                break;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(10), metrics.changed()).await;
+        }
+        let m = self.raft.metrics().borrow_watched().clone();
+        let voters: BTreeSet<NodeId> = m.membership_config.membership().voter_ids().collect();
+        let replication = m.replication.clone().unwrap_or_default();
+        let Some(to) = crate::handover::successor(self.id, &voters, &replication) else {
+            tracing::info!("no other voter to hand leadership to");
+            return None;
+        };
+        tracing::info!(to, "handing leadership over before stopping");
+        if let Err(e) = self.raft.trigger().transfer_leader(to).await {
+            tracing::warn!(to, error = %e, "leadership hand-over refused");
+            return None;
+        }
+        let mut metrics = self.raft.metrics();
+        loop {
+            let leader = metrics.borrow_watched().current_leader;
+            if let Some(leader) = leader.filter(|l| *l != self.id) {
+                tracing::info!(leader, "leadership handed over");
+                return Some(leader);
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                tracing::warn!(to, ?patience, "leadership hand-over did not finish in time");
+                return None;
+            }
+            let _ = tokio::time::timeout(left, metrics.changed()).await;
+        }
+    }
+
     /// Stops raft and the transport; the data dir stays consistent.
     pub async fn shutdown(&self) {
         self.server.stop();
@@ -468,6 +541,9 @@ struct LocalHandler<S: StateMachine> {
     /// How long a new server may take to catch up as a learner before it is given up on (shorter
     /// than a request's deadline, so a server that never catches up is removed within the request).
     catch_up: Duration,
+    /// Set while leadership is handed over before a stop: every request is answered "not the
+    /// leader", so callers wait for the successor instead of proposing here.
+    draining: Arc<AtomicBool>,
 }
 
 impl<S: StateMachine> Clone for LocalHandler<S> {
@@ -476,6 +552,7 @@ impl<S: StateMachine> Clone for LocalHandler<S> {
             raft: self.raft.clone(),
             proposals: self.proposals.clone(),
             catch_up: self.catch_up,
+            draining: self.draining.clone(),
         }
     }
 }
@@ -488,6 +565,7 @@ impl<S: StateMachine> LocalHandler<S> {
             raft,
             catch_up,
             proposals: tx,
+            draining: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -604,6 +682,9 @@ impl<S: StateMachine> ClientHandler for LocalHandler<S> {
     ) -> BoxFuture<'static, Result<ClientResponse, ClientError>> {
         let this = self.clone();
         async move {
+            if this.draining.load(Ordering::SeqCst) {
+                return Err(ClientError::NotLeader { leader: None });
+            }
             match request {
                 ClientRequest::Propose(command) => this.propose(command).await,
                 ClientRequest::AddMember { id, member } => this.add_member(id, member).await,

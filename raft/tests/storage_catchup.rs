@@ -1,7 +1,8 @@
 //! A wiped follower of a real three-server cluster (in process, on loopback, through the
 //! authenticated transport), rejoining as the corrupt-data-dir error tells (removed, wiped, added
-//! back), catches up from the leader's snapshot file: the file-backed snapshot is read, sent,
-//! verified, restored and persisted as the follower's own, and survives its restart.
+//! back), catches up from the leader's snapshot file: the file-backed snapshot is read, streamed
+//! in many small chunks, verified, restored and persisted as the follower's own, and survives its
+//! restart.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,6 +18,9 @@ mod toy;
 
 type Node = Arc<RaftNode<Kv>>;
 
+/// The snapshot chunk size of the test: small, so that a snapshot is a stream of many.
+const CHUNK: usize = 100;
+
 fn free_addr() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().to_string()
@@ -29,6 +33,8 @@ fn config(id: u64, dir: &Path, members: &BTreeMap<u64, Member>, bootstrap: bool)
     config.initial_cluster = members.clone();
     config.bootstrap = bootstrap;
     config.snapshot_every = 40;
+    // Small chunks, so that the snapshot travels as a stream of many.
+    config.snapshot_chunk_bytes = CHUNK;
     config.request_timeout = Duration::from_secs(5);
     config
 }
@@ -123,7 +129,21 @@ async fn a_wiped_follower_catches_up_from_the_snapshot_file() {
         follower.cluster_info().snapshot.is_some(),
         "caught up through a snapshot"
     );
-    assert!(dir.join(SNAPSHOT_DIR).join(CURRENT).exists());
+    let current = dir.join(SNAPSHOT_DIR).join(CURRENT);
+    let len = std::fs::metadata(&current).expect("a snapshot file").len();
+    assert!(
+        len > 10 * CHUNK as u64,
+        "a snapshot of {len} bytes is many {CHUNK}-byte chunks"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.join(SNAPSHOT_DIR))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("tmp-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "received chunks left behind: {leftovers:?}"
+    );
 
     // Its own snapshot file brings it back after a restart.
     follower.shutdown().await;

@@ -271,6 +271,12 @@ pub enum Command {
         /// sha256 of the file's secret.
         hash: SecretHash,
     },
+    /// The leader's retention (retention.rs): drop the node lists and node events of the oldest
+    /// terminal deployments beyond the newest `keep`, keeping their summary.
+    Prune {
+        /// Terminal deployments that keep their detail (`deployment_history`).
+        keep: u32,
+    },
 }
 
 /// Answer to a pulse.
@@ -345,5 +351,10 @@ pub enum Response {
         id: GroupDeploymentId,
         /// Status now.
         status: GroupStatus,
+    },
+    /// `Prune`: how many deployments it pruned.
+    Pruned {
+        /// Deployments pruned by this command.
+        pruned: u32,
     },
 }

@@ -84,6 +84,8 @@ pub enum EventKind {
     Released,
     /// Its version was retracted (the deployment stopped), or a retracted version it left was.
     Retracted,
+    /// Its node list and node events were dropped by retention (`deployment_history`).
+    Pruned,
 }
 
 /// A compact event: node events carry the node's position, not its id.

@@ -64,6 +64,7 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::Rollback => with("re-targeted at its from-version (rollback)"),
         EventKind::RolledBack => with("back on its from-version"),
         EventKind::Retracted => with("its version was retracted"),
+        EventKind::Pruned => with("its node detail was pruned by retention"),
         EventKind::Held | EventKind::Released | EventKind::Status => with("recorded"),
     }
 }

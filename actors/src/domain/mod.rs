@@ -23,6 +23,7 @@ mod pulse;
 mod ranges;
 mod registry;
 mod removal;
+mod retention;
 mod retract;
 mod selection;
 mod state;

@@ -139,6 +139,7 @@ impl ClusterState {
             })?,
             Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
             Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
+            Command::Prune { keep } => self.prune(keep, at),
         };
         self.settle(&mut cx);
         Ok(response)

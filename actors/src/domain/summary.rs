@@ -433,6 +433,7 @@ impl ClusterState {
             settings: d.settings.clone(),
             nodes,
             events: d.events[start..].iter().map(|e| event_view(d, e)).collect(),
+            pruned: super::retention::is_pruned(d),
         };
         let info = PageInfo {
             offset: page.offset,

@@ -221,6 +221,9 @@ pub struct DeploymentView {
     pub nodes: Vec<DeploymentNodeView>,
     /// Events.
     pub events: Vec<EventView>,
+    /// Retention dropped its node list and node events (shown only when true).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pruned: bool,
 }
 
 /// A line of `GET /v1/deployments`.
@@ -474,6 +477,7 @@ impl ClusterState {
             settings: d.settings.clone(),
             nodes,
             events,
+            pruned: super::retention::is_pruned(d),
         })
     }
 

@@ -13,7 +13,7 @@ mod supervisor;
 pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
 pub use deployment::DeploymentActor;
 pub use host::{Host, ProposeError};
-pub use supervisor::{Supervisor, SupervisorConfig};
+pub use supervisor::{Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
 
 #[cfg(test)]
 mod tests;

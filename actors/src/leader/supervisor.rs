@@ -3,7 +3,8 @@
 //! the replicated last-pulse time); on every state change it starts and stops children to match;
 //! on stepping down it stops them all. Every report passes through it on its way to a consumer's
 //! actor, so it also keeps node liveness, once per node, and proposes `MarkInactive` for nodes
-//! silent longer than the node timeout.
+//! silent longer than the node timeout. When deployments end and more terminal deployments keep
+//! their node detail than `deployment_history`, it proposes `Prune` (domain `retention.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -28,7 +29,12 @@ use crate::domain::{Command, DeploymentId, NodeReport};
 pub struct SupervisorConfig {
     /// A node that stops reporting for this long is marked inactive.
     pub node_timeout: Duration,
+    /// Terminal deployments that keep their node list and node events; older ones are pruned.
+    pub deployment_history: u32,
 }
+
+/// The default of [`SupervisorConfig::deployment_history`].
+pub const DEFAULT_DEPLOYMENT_HISTORY: u32 = 1_000;
 
 /// Starts, re-syncs and stops the leader's children.
 pub struct Supervisor {
@@ -41,6 +47,12 @@ pub struct Supervisor {
     liveness: Liveness,
     /// A `MarkInactive` is being committed: the next check waits for it.
     marking: bool,
+    /// Leadership began, or a `Prune` failed, since retention was last checked.
+    retention_due: bool,
+    /// Terminal deployments in the state when retention was last checked.
+    terminal_seen: usize,
+    /// A `Prune` is being committed.
+    pruning: bool,
 }
 
 impl Supervisor {
@@ -54,11 +66,15 @@ impl Supervisor {
             liveness: Liveness::new(config.node_timeout, Instant::now()),
             config,
             marking: false,
+            retention_due: false,
+            terminal_seen: 0,
+            pruning: false,
         }
     }
 
     fn become_leader(&mut self) {
         self.leader = true;
+        self.retention_due = true;
         self.liveness.restart(Instant::now());
         let now = self.host.now_ms();
         let expired = read_with(&self.host, |s| s.rearm_pulses(now));
@@ -172,6 +188,41 @@ impl Supervisor {
     }
 }
 
+impl Supervisor {
+    /// Proposes `Prune` when deployments ended (or leadership began) and more terminal deployments
+    /// keep their detail than `deployment_history`; one at a time, a failed one retried at the
+    /// next state change. Counting terminal deployments is O(1); only a change scans them.
+    fn check_retention(&mut self, ctx: &mut Context<Self>) {
+        if !self.leader || self.pruning {
+            return;
+        }
+        let terminal = read_with(&self.host, |s| s.deployments.len() - s.active.len());
+        if terminal == self.terminal_seen && !self.retention_due {
+            return;
+        }
+        self.terminal_seen = terminal;
+        self.retention_due = false;
+        let keep = self.config.deployment_history;
+        if terminal <= keep as usize {
+            return;
+        }
+        let unpruned = read_with(&self.host, |s| s.unpruned_terminal());
+        if unpruned <= keep as usize {
+            return;
+        }
+        tracing::info!(unpruned, keep, "pruning the oldest finished deployments");
+        self.pruning = true;
+        let fut = self.host.propose(Command::Prune { keep });
+        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
+            act.pruning = false;
+            if let Err(e) = result {
+                act.retention_due = true;
+                tracing::warn!(error = %e, "Prune not committed");
+            }
+        }));
+    }
+}
+
 impl Actor for Supervisor {
     type Context = Context<Self>;
 
@@ -206,20 +257,22 @@ impl Handler<CheckLiveness> for Supervisor {
 
 impl Handler<Leadership> for Supervisor {
     type Result = ();
-    fn handle(&mut self, Leadership(leader): Leadership, _: &mut Self::Context) {
+    fn handle(&mut self, Leadership(leader): Leadership, ctx: &mut Self::Context) {
         match (self.leader, leader) {
             (false, true) => self.become_leader(),
             (true, false) => self.step_down(),
             _ => {}
         }
+        self.check_retention(ctx);
     }
 }
 
 impl Handler<StateChanged> for Supervisor {
     type Result = ();
-    fn handle(&mut self, _: StateChanged, _: &mut Self::Context) {
+    fn handle(&mut self, _: StateChanged, ctx: &mut Self::Context) {
         if self.leader {
             self.sync();
+            self.check_retention(ctx);
         }
     }
 }

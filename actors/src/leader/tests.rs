@@ -14,7 +14,10 @@ use futures::FutureExt;
 use super::messages::{
     ArmedDeadline, Leadership, Report, ReportBatch, ReportRejected, StateChanged,
 };
-use super::{ConsumerActor, DeploymentActor, Host, ProposeError, Supervisor, SupervisorConfig};
+use super::{
+    ConsumerActor, DeploymentActor, Host, ProposeError, Supervisor, SupervisorConfig,
+    DEFAULT_DEPLOYMENT_HISTORY,
+};
 use crate::domain::{
     ClusterState, Command, DeploymentId, DeploymentSpec, DeploymentView, NodeReport, PausedBy,
     ResourceReport, Response, Status, Strategy, Timestamp, VersionProgress,
@@ -295,7 +298,14 @@ async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
 }
 
 fn leader(host: &Arc<FakeHost>, node_timeout: Duration) -> actix::Addr<Supervisor> {
-    Supervisor::new(host.clone(), SupervisorConfig { node_timeout }).start()
+    Supervisor::new(
+        host.clone(),
+        SupervisorConfig {
+            node_timeout,
+            deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+        },
+    )
+    .start()
 }
 
 #[actix::test]
@@ -383,6 +393,7 @@ async fn leadership_starts_and_stops_the_children() {
         host.clone(),
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
+            deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
         },
     )
     .start();
@@ -435,6 +446,7 @@ async fn a_batch_is_routed_per_consumer_and_answered_per_report_in_order() {
         host.clone(),
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
+            deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
         },
     )
     .start();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use actix::Actor;
 use actix_web::{http::StatusCode, test, web, App};
-use convoy_actors::leader::{Supervisor, SupervisorConfig};
+use convoy_actors::leader::{Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
 use convoy_raft::{Member, RaftConfig, RaftNode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -381,6 +381,7 @@ async fn json_endpoints_survive_garbage_and_mutated_bodies() {
         ServerHost::new(node.engine.clone()),
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
+            deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
         },
     )
     .start();

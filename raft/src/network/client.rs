@@ -9,8 +9,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::fs::File;
 use std::future::Future;
-use std::io::Cursor;
+use std::io::{self, Cursor, Read};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -29,37 +30,55 @@ use tokio::net::TcpStream;
 
 use super::fault::{FaultAction, FaultPolicy, SharedFaultPolicy};
 use super::frame::{FrameError, MAX_FRAME_BYTES};
+use super::inbox::{DEFAULT_SNAPSHOT_CHUNK_BYTES, MAX_SNAPSHOT_CHUNK_BYTES};
 use super::noise::{self, AuthError};
 use super::sealed::Session;
 use super::{ClientError, ClientRequest, ClientResponse, RpcRequest, RpcResponse};
 use crate::types::{Member, NodeId, TypeConfig};
 
-/// Snapshot data the transport can ship: convertible to and from the bytes on the wire.
+/// Snapshot data the transport can ship: read as a stream to send in chunks, rebuilt from the
+/// complete file received (or, from older senders, from one frame's bytes).
 ///
 /// The network's `SnapshotData` must equal the state machine's, so the transport is generic over
 /// it; implemented for `Vec<u8>` and `Cursor<Vec<u8>>`.
 pub trait SnapshotBytes: Send + Sync + 'static {
-    /// The bytes to send.
-    fn into_snapshot_bytes(self) -> Vec<u8>;
-    /// Rebuilds the snapshot data from received bytes.
+    /// Its length in bytes and a reader from its first byte, to send it chunk by chunk.
+    fn into_snapshot_reader(self) -> (u64, Box<dyn Read + Send>);
+    /// Rebuilds the snapshot data from bytes received in one frame.
     fn from_snapshot_bytes(bytes: Vec<u8>) -> Self;
+    /// Rebuilds the snapshot data from a complete received file (positioned at its start).
+    fn from_snapshot_file(file: File) -> io::Result<Self>
+    where
+        Self: Sized;
+}
+
+fn read_whole(mut file: File) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 impl SnapshotBytes for Vec<u8> {
-    fn into_snapshot_bytes(self) -> Vec<u8> {
-        self
+    fn into_snapshot_reader(self) -> (u64, Box<dyn Read + Send>) {
+        (self.len() as u64, Box::new(Cursor::new(self)))
     }
     fn from_snapshot_bytes(bytes: Vec<u8>) -> Self {
         bytes
     }
+    fn from_snapshot_file(file: File) -> io::Result<Self> {
+        read_whole(file)
+    }
 }
 
 impl SnapshotBytes for Cursor<Vec<u8>> {
-    fn into_snapshot_bytes(self) -> Vec<u8> {
-        self.into_inner()
+    fn into_snapshot_reader(self) -> (u64, Box<dyn Read + Send>) {
+        self.into_inner().into_snapshot_reader()
     }
     fn from_snapshot_bytes(bytes: Vec<u8>) -> Self {
         Cursor::new(bytes)
+    }
+    fn from_snapshot_file(file: File) -> io::Result<Self> {
+        read_whole(file).map(Cursor::new)
     }
 }
 
@@ -85,6 +104,12 @@ pub struct NetworkConfig {
     /// follower applying a batch of big entries while catching up cannot meet: it would time out
     /// and be resent forever.
     pub append_timeout_floor: Duration,
+    /// The size of the chunks a snapshot is streamed in (clamped to
+    /// 1..=[`MAX_SNAPSHOT_CHUNK_BYTES`]); one chunk is in flight per peer. Lowered only by tests.
+    pub snapshot_chunk_bytes: usize,
+    /// The least time the receiver may take to verify and install a streamed snapshot once its
+    /// last chunk arrived (restoring a large state takes seconds).
+    pub snapshot_install_timeout: Duration,
 }
 
 impl Default for NetworkConfig {
@@ -98,6 +123,8 @@ impl Default for NetworkConfig {
             backoff_min: Duration::from_millis(50),
             backoff_max: Duration::from_millis(500),
             append_timeout_floor: Duration::from_secs(1),
+            snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
+            snapshot_install_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -156,6 +183,14 @@ pub enum TransportError {
         /// The response kind received.
         got: &'static str,
     },
+    /// Preparing a request for `addr` failed on this side (e.g. reading the snapshot to send).
+    #[error("cannot send to {addr}: {reason}")]
+    Local {
+        /// The peer address.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
     /// The fault policy blocks traffic to node `target` at `addr`.
     #[error("rpc to node {target} at {addr} blocked by the fault policy")]
     Blocked {
@@ -192,6 +227,7 @@ fn kind(resp: &RpcResponse) -> &'static str {
         RpcResponse::TransferLeader(_) => "TransferLeader",
         RpcResponse::Client(_) => "Client",
         RpcResponse::RaftError(_) => "RaftError",
+        RpcResponse::SnapshotChunk { .. } => "SnapshotChunk",
     }
 }
 
@@ -535,6 +571,98 @@ impl<D> PeerClient<D> {
         }
     }
 
+    /// Sends `snapshot` as a stream of chunks (each under `ttl`), then its end; returns the
+    /// peer's answer to the end. Never holds more than one chunk of it in memory.
+    async fn stream_snapshot(
+        &self,
+        vote: VoteOf<TypeConfig>,
+        snapshot: SnapshotOf<TypeConfig, D>,
+        ttl: Duration,
+    ) -> Result<SnapshotResponse<TypeConfig>, Failure>
+    where
+        D: SnapshotBytes,
+    {
+        let chunk_bytes = self
+            .net
+            .inner
+            .config
+            .snapshot_chunk_bytes
+            .clamp(1, MAX_SNAPSHOT_CHUNK_BYTES);
+        let (total, mut reader) = snapshot.snapshot.into_snapshot_reader();
+        let transfer: u64 = rand::random();
+        let mut crc = crc32fast::Hasher::new();
+        let mut offset = 0u64;
+        let started = Instant::now();
+        loop {
+            let want = usize::try_from(total - offset)
+                .unwrap_or(usize::MAX)
+                .min(chunk_bytes);
+            let (back, data) = tokio::task::spawn_blocking(move || {
+                let mut data = vec![0u8; want];
+                let read = reader.read_exact(&mut data);
+                (reader, read.map(|()| data))
+            })
+            .await
+            .map_err(|e| self.local_failure(format!("snapshot reader task: {e}")))?;
+            reader = back;
+            let data = data.map_err(|e| {
+                self.local_failure(format!("cannot read the snapshot at byte {offset}: {e}"))
+            })?;
+            crc.update(&data);
+            let len = data.len() as u64;
+            let req = RpcRequest::SnapshotChunk {
+                vote,
+                transfer,
+                total,
+                offset,
+                data,
+            };
+            match self.call(req, ttl).await? {
+                RpcResponse::SnapshotChunk { received } if received == offset + len => {}
+                RpcResponse::SnapshotChunk { received } => {
+                    return Err(self.local_failure(format!(
+                        "snapshot chunk {offset}+{len} acknowledged as {received} bytes received"
+                    )))
+                }
+                other => return Err(self.unexpected("SnapshotChunk", &other)),
+            }
+            offset += len;
+            if offset >= total {
+                break;
+            }
+        }
+        let req = RpcRequest::SnapshotDone {
+            vote,
+            transfer,
+            meta: snapshot.meta,
+            total,
+            crc32: crc.finalize(),
+        };
+        let install = ttl.max(self.net.inner.config.snapshot_install_timeout);
+        match self.call(req, install).await? {
+            RpcResponse::Snapshot(resp) => {
+                let ms = started.elapsed().as_millis() as u64;
+                tracing::info!(
+                    target = self.target,
+                    bytes = total,
+                    chunk_bytes,
+                    ms,
+                    "sent a snapshot"
+                );
+                Ok(resp)
+            }
+            other => Err(self.unexpected("Snapshot", &other)),
+        }
+    }
+
+    /// A failure on this side (reading the snapshot), reported to openraft as a network error.
+    fn local_failure(&self, reason: String) -> Failure {
+        Failure::Network(TransportError::Local {
+            addr: self.addr.clone(),
+            reason,
+        })
+    }
+
     async fn vote_like(
         &self,
         req: RpcRequest,
@@ -589,6 +717,8 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
         self.vote_like(RpcRequest::PreVote(rpc), option).await
     }
 
+    /// Streams the snapshot in chunks of [`NetworkConfig::snapshot_chunk_bytes`], each sent
+    /// after the previous one was acknowledged, then asks the peer to install it.
     async fn full_snapshot(
         &mut self,
         vote: VoteOf<TypeConfig>,
@@ -596,16 +726,10 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
         cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
-        let req = RpcRequest::FullSnapshot {
-            vote,
-            meta: snapshot.meta,
-            data: snapshot.snapshot.into_snapshot_bytes(),
-        };
         let failure = tokio::select! {
             closed = cancel => return Err(StreamingError::Closed(closed)),
-            result = self.call(req, option.soft_ttl()) => match result {
-                Ok(RpcResponse::Snapshot(resp)) => return Ok(resp),
-                Ok(other) => self.unexpected("Snapshot", &other),
+            result = self.stream_snapshot(vote, snapshot, option.soft_ttl()) => match result {
+                Ok(resp) => return Ok(resp),
                 Err(failure) => failure,
             },
         };

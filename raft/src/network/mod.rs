@@ -5,12 +5,14 @@
 //! and reads one [`RpcResponse`] frame for each, every frame encrypted and authenticated with
 //! the session's keys ([`sealed`]). A frame's length is checked against the cap before its body
 //! is read. Unauthenticated connections are capped and their refusals summarised
-//! ([`admission`]).
+//! ([`admission`]). A snapshot travels as a stream of bounded chunks, one in flight per peer,
+//! into the receiver's [`inbox`], and is installed only once complete and its checksum verifies.
 
 pub mod admission;
 pub mod client;
 pub mod fault;
 pub mod frame;
+pub mod inbox;
 pub mod noise;
 pub mod sealed;
 pub mod server;
@@ -28,7 +30,8 @@ pub enum RpcRequest {
     Vote(openraft::raft::VoteRequest<TypeConfig>),
     /// openraft: pre-vote (does not disturb the current leader).
     PreVote(openraft::raft::VoteRequest<TypeConfig>),
-    /// openraft: install a whole snapshot (vote, meta, bytes).
+    /// openraft: install a whole snapshot (vote, meta, bytes) sent in one frame. Sent by versions
+    /// before [`RpcRequest::SnapshotChunk`]; still accepted (snapshots under the frame cap).
     FullSnapshot {
         /// The sender's vote.
         vote: openraft::type_config::alias::VoteOf<TypeConfig>,
@@ -41,6 +44,34 @@ pub enum RpcRequest {
     TransferLeader(openraft::raft::TransferLeaderRequest<TypeConfig>),
     /// An application request forwarded by a follower to the leader.
     Client(ClientRequest),
+    /// Part of a snapshot file streamed by the leader: bytes `offset..offset + data.len()` of
+    /// `total`. Answered with [`RpcResponse::SnapshotChunk`].
+    SnapshotChunk {
+        /// The sender's vote.
+        vote: openraft::type_config::alias::VoteOf<TypeConfig>,
+        /// The sender's random id of this transfer.
+        transfer: u64,
+        /// The whole file's length.
+        total: u64,
+        /// Where `data` starts in the file.
+        offset: u64,
+        /// At most [`inbox::MAX_SNAPSHOT_CHUNK_BYTES`] bytes.
+        data: Vec<u8>,
+    },
+    /// The end of a streamed snapshot: install it if all `total` bytes arrived with this CRC32.
+    /// Answered like [`RpcRequest::FullSnapshot`].
+    SnapshotDone {
+        /// The sender's vote.
+        vote: openraft::type_config::alias::VoteOf<TypeConfig>,
+        /// The transfer's id.
+        transfer: u64,
+        /// What the snapshot covers.
+        meta: openraft::type_config::alias::SnapshotMetaOf<TypeConfig>,
+        /// The whole file's length.
+        total: u64,
+        /// CRC32 of the whole file.
+        crc32: u32,
+    },
 }
 
 /// A server's answer to one [`RpcRequest`].
@@ -58,6 +89,11 @@ pub enum RpcResponse {
     Client(Result<ClientResponse, ClientError>),
     /// The raft core refused the RPC (shutting down, or a fatal error); the message says why.
     RaftError(String),
+    /// Answer to [`RpcRequest::SnapshotChunk`]: how many bytes of the transfer arrived so far.
+    SnapshotChunk {
+        /// Bytes received, from the start of the file.
+        received: u64,
+    },
 }
 
 /// What a client of the cluster can ask the leader to do.

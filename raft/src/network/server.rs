@@ -9,10 +9,15 @@
 //! or fails to decode, or an idle session closes that session only (logged with the peer
 //! address); the accept loop and the other connections carry on. Raft RPCs go to a
 //! [`RaftRpcTarget`] (openraft's `Raft` handle in production), forwarded client requests to a
-//! [`ClientHandler`].
+//! [`ClientHandler`]. Snapshot chunks are written to files by the server's [`Inbox`] (idle
+//! transfers swept on the same tick as the refusal summary) and a complete, verified file is
+//! handed to [`RaftRpcTarget::install_snapshot_file`].
 
+use std::fs::File;
 use std::future::Future;
+use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +36,7 @@ use tracing::{debug, error, warn};
 use super::admission::{Pending, Refusal, RefusalLog, Ticket};
 use super::client::SnapshotBytes;
 use super::frame::{FrameError, MAX_FRAME_BYTES};
+use super::inbox::{self, Inbox};
 use super::noise::{self, AuthError};
 use super::{admission, ClientHandler, RpcRequest, RpcResponse};
 use crate::types::{NodeId, TypeConfig};
@@ -71,6 +77,24 @@ pub trait RaftRpcTarget: Send + Sync + 'static {
         &self,
         req: TransferLeaderRequest<TypeConfig>,
     ) -> impl Future<Output = Result<TransferLeaderResponse<TypeConfig>, String>> + Send;
+
+    /// Installs a snapshot streamed by the leader with `vote`: `file` is complete, its checksum
+    /// verified, positioned at its start, and has no name left. By default it is read whole and
+    /// handed to [`RaftRpcTarget::install_full_snapshot`].
+    fn install_snapshot_file(
+        &self,
+        vote: VoteOf<TypeConfig>,
+        meta: SnapshotMetaOf<TypeConfig>,
+        file: File,
+    ) -> impl Future<Output = Result<SnapshotResponse<TypeConfig>, String>> + Send {
+        async move {
+            let mut data = Vec::new();
+            let mut file = file;
+            file.read_to_end(&mut data)
+                .map_err(|e| format!("cannot read the received snapshot: {e}"))?;
+            self.install_full_snapshot(vote, meta, data).await
+        }
+    }
 }
 
 impl<SM> RaftRpcTarget for openraft::Raft<TypeConfig, SM>
@@ -125,6 +149,23 @@ where
             .await
             .map_err(|e| e.to_string())
     }
+
+    async fn install_snapshot_file(
+        &self,
+        vote: VoteOf<TypeConfig>,
+        meta: SnapshotMetaOf<TypeConfig>,
+        file: File,
+    ) -> Result<SnapshotResponse<TypeConfig>, String> {
+        let data = SM::SnapshotData::from_snapshot_file(file)
+            .map_err(|e| format!("cannot open the received snapshot: {e}"))?;
+        let snapshot: SnapshotOf<TypeConfig, SM::SnapshotData> = openraft::Snapshot {
+            meta,
+            snapshot: data,
+        };
+        openraft::Raft::install_full_snapshot(self, vote, snapshot)
+            .await
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// Limits of the server side.
@@ -146,6 +187,11 @@ pub struct ServerConfig {
     pub handshake_timeout: Duration,
     /// Longest a response may take to be written (a peer that stops reading is dropped).
     pub write_timeout: Duration,
+    /// Where snapshot chunks are written while a transfer is open; `None`: the system's
+    /// temporary directory. A server puts them in its data dir's snapshot directory.
+    pub snapshot_inbox: Option<PathBuf>,
+    /// A snapshot transfer that receives no chunk for this long is dropped and its file removed.
+    pub snapshot_transfer_idle: Duration,
 }
 
 impl Default for ServerConfig {
@@ -158,6 +204,8 @@ impl Default for ServerConfig {
             idle_timeout: Duration::from_secs(60),
             handshake_timeout: noise::DEFAULT_HANDSHAKE_TIMEOUT,
             write_timeout: Duration::from_secs(30),
+            snapshot_inbox: None,
+            snapshot_transfer_idle: inbox::DEFAULT_TRANSFER_IDLE,
         }
     }
 }
@@ -269,6 +317,8 @@ struct Shared<R> {
     pending: Mutex<Pending<oneshot::Sender<()>>>,
     refusals: Mutex<RefusalLog>,
     local: Option<SocketAddr>,
+    /// Snapshot transfers being received.
+    inbox: Arc<Mutex<Inbox>>,
 }
 
 impl<R> Shared<R> {
@@ -320,7 +370,13 @@ pub async fn serve_with<R: RaftRpcTarget>(
 ) {
     let local = listener.local_addr().ok();
     let interval = config.refusal_log_interval.max(Duration::from_millis(1));
+    let inbox_dir = config
+        .snapshot_inbox
+        .clone()
+        .unwrap_or_else(std::env::temp_dir);
+    let inbox = Inbox::new(inbox_dir, config.snapshot_transfer_idle);
     let shared = Arc::new(Shared {
+        inbox: Arc::new(Mutex::new(inbox)),
         id,
         raft,
         secret,
@@ -348,7 +404,13 @@ pub async fn serve_with<R: RaftRpcTarget>(
                     }
                 }
             }
-            _ = tick.tick() => shared.log_refusals(false),
+            _ = tick.tick() => {
+                shared.log_refusals(false);
+                let dropped = shared.inbox.lock().unwrap().sweep(Instant::now());
+                if dropped > 0 {
+                    warn!(?local, dropped, "transport: dropped abandoned snapshot transfers");
+                }
+            }
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(accepted) => accepted,
@@ -440,7 +502,7 @@ async fn serve_connection<R: RaftRpcTarget>(
             }
             Ok(Ok(request)) => request,
         };
-        let response = dispatch(&shared.raft, &*shared.handler, id, request).await;
+        let response = dispatch(&shared.raft, &*shared.handler, &shared.inbox, id, request).await;
         match tokio::time::timeout(config.write_timeout, session.write(&mut stream, &response))
             .await
         {
@@ -465,6 +527,7 @@ fn named_sender(request: &RpcRequest) -> Option<NodeId> {
         RpcRequest::Vote(rpc) | RpcRequest::PreVote(rpc) => &rpc.vote,
         RpcRequest::FullSnapshot { vote, .. } => vote,
         RpcRequest::TransferLeader(req) => req.from_leader(),
+        RpcRequest::SnapshotChunk { vote, .. } | RpcRequest::SnapshotDone { vote, .. } => vote,
         RpcRequest::Client(_) => return None,
     };
     Some(*vote.leader_id().node_id())
@@ -477,6 +540,7 @@ fn named_sender(request: &RpcRequest) -> Option<NodeId> {
 async fn dispatch<R: RaftRpcTarget>(
     raft: &R,
     handler: &dyn ClientHandler,
+    inbox: &Arc<Mutex<Inbox>>,
     peer: NodeId,
     request: RpcRequest,
 ) -> RpcResponse {
@@ -509,5 +573,49 @@ async fn dispatch<R: RaftRpcTarget>(
             .await
             .map_or_else(refused, RpcResponse::TransferLeader),
         RpcRequest::Client(req) => RpcResponse::Client(handler.handle(req).await),
+        RpcRequest::SnapshotChunk {
+            transfer,
+            total,
+            offset,
+            data,
+            ..
+        } => {
+            let inbox = inbox.clone();
+            let written = tokio::task::spawn_blocking(move || {
+                let mut inbox = inbox.lock().unwrap_or_else(|e| e.into_inner());
+                inbox.chunk(peer, transfer, total, offset, &data, Instant::now())
+            })
+            .await;
+            match written {
+                Ok(Ok(received)) => RpcResponse::SnapshotChunk { received },
+                Ok(Err(e)) => {
+                    warn!(peer, error = %e, "transport: snapshot chunk refused");
+                    RpcResponse::RaftError(e.to_string())
+                }
+                Err(e) => RpcResponse::RaftError(format!("snapshot chunk task: {e}")),
+            }
+        }
+        RpcRequest::SnapshotDone {
+            vote,
+            transfer,
+            meta,
+            total,
+            crc32,
+        } => {
+            let finished = inbox
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .finish(peer, transfer, total, crc32);
+            match finished {
+                Ok(file) => raft
+                    .install_snapshot_file(vote, meta, file)
+                    .await
+                    .map_or_else(refused, RpcResponse::Snapshot),
+                Err(e) => {
+                    warn!(peer, error = %e, "transport: streamed snapshot refused");
+                    RpcResponse::RaftError(e.to_string())
+                }
+            }
+        }
     }
 }

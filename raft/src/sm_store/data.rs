@@ -1,6 +1,6 @@
 //! [`SnapshotData`]: a snapshot as openraft hands it around — an open snapshot file (built or
-//! persisted here) or bytes received from the leader — read as a stream, never copied whole
-//! except by a transport that ships it as one buffer.
+//! persisted here, or received from the leader chunk by chunk) or bytes received in one frame
+//! from an older leader — read as a stream, never copied whole.
 
 use std::fmt;
 use std::fs::File;
@@ -65,7 +65,7 @@ impl SnapshotData {
         }
     }
 
-    /// All its bytes in one buffer: only for a transport that ships a snapshot as one message.
+    /// All its bytes in one buffer (for tests and tools; the transport streams it).
     pub fn to_bytes(&self) -> io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(usize::try_from(self.len()).unwrap_or(0));
         self.reader().read_to_end(&mut out)?;
@@ -112,18 +112,18 @@ impl Read for SnapshotReader {
     }
 }
 
-/// The transport of today ships a snapshot as one frame: it reads the file whole, and a
-/// received snapshot is held in memory until installed (streamed from there).
+/// The transport streams a snapshot from its reader in chunks and installs a received one from
+/// the file its chunks were written to.
 impl SnapshotBytes for SnapshotData {
-    fn into_snapshot_bytes(self) -> Vec<u8> {
-        self.to_bytes().unwrap_or_else(|e| {
-            // The follower refuses an empty snapshot as truncated; the leader retries later.
-            tracing::error!(error = %e, len = self.len(), "cannot read the snapshot file to send it");
-            Vec::new()
-        })
+    fn into_snapshot_reader(self) -> (u64, Box<dyn Read + Send>) {
+        (self.len(), Box::new(self.reader()))
     }
 
     fn from_snapshot_bytes(bytes: Vec<u8>) -> Self {
         Self::from_bytes(bytes)
+    }
+
+    fn from_snapshot_file(file: File) -> io::Result<Self> {
+        Self::from_file(file)
     }
 }

@@ -6,6 +6,7 @@ mod etcd;
 mod failover;
 mod ingest;
 mod ingest_batched;
+mod large_state;
 mod load;
 mod pulse;
 mod relay;
@@ -39,6 +40,9 @@ pub enum Scenario {
     Scale,
     /// (f) restart time with `--log-entries` entries kept in the log.
     Restart,
+    /// (g) `--state-nodes` fleet nodes: snapshot size, follower restart, wiped-follower catch-up
+    /// through the streamed snapshot. Not in the default set (it fills a 1M-node state).
+    LargeState,
 }
 
 /// `convoy bench` flags.
@@ -91,6 +95,9 @@ pub struct BenchArgs {
     /// Log entries written before the restart measurement.
     #[arg(long, default_value_t = 1_000_000)]
     pub log_entries: u64,
+    /// Fleet nodes of the `large-state` scenario.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub state_nodes: usize,
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
@@ -165,6 +172,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 Scenario::Pulse => pulse::run(&mut ctx).await,
                 Scenario::Scale => scale::run(&mut ctx).await,
                 Scenario::Restart => scale::restart(&mut ctx).await,
+                Scenario::LargeState => large_state::run(&mut ctx).await,
             };
             result.with_context(|| format!("scenario {scenario:?}"))?;
         }
