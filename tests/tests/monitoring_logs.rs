@@ -41,6 +41,14 @@ async fn deploy_and_abort(cluster: &Cluster) -> anyhow::Result<String> {
         .await?;
         let id = started["id"].as_str().unwrap().to_string();
         if started["status"] != "ROLLED_FORWARD" {
+            // The leader's actors log the start when they next follow the applied state: wait for
+            // it, or a quick abort could end the deployment before they ever saw it active.
+            for _ in 0..150 {
+                if logs(cluster).concat().contains("deployment active") {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             post_ok(&api, &format!("/v1/deployments/{id}/abort"), json!({})).await?;
             return Ok(id);
         }
@@ -56,7 +64,7 @@ async fn json_logs_by_default_with_the_deployment_id_on_deployment_lines() -> an
     let id = deploy_and_abort(&cluster).await?;
     // The leader logs the deployment's start and end as its actors follow the applied state.
     let mut seen = false;
-    for _ in 0..50 {
+    for _ in 0..150 {
         let all = logs(&cluster).concat();
         if all.contains("deployment no longer active") {
             seen = true;

@@ -156,7 +156,19 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// Reserves a free loopback port (released just before the server binds it).
 pub fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(free_ports(1)?[0])
+}
+
+/// `n` distinct free loopback ports: every listener is held until all are chosen, so the kernel
+/// cannot hand one port out twice (it did: two founders once got the same address).
+pub fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
+    let listeners = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()?;
+    listeners
+        .iter()
+        .map(|l| Ok(l.local_addr()?.port()))
+        .collect()
 }
 
 /// One server process and what is needed to restart it.
@@ -276,10 +288,13 @@ fn address_pair(netlab: Option<&NetLab>, id: u64) -> anyhow::Result<(String, Str
             format!("{}:{RAFT_PORT}", lab.ip(id)),
             format!("{}:{HTTP_PORT}", lab.ip(id)),
         ),
-        None => (
-            format!("127.0.0.1:{}", free_port()?),
-            format!("127.0.0.1:{}", free_port()?),
-        ),
+        None => {
+            let ports = free_ports(2)?;
+            (
+                format!("127.0.0.1:{}", ports[0]),
+                format!("127.0.0.1:{}", ports[1]),
+            )
+        }
     })
 }
 
@@ -310,9 +325,25 @@ impl Cluster {
         } else {
             None
         };
-        let addrs: Vec<(u64, String, String)> = (1..=options.servers)
-            .map(|id| address_pair(netlab.as_ref(), id).map(|(r, h)| (id, r, h)))
-            .collect::<anyhow::Result<_>>()?;
+        let addrs: Vec<(u64, String, String)> = match &netlab {
+            Some(_) => (1..=options.servers)
+                .map(|id| address_pair(netlab.as_ref(), id).map(|(r, h)| (id, r, h)))
+                .collect::<anyhow::Result<_>>()?,
+            // All founders' ports at once, so that no two of them share one.
+            None => {
+                let ports = free_ports(2 * options.servers as usize)?;
+                (1..=options.servers)
+                    .zip(ports.chunks(2))
+                    .map(|(id, p)| {
+                        (
+                            id,
+                            format!("127.0.0.1:{}", p[0]),
+                            format!("127.0.0.1:{}", p[1]),
+                        )
+                    })
+                    .collect()
+            }
+        };
         let founders = addrs
             .iter()
             .map(|(id, raft, http)| {
