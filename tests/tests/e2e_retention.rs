@@ -23,7 +23,24 @@ async fn the_oldest_finished_deployments_beyond_the_history_are_pruned() -> anyh
     for node in consumer(&api, "web", 3).await? {
         let done = json!({"downloaded": true, "installed": true, "done": true, "healthy": true});
         let report = json!({"resources": {"app": {"current": 1, "versions": {"1": done}}}});
-        post_ok(&api, &format!("/v1/nodes/{node}/report"), report).await?;
+        // A report right after the cluster starts is sometimes answered but never applied (an open
+        // bug, see the closing note of 2026-11-26): report until the node shows as active.
+        let path = format!("/v1/nodes/{node}");
+        eventually(Duration::from_secs(20), || {
+            let (api, path, report) = (api.clone(), path.clone(), report.clone());
+            let node = node.clone();
+            async move {
+                let (status, view) = api.get(&path).await.ok()?;
+                if status == 200 && view["active"] == true {
+                    return Some(());
+                }
+                let _ = api.post(&format!("/v1/nodes/{node}/report"), &report).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                None
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("{node} never became active: {e}"))?;
     }
 
     // Each deployment is aborted while its nodes are on their way (or taken as it finished).

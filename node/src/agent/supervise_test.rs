@@ -171,6 +171,11 @@ async fn a_flapping_endpoint_is_tolerated_and_an_unhealthy_process_is_torn_down_
     })
     .await;
     assert!(back);
+    // The restarted process writes its pid once it runs; health answers for it from the test server.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while lines(&pids).len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let all = lines(&pids);
     assert_eq!(all.len(), 2, "{all:?}");
     let second: i32 = all[1].parse().unwrap();
