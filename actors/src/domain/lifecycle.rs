@@ -5,9 +5,12 @@ use super::command::{DeploymentSpec, PulseAnswer, Response};
 use super::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use super::errors::{check_message, DomainError, Entity};
 use super::ids::{Actor, DeploymentId};
+use super::model::Consumer;
 use super::model::Mode;
 use super::ranges::parse_ranges;
 use super::state::{ClusterState, Cx, Op};
+use super::strategy::Settings;
+use std::collections::BTreeSet;
 
 impl ClusterState {
     pub(crate) fn start_deployment_cmd(
@@ -71,20 +74,7 @@ impl ClusterState {
                     )
                 })?,
         };
-        let sub_policy = consumer
-            .subscriptions
-            .get(&spec.resource)
-            .map(|s| &s.policy);
-        let settings = match sub_policy {
-            Some(p) => spec.policy().or(p),
-            None => spec.policy(),
-        }
-        .settings();
-        settings.validate()?;
-        let ordinals = match &spec.nodes {
-            Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
-            None => None,
-        };
+        let (settings, ordinals) = spec_on_consumer(&spec, consumer)?;
         let mut nodes = Vec::new();
         let mut pre_done: u32 = 0;
         for (ordinal, nid) in consumer.nodes.iter().enumerate() {
@@ -261,4 +251,24 @@ impl ClusterState {
             let _ = self.start_deployment(spec, Actor::System, true, cx);
         }
     }
+}
+
+/// The settings a deployment of `spec` runs with on `consumer` (its own policy over the
+/// subscription's, validated) and the node ordinals it names (`None`: all): what a start and its
+/// dry run both decide first.
+pub(crate) fn spec_on_consumer(
+    spec: &DeploymentSpec,
+    consumer: &Consumer,
+) -> Result<(Settings, Option<BTreeSet<u32>>), DomainError> {
+    let policy = match consumer.subscriptions.get(&spec.resource) {
+        Some(sub) => spec.policy().or(&sub.policy),
+        None => spec.policy(),
+    };
+    let settings = policy.settings();
+    settings.validate()?;
+    let ordinals = match &spec.nodes {
+        Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
+        None => None,
+    };
+    Ok((settings, ordinals))
 }

@@ -4,7 +4,7 @@
 
 use super::command::DeploymentSpec;
 use super::errors::{check_message, DomainError, Entity};
-use super::ranges::parse_ranges;
+use super::lifecycle::spec_on_consumer;
 use super::state::ClusterState;
 use super::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
@@ -113,20 +113,7 @@ impl ClusterState {
             }
             None => self.explain_selection(&spec.consumer, &spec.resource)?,
         };
-        let sub_policy = consumer
-            .subscriptions
-            .get(&spec.resource)
-            .map(|s| &s.policy);
-        let settings = match sub_policy {
-            Some(p) => spec.policy().or(p),
-            None => spec.policy(),
-        }
-        .settings();
-        settings.validate()?;
-        let ordinals = match &spec.nodes {
-            Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),
-            None => None,
-        };
+        let (settings, ordinals) = spec_on_consumer(spec, consumer)?;
         let mut nodes = Vec::new();
         let mut skipped = Vec::new();
         for (ordinal, nid) in consumer.nodes.iter().enumerate() {
