@@ -7,6 +7,7 @@
 
 pub mod codec;
 pub mod error;
+pub mod failover;
 pub mod handover;
 pub mod log_store;
 pub mod network;

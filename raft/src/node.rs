@@ -208,6 +208,7 @@ impl<S: StateMachine> RaftNode<S> {
         // file system, and removed with a crash's other leftovers when the data dir is opened.
         let server_config = ServerConfig {
             snapshot_inbox: Some(config.data_dir.join(SNAPSHOT_DIR)),
+            peer_closed: Some(crate::failover::spawn(config.id, raft.clone())),
             ..ServerConfig::default()
         };
         let server = TransportServer::spawn_with(

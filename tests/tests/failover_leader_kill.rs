@@ -57,3 +57,41 @@ async fn fifty_leader_kills_each_recover_within_five_seconds() -> anyhow::Result
     eprintln!("{KILLS} leader kills; slowest recovery to an acknowledged write: {worst:?}");
     Ok(())
 }
+
+/// A SIGKILLed leader's host refuses connections at once: the survivors see it, drop their lease
+/// on the dead leader and let one agreed successor campaign (`raft/src/failover.rs`) instead of
+/// waiting out the lease and an election timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_survivors_of_a_killed_leader_do_not_wait_out_its_lease() -> anyhow::Result<()> {
+    let mut cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    cluster.server_mut(leader).kill();
+    let survivors: Vec<u64> = cluster.running();
+    let next = cluster
+        .wait_leader_among(&survivors, Duration::from_secs(10))
+        .await?;
+    assert_ne!(next, leader);
+    let seen: Vec<u64> = survivors
+        .iter()
+        .copied()
+        .filter(|id| {
+            cluster
+                .server(*id)
+                .log_tail(400)
+                .contains("the leader's host refuses connections")
+        })
+        .collect();
+    assert!(
+        !seen.is_empty(),
+        "no survivor noticed the dead leader's refused connections\n{}",
+        cluster.logs()
+    );
+    // The old leader comes back as a follower of the new one.
+    cluster.restart(leader)?;
+    let (status, _) = cluster
+        .client_except(leader)
+        .post("/v1/resources", &json!({"name": "after"}))
+        .await?;
+    assert_eq!(status, 201);
+    Ok(())
+}

@@ -39,6 +39,7 @@ use super::frame::{FrameError, MAX_FRAME_BYTES};
 use super::inbox::{self, Inbox};
 use super::noise::{self, AuthError};
 use super::{admission, ClientHandler, RpcRequest, RpcResponse};
+use crate::failover::PeerClosed;
 use crate::types::{NodeId, TypeConfig};
 
 /// The raft core as the server sees it: where incoming raft RPCs are delivered.
@@ -192,6 +193,9 @@ pub struct ServerConfig {
     pub snapshot_inbox: Option<PathBuf>,
     /// A snapshot transfer that receives no chunk for this long is dropped and its file removed.
     pub snapshot_transfer_idle: Duration,
+    /// Told the peer's id when an authenticated session ends by the peer closing or resetting
+    /// it (see [`crate::failover`]); not on idle timeouts or our own shutdown.
+    pub peer_closed: Option<PeerClosed>,
 }
 
 impl Default for ServerConfig {
@@ -206,6 +210,7 @@ impl Default for ServerConfig {
             write_timeout: Duration::from_secs(30),
             snapshot_inbox: None,
             snapshot_transfer_idle: inbox::DEFAULT_TRANSFER_IDLE,
+            peer_closed: None,
         }
     }
 }
@@ -494,10 +499,16 @@ async fn serve_connection<R: RaftRpcTarget>(
             }
             Ok(Err(FrameError::Closed)) => {
                 debug!(%peer, id, "transport: peer closed connection");
+                if let Some(hook) = &config.peer_closed {
+                    hook.closed(id);
+                }
                 return;
             }
             Ok(Err(e)) => {
                 warn!(%peer, id, error = %e, "transport: bad frame, closing session");
+                if let (FrameError::Io(_), Some(hook)) = (&e, &config.peer_closed) {
+                    hook.closed(id);
+                }
                 return;
             }
             Ok(Ok(request)) => request,
