@@ -10,8 +10,9 @@
 //! leader had sent it*, naming one successor all followers agree on (the lowest voter id other
 //! than the dead leader): each follower drops its lease on the dead leader's vote, and the
 //! successor campaigns at once with a vote request voters grant despite their lease. If the
-//! successor's log is behind, voters refuse it and the ordinary election timeout (now without
-//! the lease) elects the most up-to-date one.
+//! successor's log is behind (voters refuse it) or it died too, the next voter by id campaigns
+//! after [`RETRY_STEP`], and so on; the ordinary election timeout (now without the lease) stays
+//! the last resort.
 //!
 //! Only a *refused* connection counts as death. A probe that connects, times out, or fails
 //! otherwise (a partition that drops packets, a loaded host) changes nothing: those cases keep
@@ -38,6 +39,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 const PROBES: usize = 5;
 /// The wait between two probes.
 const PROBE_GAP: Duration = Duration::from_millis(20);
+/// How long each follower in turn gives the ones before it to get elected.
+const RETRY_STEP: Duration = Duration::from_millis(100);
 
 /// Called by the transport server when an authenticated session from a peer ends.
 #[derive(Clone)]
@@ -149,6 +152,28 @@ where
     let request = TransferLeaderRequest::<TypeConfig>::new(vote, next, None);
     if let Err(e) = raft.handle_transfer_leader(request).await {
         warn!(error = %e, "failover: cannot hand the transfer to the raft core");
+        return;
+    }
+    // If the successor cannot win (its log is behind, it is down too), the others campaign in
+    // turn rather than waiting for a random election timeout: rank 1 after one step, and so on.
+    let rank = voters
+        .iter()
+        .filter(|id| **id != peer)
+        .position(|id| *id == me);
+    let Some(rank) = rank.filter(|rank| *rank > 0) else {
+        return;
+    };
+    tokio::time::sleep(RETRY_STEP * rank as u32).await;
+    let now = raft.metrics().borrow_watched().clone();
+    let led = now.current_leader.is_some_and(|leader| leader != peer);
+    if !led && now.state == ServerState::Follower {
+        info!(
+            leader = peer,
+            rank, "failover: no successor elected yet; campaigning"
+        );
+        if let Err(e) = raft.trigger().elect(true).await {
+            warn!(error = %e, "failover: cannot start an election");
+        }
     }
 }
 

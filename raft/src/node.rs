@@ -28,6 +28,9 @@ use crate::state_machine::StateMachine;
 use crate::types::{Member, NodeId, Proposal, Raft, Reply};
 
 /// Proposals waiting for the batcher; when full, proposers wait (backpressure), never drop.
+/// Entries between two snapshots unless configured (`snapshot_every`).
+pub const DEFAULT_SNAPSHOT_EVERY: u64 = 10_000;
+
 const BATCH_QUEUE: usize = 4096;
 /// The most proposals one append carries.
 const MAX_BATCH: usize = 1024;
@@ -79,7 +82,7 @@ impl RaftConfig {
             // random election timeout: 250-500 ms keeps it under a second.
             heartbeat_ms: 50,
             election_timeout_ms: (250, 500),
-            snapshot_every: 10_000,
+            snapshot_every: DEFAULT_SNAPSHOT_EVERY,
             request_timeout: Duration::from_secs(10),
             snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
         }

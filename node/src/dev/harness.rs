@@ -310,7 +310,29 @@ impl Cluster {
         let mut cluster = Self::spawn_in(temp.path(), options)?;
         cluster._temp = Some(temp);
         cluster.wait_leader(START_PATIENCE).await?;
+        cluster.wait_token_known(START_PATIENCE).await?;
         Ok(cluster)
+    }
+
+    /// With token auth, waits until every running server has applied the bootstrap token (the
+    /// first leader replicates it after its election; until then a server answers 401).
+    pub async fn wait_token_known(&self, timeout: Duration) -> anyhow::Result<()> {
+        if self.options.bootstrap_token.is_none() {
+            return Ok(());
+        }
+        let deadline = Instant::now() + timeout;
+        for id in self.running() {
+            loop {
+                match self.server(id).client().get("/v1/whoami").await {
+                    Ok((200, _)) => break,
+                    other if Instant::now() > deadline => {
+                        bail!("server {id} does not know the bootstrap token after {timeout:?}: {other:?}")
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(25)).await,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Writes configs and a fresh secret under `dir` (kept) and starts the founders without waiting.

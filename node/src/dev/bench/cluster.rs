@@ -28,6 +28,7 @@ pub async fn start(dir: &Path, options: ClusterOptions) -> anyhow::Result<Cluste
     for s in cluster.servers.values() {
         wait_ready(&http, &s.http_addr, Duration::from_secs(60)).await?;
     }
+    cluster.wait_token_known(Duration::from_secs(60)).await?;
     Ok(cluster)
 }
 

@@ -147,6 +147,11 @@ impl EtcdCluster {
         self.members.iter().map(|m| m.client_url.clone()).collect()
     }
 
+    /// Member `i`'s process id while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.members[i].process.pid()
+    }
+
     /// SIGKILL member `i` and reap it.
     pub fn kill(&mut self, i: usize) {
         self.members[i].process.kill()

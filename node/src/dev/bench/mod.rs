@@ -14,6 +14,7 @@ mod report;
 mod rollout;
 mod scale;
 mod throughput;
+mod wrk;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,6 +44,10 @@ pub enum Scenario {
     /// (g) `--state-nodes` fleet nodes: snapshot size, follower restart, wiped-follower catch-up
     /// through the streamed snapshot. Not in the default set (it fills a 1M-node state).
     LargeState,
+    /// (h) wrk (external load generator, Lua scripts in `node/src/dev/bench/wrk/`) creating
+    /// resources on the leader at each `--state-objects` size and `--clients` level; etcd too with
+    /// `--etcd`. Not in the default set (needs `wrk`; fills up to 1M objects).
+    Wrk,
 }
 
 /// `convoy bench` flags.
@@ -95,6 +100,9 @@ pub struct BenchArgs {
     /// Log entries written before the restart measurement.
     #[arg(long, default_value_t = 1_000_000)]
     pub log_entries: u64,
+    /// Objects stored before each `wrk` measurement (a state-size sweep).
+    #[arg(long, value_delimiter = ',', default_value = "0,100000,1000000")]
+    pub state_objects: Vec<u64>,
     /// Fleet nodes of the `large-state` scenario.
     #[arg(long, default_value_t = 1_000_000)]
     pub state_nodes: usize,
@@ -173,6 +181,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 Scenario::Scale => scale::run(&mut ctx).await,
                 Scenario::Restart => scale::restart(&mut ctx).await,
                 Scenario::LargeState => large_state::run(&mut ctx).await,
+                Scenario::Wrk => wrk::run_scenario(&mut ctx).await,
             };
             result.with_context(|| format!("scenario {scenario:?}"))?;
         }

@@ -70,6 +70,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     }
     .with_auth();
     let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
+    cluster.wait_token_known(Duration::from_secs(30)).await?;
     let servers = cluster.http_addrs();
     let api = Arc::new(cluster.api_client().with_patience(Duration::from_secs(3)));
     let cluster = Arc::new(Mutex::new(cluster));
