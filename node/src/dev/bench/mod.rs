@@ -92,7 +92,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 500)]
     pub ingest_batch: usize,
     /// Leader kills per system.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 50)]
     pub failovers: usize,
     /// Coordinated deployments left without pulses.
     #[arg(long, default_value_t = 50)]
