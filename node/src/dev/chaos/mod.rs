@@ -3,7 +3,9 @@
 
 mod catchup;
 mod check;
+mod check_fleet;
 mod faults;
+mod fleet_ops;
 mod history;
 mod run;
 mod workload;
