@@ -277,7 +277,7 @@ pub async fn sampler(
     while !stopped(&stop) {
         pause_for(&mut stop, Duration::from_millis(250)).await;
         k += 1;
-        if k % 8 == 0 {
+        if k.is_multiple_of(8) {
             record_holds(&shared, &api).await;
         }
         let id = &ids[rng.gen_range(0..ids.len())];

@@ -43,6 +43,9 @@ pub struct SeedReport {
     pub observations: usize,
     /// Node targets sampled during deployments.
     pub targets: usize,
+    /// Fleet samples: node targets outside deployments, liveness reads, and bans (retracted or
+    /// held-back versions) they were checked against.
+    pub fleet: (usize, usize, usize),
     /// Broken rules.
     pub violations: Vec<Violation>,
     /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
@@ -230,6 +233,11 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     cluster.lock().unwrap().stop();
     let operations = *history.operations.lock().unwrap();
     let targets = history.targets.lock().unwrap().len();
+    let fleet = (
+        history.node_targets.lock().unwrap().len(),
+        history.liveness.lock().unwrap().len(),
+        history.bans.lock().unwrap().len(),
+    );
     Ok(SeedReport {
         seed,
         faults,
@@ -239,6 +247,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         groups: groups.len(),
         observations: observations.len(),
         targets,
+        fleet,
         violations,
         recoveries,
     })
