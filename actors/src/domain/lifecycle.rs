@@ -218,7 +218,8 @@ impl ClusterState {
     }
 
     /// Strong subscriptions whose selected version changed get a deployment (unless one is active, a running
-    /// group deployment will deploy them, or no node could take part yet).
+    /// group deployment will deploy them, or no node could take part yet); then nodes left behind the
+    /// version a strong consumer converged on get a follow-up deployment of it (`follow_up`).
     pub(crate) fn reconcile(&mut self, cx: &mut Cx) {
         let mut todo = Vec::new();
         for (cname, c) in &self.consumers {
@@ -246,6 +247,18 @@ impl ClusterState {
                 resource,
                 version: Some(version),
                 message: Some(why),
+                ..DeploymentSpec::default()
+            };
+            let _ = self.start_deployment(spec, Actor::System, true, cx);
+        }
+        // Then nodes left behind the converged version get a follow-up (reconverge.rs).
+        for (consumer, resource, follow) in self.follow_ups() {
+            let spec = DeploymentSpec {
+                consumer,
+                resource,
+                version: Some(follow.version),
+                nodes: Some(follow.ranges()),
+                message: Some(follow.message()),
                 ..DeploymentSpec::default()
             };
             let _ = self.start_deployment(spec, Actor::System, true, cx);

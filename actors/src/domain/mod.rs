@@ -21,6 +21,7 @@ mod precheck;
 mod progress;
 mod pulse;
 mod ranges;
+mod reconverge;
 mod registry;
 mod removal;
 mod retention;
@@ -63,6 +64,7 @@ pub use policy::{
 };
 pub use precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
 pub use ranges::parse_ranges;
+pub use reconverge::{Behind, FollowUp};
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use status::{allowed, PausedBy, Status, TRANSITIONS};
 pub use strategy::{Completion, Settings, Strategy};

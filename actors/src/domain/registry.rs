@@ -243,6 +243,12 @@ impl ClusterState {
                 if rr.current.is_some() {
                     e.current = rr.current;
                 }
+                if e.versions.iter().any(|(v, p)| {
+                    p.is_failure() && !rr.versions.get(v).is_some_and(|x| x.is_failure())
+                }) {
+                    // A failure it no longer reports: a follow-up may take it now (reconverge.rs).
+                    cx.reconcile = true;
+                }
                 merge_versions(&mut e.versions, rr.versions);
             }
             for (id, (p, skip, bits, reason)) in affected.iter_mut() {

@@ -13,8 +13,9 @@ impl ClusterState {
     /// - inside an active deployment: by its state there (download window → `download`, install window or
     ///   rollback window → `install`; anything else holds still at the deployment's or its from-version);
     /// - weak subscription: the selected version, download and install at once;
-    /// - strong subscription, no deployment: stay on the current version (a node that has none gets the version
-    ///   the consumer converged on, unless it is retracted). Nodes never move outside a deployment otherwise.
+    /// - strong subscription, no deployment: stay on the current version (a node that has none, or is behind the
+    ///   version the consumer converged on, gets it through a follow-up deployment). Nodes never move outside a
+    ///   deployment.
     ///
     /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
     /// deployment containing it. A resource the node holds and must remove (`NodeState::removing`: it left the
@@ -47,19 +48,15 @@ impl ClusterState {
                         install: true,
                         uninstall: false,
                     }),
-                    Mode::Strong => {
-                        let current = ns.current(r);
-                        let converged = sub.version.filter(|v| !self.is_retracted(r, *v));
-                        current.or(converged).map(|v| {
-                            let moving = current != Some(v);
-                            Target {
-                                version: v,
-                                download: moving,
-                                install: moving,
-                                uninstall: false,
-                            }
-                        })
-                    }
+                    // Outside a deployment a node stays where it is; one behind the converged
+                    // version (or holding none) gets it through a follow-up deployment
+                    // (reconverge.rs), never on its own.
+                    Mode::Strong => ns.current(r).map(|v| Target {
+                        version: v,
+                        download: false,
+                        install: false,
+                        uninstall: false,
+                    }),
                 };
                 if let Some(t) = t {
                     out.insert(r.clone(), t);

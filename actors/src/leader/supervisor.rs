@@ -277,6 +277,21 @@ impl Handler<StateChanged> for Supervisor {
     }
 }
 
+impl Supervisor {
+    /// The actor of consumer `name`, which the applied state knows: started now when the state
+    /// change that created the consumer has not reached [`Supervisor::sync`] yet (it is notified
+    /// asynchronously), so a report that follows the consumer's creation at once is not dropped.
+    fn consumer_actor(&mut self, name: &str) -> Addr<ConsumerActor> {
+        if let Some(addr) = self.consumers.get(name) {
+            return addr.clone();
+        }
+        tracing::debug!(consumer = %name, "report before the consumer's actor: started now");
+        let addr = ConsumerActor::new(name.to_string(), self.host.clone()).start();
+        self.consumers.insert(name.to_string(), addr.clone());
+        addr
+    }
+}
+
 /// The reports of one batch bound for one consumer actor, with their places in the batch.
 type ConsumerBatch = (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>);
 
@@ -318,7 +333,10 @@ impl Supervisor {
         let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();
         let mut unassigned = Vec::new();
         for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {
-            match consumer.and_then(|c| self.consumers.get(&c).map(|a| (c, a.clone()))) {
+            match consumer.map(|c| {
+                let addr = self.consumer_actor(&c);
+                (c, addr)
+            }) {
                 Some((consumer, addr)) => {
                     let (_, slots, batch) = batches
                         .entry(consumer)

@@ -538,3 +538,27 @@ async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
         "the node's last report was lost"
     );
 }
+
+#[actix::test]
+async fn a_report_right_after_its_consumer_is_created_is_applied() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    // The consumer is applied, but the supervisor has not been told yet (`StateChanged` comes
+    // asynchronously from the applied-index watcher): the report arrives in between.
+    host.apply(Command::CreateConsumer {
+        name: "late".into(),
+        nodes: vec!["late-0".into()],
+    });
+    supervisor
+        .send(Report(node_report("late-0", 1)))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let state = host.state.lock().unwrap();
+    let node = state.node("late-0").expect("late-0 is a consumer node");
+    assert!(node.active, "an answered report was never applied");
+    assert_eq!(node.resources["app"].current, Some(1));
+}

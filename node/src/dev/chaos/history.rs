@@ -89,6 +89,61 @@ pub struct TargetSample {
     pub target: u64,
 }
 
+/// A version no node may be sent after `from_ms` (until `until_ms`, if it was lifted): retracted
+/// everywhere, or held back on one consumer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ban {
+    /// The resource.
+    pub resource: String,
+    /// The version.
+    pub version: u64,
+    /// The consumer it is held back on; `None`: retracted, on every consumer.
+    pub consumer: Option<String>,
+    /// When it took effect: the retraction acknowledged, or the hold's leader-stamped time.
+    pub from_ms: u64,
+    /// When a request lifting it (unretract) was sent, if one was.
+    pub until_ms: Option<u64>,
+}
+
+/// A node's target for one resource, read (linearizably) outside any deployment of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeTarget {
+    /// The node.
+    pub node: String,
+    /// Its consumers in that read.
+    pub consumers: Vec<String>,
+    /// The resource.
+    pub resource: String,
+    /// The version it is targeted at.
+    pub version: u64,
+    /// The target moves it (download or install of a version it does not run).
+    pub moving: bool,
+    /// When the read was sent.
+    pub start_ms: u64,
+}
+
+/// A node report the cluster answered 200 to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportAck {
+    /// The node.
+    pub node: String,
+    /// When it was sent.
+    pub sent_ms: u64,
+    /// When the answer arrived.
+    pub acked_ms: u64,
+}
+
+/// A linearizable read of a node's `active` flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LivenessRead {
+    /// The node.
+    pub node: String,
+    /// When the read was sent.
+    pub start_ms: u64,
+    /// What it said.
+    pub active: bool,
+}
+
 /// One injected fault.
 #[derive(Clone, Debug)]
 pub struct FaultRecord {
@@ -117,6 +172,14 @@ pub struct History {
     pub targets: Mutex<Vec<TargetSample>>,
     /// Operations attempted (writes, pulses, steering), for the summary.
     pub operations: Mutex<u64>,
+    /// Retracted and held-back versions.
+    pub bans: Mutex<Vec<Ban>>,
+    /// Node targets read outside deployments.
+    pub node_targets: Mutex<Vec<NodeTarget>>,
+    /// Acknowledged node reports.
+    pub reports: Mutex<Vec<ReportAck>>,
+    /// Reads of nodes' `active` flag.
+    pub liveness: Mutex<Vec<LivenessRead>>,
 }
 
 impl History {

@@ -3,7 +3,9 @@
 
 mod catchup;
 mod check;
+mod check_fleet;
 mod faults;
+mod fleet_ops;
 mod history;
 mod run;
 mod workload;
@@ -54,7 +56,7 @@ pub struct ChaosArgs {
 
 fn summary_line(r: &SeedReport) -> String {
     format!(
-        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads and {} node targets checked, {} violations",
+        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads and {} node targets checked, {} fleet targets and {} liveness reads against {} bans, {} violations",
         r.seed,
         r.faults.len(),
         r.operations,
@@ -63,6 +65,9 @@ fn summary_line(r: &SeedReport) -> String {
         r.groups,
         r.observations,
         r.targets,
+        r.fleet.0,
+        r.fleet.1,
+        r.fleet.2,
         r.violations.len()
     )
 }

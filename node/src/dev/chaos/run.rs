@@ -12,11 +12,17 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::check::{self, Violation};
+use super::check_fleet;
 use super::faults::{schedule, FaultKind, Injector};
+use super::fleet_ops;
 use super::history::{FaultRecord, History};
 use super::workload::{self, Current, Shared};
 use crate::client::ApiClient;
 use crate::dev::harness::{wait_leader, Cluster, ClusterOptions};
+
+/// What a node's reactivation may take to show in a linearizable read: the commit of its report's
+/// change, plus the leader's liveness tick.
+const LIVENESS_GRACE_MS: u64 = 2_000;
 
 /// What one seed did and found.
 #[derive(Debug)]
@@ -37,6 +43,9 @@ pub struct SeedReport {
     pub observations: usize,
     /// Node targets sampled during deployments.
     pub targets: usize,
+    /// Fleet samples: node targets outside deployments, liveness reads, and bans (retracted or
+    /// held-back versions) they were checked against.
+    pub fleet: (usize, usize, usize),
     /// Broken rules.
     pub violations: Vec<Violation>,
     /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
@@ -63,7 +72,7 @@ pub struct RunConfig {
 pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
     let options = ClusterOptions {
         fault_injection: true,
-        node_timeout_ms: Some(60_000),
+        node_timeout_ms: Some(fleet_ops::NODE_TIMEOUT_MS),
         snapshot_every: 500,
         netns: config.netns,
         ..ClusterOptions::default()
@@ -77,6 +86,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     wait_leader(&api, None, Duration::from_secs(30)).await?;
     let fleet = workload::setup_fleet(api.clone(), config.nodes).await?;
     let group_fleets = workload::setup_group_fleets(api.clone(), 4).await?;
+    let multi = fleet_ops::setup(&api, 3).await?;
     let history = Arc::new(History::default());
     let shared = Arc::new(Shared {
         history: history.clone(),
@@ -112,6 +122,25 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
             rx.clone(),
         )),
         tokio::spawn(workload::grouper(shared.clone(), api.clone(), rx.clone())),
+        tokio::spawn(fleet_ops::reporters(
+            shared.clone(),
+            api.clone(),
+            multi.clone(),
+            rx.clone(),
+        )),
+        tokio::spawn(fleet_ops::operator(
+            shared.clone(),
+            api.clone(),
+            seed,
+            rx.clone(),
+        )),
+        tokio::spawn(fleet_ops::sampler(
+            shared.clone(),
+            api.clone(),
+            multi,
+            seed,
+            rx.clone(),
+        )),
     ];
 
     let mut injector = Injector {
@@ -190,11 +219,26 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     let pulses = history.pulses.lock().unwrap().clone();
     violations.extend(check::all(&observations, &finals, &pulses));
     violations.extend(check::deployment_targets(&history.targets.lock().unwrap()));
+    violations.extend(check_fleet::no_banned_targets(
+        &history.node_targets.lock().unwrap(),
+        &history.bans.lock().unwrap(),
+    ));
+    violations.extend(check_fleet::reporting_nodes_stay_active(
+        &history.liveness.lock().unwrap(),
+        &history.reports.lock().unwrap(),
+        fleet_ops::NODE_TIMEOUT_MS,
+        LIVENESS_GRACE_MS,
+    ));
     let faults = history.faults.lock().unwrap().clone();
     let recoveries = recoveries(&faults, &acked, &finals);
     cluster.lock().unwrap().stop();
     let operations = *history.operations.lock().unwrap();
     let targets = history.targets.lock().unwrap().len();
+    let fleet = (
+        history.node_targets.lock().unwrap().len(),
+        history.liveness.lock().unwrap().len(),
+        history.bans.lock().unwrap().len(),
+    );
     Ok(SeedReport {
         seed,
         faults,
@@ -204,6 +248,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         groups: groups.len(),
         observations: observations.len(),
         targets,
+        fleet,
         violations,
         recoveries,
     })
