@@ -1,6 +1,7 @@
 //! `convoy bench`: throughput, latency, failover and scale of a real local 3-server cluster (RocksDB,
 //! fsync), optionally against a 3-member etcd on the same machine (`convoy bench --scenario throughput --etcd`).
 
+mod apply_pause;
 mod cluster;
 mod etcd;
 mod failover;
@@ -43,6 +44,11 @@ pub enum Scenario {
     /// (g) `--state-nodes` fleet nodes: snapshot size, follower restart, wiped-follower catch-up
     /// through the streamed snapshot. Not in the default set (it fills a 1M-node state).
     LargeState,
+    /// (h) In process: the apply lock's hold per chunk and per snapshot capture while snapshots are
+    /// built, with `--pause-objects` plain resources; and RSS per resource. Not in the default set.
+    ApplyPauseResources,
+    /// (h) The same with `--pause-objects` fleet nodes; and RSS per node. Not in the default set.
+    ApplyPauseNodes,
 }
 
 /// `convoy bench` flags.
@@ -98,6 +104,9 @@ pub struct BenchArgs {
     /// Fleet nodes of the `large-state` scenario.
     #[arg(long, default_value_t = 1_000_000)]
     pub state_nodes: usize,
+    /// Objects of the `apply-pause-*` scenarios.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub pause_objects: usize,
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
@@ -173,6 +182,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 Scenario::Scale => scale::run(&mut ctx).await,
                 Scenario::Restart => scale::restart(&mut ctx).await,
                 Scenario::LargeState => large_state::run(&mut ctx).await,
+                Scenario::ApplyPauseResources => {
+                    apply_pause::run(&mut ctx, apply_pause::Objects::Resources)
+                }
+                Scenario::ApplyPauseNodes => {
+                    apply_pause::run(&mut ctx, apply_pause::Objects::Nodes)
+                }
             };
             result.with_context(|| format!("scenario {scenario:?}"))?;
         }
