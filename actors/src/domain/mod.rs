@@ -11,6 +11,7 @@ mod deployment;
 mod errors;
 pub mod explain;
 mod fleet;
+mod forget;
 mod gauges;
 mod group;
 mod ids;

@@ -141,6 +141,7 @@ impl ClusterState {
             Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
             Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
             Command::Prune { keep } => self.prune(keep, at),
+            Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
         };
         self.settle(&mut cx);
         Ok(response)

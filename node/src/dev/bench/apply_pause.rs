@@ -138,6 +138,36 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// Applies writes `from`, ... in chunks under the write lock for `duration`; returns each chunk's
+/// hold and wait for the lock, and the next write's number.
+fn writes(
+    machine: &RwLock<Machine>,
+    kind: Objects,
+    n: usize,
+    from: usize,
+    duration: Duration,
+) -> (Vec<Duration>, Vec<Duration>, usize) {
+    let (mut holds, mut waits) = (Vec::new(), Vec::new());
+    let mut k = from;
+    let until = Instant::now() + duration;
+    while Instant::now() < until {
+        let cmds: Vec<Command> = (k..k + CHUNK).map(|k| write(kind, n, k)).collect();
+        k += CHUNK;
+        let asked = Instant::now();
+        let mut guard = machine.write().unwrap_or_else(|e| e.into_inner());
+        let t = Instant::now();
+        waits.push(t - asked);
+        for cmd in cmds {
+            apply(&mut guard, cmd, 2);
+        }
+        drop(guard);
+        holds.push(t.elapsed());
+    }
+    holds.sort();
+    waits.sort();
+    (holds, waits, k)
+}
+
 /// Runs the scenario for `kind`.
 pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
     let n = ctx.args.pause_objects;
@@ -184,6 +214,27 @@ pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
     );
 
     let machine = Arc::new(RwLock::new(m));
+    // The control: the same writes with no snapshot being built.
+    let (quiet, _, written) = writes(&machine, kind, n, 0, ctx.args.duration / 2);
+    let quiet_note = format!("{written} writes in chunks of {CHUNK}, no snapshot running");
+    for (metric, value) in [
+        (
+            "apply chunk holds the lock, no snapshots, p99",
+            percentile(&quiet, 0.99),
+        ),
+        (
+            "apply chunk holds the lock, no snapshots, max",
+            quiet.last().copied().unwrap_or_default(),
+        ),
+    ] {
+        ctx.results.add(
+            scenario,
+            format!("{metric}, {n} {what}"),
+            Some(ms(value)),
+            "ms",
+            quiet_note.clone(),
+        );
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let snapshots = Arc::new(AtomicU64::new(0));
     let snapshotter = {
@@ -202,31 +253,14 @@ pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
             Ok(holds)
         })
     };
-    let mut holds = Vec::new();
-    let mut waits = Vec::new();
-    let mut k = 0usize;
-    let until = Instant::now() + ctx.args.duration;
     let started = Instant::now();
-    while Instant::now() < until {
-        let cmds: Vec<Command> = (k..k + CHUNK).map(|k| write(kind, n, k)).collect();
-        k += CHUNK;
-        let asked = Instant::now();
-        let mut guard = machine.write().unwrap_or_else(|e| e.into_inner());
-        let t = Instant::now();
-        waits.push(t - asked);
-        for cmd in cmds {
-            apply(&mut guard, cmd, 2);
-        }
-        drop(guard);
-        holds.push(t.elapsed());
-    }
+    let (holds, waits, k) = writes(&machine, kind, n, written, ctx.args.duration);
+    let k = k - written;
     let elapsed = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     let mut freezes = snapshotter
         .join()
         .map_err(|_| anyhow::anyhow!("the snapshot thread panicked"))??;
-    holds.sort();
-    waits.sort();
     freezes.sort();
     let built = snapshots.load(Ordering::Relaxed);
     let note = format!(
