@@ -1,7 +1,7 @@
 //! `ChunkedVec<T>`: a copy-on-write vector in shared chunks, so a clone of the state costs O(chunks), not O(items).
 //!
-//! Items live in chunks of [`CHUNK`] behind `Arc`s; every chunk but the last is full, so item `i` is in chunk
-//! `i / CHUNK`. A clone copies only the chunk pointers; the first write to a chunk still shared with a clone (a
+//! Items live in chunks of about [`CHUNK_BYTES`] behind `Arc`s; every chunk but the last is full, so item `i` is
+//! in chunk `i / per_chunk`. A clone copies only the chunk pointers; the first write to a chunk still shared with a clone (a
 //! frozen snapshot) copies that one chunk (`Arc::make_mut`). Logically it is a `Vec<T>`: it indexes, iterates,
 //! compares and debug-prints like one, and its serde encoding is exactly `Vec<T>`'s (a sequence), so snapshots are
 //! byte-identical to those of the `Vec` it replaces.
@@ -12,9 +12,26 @@ use std::fmt;
 use std::ops::{Index, IndexMut};
 use std::sync::Arc;
 
-/// Items per chunk: large enough that the chunk pointers of a million items are a few kB, small enough that the
-/// first write after a snapshot copies tens of kB, not the vector.
-pub const CHUNK: usize = 1024;
+/// Bytes of items per chunk: the first write to a chunk after a snapshot copies (clones) this much, and a million
+/// items of 100 B need 12,000 chunk pointers (100 kB to copy when the state is frozen).
+pub const CHUNK_BYTES: usize = 8192;
+
+/// Items per chunk for `T`: [`CHUNK_BYTES`] of them, a power of two between 16 and 4096.
+const fn per_chunk<T>() -> usize {
+    let size = if std::mem::size_of::<T>() == 0 {
+        1
+    } else {
+        std::mem::size_of::<T>()
+    };
+    let n = (CHUNK_BYTES / size).next_power_of_two();
+    if n < 16 {
+        16
+    } else if n > 4096 {
+        4096
+    } else {
+        n
+    }
+}
 
 /// A `Vec<T>` in shared copy-on-write chunks (see the module docs).
 #[derive(Clone)]
@@ -33,6 +50,9 @@ impl<T> Default for ChunkedVec<T> {
 }
 
 impl<T: Clone> ChunkedVec<T> {
+    /// Items per chunk.
+    pub const CHUNK: usize = per_chunk::<T>();
+
     /// An empty vector.
     pub fn new() -> Self {
         Self::default()
@@ -50,7 +70,7 @@ impl<T: Clone> ChunkedVec<T> {
 
     /// Item `i`.
     pub fn get(&self, i: usize) -> Option<&T> {
-        (i < self.len).then(|| &self.chunks[i / CHUNK][i % CHUNK])
+        (i < self.len).then(|| &self.chunks[i / Self::CHUNK][i % Self::CHUNK])
     }
 
     /// Item `i`, mutably (copies its chunk if a clone shares it).
@@ -58,7 +78,7 @@ impl<T: Clone> ChunkedVec<T> {
         if i >= self.len {
             return None;
         }
-        Some(&mut Arc::make_mut(&mut self.chunks[i / CHUNK])[i % CHUNK])
+        Some(&mut Arc::make_mut(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
     }
 
     /// The first item.
@@ -74,9 +94,9 @@ impl<T: Clone> ChunkedVec<T> {
     /// Appends `item`.
     pub fn push(&mut self, item: T) {
         match self.chunks.last_mut() {
-            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(item),
+            Some(last) if last.len() < Self::CHUNK => Arc::make_mut(last).push(item),
             _ => {
-                let mut chunk = Vec::with_capacity(CHUNK.min(self.len.max(4)));
+                let mut chunk = Vec::with_capacity(Self::CHUNK.min(self.len.max(4)));
                 chunk.push(item);
                 self.chunks.push(Arc::new(chunk));
             }
@@ -129,11 +149,11 @@ impl<T: Clone> ChunkedVec<T> {
     /// The items from position `start` on, in order (`vec[start..].iter()`, without walking the first ones).
     pub fn iter_from(&self, start: usize) -> Iter<'_, T> {
         let start = start.min(self.len);
-        let skip_chunks = start / CHUNK;
+        let skip_chunks = start / Self::CHUNK;
         let mut inner = self.chunks[skip_chunks..]
             .iter()
             .flat_map(chunk_items::<T> as fn(&Arc<Vec<T>>) -> std::slice::Iter<'_, T>);
-        for _ in 0..start % CHUNK {
+        for _ in 0..start % Self::CHUNK {
             inner.next();
         }
         Iter {
@@ -258,7 +278,7 @@ impl<T: Clone> IndexMut<usize> for ChunkedVec<T> {
 impl<T: Clone> From<Vec<T>> for ChunkedVec<T> {
     fn from(items: Vec<T>) -> Self {
         let len = items.len();
-        if len <= CHUNK {
+        if len <= Self::CHUNK {
             let chunks = if len == 0 {
                 Vec::new()
             } else {
@@ -266,10 +286,10 @@ impl<T: Clone> From<Vec<T>> for ChunkedVec<T> {
             };
             return ChunkedVec { chunks, len };
         }
-        let mut chunks = Vec::with_capacity(len.div_ceil(CHUNK));
+        let mut chunks = Vec::with_capacity(len.div_ceil(Self::CHUNK));
         let mut items = items.into_iter();
         loop {
-            let chunk: Vec<T> = items.by_ref().take(CHUNK).collect();
+            let chunk: Vec<T> = items.by_ref().take(Self::CHUNK).collect();
             if chunk.is_empty() {
                 break;
             }

@@ -3,6 +3,8 @@
 use super::*;
 use proptest::prelude::*;
 
+const CHUNK: usize = ChunkedVec::<u32>::CHUNK;
+
 #[derive(Clone, Debug)]
 enum Op {
     Push(u16),
@@ -26,7 +28,7 @@ fn op() -> impl Strategy<Value = Op> {
 
 proptest! {
     #[test]
-    fn chunked_vec_is_a_vec(ops in proptest::collection::vec(op(), 0..200), bulk in 0usize..3000) {
+    fn chunked_vec_is_a_vec(ops in proptest::collection::vec(op(), 0..200), bulk in 0usize..10_000) {
         let mut v: ChunkedVec<u16> = (0..bulk as u16).collect();
         let mut b: Vec<u16> = (0..bulk as u16).collect();
         let mut frozen = Vec::new();
@@ -57,6 +59,24 @@ proptest! {
         for (fv, fb) in frozen {
             prop_assert_eq!(fv, fb, "a clone never sees later writes");
         }
+    }
+}
+
+#[test]
+fn chunks_hold_about_chunk_bytes_of_items() {
+    assert_eq!(ChunkedVec::<u32>::CHUNK, 2048);
+    assert_eq!(ChunkedVec::<[u8; 100]>::CHUNK, 128);
+    assert_eq!(ChunkedVec::<[u8; 4096]>::CHUNK, 16);
+    assert_eq!(ChunkedVec::<()>::CHUNK, 4096);
+}
+
+#[test]
+fn iter_from_starts_anywhere() {
+    let v: ChunkedVec<u32> = (0..3 * CHUNK as u32 + 7).collect();
+    for start in [0, 1, CHUNK - 1, CHUNK, 2 * CHUNK + 3, v.len(), v.len() + 5] {
+        let expected: Vec<u32> = (start.min(v.len()) as u32..v.len() as u32).collect();
+        assert_eq!(v.iter_from(start).copied().collect::<Vec<_>>(), expected, "{start}");
+        assert_eq!(v.iter_from(start).len(), expected.len());
     }
 }
 
