@@ -75,7 +75,11 @@ fn iter_from_starts_anywhere() {
     let v: ChunkedVec<u32> = (0..3 * CHUNK as u32 + 7).collect();
     for start in [0, 1, CHUNK - 1, CHUNK, 2 * CHUNK + 3, v.len(), v.len() + 5] {
         let expected: Vec<u32> = (start.min(v.len()) as u32..v.len() as u32).collect();
-        assert_eq!(v.iter_from(start).copied().collect::<Vec<_>>(), expected, "{start}");
+        assert_eq!(
+            v.iter_from(start).copied().collect::<Vec<_>>(),
+            expected,
+            "{start}"
+        );
         assert_eq!(v.iter_from(start).len(), expected.len());
     }
 }

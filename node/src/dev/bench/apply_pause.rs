@@ -127,6 +127,15 @@ impl Write for Count {
     }
 }
 
+/// This thread's CPU time so far (`/proc/thread-self/schedstat`, first field, ns): a lock hold's
+/// own work, without the time the thread sat preempted on a busy machine.
+fn thread_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -138,16 +147,27 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Applies writes `from`, ... in chunks under the write lock for `duration`; returns each chunk's
-/// hold and wait for the lock, and the next write's number.
+/// What [`writes`] measured per chunk, each sorted.
+struct Chunks {
+    /// Wall time the write lock was held.
+    holds: Vec<Duration>,
+    /// CPU time of this thread while it held the lock.
+    cpu: Vec<Duration>,
+    /// Wall time waiting for the lock.
+    waits: Vec<Duration>,
+    /// The next write's number.
+    next: usize,
+}
+
+/// Applies writes `from`, ... in chunks under the write lock for `duration`.
 fn writes(
     machine: &RwLock<Machine>,
     kind: Objects,
     n: usize,
     from: usize,
     duration: Duration,
-) -> (Vec<Duration>, Vec<Duration>, usize) {
-    let (mut holds, mut waits) = (Vec::new(), Vec::new());
+) -> Chunks {
+    let (mut holds, mut waits, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
     let mut k = from;
     let until = Instant::now() + duration;
     while Instant::now() < until {
@@ -156,16 +176,24 @@ fn writes(
         let asked = Instant::now();
         let mut guard = machine.write().unwrap_or_else(|e| e.into_inner());
         let t = Instant::now();
+        let c = thread_cpu();
         waits.push(t - asked);
         for cmd in cmds {
             apply(&mut guard, cmd, 2);
         }
+        cpu.push(thread_cpu().saturating_sub(c));
         drop(guard);
         holds.push(t.elapsed());
     }
     holds.sort();
     waits.sort();
-    (holds, waits, k)
+    cpu.sort();
+    Chunks {
+        holds,
+        cpu,
+        waits,
+        next: k,
+    }
 }
 
 /// Runs the scenario for `kind`.
@@ -215,16 +243,26 @@ pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
 
     let machine = Arc::new(RwLock::new(m));
     // The control: the same writes with no snapshot being built.
-    let (quiet, _, written) = writes(&machine, kind, n, 0, ctx.args.duration / 2);
+    let quiet = writes(&machine, kind, n, 0, ctx.args.duration / 2);
+    let written = quiet.next;
     let quiet_note = format!("{written} writes in chunks of {CHUNK}, no snapshot running");
+    let max = |v: &[Duration]| v.last().copied().unwrap_or_default();
     for (metric, value) in [
         (
             "apply chunk holds the lock, no snapshots, p99",
-            percentile(&quiet, 0.99),
+            percentile(&quiet.holds, 0.99),
         ),
         (
             "apply chunk holds the lock, no snapshots, max",
-            quiet.last().copied().unwrap_or_default(),
+            max(&quiet.holds),
+        ),
+        (
+            "apply chunk's CPU time under the lock, no snapshots, p99",
+            percentile(&quiet.cpu, 0.99),
+        ),
+        (
+            "apply chunk's CPU time under the lock, no snapshots, max",
+            max(&quiet.cpu),
         ),
     ] {
         ctx.results.add(
@@ -239,14 +277,15 @@ pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
     let snapshots = Arc::new(AtomicU64::new(0));
     let snapshotter = {
         let (machine, stop, snapshots) = (machine.clone(), stop.clone(), snapshots.clone());
-        std::thread::spawn(move || -> io::Result<Vec<Duration>> {
+        std::thread::spawn(move || -> io::Result<Vec<(Duration, Duration)>> {
             let mut holds = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let guard = machine.read().unwrap_or_else(|e| e.into_inner());
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), thread_cpu());
                 let frozen = guard.freeze().expect("Machine freezes");
+                let cpu = thread_cpu().saturating_sub(c);
                 drop(guard);
-                holds.push(t.elapsed());
+                holds.push((t.elapsed(), cpu));
                 frozen(&mut Count(0))?;
                 snapshots.fetch_add(1, Ordering::Relaxed);
             }
@@ -254,31 +293,41 @@ pub fn run(ctx: &mut Ctx, kind: Objects) -> anyhow::Result<()> {
         })
     };
     let started = Instant::now();
-    let (holds, waits, k) = writes(&machine, kind, n, written, ctx.args.duration);
-    let k = k - written;
+    let busy = writes(&machine, kind, n, written, ctx.args.duration);
+    let k = busy.next - written;
     let elapsed = started.elapsed();
     stop.store(true, Ordering::Relaxed);
-    let mut freezes = snapshotter
+    let frozen = snapshotter
         .join()
         .map_err(|_| anyhow::anyhow!("the snapshot thread panicked"))??;
+    let mut freezes: Vec<Duration> = frozen.iter().map(|f| f.0).collect();
+    let mut freeze_cpu: Vec<Duration> = frozen.iter().map(|f| f.1).collect();
     freezes.sort();
+    freeze_cpu.sort();
     let built = snapshots.load(Ordering::Relaxed);
     let note = format!(
         "{k} writes in chunks of {CHUNK} over {:.1} s ({:.0}/s) while {built} snapshots were built",
         elapsed.as_secs_f64(),
         k as f64 / elapsed.as_secs_f64()
     );
-    let max = |v: &[Duration]| v.last().copied().unwrap_or_default();
     for (metric, value) in [
-        ("apply chunk holds the lock, p99", percentile(&holds, 0.99)),
-        ("apply chunk holds the lock, max", max(&holds)),
-        ("freeze holds the lock, p99", percentile(&freezes, 0.99)),
+        (
+            "apply chunk holds the lock, p99",
+            percentile(&busy.holds, 0.99),
+        ),
+        ("apply chunk holds the lock, max", max(&busy.holds)),
+        (
+            "apply chunk's CPU time under the lock, p99",
+            percentile(&busy.cpu, 0.99),
+        ),
+        ("apply chunk's CPU time under the lock, max", max(&busy.cpu)),
         ("freeze holds the lock, max", max(&freezes)),
+        ("freeze's CPU time under the lock, max", max(&freeze_cpu)),
         (
             "apply chunk waits for the lock, p99",
-            percentile(&waits, 0.99),
+            percentile(&busy.waits, 0.99),
         ),
-        ("apply chunk waits for the lock, max", max(&waits)),
+        ("apply chunk waits for the lock, max", max(&busy.waits)),
     ] {
         ctx.results.add(
             scenario,
