@@ -127,13 +127,19 @@ impl Write for Count {
     }
 }
 
-/// This thread's CPU time so far (`/proc/thread-self/schedstat`, first field, ns): a lock hold's
-/// own work, without the time the thread sat preempted on a busy machine.
+/// This thread's CPU time so far (`CLOCK_THREAD_CPUTIME_ID`): a lock hold's own work, without the
+/// time the thread sat preempted on a busy machine.
 fn thread_cpu() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .map_or(Duration::ZERO, Duration::from_nanos)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
