@@ -189,7 +189,8 @@ impl<T: Clone> ChunkedVec<T> {
         let kept: Vec<T> = self
             .iter()
             .zip(keeps)
-            .filter_map(|(x, k)| k.then(|| x.clone()))
+            .filter(|(_, k)| *k)
+            .map(|(x, _)| x.clone())
             .collect();
         *self = kept.into();
     }
@@ -210,6 +211,9 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
+/// How [`Iter`] walks into a chunk.
+type ChunkItems<'a, T> = fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>;
+
 fn chunk_items<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
     chunk.iter()
 }
@@ -220,7 +224,7 @@ pub struct Iter<'a, T> {
     inner: std::iter::FlatMap<
         std::slice::Iter<'a, Arc<Vec<T>>>,
         std::slice::Iter<'a, T>,
-        fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>,
+        ChunkItems<'a, T>,
     >,
     left: usize,
 }
