@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config_checks as checks;
-use convoy_actors::leader::DEFAULT_DEPLOYMENT_HISTORY;
+use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
@@ -89,6 +89,7 @@ pub struct FileConfig {
     snapshot_chunk_bytes: Option<usize>,
     node_timeout_ms: Option<u64>,
     deployment_history: Option<u32>,
+    forget_nodes_after: Option<String>,
     request_timeout_ms: Option<u64>,
     enable_fault_injection: Option<bool>,
     tls_cert_file: Option<PathBuf>,
@@ -150,6 +151,10 @@ pub struct ServerArgs {
     /// keep only their summary.
     #[arg(long, env = "CONVOY_DEPLOYMENT_HISTORY")]
     pub deployment_history: Option<u32>,
+    /// A node in no consumer that stops reporting for this long is forgotten (humantime, e.g. `7d`,
+    /// the default; `0s`: never).
+    #[arg(long, env = "CONVOY_FORGET_NODES_AFTER")]
+    pub forget_nodes_after: Option<String>,
     /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
     #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub request_timeout_ms: Option<u64>,
@@ -190,6 +195,8 @@ pub struct ServerConfig {
     pub node_timeout: Duration,
     /// Finished deployments that keep their per-node detail (the leader prunes older ones).
     pub deployment_history: u32,
+    /// Nodes in no consumer silent this long are forgotten by the leader; zero: never.
+    pub forget_nodes_after: Duration,
     /// Whether the test-only fault endpoint is served.
     pub fault_injection: bool,
     /// TLS for the HTTP API; `None`: plain HTTP.
@@ -440,7 +447,19 @@ impl ServerArgs {
             .or(file.insecure_no_auth)
             .unwrap_or(false);
         let auth = auth_mode(bootstrap_token.is_some(), insecure, &http_addr)?;
+        let forget_nodes_after = match self.forget_nodes_after.clone().or(file.forget_nodes_after) {
+            None => DEFAULT_FORGET_NODES_AFTER,
+            Some(text) => humantime::parse_duration(&text).map_err(|e| {
+                let shown: String = text.chars().take(100).collect();
+                invalid(
+                    "forget_nodes_after",
+                    &shown,
+                    &format!("{e}: give a duration such as 7d or 12h, or 0s for never"),
+                )
+            })?,
+        };
         Ok(ServerConfig {
+            forget_nodes_after,
             tls,
             raft,
             node_timeout: Duration::from_millis(node_timeout_ms),

@@ -3,7 +3,7 @@
 use convoy_actors::domain::{ClusterState, Command, DomainError, ErrorKind, Response};
 use std::io::{self, Read, Write};
 
-use convoy_raft::{codec, StateMachine};
+use convoy_raft::{codec, FrozenState, StateMachine};
 use serde::{Deserialize, Serialize};
 
 use crate::api::error::ApiError;
@@ -78,6 +78,17 @@ impl StateMachine for Machine {
         codec::encode_into(&self.state, out)
             .map(drop)
             .map_err(io::Error::other)
+    }
+
+    /// Clones the state: every map and large vector in it is copy-on-write (`CowMap`, `ChunkedVec`), so the
+    /// clone costs O(chunks), and the snapshot is serialized from it after the apply lock is released.
+    fn freeze(&self) -> Option<FrozenState> {
+        let state = self.state.clone();
+        Some(Box::new(move |out: &mut dyn Write| {
+            codec::encode_into(&state, out)
+                .map(drop)
+                .map_err(io::Error::other)
+        }))
     }
 
     /// Reads what [`Machine::snapshot_to`] wrote, up to [`codec::MAX_SNAPSHOT_BYTES`].

@@ -153,6 +153,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
 
     let node_timeout = config.node_timeout;
     let deployment_history = config.deployment_history;
+    let forget_nodes_after = config.forget_nodes_after;
     let fault_injection = config.fault_injection;
     if fault_injection {
         tracing::warn!(
@@ -173,6 +174,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
             SupervisorConfig {
                 node_timeout,
                 deployment_history,
+                forget_nodes_after,
             },
         )
         .start();

@@ -396,6 +396,7 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
             let snapshot = SnapshotData::from_file(file)?;
             let ms = started.elapsed().as_millis() as u64;
             let apply_held_ms = held.as_millis() as u64;
+            crate::stats::record_snapshot_freeze(held);
             tracing::info!(last_log_id = ?info.last_applied, bytes = snapshot.len(), ms, apply_held_ms, "built snapshot");
             crate::stats::record_snapshot(false, started.elapsed(), snapshot.len());
             Ok(SnapshotOf::<TypeConfig, SnapshotData> {

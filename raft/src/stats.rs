@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use prometheus::{Histogram, HistogramOpts, IntCounter, IntGauge, Registry};
+use prometheus::{Gauge, Histogram, HistogramOpts, IntCounter, IntGauge, Registry};
 
 /// The histograms and counters of this module, registered once per process.
 pub struct Stats {
@@ -23,6 +23,46 @@ pub struct Stats {
     pub snapshots_built: IntCounter,
     /// Snapshots installed here.
     pub snapshots_installed: IntCounter,
+    /// Seconds the apply lock is held per applied chunk of entries (writers and readers wait meanwhile).
+    pub apply_pause: Histogram,
+    /// The longest apply-lock hold per chunk since the process started, seconds.
+    pub apply_pause_max: Gauge,
+    /// Seconds the apply lock is held to capture the state for a snapshot (the state machine's `freeze`, or
+    /// the whole serialization when it cannot freeze).
+    pub snapshot_freeze: Histogram,
+    /// The longest such hold since the process started, seconds.
+    pub snapshot_freeze_max: Gauge,
+}
+
+/// Buckets for apply-loop pauses: 10 µs to 1 s.
+const PAUSE_BUCKETS: &[f64] = &[
+    0.00001, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25,
+    1.0,
+];
+
+fn gauge(name: &str, help: &str) -> Gauge {
+    Gauge::new(name, help).expect("valid gauge")
+}
+
+/// Observes `took` in `histogram` and raises `max` to it if longer.
+fn observe_pause(histogram: &Histogram, max: &Gauge, took: Duration) {
+    let secs = took.as_secs_f64();
+    histogram.observe(secs);
+    if secs > max.get() {
+        max.set(secs);
+    }
+}
+
+/// Records how long one applied chunk held the apply lock.
+pub fn record_apply_pause(took: Duration) {
+    let s = stats();
+    observe_pause(&s.apply_pause, &s.apply_pause_max, took);
+}
+
+/// Records how long capturing the state for a snapshot held the apply lock.
+pub fn record_snapshot_freeze(took: Duration) {
+    let s = stats();
+    observe_pause(&s.snapshot_freeze, &s.snapshot_freeze_max, took);
 }
 
 /// Buckets for disk latencies: 50 µs to 2.5 s.
@@ -79,6 +119,24 @@ impl Stats {
                 "Snapshots received from the leader and installed on this server.",
             )
             .expect("valid counter"),
+            apply_pause: histogram(
+                "convoy_apply_pause_seconds",
+                "Time the apply lock is held per applied chunk of log entries (writers and reads wait).",
+                PAUSE_BUCKETS,
+            ),
+            apply_pause_max: gauge(
+                "convoy_apply_pause_max_seconds",
+                "The longest apply-lock hold per applied chunk since this server started.",
+            ),
+            snapshot_freeze: histogram(
+                "convoy_snapshot_freeze_seconds",
+                "Time the apply lock is held to capture the state for a snapshot.",
+                PAUSE_BUCKETS,
+            ),
+            snapshot_freeze_max: gauge(
+                "convoy_snapshot_freeze_max_seconds",
+                "The longest apply-lock hold to capture the state for a snapshot since this server started.",
+            ),
         };
         let r = &stats.registry;
         for c in [
@@ -89,6 +147,10 @@ impl Stats {
             Box::new(stats.snapshot_bytes.clone()),
             Box::new(stats.snapshots_built.clone()),
             Box::new(stats.snapshots_installed.clone()),
+            Box::new(stats.apply_pause.clone()),
+            Box::new(stats.apply_pause_max.clone()),
+            Box::new(stats.snapshot_freeze.clone()),
+            Box::new(stats.snapshot_freeze_max.clone()),
         ] {
             r.register(c).expect("names are unique");
         }

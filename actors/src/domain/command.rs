@@ -277,6 +277,13 @@ pub enum Command {
         /// Terminal deployments that keep their detail (`deployment_history`).
         keep: u32,
     },
+    /// The leader's retention of nodes (forget.rs): forget these nodes, which belong to no consumer
+    /// and no active deployment and were silent for `forget_nodes_after`. Apply checks the first two
+    /// again and skips a node that no longer meets them.
+    ForgetNodes {
+        /// Node ids.
+        nodes: Vec<String>,
+    },
 }
 
 /// Answer to a pulse.
@@ -356,5 +363,10 @@ pub enum Response {
     Pruned {
         /// Deployments pruned by this command.
         pruned: u32,
+    },
+    /// `ForgetNodes`: how many nodes it forgot.
+    Forgotten {
+        /// Nodes forgotten by this command.
+        forgotten: u32,
     },
 }

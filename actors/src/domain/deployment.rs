@@ -1,5 +1,6 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
+use super::chunked::ChunkedVec;
 use super::errors::DomainError;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 use super::status::{self, PausedBy, Status};
@@ -127,13 +128,13 @@ pub struct Deployment {
     /// Last pulse (replicated, so a new leader can re-arm the countdown).
     pub last_pulse_at: Option<Timestamp>,
     /// The node set in its fixed order.
-    pub nodes: Vec<DeploymentNode>,
+    pub nodes: ChunkedVec<DeploymentNode>,
     /// The whole consumer (not narrowed by ordinal ranges).
     pub full: bool,
     /// The group deployment that started it.
     pub group: Option<GroupDeploymentId>,
     /// Events.
-    pub events: Vec<Event>,
+    pub events: ChunkedVec<Event>,
     /// Next position to admit to install (forward).
     pub install_cursor: u32,
     /// Next position to admit to download (forward).
@@ -202,10 +203,10 @@ impl Deployment {
             settings,
             created_at: at,
             last_pulse_at: None,
-            nodes,
+            nodes: nodes.into(),
             full,
             group: None,
-            events: Vec::new(),
+            events: ChunkedVec::new(),
             install_cursor: 0,
             download_cursor: 0,
             install_used: 0,
@@ -251,13 +252,6 @@ impl Deployment {
         message: Option<String>,
     ) {
         let status = (kind == EventKind::Status).then_some(self.status);
-        if self.events.len() == self.events.capacity() {
-            // About three events per node (download, install, outcome): grow to that at once instead of
-            // doubling a large vector many times (a clone keeps no spare capacity).
-            let expected = 3 * self.nodes.len() + 8;
-            self.events
-                .reserve(expected.saturating_sub(self.events.len()).max(1));
-        }
         self.events.push(Event {
             at,
             kind,

@@ -4,11 +4,14 @@
 //! gets byte-identical snapshots. See `docs/ARCHITECTURE.md` ("Domain core") for the map from each section of
 //! DEPLOYMENTS.md to modules and tests.
 
+mod chunked;
 mod command;
+mod cow;
 mod deployment;
 mod errors;
 pub mod explain;
 mod fleet;
+mod forget;
 mod gauges;
 mod group;
 mod ids;
@@ -41,7 +44,9 @@ mod views;
 #[cfg(test)]
 mod testkit;
 
+pub use chunked::ChunkedVec;
 pub use command::{Command, DeploymentSpec, GroupStatus, PulseAnswer, Response};
+pub use cow::CowMap;
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
 pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,

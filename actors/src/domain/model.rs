@@ -1,5 +1,6 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
+use super::chunked::ChunkedVec;
 use super::ids::{Actor, DeploymentId, Timestamp};
 use super::policy::Policy;
 use super::vecmap::{OneInline, VecMap, VecSet};
@@ -120,7 +121,7 @@ pub struct Consumer {
     /// Name.
     pub name: String,
     /// Node ids; a node's ordinal is its index here.
-    pub nodes: Vec<String>,
+    pub nodes: ChunkedVec<String>,
     /// Subscriptions by resource.
     pub subscriptions: BTreeMap<String, Subscription>,
     /// The active deployment per resource (at most one).

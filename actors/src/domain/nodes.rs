@@ -1,16 +1,22 @@
 //! `NodeTable`: the replicated node states, ordered by id, with an O(1) id lookup for the report hot path.
 //!
 //! Logically (serde, `PartialEq`, `Debug`, `iter`) it is exactly the `BTreeMap<String, NodeState>` it replaced:
-//! it encodes as a map in id order, so snapshots are byte-identical. Internally the states live in a `Vec` by
-//! slot (insertion order), the ids in one string arena by slot, `order` maps ids to slots in id order, and
-//! `index` is an open-addressing hash table from id to slot (randomly keyed SipHash, so agents cannot force
-//! collisions), used only for lookups and never iterated. Slot numbers are an internal detail: they are never serialized
-//! or exposed, so a state restored from a snapshot (slots in id order) behaves identically to the original.
+//! it encodes as a map in id order, so snapshots are byte-identical. Internally the states live in a vector by
+//! slot (insertion order), the ids in another by slot, `order` maps ids to slots in id order, and `index` is an
+//! open-addressing hash table from id to slot (randomly keyed SipHash, so agents cannot force collisions), used
+//! only for lookups and never iterated. Slot numbers are an internal detail: they are never serialized or
+//! exposed, so a state restored from a snapshot (slots in id order) behaves identically to the original.
+//!
+//! Every part is copy-on-write ([`ChunkedVec`] chunks, a persistent `imbl::OrdMap`), so a clone (the frozen
+//! state a snapshot is written from) costs O(chunks) and a write after it copies one chunk of each part it
+//! touches, not the table.
 
+use super::chunked::ChunkedVec;
 use super::ids::DeploymentId;
 use super::model::NodeState;
+use imbl::OrdMap;
 use serde::de::{Deserialize, Deserializer};
-use serde::ser::{Serialize, Serializer};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::hash_map::RandomState;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,28 +28,25 @@ const EMPTY: u32 = u32::MAX;
 #[derive(Clone, Default)]
 pub(crate) struct NodeTable {
     /// States by slot.
-    slots: Vec<NodeState>,
-    /// Every id, concatenated in slot order; slot `s` is `names[ends[s-1]..ends[s]]`.
-    names: String,
-    ends: Vec<u32>,
+    slots: ChunkedVec<NodeState>,
+    /// Ids by slot.
+    ids: ChunkedVec<Box<str>>,
     /// Ids in id order, with their slot.
-    order: BTreeMap<String, u32>,
+    order: OrdMap<String, u32>,
     /// Open addressing, linear probing, at most 3/4 full: `tag << bits | slot` (`bits` = log2 of the length, the
     /// tag is high hash bits that spare most name comparisons), or `EMPTY`. Four bytes an entry keep it small
     /// enough to stay cached between reports. Never iterated.
-    index: Vec<u32>,
+    index: ChunkedVec<u32>,
     hasher: RandomState,
 }
 
 impl NodeTable {
     fn name(&self, slot: u32) -> &str {
-        let s = slot as usize;
-        let start = if s == 0 { 0 } else { self.ends[s - 1] as usize };
-        &self.names[start..self.ends[s] as usize]
+        &self.ids[slot as usize]
     }
 
-    /// The slot of `id`, or where to insert it and the entry's tag part.
-    fn probe(&self, id: &str) -> Result<u32, (usize, u32)> {
+    /// Where `id`'s entry is in the index and its slot, or where to insert it and the entry's tag part.
+    fn find(&self, id: &str) -> Result<(usize, u32), (usize, u32)> {
         let hash = self.hasher.hash_one(id);
         if self.index.is_empty() {
             return Err((0, 0));
@@ -59,10 +62,15 @@ impl NodeTable {
                 return Err((i, tag));
             }
             if e & !slot_mask == tag && self.name(e & slot_mask) == id {
-                return Ok(e & slot_mask);
+                return Ok((i, e & slot_mask));
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// The slot of `id`, or where to insert it and the entry's tag part.
+    fn probe(&self, id: &str) -> Result<u32, (usize, u32)> {
+        self.find(id).map(|(_, slot)| slot)
     }
 
     /// The node `id`'s state.
@@ -96,13 +104,11 @@ impl NodeTable {
 
     fn insert(&mut self, id: String, state: NodeState) -> u32 {
         let slot = u32::try_from(self.slots.len()).expect("fewer than 2^32 nodes");
-        assert!(self.names.len() + id.len() <= u32::MAX as usize);
         if (self.slots.len() + 1) * 4 > self.index.len() * 3 {
             self.grow();
         }
         self.slots.push(state);
-        self.names.push_str(&id);
-        self.ends.push(self.names.len() as u32);
+        self.ids.push(id.as_str().into());
         let (i, tag) = self.probe(&id).expect_err("new id");
         self.index[i] = tag | slot;
         self.order.insert(id, slot);
@@ -113,10 +119,55 @@ impl NodeTable {
     fn grow(&mut self) {
         let len = (self.index.len() * 2).max(16);
         assert!(len <= 1 << 31, "fewer than 2^31 index entries");
-        self.index = vec![EMPTY; len];
+        self.index = vec![EMPTY; len].into();
         for slot in 0..self.slots.len() as u32 {
             let (i, tag) = self.probe(self.name(slot)).expect_err("ids are unique");
             self.index[i] = tag | slot;
+        }
+    }
+
+    /// Forgets node `id`; returns its state. The last slot moves into its slot (slots stay dense) and its index
+    /// entry is deleted by backward shifting, so no tombstone slows later lookups.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<NodeState> {
+        let (pos, slot) = self.find(id).ok()?;
+        self.delete_entry(pos);
+        self.order.remove(id);
+        let last = (self.slots.len() - 1) as u32;
+        if slot != last {
+            let moved = self.name(last).to_string();
+            let (moved_pos, _) = self.find(&moved).expect("the last slot is indexed");
+            let bits = self.index.len().trailing_zeros();
+            self.index[moved_pos] = (self.index[moved_pos] >> bits << bits) | slot;
+            self.order.insert(moved, slot);
+        }
+        self.ids.swap_remove(slot as usize);
+        Some(self.slots.swap_remove(slot as usize))
+    }
+
+    /// Empties index entry `pos` and shifts back the entries of its probe run that may move into the gap.
+    fn delete_entry(&mut self, mut pos: usize) {
+        let mask = self.index.len() - 1;
+        let slot_mask = (1u32 << self.index.len().trailing_zeros()) - 1;
+        self.index[pos] = EMPTY;
+        let mut j = pos;
+        loop {
+            j = (j + 1) & mask;
+            let e = self.index[j];
+            if e == EMPTY {
+                return;
+            }
+            let home = self.hasher.hash_one(self.name(e & slot_mask)) as usize & mask;
+            // The entry at `j` may move to `pos` unless its home lies cyclically in (pos, j].
+            let stays = if pos <= j {
+                pos < home && home <= j
+            } else {
+                pos < home || home <= j
+            };
+            if !stays {
+                self.index[pos] = e;
+                self.index[j] = EMPTY;
+                pos = j;
+            }
         }
     }
 
@@ -128,11 +179,12 @@ impl NodeTable {
         nodes: impl ExactSizeIterator<Item = &'a str>,
     ) {
         if nodes.len() * 4 >= self.slots.len() {
-            for ns in &mut self.slots {
-                if !ns.deployments.is_empty() {
+            self.slots.update_where(
+                |ns| ns.deployments.contains_key(&id),
+                |ns| {
                     ns.deployments.remove(&id);
-                }
-            }
+                },
+            );
         } else {
             for n in nodes {
                 if let Some(ns) = self.get_mut(n) {
@@ -153,6 +205,15 @@ impl NodeTable {
             .iter()
             .map(|(id, &s)| (id, &self.slots[s as usize]))
     }
+
+    /// Shares every part with `other` (a clone of it, unchanged since).
+    #[cfg(test)]
+    pub(crate) fn shares_all_with(&self, other: &Self) -> bool {
+        self.slots.shares_all_chunks_with(&other.slots)
+            && self.ids.shares_all_chunks_with(&other.ids)
+            && self.index.shares_all_chunks_with(&other.index)
+            && self.order.ptr_eq(&other.order)
+    }
 }
 
 impl PartialEq for NodeTable {
@@ -169,7 +230,11 @@ impl fmt::Debug for NodeTable {
 
 impl Serialize for NodeTable {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.iter())
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (id, state) in self.iter() {
+            map.serialize_entry(id, state)?;
+        }
+        map.end()
     }
 }
 
@@ -194,6 +259,10 @@ impl FromIterator<(String, NodeState)> for NodeTable {
         t
     }
 }
+
+#[cfg(test)]
+#[path = "nodes_test.rs"]
+mod nodes_test;
 
 #[cfg(test)]
 mod tests {

@@ -108,7 +108,7 @@ impl ClusterState {
             name.clone(),
             Consumer {
                 name,
-                nodes,
+                nodes: nodes.into(),
                 ..Consumer::default()
             },
         );

@@ -7,6 +7,7 @@
 //! into the dropped lists. "Oldest" is by the time it ended, then by id; the command carries the
 //! limit, so every replica prunes the same deployments.
 
+use super::chunked::ChunkedVec;
 use super::command::Response;
 use super::deployment::{Deployment, Event, EventKind};
 use super::ids::{Actor, DeploymentId, Timestamp};
@@ -54,7 +55,7 @@ impl ClusterState {
 
 /// Drops `d`'s per-node detail and marks it pruned.
 fn strip(d: &mut Deployment, at: Timestamp, keep: u32) {
-    d.nodes = Vec::new();
+    d.nodes = ChunkedVec::new();
     d.events.retain(|e| e.node.is_none());
     d.touched = Vec::new();
     d.batches = Vec::new();

@@ -1,6 +1,7 @@
 //! `ClusterState`: the replicated state, `apply` (the only place it changes), snapshots and deadlines.
 
 use super::command::{Command, Response};
+use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::group::GroupDeployment;
@@ -17,13 +18,13 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 /// Everything convoy replicates. Ordered maps only, so snapshots are byte-identical across servers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterState {
-    pub(crate) resources: BTreeMap<String, Resource>,
-    pub(crate) consumers: BTreeMap<String, Consumer>,
+    pub(crate) resources: CowMap<String, Resource>,
+    pub(crate) consumers: CowMap<String, Consumer>,
     pub(crate) nodes: NodeTable,
-    pub(crate) deployments: BTreeMap<DeploymentId, Deployment>,
+    pub(crate) deployments: CowMap<DeploymentId, Deployment>,
     pub(crate) active: BTreeSet<DeploymentId>,
-    pub(crate) groups: BTreeMap<String, Group>,
-    pub(crate) group_deployments: BTreeMap<GroupDeploymentId, GroupDeployment>,
+    pub(crate) groups: CowMap<String, Group>,
+    pub(crate) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
     pub(crate) next_deployment: u64,
     pub(crate) next_group_deployment: u64,
     pub(crate) tokens: TokenTable,
@@ -140,6 +141,7 @@ impl ClusterState {
             Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
             Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
             Command::Prune { keep } => self.prune(keep, at),
+            Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
         };
         self.settle(&mut cx);
         Ok(response)

@@ -344,7 +344,11 @@ impl ClusterState {
             pulse: pulse(d, now),
             failing,
             failing_total,
-            events: d.events[start..].iter().map(|e| event_view(d, e)).collect(),
+            events: d
+                .events
+                .iter_from(start)
+                .map(|e| event_view(d, e))
+                .collect(),
             events_total: d.events.len() as u32,
             fingerprint: fingerprint(d),
         })
@@ -432,7 +436,11 @@ impl ClusterState {
             last_pulse_at: d.last_pulse_at,
             settings: d.settings.clone(),
             nodes,
-            events: d.events[start..].iter().map(|e| event_view(d, e)).collect(),
+            events: d
+                .events
+                .iter_from(start)
+                .map(|e| event_view(d, e))
+                .collect(),
             pruned: super::retention::is_pruned(d),
         };
         let info = PageInfo {

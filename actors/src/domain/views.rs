@@ -415,7 +415,7 @@ impl ClusterState {
             .collect();
         Some(ConsumerView {
             name: c.name.clone(),
-            nodes: c.nodes.clone(),
+            nodes: c.nodes.to_vec(),
             subscriptions,
             holds,
         })

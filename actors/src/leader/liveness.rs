@@ -1,5 +1,6 @@
 //! Node liveness on the leader, one entry per node whatever the number of its consumers: when each
-//! node last reported, and which active nodes have been silent longer than the node timeout.
+//! node last reported, which active nodes have been silent longer than the node timeout, and which
+//! have been silent longer than `forget_nodes_after` (to be forgotten if they are in no consumer).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -14,6 +15,8 @@ pub(crate) struct Liveness {
     since: Instant,
     /// Last report per node id.
     last_seen: HashMap<String, Instant>,
+    /// Silence longer than this makes a node in no consumer forgotten; `None`: never.
+    forget_after: Option<Duration>,
 }
 
 impl Liveness {
@@ -23,7 +26,36 @@ impl Liveness {
             timeout,
             since: now,
             last_seen: HashMap::new(),
+            forget_after: None,
         }
+    }
+
+    /// The same table, also judging which nodes were silent longer than `after` (see
+    /// [`Liveness::silent_to_forget`]); `Duration::ZERO` means never.
+    pub fn forgetting_after(mut self, after: Duration) -> Self {
+        self.forget_after = (!after.is_zero()).then_some(after);
+        self
+    }
+
+    /// Of `candidates`, those not heard from for longer than the forget time at `now` (a node not
+    /// heard from since this leader started counts from its start, so a new leader never forgets a
+    /// node sooner than the forget time after it took over). Empty when forgetting is off.
+    pub fn silent_to_forget<'a>(
+        &self,
+        candidates: impl IntoIterator<Item = &'a str>,
+        now: Instant,
+    ) -> Vec<String> {
+        let Some(after) = self.forget_after else {
+            return Vec::new();
+        };
+        candidates
+            .into_iter()
+            .filter(|n| {
+                let seen = self.last_seen.get(*n).copied().unwrap_or(self.since);
+                now.saturating_duration_since(seen) > after
+            })
+            .map(str::to_string)
+            .collect()
     }
 
     /// Forgets everything and watches from `now` (this server just became leader).
@@ -58,11 +90,12 @@ impl Liveness {
             .collect()
     }
 
-    /// Forgets reports older than the timeout at `now`, so the table stays bounded by the nodes heard
-    /// from recently. Changes no answer of [`Liveness::silent`]: a forgotten node counts from `since`,
-    /// which is older still, so it stays silent.
+    /// Forgets reports older than the timeout (or the forget time, if longer) at `now`, so the table
+    /// stays bounded by the nodes heard from recently. Changes no answer of [`Liveness::silent`] nor
+    /// of [`Liveness::silent_to_forget`]: a forgotten report counts from `since`, which is older
+    /// still, so its node stays silent.
     pub fn forget_stale(&mut self, now: Instant) {
-        let timeout = self.timeout;
+        let timeout = self.timeout.max(self.forget_after.unwrap_or_default());
         self.last_seen
             .retain(|_, seen| now.saturating_duration_since(*seen) <= timeout);
     }
@@ -73,6 +106,7 @@ impl Liveness {
         self.last_seen
             .get(node)
             .map(|seen| now.saturating_duration_since(*seen))
+            .filter(|age| *age <= self.timeout)
     }
 
     /// Nodes heard from and not yet forgotten.

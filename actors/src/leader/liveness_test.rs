@@ -67,3 +67,29 @@ fn the_age_of_a_report_is_known_until_it_is_forgotten() {
     l.forget_stale(start + Duration::from_millis(200));
     assert_eq!(l.age("a", start + Duration::from_millis(200)), None);
 }
+
+#[test]
+fn nodes_are_to_forget_only_after_the_forget_time_and_never_when_it_is_off() {
+    let start = Instant::now();
+    let forget = Duration::from_millis(1000);
+    let mut l = Liveness::new(T, start).forgetting_after(forget);
+    l.seen("a", start + Duration::from_millis(500));
+    let at = start + Duration::from_millis(1200);
+    // a reported 700 ms ago: silent past the timeout, not past the forget time; b never reported.
+    assert_eq!(l.silent(["a"], at), vec!["a"]);
+    assert_eq!(l.silent_to_forget(["a", "b"], at), vec!["b"]);
+    l.forget_stale(at);
+    assert_eq!(l.len(), 1, "kept for the forget time, not just the timeout");
+    assert_eq!(
+        l.age("a", at),
+        None,
+        "the age is shown within the timeout only"
+    );
+    let later = start + Duration::from_millis(1600);
+    assert_eq!(l.silent_to_forget(["a", "b"], later), vec!["a", "b"]);
+    l.forget_stale(later);
+    assert_eq!(l.silent_to_forget(["a", "b"], later), vec!["a", "b"]);
+
+    let off = Liveness::new(T, start).forgetting_after(Duration::ZERO);
+    assert!(off.silent_to_forget(["a"], later).is_empty());
+}

@@ -13,7 +13,9 @@ mod supervisor;
 pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
 pub use deployment::DeploymentActor;
 pub use host::{Host, ProposeError};
-pub use supervisor::{Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
+pub use supervisor::{
+    Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER,
+};
 
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,7 @@ use super::messages::{
     CheckLiveness, LastReports, Leadership, Rearm, Report, ReportBatch, ReportRejected,
     StateChanged, Stop,
 };
-use crate::domain::{Command, DeploymentId, NodeReport};
+use crate::domain::{Command, DeploymentId, NodeReport, MAX_NODES_PER_COMMAND};
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
@@ -31,7 +31,13 @@ pub struct SupervisorConfig {
     pub node_timeout: Duration,
     /// Terminal deployments that keep their node list and node events; older ones are pruned.
     pub deployment_history: u32,
+    /// A node in no consumer and no active deployment that stops reporting for this long is
+    /// forgotten (`ForgetNodes`); zero: never.
+    pub forget_nodes_after: Duration,
 }
+
+/// The default of [`SupervisorConfig::forget_nodes_after`]: a week.
+pub const DEFAULT_FORGET_NODES_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The default of [`SupervisorConfig::deployment_history`].
 pub const DEFAULT_DEPLOYMENT_HISTORY: u32 = 1_000;
@@ -47,6 +53,8 @@ pub struct Supervisor {
     liveness: Liveness,
     /// A `MarkInactive` is being committed: the next check waits for it.
     marking: bool,
+    /// A `ForgetNodes` is being committed: the next check waits for it.
+    forgetting: bool,
     /// Leadership began, or a `Prune` failed, since retention was last checked.
     retention_due: bool,
     /// Terminal deployments in the state when retention was last checked.
@@ -63,9 +71,11 @@ impl Supervisor {
             leader: false,
             deployments: BTreeMap::new(),
             consumers: BTreeMap::new(),
-            liveness: Liveness::new(config.node_timeout, Instant::now()),
+            liveness: Liveness::new(config.node_timeout, Instant::now())
+                .forgetting_after(config.forget_nodes_after),
             config,
             marking: false,
+            forgetting: false,
             retention_due: false,
             terminal_seen: 0,
             pruning: false,
@@ -171,6 +181,7 @@ impl Supervisor {
                 now,
             )
         });
+        self.check_forgetting(now, ctx);
         self.liveness.forget_stale(now);
         tracing::trace!(heard = self.liveness.len(), "liveness checked");
         if silent.is_empty() {
@@ -189,6 +200,31 @@ impl Supervisor {
 }
 
 impl Supervisor {
+    /// Proposes `ForgetNodes` for nodes in no consumer and no active deployment that were silent
+    /// longer than `forget_nodes_after`, at most [`MAX_NODES_PER_COMMAND`] at a time.
+    fn check_forgetting(&mut self, now: Instant, ctx: &mut Context<Self>) {
+        if self.forgetting || self.config.forget_nodes_after.is_zero() {
+            return;
+        }
+        let liveness = &self.liveness;
+        let mut forget: Vec<String> = read_with(&self.host, |s| {
+            liveness.silent_to_forget(s.forgettable_nodes(), now)
+        });
+        if forget.is_empty() {
+            return;
+        }
+        forget.truncate(MAX_NODES_PER_COMMAND);
+        tracing::info!(nodes = forget.len(), first = %forget[0], "forgetting nodes silent and in no consumer");
+        self.forgetting = true;
+        let fut = self.host.propose(Command::ForgetNodes { nodes: forget });
+        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
+            act.forgetting = false;
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "ForgetNodes not committed");
+            }
+        }));
+    }
+
     /// Proposes `Prune` when deployments ended (or leadership began) and more terminal deployments
     /// keep their detail than `deployment_history`; one at a time, a failed one retried at the
     /// next state change. Counting terminal deployments is O(1); only a change scans them.

@@ -303,9 +303,54 @@ fn leader(host: &Arc<FakeHost>, node_timeout: Duration) -> actix::Addr<Superviso
         SupervisorConfig {
             node_timeout,
             deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+            forget_nodes_after: Duration::ZERO,
         },
     )
     .start()
+}
+
+#[actix::test]
+async fn nodes_that_left_every_consumer_and_stayed_silent_are_forgotten() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    host.apply(Command::UpdateConsumerNodes {
+        name: "web".into(),
+        add: vec![],
+        remove: vec!["web-1".into(), "web-2".into()],
+    });
+    let supervisor = Supervisor::new(
+        host.clone(),
+        SupervisorConfig {
+            node_timeout: Duration::from_millis(100),
+            deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+            forget_nodes_after: Duration::from_millis(300),
+        },
+    )
+    .start();
+    supervisor.send(Leadership(true)).await.unwrap();
+    // web-2 keeps reporting though it left the consumer; web-1 is silent.
+    for _ in 0..12 {
+        for node in ["web-0", "web-2"] {
+            supervisor
+                .send(Report(node_report(node, 1)))
+                .await
+                .unwrap()
+                .ok();
+        }
+        tokio::time::sleep(Duration::from_millis(60)).await;
+    }
+    let forgets = host.count(|c| matches!(c, Command::ForgetNodes { .. }));
+    let state = host.state.lock().unwrap();
+    assert!(
+        state.node("web-1").is_none(),
+        "a silent node in no consumer is forgotten"
+    );
+    assert!(state.node("web-2").is_some(), "a reporting node is kept");
+    assert!(
+        state.node("web-0").is_some(),
+        "a node of a consumer is kept"
+    );
+    assert_eq!(forgets, 1, "one ForgetNodes, nothing proposed again for it");
 }
 
 #[actix::test]
@@ -394,6 +439,7 @@ async fn leadership_starts_and_stops_the_children() {
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
             deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+            forget_nodes_after: Duration::ZERO,
         },
     )
     .start();
@@ -447,6 +493,7 @@ async fn a_batch_is_routed_per_consumer_and_answered_per_report_in_order() {
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
             deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+            forget_nodes_after: Duration::ZERO,
         },
     )
     .start();

@@ -382,6 +382,7 @@ async fn json_endpoints_survive_garbage_and_mutated_bodies() {
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
             deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
+            forget_nodes_after: Duration::ZERO,
         },
     )
     .start();

@@ -49,8 +49,26 @@ where
     S: StateMachine,
     Strm: Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin,
 {
-    let started = Instant::now();
     let mut inner = applied.lock_write();
+    let started = Instant::now();
+    let out = apply_locked(&mut inner, started, first, entries, replies);
+    drop(inner);
+    crate::stats::record_apply_pause(started.elapsed());
+    out
+}
+
+/// [`apply_chunk`] under the write lock taken at `started`.
+fn apply_locked<S, Strm>(
+    inner: &mut Inner<S>,
+    started: Instant,
+    first: Result<EntryResponder<TypeConfig>, io::Error>,
+    entries: &mut Strm,
+    replies: &mut Vec<PendingReply>,
+) -> (Option<u64>, ChunkEnd)
+where
+    S: StateMachine,
+    Strm: Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin,
+{
     let mut last = None;
     let mut item = first;
     let mut count = 0;
@@ -60,7 +78,7 @@ where
             Err(e) => return (last, ChunkEnd::Failed(e)),
         };
         last = Some(entry.log_id.index);
-        let reply = apply_entry(&mut inner, entry, responder.is_some());
+        let reply = apply_entry(inner, entry, responder.is_some());
         if let Some(responder) = responder {
             replies.push((responder, reply));
         }

@@ -1,6 +1,7 @@
 //! `convoy bench`: throughput, latency, failover and scale of a real local 3-server cluster (RocksDB,
 //! fsync), optionally against a 3-member etcd on the same machine (`convoy bench --scenario throughput --etcd`).
 
+mod apply_pause;
 mod cluster;
 mod etcd;
 mod failover;
@@ -48,6 +49,11 @@ pub enum Scenario {
     /// resources on the leader at each `--state-objects` size and `--clients` level; etcd too with
     /// `--etcd`. Not in the default set (needs `wrk`; fills up to 1M objects).
     Wrk,
+    /// (i) In process: the apply lock's hold per chunk and per snapshot capture while snapshots are
+    /// built, with `--pause-objects` plain resources; and RSS per resource. Not in the default set.
+    ApplyPauseResources,
+    /// (i) The same with `--pause-objects` fleet nodes; and RSS per node. Not in the default set.
+    ApplyPauseNodes,
 }
 
 /// `convoy bench` flags.
@@ -106,6 +112,9 @@ pub struct BenchArgs {
     /// Fleet nodes of the `large-state` scenario.
     #[arg(long, default_value_t = 1_000_000)]
     pub state_nodes: usize,
+    /// Objects of the `apply-pause-*` scenarios.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub pause_objects: usize,
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
@@ -182,6 +191,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 Scenario::Restart => scale::restart(&mut ctx).await,
                 Scenario::LargeState => large_state::run(&mut ctx).await,
                 Scenario::Wrk => wrk::run_scenario(&mut ctx).await,
+                Scenario::ApplyPauseResources => {
+                    apply_pause::run(&mut ctx, apply_pause::Objects::Resources)
+                }
+                Scenario::ApplyPauseNodes => {
+                    apply_pause::run(&mut ctx, apply_pause::Objects::Nodes)
+                }
             };
             result.with_context(|| format!("scenario {scenario:?}"))?;
         }
