@@ -6,7 +6,8 @@ use super::ids::DeploymentId;
 use super::model::{
     Artifact, Consumer, Dependency, Group, Member, NodeReport, Resource, Version, VersionProgress,
 };
-use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
+use super::progress::{failure_reason, seen_bits};
+use super::seen::{Fact, Seen};
 use super::state::{ClusterState, Cx};
 use super::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -201,7 +202,7 @@ impl ClusterState {
         }
         // Per affected deployment, in id order: position, skip reason, or the summary bits (+ failure text) of the
         // new state. Inline for the usual one or two deployments, so a report allocates nothing here.
-        type Effect = (u32, Option<&'static str>, u8, Option<String>);
+        type Effect = (u32, Option<&'static str>, Seen, Option<String>);
         let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
         for report in reports {
             let NodeReport {
@@ -218,11 +219,11 @@ impl ClusterState {
                     continue;
                 };
                 if was_active && !now_active {
-                    affected.insert(*id, (*p, Some("node became inactive"), 0, None));
+                    affected.insert(*id, (*p, Some("node became inactive"), Seen::NOTHING, None));
                 } else if let Some(rr) = resources.get(&d.resource) {
                     let lost = rr.interested == Some(false) && ns.interested(&d.resource);
                     let why = lost.then_some("node lost interest in the resource");
-                    affected.insert(*id, (*p, why, 0, None));
+                    affected.insert(*id, (*p, why, Seen::NOTHING, None));
                 }
             }
             ns.active = now_active;
@@ -255,7 +256,7 @@ impl ClusterState {
                 let nr = ns.resources.get(&d.resource);
                 let from = d.nodes[*p as usize].from_version;
                 *bits = seen_bits(d.version, from, nr);
-                if *bits & (S_FAIL | S_BACK_FAIL) != 0 {
+                if bits.any(&[Fact::Fail, Fact::BackFail]) {
                     *reason = failure_reason(d.version, from, nr);
                 }
             }

@@ -3,7 +3,7 @@
 use super::command::{Command, Response};
 use super::deployment::Deployment;
 use super::errors::DomainError;
-use super::group::GroupDeployment;
+use super::group_deployment::GroupDeployment;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
@@ -129,16 +129,25 @@ impl ClusterState {
                 nodes,
                 hash,
                 by,
-            } => self.tokens.create(Token {
-                name,
-                role,
-                nodes,
-                hash,
-                created_at: at,
-                created_by: by,
-            })?,
-            Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
-            Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
+            } => {
+                self.tokens.create(Token {
+                    name,
+                    role,
+                    nodes,
+                    hash,
+                    created_at: at,
+                    created_by: by,
+                })?;
+                Response::Done
+            }
+            Command::RevokeToken { name, by: _ } => {
+                self.tokens.revoke(&name)?;
+                Response::Done
+            }
+            Command::BootstrapToken { hash } => {
+                self.tokens.bootstrap(hash, at);
+                Response::Done
+            }
             Command::Prune { keep } => self.prune(keep, at),
         };
         self.settle(&mut cx);
@@ -172,6 +181,10 @@ impl ClusterState {
 
     /// Drives group deployments of ended deployments and starts automatic deployments, until quiet.
     fn settle(&mut self, cx: &mut Cx) {
+        // Ends for good: a deployment is queued in `cx.ended` once (when `touch` takes it out of `active`), a
+        // group moves only forward through its fixed steps, and a reconcile starts at most one deployment per
+        // subscription, which leaves it quiet unless that deployment ends at once. The cap only guards against
+        // a bug looping forever; like everything here it is deterministic, so every replica stops alike.
         for _ in 0..1024 {
             let mut worked = false;
             while let Some(id) = cx.ended.pop() {
