@@ -1,8 +1,10 @@
 //! A deployment's progress bookkeeping in small types: the forward cursor and its window slots, the tally of
-//! finished nodes, and the rollback cursor. Each is a run of consecutive `Deployment` fields it replaced, in
+//! finished nodes, the rollback cursor, and the healthy watches. Each is a run of consecutive `Deployment` fields it replaced, in
 //! the same order, so snapshots keep their bytes (bincode writes a struct's fields one after another).
 
+use super::ids::Timestamp;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 
 /// Going forward: how far admission walked the fixed order, and the window slots taken.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +80,44 @@ pub struct RollbackCursor {
     /// finished after all), in the order seen: each waits for a free rollback slot like any other, so the
     /// install window holds during a rollback too.
     pub again: Vec<u32>,
+}
+
+/// Nodes in their healthy watch (installed, healthy, inside `min_healthy_ms`), by the time the watch ends,
+/// then position. Encoded as the set it wraps.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Watches(BTreeSet<(Timestamp, u32)>);
+
+impl Watches {
+    /// The node at position `p` watches until `until`.
+    pub fn start(&mut self, until: Timestamp, p: u32) {
+        self.0.insert((until, p));
+    }
+
+    /// The watch of `p` ending at `until` is over (the node succeeded, failed or was skipped).
+    pub fn stop(&mut self, until: Timestamp, p: u32) {
+        self.0.remove(&(until, p));
+    }
+
+    /// When the first watch ends.
+    pub fn next_end(&self) -> Option<Timestamp> {
+        self.0.first().map(|w| w.0)
+    }
+
+    /// The position of the first watch that ended by `at`.
+    pub fn first_ended(&self, at: Timestamp) -> Option<u32> {
+        self.0.first().filter(|w| w.0 <= at).map(|w| w.1)
+    }
+
+    /// Forgets the first watch (one whose node is no longer watching).
+    pub fn drop_first(&mut self) {
+        self.0.pop_first();
+    }
+
+    /// Forgets every watch (retention strips a finished deployment).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 use crate::domain::testkit::Kit;
-use crate::domain::{Deployment, Strategy};
+use crate::domain::{Deployment, FailedNodes, Strategy};
 
-/// `d` encoded the way it was before its counters were grouped: every field flat, in declaration order.
+/// `d` encoded the way it was before its counters were grouped: every field flat, in declaration order, the
+/// watches as the plain set they were.
 fn flat_bytes(d: &Deployment) -> Vec<u8> {
     let enc = |v: &dyn erased::Encode| v.bytes();
     let (f, t, r) = (&d.forward, &d.tally, &d.rollback);
@@ -35,7 +36,7 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&r.batch),
         enc(&r.failed),
         enc(&r.again),
-        enc(&d.watches),
+        enc(&d.watches.0),
         enc(&d.ended_at),
     ]
     .concat()
@@ -61,13 +62,17 @@ fn grouped_counters_keep_the_snapshot_bytes() {
         s.strategy = Some(Strategy::Batch {
             sizes: vec![2, 3],
             autopause: false,
-        })
+        });
+        // Node 0 watches after installing; node 1's failure is tolerated, so nothing rolls back yet.
+        s.min_healthy_ms = Some(60_000);
+        s.max_failed_nodes = Some(FailedNodes::Count(5));
     });
     k.installed(0);
     k.failed(1);
     let d = k.d(id);
-    assert!(d.tally.succeeded > 0 || d.tally.failed > 0, "{:?}", d.tally);
+    assert_eq!(d.tally.failed, 1, "{:?}", d.tally);
     assert!(!d.touched.is_empty());
+    assert!(!d.watches.0.is_empty(), "node 0 watches");
     let grouped = bincode::serde::encode_to_vec(d, bincode::config::standard()).unwrap();
     assert_eq!(grouped, flat_bytes(d));
 }

@@ -1,13 +1,12 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
-use super::counters::{ForwardCursor, RollbackCursor, Tally};
+use super::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use super::errors::DomainError;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 use super::seen::Seen;
 use super::status::{self, PausedBy, Status};
 use super::strategy::Settings;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// A node's state inside one deployment (API.md: `pending` ... `rolled_back`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,7 +147,7 @@ pub struct Deployment {
     /// Rollback admission: the walk back over `touched` and its slots.
     pub rollback: RollbackCursor,
     /// Watching nodes by watch end.
-    pub watches: BTreeSet<(Timestamp, u32)>,
+    pub watches: Watches,
     /// When it became terminal.
     pub ended_at: Option<Timestamp>,
 }
@@ -190,7 +189,7 @@ impl Deployment {
             touched: Vec::new(),
             batches: Vec::new(),
             rollback: RollbackCursor::default(),
-            watches: BTreeSet::new(),
+            watches: Watches::default(),
             ended_at: None,
         }
     }

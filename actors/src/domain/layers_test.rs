@@ -38,6 +38,9 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("command", &["command"]),
+    // Handlers in the openraft style: a struct of `&mut` borrows of only the maps a command family changes,
+    // reporting what happened; `state` builds them and settles their report.
+    ("families", &["retract", "retention"]),
     ("state", &["state"]),
     // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
@@ -46,9 +49,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "registry",
             "subscriptions",
             "lifecycle",
-            "retract",
             "removal",
-            "retention",
             "group",
             "selection",
         ],

@@ -49,7 +49,7 @@ mod testkit;
 mod layers_test;
 
 pub use command::{Command, DeploymentSpec, Response};
-pub use counters::{ForwardCursor, RollbackCursor, Tally};
+pub use counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
 pub use errors::{
     check_message, check_name, clip, is_safe_name, quote, DomainError, ErrorKind, MAX_MESSAGE_LEN,

@@ -238,7 +238,7 @@ impl Deployment {
                         let until = at.saturating_add(self.settings.min_healthy_ms);
                         self.nodes[p].phase = NodePhase::Watching;
                         self.nodes[p].watch_until = Some(until);
-                        self.watches.insert((until, p as u32));
+                        self.watches.start(until, p as u32);
                         self.node_event(at, EventKind::Watch, p, None);
                     }
                 }
@@ -279,7 +279,7 @@ impl Deployment {
 
     fn unwatch(&mut self, p: usize) {
         if let Some(until) = self.nodes[p].watch_until.take() {
-            self.watches.remove(&(until, p as u32));
+            self.watches.stop(until, p as u32);
         }
     }
 
@@ -339,15 +339,12 @@ impl Deployment {
 
     /// Watches that ended by `at` succeed.
     pub(crate) fn finish_watches(&mut self, at: Timestamp) {
-        while let Some(&(until, p)) = self.watches.first() {
-            if until > at {
-                break;
-            }
+        while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {
                 self.succeed(p, at);
             } else {
-                self.watches.pop_first();
+                self.watches.drop_first();
                 self.nodes[p].watch_until = None;
             }
         }

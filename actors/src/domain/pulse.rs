@@ -48,7 +48,7 @@ impl Deployment {
         if self.status.is_terminal() {
             return None;
         }
-        let watch = self.watches.first().map(|w| w.0);
+        let watch = self.watches.next_end();
         [self.pulse_deadline(), watch, self.timeout_deadline()]
             .into_iter()
             .flatten()

@@ -7,6 +7,8 @@ use super::group_deployment::GroupDeployment;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
+use super::retention::{is_pruned, Retention};
+use super::retract::{Retracted, Retractions};
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -90,9 +92,15 @@ impl ClusterState {
                 version,
                 message,
                 by,
-            } => self.retract(resource, version, message, by, &mut cx)?,
+            } => {
+                let done = self
+                    .retractions()
+                    .retract(&resource, version, message, by, at)?;
+                self.settle_retracted(done, &mut cx)
+            }
             Command::UnretractVersion { resource, version } => {
-                self.unretract(resource, version, &mut cx)?
+                let done = self.retractions().unretract(&resource, version)?;
+                self.settle_retracted(done, &mut cx)
             }
             Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
             Command::DeleteConsumer { name } => self.delete_consumer(name)?,
@@ -148,10 +156,37 @@ impl ClusterState {
                 self.tokens.bootstrap(hash, at);
                 Response::Done
             }
-            Command::Prune { keep } => self.prune(keep, at),
+            Command::Prune { keep } => Response::Pruned {
+                pruned: self.retention().prune(keep, at),
+            },
         };
         self.settle(&mut cx);
         Ok(response)
+    }
+
+    /// The handler of retractions, borrowing the maps it changes.
+    fn retractions(&mut self) -> Retractions<'_> {
+        Retractions {
+            resources: &mut self.resources,
+            deployments: &mut self.deployments,
+            active: &self.active,
+        }
+    }
+
+    /// The handler of retention, borrowing the deployments.
+    fn retention(&mut self) -> Retention<'_> {
+        Retention {
+            deployments: &mut self.deployments,
+        }
+    }
+
+    /// Unregisters what a retraction stopped and asks for reconciliation when a selection may change.
+    fn settle_retracted(&mut self, done: Retracted, cx: &mut Cx) -> Response {
+        for id in done.stopped {
+            self.touch(id, cx);
+        }
+        cx.reconcile |= done.changed;
+        Response::Done
     }
 
     /// Unregisters a deployment that became terminal, holds back its version if it rolled back, and
@@ -279,6 +314,15 @@ impl ClusterState {
     /// The API tokens (the HTTP layer authenticates every request against this applied table).
     pub fn tokens(&self) -> &TokenTable {
         &self.tokens
+    }
+
+    /// How many terminal deployments keep their per-node detail (for the leader's decision to
+    /// propose `Prune`): the terminal ones not pruned yet.
+    pub fn unpruned_terminal(&self) -> usize {
+        self.deployments
+            .values()
+            .filter(|d| d.status.is_terminal() && !is_pruned(d))
+            .count()
     }
 
     /// Active deployment ids (for the leader's supervisor).
