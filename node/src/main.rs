@@ -4,9 +4,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 use convoy_node::dev::{bench, chaos, demo, replay};
 use convoy_node::{agent, cli, config, server, sim, tls};
 
-/// mimalloc instead of glibc's malloc: the leader's report and HTTP paths allocate many small,
-/// short-lived blocks, and glibc spent a third of the leader's CPU on them in the ingest bench
-/// (`_int_malloc`, `unlink_chunk`, `malloc_consolidate`). RocksDB's C++ keeps its own.
+/// mimalloc as the global allocator: the leader's report and HTTP paths allocate many small, short-lived
+/// blocks, which it serves more cheaply than glibc's malloc (measured in docs/BENCHMARKS.md). RocksDB's C++
+/// keeps its own allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,9 +1,10 @@
 //! Commands (everything the API can write, plus the leader's `MarkInactive` and `Tick`) and their responses.
 
-use super::group::StepItem;
+use super::group_deployment::{GroupStatus, StepItem};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use super::policy::{Change, Policy, PolicyPatch};
+use super::pulse::PulseAnswer;
 use super::status::Status;
 use super::strategy::{Completion, Strategy};
 use super::threshold::FailedNodes;
@@ -14,9 +15,9 @@ use std::collections::BTreeMap;
 /// Parameters of `StartDeployment`; `None` takes the subscription's value, else the default (`policy`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentSpec {
-    /// Consumer.
+    /// The consumer whose nodes are deployed to; must exist and subscribe to `resource`.
     pub consumer: String,
-    /// Resource.
+    /// The resource deployed; must exist.
     pub resource: String,
     /// Version; default: the selected version (pin, dependency invariant, newest).
     pub version: Option<u64>,
@@ -24,15 +25,15 @@ pub struct DeploymentSpec {
     pub strategy: Option<Strategy>,
     /// Ordinal ranges of the consumer's nodes, e.g. `"0-1,5"`.
     pub nodes: Option<String>,
-    /// Watch time.
+    /// How long a node must stay healthy on the version after installing before it counts as succeeded.
     pub min_healthy_ms: Option<u64>,
-    /// Retries per node.
+    /// Failed attempts a node may retry before it counts as failed (0: the first failure counts).
     pub max_failures_per_node: Option<u32>,
-    /// Failed nodes tolerated.
+    /// Failed nodes the deployment tolerates before it fails (a count or a percentage of its nodes).
     pub max_failed_nodes: Option<FailedNodes>,
-    /// Default true.
+    /// Whether a failure rolls the touched nodes back (default true) or leaves the deployment FAILED.
     pub rollback_on_failure: Option<bool>,
-    /// Makes it coordinated.
+    /// Set: the deployment is coordinated and blocks when no pulse arrives within this interval.
     pub pulse_interval_ms: Option<u64>,
     /// Default: the subscription's, else all nodes, no timeout.
     pub completion: Option<Completion>,
@@ -62,18 +63,18 @@ impl DeploymentSpec {
 pub enum Command {
     /// Create a resource.
     CreateResource {
-        /// Name.
+        /// Its name: a safe name (`errors::is_safe_name`), unique among resources.
         name: String,
     },
     /// Publish the next version of a resource.
     PublishVersion {
-        /// Resource.
+        /// The resource; must exist. The version number is the next one (1, 2, ...).
         resource: String,
-        /// Label.
+        /// A human label for the version (`"1.4.2"`), shown beside the number; not unique.
         label: Option<String>,
-        /// Artifact.
+        /// Where the agent fetches the version and its sha256; `None` for a version with nothing to fetch.
         artifact: Option<Artifact>,
-        /// Metadata.
+        /// Free key/value pairs kept with the version and shown as given.
         metadata: BTreeMap<String, String>,
         /// Dependency links (each must name an existing version).
         depends_on: Vec<Dependency>,
@@ -82,14 +83,14 @@ pub enum Command {
     },
     /// Create a consumer.
     CreateConsumer {
-        /// Name.
+        /// Its name: a safe name, unique among consumers.
         name: String,
-        /// Node ids (ordinal = index).
+        /// Its node ids in order; a node's ordinal is its index here.
         nodes: Vec<String>,
     },
     /// Add and remove nodes.
     UpdateConsumerNodes {
-        /// Consumer.
+        /// The consumer; must exist.
         name: String,
         /// Appended (ordinals after the existing ones).
         add: Vec<String>,
@@ -98,137 +99,137 @@ pub enum Command {
     },
     /// Create or replace a subscription (every field: what is not given is unset).
     Subscribe {
-        /// Consumer.
+        /// The consumer; must exist.
         consumer: String,
-        /// Resource.
+        /// The resource; must exist.
         resource: String,
-        /// weak or strong.
+        /// Weak (nodes take new versions freely) or strong (new versions arrive by deployments only).
         mode: Mode,
-        /// Manual pin.
+        /// A version selection keeps to (if neither retracted nor held back); `None`: the newest.
         pin: Option<u64>,
         /// The settings of its deployments.
         policy: Policy,
     },
     /// Change some fields of an existing subscription, leaving the others as they are.
     PatchSubscription {
-        /// Consumer.
+        /// The consumer; must exist.
         consumer: String,
-        /// Resource.
+        /// The resource; the subscription must exist.
         resource: String,
-        /// New mode, if any.
+        /// The new mode; `None` keeps it.
         mode: Option<Mode>,
-        /// Pin change.
+        /// Keep, set or clear the pin.
         pin: Change<u64>,
-        /// Policy changes.
+        /// Per policy field: keep, set or clear.
         policy: PolicyPatch,
     },
     /// Lift the hold on a version rolled back on a consumer, so selection may take it again.
     ClearHold {
-        /// Consumer.
+        /// The consumer the version is held back on.
         consumer: String,
-        /// Resource.
+        /// The resource of the held version.
         resource: String,
         /// The held version.
         version: u64,
     },
     /// Retract (yank) a version: no selection takes it anywhere; active deployments of it stop.
     RetractVersion {
-        /// Resource.
+        /// The resource; must exist.
         resource: String,
-        /// The version.
+        /// The version retracted; must be published.
         version: u64,
         /// Why (recorded on the version and in events).
         message: Option<String>,
-        /// Who.
+        /// Who retracts it (recorded on the version and the events of the deployments it stops).
         by: Actor,
     },
     /// Undo a retraction: selection may take the version again.
     UnretractVersion {
-        /// Resource.
+        /// The resource; must exist.
         resource: String,
-        /// The version.
+        /// The retracted version; unretracting a version that is not retracted is a no-op.
         version: u64,
     },
     /// Delete a subscription; the consumer's nodes are told to uninstall the resource (unless another
     /// of their consumers subscribes to it).
     Unsubscribe {
-        /// Consumer.
+        /// The consumer; must exist.
         consumer: String,
-        /// Resource.
+        /// The resource it stops subscribing to; refused while a deployment of it is active there.
         resource: String,
     },
     /// Delete a consumer; its nodes are told to uninstall what no other consumer of theirs subscribes to.
     DeleteConsumer {
-        /// Consumer.
+        /// The consumer; refused while it has an active deployment or a group names it.
         name: String,
     },
     /// Delete a consumer group (its past group deployments stay readable).
     DeleteGroup {
-        /// Group.
+        /// The group; refused while one of its group deployments runs.
         name: String,
     },
     /// Node progress, batched; only changes should reach the log (see `report_changes`).
     ReportNodes(Vec<NodeReport>),
     /// The leader saw these nodes stop reporting for `node_timeout`.
     MarkInactive {
-        /// Node ids.
+        /// The silent nodes' ids; unknown or already inactive ones are ignored.
         nodes: Vec<String>,
     },
     /// Start a deployment.
     StartDeployment(DeploymentSpec),
-    /// Pause.
+    /// Hold a rolling deployment (`paused_by = user`): nothing new is admitted until a person resumes it.
     Pause {
-        /// Deployment.
+        /// The deployment; the transition table decides whether its status allows this.
         id: DeploymentId,
-        /// Message.
+        /// Why, recorded on the status event.
         message: Option<String>,
-        /// Who.
+        /// Who asks, recorded as `by` on the status event.
         by: Actor,
     },
-    /// Resume.
+    /// Resume a paused deployment in the direction it was going (one awaiting a pulse waits for a pulse).
     Resume {
-        /// Deployment.
+        /// The deployment; the transition table decides whether its status allows this.
         id: DeploymentId,
-        /// Message.
+        /// Why, recorded on the status event.
         message: Option<String>,
-        /// Who.
+        /// Who asks, recorded as `by` on the status event.
         by: Actor,
     },
     /// Abort; nodes keep what they have.
     Abort {
-        /// Deployment.
+        /// The deployment; the transition table decides whether its status allows this.
         id: DeploymentId,
-        /// Message.
+        /// Why, recorded on the status event.
         message: Option<String>,
-        /// Who.
+        /// Who asks, recorded as `by` on the status event.
         by: Actor,
     },
-    /// Roll back.
+    /// Re-target the touched nodes at their from-versions, newest admitted first.
     Rollback {
-        /// Deployment.
+        /// The deployment; the transition table decides whether its status allows this.
         id: DeploymentId,
-        /// Message.
+        /// Why, recorded on the status event.
         message: Option<String>,
-        /// Who.
+        /// Who asks, recorded as `by` on the status event.
         by: Actor,
     },
     /// A pulse from the coordinating service.
     Pulse {
-        /// Deployment.
+        /// The coordinated deployment; an unknown or finished one answers STOP.
         id: DeploymentId,
         /// Who pulsed: the pulser's token, or [`Actor::Pulse`] on a server without auth.
         by: Actor,
     },
     /// Create a consumer group.
     CreateGroup {
-        /// Name.
+        /// Its name: a safe name, unique among groups.
         name: String,
-        /// Members.
+        /// Its (consumer, resource) members; a resource appears at most once.
         members: Vec<Member>,
     },
     /// Plan and start a group deployment.
     StartGroupDeployment {
-        /// Group.
+        /// The group; must exist and have no running group deployment.
         group: String,
         /// Versions per resource; default: each member's selected version.
         versions: Option<BTreeMap<String, u64>>,
@@ -237,9 +238,9 @@ pub enum Command {
     },
     /// Abort a group deployment and its running deployments.
     AbortGroupDeployment {
-        /// Group deployment.
+        /// The group deployment; aborting an aborted one is a no-op.
         id: GroupDeploymentId,
-        /// Who.
+        /// Who asks, recorded on the abort events of its running deployments.
         by: Actor,
     },
     /// Evaluate every time-based rule due at `at`.
@@ -247,9 +248,9 @@ pub enum Command {
     // API tokens (tokens.rs): only hashes of secrets ever reach the log.
     /// Create an API token.
     CreateToken {
-        /// Unique name.
+        /// Its name, unique among tokens; shown as `by` on what the token does.
         name: String,
-        /// Role.
+        /// What it may do (admin, operator, pulser, agent, reader).
         role: Role,
         /// Agent tokens: the node-id glob.
         nodes: Option<String>,
@@ -260,7 +261,7 @@ pub enum Command {
     },
     /// Revoke an API token.
     RevokeToken {
-        /// Its name.
+        /// The token's name; must exist.
         name: String,
         /// Who revokes it.
         by: Actor,
@@ -286,30 +287,6 @@ pub enum Command {
     },
 }
 
-/// Answer to a pulse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PulseAnswer {
-    /// Keep pulsing.
-    Ok,
-    /// Stop: finished, unknown, or held by a person.
-    Stop,
-}
-
-/// Status of a group deployment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum GroupStatus {
-    /// Steps in progress.
-    Running,
-    /// Every step succeeded.
-    Succeeded,
-    /// A step failed.
-    Failed,
-    /// Aborted.
-    Aborted,
-}
-
 /// What an applied command returns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Response {
@@ -317,46 +294,46 @@ pub enum Response {
     Done,
     /// `PublishVersion`: the new number.
     VersionPublished {
-        /// Resource.
+        /// The resource published to.
         resource: String,
-        /// New version.
+        /// The number the version got.
         version: u64,
     },
     /// `StartDeployment`.
     DeploymentStarted {
-        /// New id.
+        /// The id allocated for it (`d-N`).
         id: DeploymentId,
         /// Its status after creation.
         status: Status,
     },
     /// Pause/Resume/Abort/Rollback: the status after the command.
     Deployment {
-        /// Deployment.
+        /// The deployment operated on.
         id: DeploymentId,
-        /// Status now.
+        /// Its status after the command (and the admission it triggered).
         status: Status,
-        /// False for a no-op.
+        /// False when the command was a no-op (pausing a paused deployment).
         changed: bool,
     },
     /// `Pulse`.
     Pulse {
-        /// OK or STOP.
+        /// OK: keep pulsing; STOP: finished, unknown, or held by a person.
         answer: PulseAnswer,
         /// Status now (`None` for an unknown deployment).
         status: Option<Status>,
     },
     /// `StartGroupDeployment`.
     GroupDeploymentStarted {
-        /// New id.
+        /// The id allocated for it (`g-N`).
         id: GroupDeploymentId,
         /// The planned steps.
         steps: Vec<Vec<StepItem>>,
     },
     /// `AbortGroupDeployment`.
     GroupDeployment {
-        /// Id.
+        /// The group deployment aborted.
         id: GroupDeploymentId,
-        /// Status now.
+        /// Its status after the command (ABORTED).
         status: GroupStatus,
     },
     /// `Prune`: how many deployments it pruned.

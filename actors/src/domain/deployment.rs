@@ -1,12 +1,13 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
 use super::chunked::ChunkedVec;
+use super::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use super::errors::DomainError;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use super::seen::Seen;
 use super::status::{self, PausedBy, Status};
 use super::strategy::Settings;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// A node's state inside one deployment (API.md: `pending` ... `rolled_back`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,8 +52,9 @@ pub struct DeploymentNode {
     pub error_seen: bool,
     /// End of its healthy watch.
     pub watch_until: Option<Timestamp>,
-    /// What its last report said about this deployment's versions (bits of `progress::seen_bits`).
-    pub seen: u8,
+    /// What its last report said about this deployment's versions (`progress::seen_bits`), kept so
+    /// admission and rollback need no node lookup.
+    pub seen: Seen,
 }
 
 /// What an event records.
@@ -135,42 +137,18 @@ pub struct Deployment {
     pub group: Option<GroupDeploymentId>,
     /// Events.
     pub events: ChunkedVec<Event>,
-    /// Next position to admit to install (forward).
-    pub install_cursor: u32,
-    /// Next position to admit to download (forward).
-    pub download_cursor: u32,
-    /// Install slots taken: installing, watching and failed nodes (forward).
-    pub install_used: u32,
-    /// Download slots taken.
-    pub download_used: u32,
-    /// Unfinished nodes of the current batch.
-    pub batch_open: u32,
-    /// Batches after which it auto-paused.
-    pub autopaused: u32,
-    /// Succeeded nodes.
-    pub succeeded: u32,
-    /// Failed nodes (forward).
-    pub failed: u32,
-    /// Skipped nodes.
-    pub skipped: u32,
+    /// Forward admission: cursors over the fixed order and window slots taken.
+    pub forward: ForwardCursor,
+    /// Nodes that succeeded, failed and were skipped.
+    pub tally: Tally,
     /// Positions in the order they were admitted to install.
     pub touched: Vec<u32>,
     /// How many nodes each forward batch touched (rolled back in reverse).
     pub batches: Vec<u32>,
-    /// Entries of reversed `touched` admitted to rollback.
-    pub rb_cursor: u32,
-    /// Nodes rolling back now.
-    pub rb_used: u32,
-    /// Rollback batches formed.
-    pub rb_batch: u32,
-    /// Nodes whose rollback failed.
-    pub rb_failed: u32,
-    /// Nodes counted back that run the deployment's version again (an install overtaken by the
-    /// rollback finished after all), in the order seen: each waits for a free rollback slot like
-    /// any other, so the install window holds during a rollback too.
-    pub rb_again: Vec<u32>,
+    /// Rollback admission: the walk back over `touched` and its slots.
+    pub rollback: RollbackCursor,
     /// Watching nodes by watch end.
-    pub watches: BTreeSet<(Timestamp, u32)>,
+    pub watches: Watches,
     /// When it became terminal.
     pub ended_at: Option<Timestamp>,
 }
@@ -207,23 +185,12 @@ impl Deployment {
             full,
             group: None,
             events: ChunkedVec::new(),
-            install_cursor: 0,
-            download_cursor: 0,
-            install_used: 0,
-            download_used: 0,
-            batch_open: 0,
-            autopaused: 0,
-            succeeded: 0,
-            failed: 0,
-            skipped: 0,
+            forward: ForwardCursor::default(),
+            tally: Tally::default(),
             touched: Vec::new(),
             batches: Vec::new(),
-            rb_cursor: 0,
-            rb_used: 0,
-            rb_batch: 0,
-            rb_failed: 0,
-            rb_again: Vec::new(),
-            watches: BTreeSet::new(),
+            rollback: RollbackCursor::default(),
+            watches: Watches::default(),
             ended_at: None,
         }
     }

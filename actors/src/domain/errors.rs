@@ -1,6 +1,9 @@
 //! Domain errors: every refusal names the thing and the value; `kind()` maps them to 404/409/400.
 
-use super::status::Status;
+pub use super::ids::Entity;
+use super::ids::UnknownId;
+pub use super::invalid::{clip, quote, Invalid};
+use super::status::{Status, TransitionRefused};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -16,45 +19,6 @@ pub enum ErrorKind {
     Conflict,
     /// The request itself is malformed or meaningless (400).
     Invalid,
-}
-
-/// The kinds of named things an error can point at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Entity {
-    /// A resource.
-    Resource,
-    /// A consumer.
-    Consumer,
-    /// A node.
-    Node,
-    /// A deployment.
-    Deployment,
-    /// A consumer group.
-    Group,
-    /// A group deployment.
-    GroupDeployment,
-    /// An API token.
-    Token,
-    /// A subscription, named `consumer/resource`.
-    Subscription,
-    /// A held-back version, named `consumer/resource@version`.
-    Hold,
-}
-
-impl fmt::Display for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Entity::Resource => "resource",
-            Entity::Consumer => "consumer",
-            Entity::Node => "node",
-            Entity::Deployment => "deployment",
-            Entity::Group => "group",
-            Entity::GroupDeployment => "group deployment",
-            Entity::Token => "token",
-            Entity::Subscription => "subscription",
-            Entity::Hold => "hold",
-        })
-    }
 }
 
 /// A refused command. A refusal never changes the state.
@@ -260,23 +224,52 @@ pub fn check_name(field: &str, name: &str) -> Result<(), DomainError> {
     Ok(())
 }
 
-/// Longest part of a refused value quoted back in an error.
-pub const MAX_QUOTE_BYTES: usize = 100;
-
-/// `value` cut to [`MAX_QUOTE_BYTES`] bytes (on a character boundary), the full length said when
-/// cut, so a huge value is never echoed back in an error.
-pub fn clip(value: &str) -> String {
-    if value.len() <= MAX_QUOTE_BYTES {
-        return value.to_string();
+impl From<Invalid> for DomainError {
+    fn from(e: Invalid) -> Self {
+        DomainError::InvalidSetting {
+            field: e.field,
+            value: e.value,
+            reason: e.reason,
+        }
     }
-    let mut end = MAX_QUOTE_BYTES;
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &value[..end], value.len())
 }
 
-/// [`clip`]ped and debug-quoted, for a value that may hold any character.
-pub fn quote(value: &str) -> String {
-    format!("{:?}", clip(value))
+impl Invalid {
+    /// Always [`ErrorKind::Invalid`] (400), as the `DomainError` it becomes.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::Invalid
+    }
+}
+
+impl From<UnknownId> for DomainError {
+    fn from(e: UnknownId) -> Self {
+        DomainError::NotFound {
+            entity: e.entity,
+            name: e.name,
+        }
+    }
+}
+
+impl UnknownId {
+    /// Always [`ErrorKind::NotFound`] (404), as the `DomainError` it becomes.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::NotFound
+    }
+}
+
+impl TransitionRefused {
+    /// Always [`ErrorKind::Conflict`] (409), as the `DomainError` it becomes.
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::Conflict
+    }
+}
+
+impl From<TransitionRefused> for DomainError {
+    fn from(e: TransitionRefused) -> Self {
+        DomainError::Transition {
+            id: e.id.to_string(),
+            from: e.from,
+            op: e.op,
+        }
+    }
 }

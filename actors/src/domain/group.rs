@@ -2,54 +2,20 @@
 //! (every dependency resolves inside the group — connectivity — and no cycle, both naming the offending path),
 //! topological steps, and driving the steps one after another.
 
-use super::command::{DeploymentSpec, GroupStatus, Response};
+use super::command::{DeploymentSpec, Response};
 use super::errors::{DomainError, Entity};
-use super::ids::{Actor, GroupDeploymentId, Timestamp};
+use super::group_deployment::{GroupDeployment, GroupStatus, StepItem};
+use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::policy::Policy;
 use super::state::{ClusterState, Cx};
 use super::status::Status;
-use super::views::StepItemView;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// One member deployment of a step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepItem {
-    /// Consumer.
-    pub consumer: String,
-    /// Resource.
-    pub resource: String,
-    /// Version.
-    pub version: u64,
-    /// The deployment, once started (or the already-active one it waits on).
-    pub deployment: Option<super::ids::DeploymentId>,
-}
-
-/// A replicated plan of steps and its progress.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GroupDeployment {
-    /// Id.
-    pub id: GroupDeploymentId,
-    /// Group.
-    pub group: String,
-    /// Status.
-    pub status: GroupStatus,
-    /// Index of the running step.
-    pub current_step: u32,
-    /// Steps, fixed at creation.
-    pub steps: Vec<Vec<StepItem>>,
-    /// Creation time.
-    pub created_at: Timestamp,
-    /// Per member resource, settings that win over the member subscription's policy.
-    #[serde(default)]
-    pub overrides: BTreeMap<String, Policy>,
-}
 
 struct Vertex {
     consumer: String,
     resource: String,
     version: u64,
-    existing: Option<super::ids::DeploymentId>,
+    existing: Option<DeploymentId>,
     needs: Vec<usize>,
 }
 
@@ -302,19 +268,6 @@ impl ClusterState {
         self.drive_group(id, cx);
         let steps = self.group_deployments[&id].steps.clone();
         Ok(Response::GroupDeploymentStarted { id, steps })
-    }
-
-    pub(crate) fn step_item_view(&self, i: &StepItem) -> StepItemView {
-        StepItemView {
-            consumer: i.consumer.clone(),
-            resource: i.resource.clone(),
-            version: i.version,
-            deployment: i.deployment,
-            status: i
-                .deployment
-                .and_then(|d| self.deployments.get(&d))
-                .map(|d| d.status),
-        }
     }
 
     /// Starts the current step's deployments and moves on when all of them rolled forward.

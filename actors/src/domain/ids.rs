@@ -1,12 +1,61 @@
 //! Identifiers and time: deterministic ids (`d-N`, `g-N`), the leader-stamped timestamp and event actors.
 
-use super::errors::{DomainError, Entity};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
 /// Milliseconds since the Unix epoch, stamped by the leader on every command (kept monotonic by the caller).
 pub type Timestamp = u64;
+
+/// The kinds of named things an error can point at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Entity {
+    /// A resource.
+    Resource,
+    /// A consumer.
+    Consumer,
+    /// A node.
+    Node,
+    /// A deployment.
+    Deployment,
+    /// A consumer group.
+    Group,
+    /// A group deployment.
+    GroupDeployment,
+    /// An API token.
+    Token,
+    /// A subscription, named `consumer/resource`.
+    Subscription,
+    /// A held-back version, named `consumer/resource@version`.
+    Hold,
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Entity::Resource => "resource",
+            Entity::Consumer => "consumer",
+            Entity::Node => "node",
+            Entity::Deployment => "deployment",
+            Entity::Group => "group",
+            Entity::GroupDeployment => "group deployment",
+            Entity::Token => "token",
+            Entity::Subscription => "subscription",
+            Entity::Hold => "hold",
+        })
+    }
+}
+
+/// Text that is no id of its kind (`d-x`): it can name nothing, so it reads as "not found" (404) once it
+/// becomes a `DomainError`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{entity} \"{name}\" not found")]
+pub struct UnknownId {
+    /// What kind of id was expected.
+    pub entity: Entity,
+    /// The text given (callers bound its length before parsing).
+    pub name: String,
+}
 
 macro_rules! counter_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal, $entity:expr) => {
@@ -21,11 +70,11 @@ macro_rules! counter_id {
         }
 
         impl FromStr for $name {
-            type Err = DomainError;
+            type Err = UnknownId;
             /// Accepts `"<prefix>-N"` or a bare `"N"`.
-            fn from_str(s: &str) -> Result<Self, DomainError> {
+            fn from_str(s: &str) -> Result<Self, UnknownId> {
                 let digits = s.strip_prefix(concat!($prefix, "-")).unwrap_or(s);
-                digits.parse::<u64>().map($name).map_err(|_| DomainError::NotFound {
+                digits.parse::<u64>().map($name).map_err(|_| UnknownId {
                     entity: $entity,
                     name: s.to_string(),
                 })

@@ -1,12 +1,13 @@
 //! Deployment lifecycle on the state: creation (node set, order, from-versions), user operations, pulses,
 //! and automatic deployments of strong subscriptions (DEPLOYMENTS.md §4–§7).
 
-use super::command::{DeploymentSpec, PulseAnswer, Response};
+use super::command::{DeploymentSpec, Response};
 use super::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use super::errors::{check_message, DomainError, Entity};
 use super::ids::{Actor, DeploymentId};
 use super::model::Consumer;
 use super::model::Mode;
+use super::pulse::PulseAnswer;
 use super::ranges::parse_ranges;
 use super::state::{ClusterState, Cx, Op};
 use super::strategy::Settings;
@@ -136,7 +137,7 @@ impl ClusterState {
             full,
             cx.at,
         );
-        d.succeeded = pre_done;
+        d.tally.succeeded = pre_done;
         let message = spec.message.or_else(|| {
             Some(format!(
                 "deploy version {version} to {} nodes",

@@ -7,6 +7,7 @@
 mod chunked;
 mod command;
 mod cow;
+mod counters;
 mod deployment;
 mod errors;
 pub mod explain;
@@ -14,7 +15,9 @@ mod fleet;
 mod forget;
 mod gauges;
 mod group;
+mod group_deployment;
 mod ids;
+mod invalid;
 mod lifecycle;
 mod model;
 mod nodes;
@@ -29,6 +32,7 @@ mod registry;
 mod removal;
 mod retention;
 mod retract;
+mod seen;
 mod selection;
 mod state;
 mod status;
@@ -44,19 +48,27 @@ mod views;
 #[cfg(test)]
 mod testkit;
 
+#[cfg(test)]
+#[path = "layers_test.rs"]
+mod layers_test;
+
 pub use chunked::ChunkedVec;
-pub use command::{Command, DeploymentSpec, GroupStatus, PulseAnswer, Response};
+pub use command::{Command, DeploymentSpec, Response};
+pub use counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 pub use cow::CowMap;
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
 pub use errors::{
-    check_message, check_name, clip, is_safe_name, quote, DomainError, Entity, ErrorKind,
-    MAX_MESSAGE_LEN, MAX_NAME_BYTES,
+    check_message, check_name, clip, is_safe_name, quote, DomainError, ErrorKind, MAX_MESSAGE_LEN,
+    MAX_NAME_BYTES,
 };
 pub use explain::{Decision, NodeHistory};
 pub use fleet::{FleetPage, NodeLine};
 pub use gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
-pub use group::{GroupDeployment, StepItem};
-pub use ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp, RESERVED_ACTOR_NAMES};
+pub use group_deployment::{GroupDeployment, GroupStatus, StepItem};
+pub use ids::{
+    Actor, DeploymentId, Entity, GroupDeploymentId, Timestamp, UnknownId, RESERVED_ACTOR_NAMES,
+};
+pub use invalid::Invalid;
 pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Retraction, Subscription, Version, VersionProgress,
@@ -64,15 +76,18 @@ pub use model::{
 pub use plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
-pub use policy::{
-    default_strategy, Change, Policy, PolicyPatch, DEFAULT_DOWNLOAD_WINDOW, DEFAULT_INSTALL_WINDOW,
-};
+pub use policy::{Change, Policy, PolicyPatch};
 pub use precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
+pub use pulse::PulseAnswer;
 pub use ranges::parse_ranges;
 pub use reconverge::{Behind, FollowUp};
+pub use seen::{Fact, Seen};
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
-pub use status::{allowed, PausedBy, Status, TRANSITIONS};
-pub use strategy::{Completion, Settings, Strategy};
+pub use status::{allowed, PausedBy, Status, TransitionRefused, TRANSITIONS};
+pub use strategy::{
+    default_strategy, Completion, Settings, Strategy, DEFAULT_DOWNLOAD_WINDOW,
+    DEFAULT_INSTALL_WINDOW,
+};
 pub use summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
 };

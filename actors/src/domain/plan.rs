@@ -261,7 +261,7 @@ impl ClusterState {
 
     fn plan_group_item(
         &self,
-        item: super::group::StepItem,
+        item: super::group_deployment::StepItem,
         versions: Option<&std::collections::BTreeMap<String, u64>>,
         overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
     ) -> Result<GroupPlanItem, DomainError> {

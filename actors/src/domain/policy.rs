@@ -3,22 +3,10 @@
 //! changes to it (`PATCH`).
 
 use super::errors::DomainError;
+use super::strategy::default_strategy;
 use super::strategy::{Completion, Settings, Strategy};
 use super::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
-
-/// Install window of the default strategy (no strategy on the start nor on the subscription).
-pub const DEFAULT_INSTALL_WINDOW: u32 = 1;
-/// Download (prefetch) window of the default strategy.
-pub const DEFAULT_DOWNLOAD_WINDOW: u32 = 2;
-
-/// The safe default strategy: rolling, one node installing at a time, two prefetching.
-pub fn default_strategy() -> Strategy {
-    Strategy::Rolling {
-        install_window: DEFAULT_INSTALL_WINDOW,
-        download_window: DEFAULT_DOWNLOAD_WINDOW,
-    }
-}
 
 /// The settings of the deployments of a subscription; `None` = not set here (the next level decides).
 /// Replicated (bincode): no field is skipped when encoding.
@@ -79,7 +67,7 @@ impl Policy {
 
     /// Refuses what no deployment could run with (zero windows, quorums, intervals...).
     pub fn validate(&self) -> Result<(), DomainError> {
-        self.clone().settings().validate()
+        Ok(self.clone().settings().validate()?)
     }
 
     /// Applies `patch`: `Keep` leaves a field, `Clear` unsets it, `Set` replaces it.

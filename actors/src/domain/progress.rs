@@ -7,63 +7,53 @@ use super::deployment::{Deployment, EventKind, NodePhase};
 use super::errors::DomainError;
 use super::ids::{Actor, Timestamp};
 use super::model::NodeResource;
+use super::seen::{Fact, Seen};
 use super::status::{PausedBy, Status};
-use super::strategy::Strategy;
+use super::strategy::{Plan, Strategy};
 
 fn clip(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
-/// The node has (or runs) the target version.
-pub(crate) const S_HAVE: u8 = 1;
-/// It runs the target version, done without error and healthy.
-pub(crate) const S_OK: u8 = 2;
-/// The target version finished with an error or unhealthy.
-pub(crate) const S_FAIL: u8 = 4;
-/// The target version is done.
-pub(crate) const S_DONE: u8 = 8;
-/// It runs its from-version again, not failed.
-pub(crate) const S_BACK_OK: u8 = 16;
-/// Its from-version failed.
-pub(crate) const S_BACK_FAIL: u8 = 32;
-/// It runs the target version.
-pub(crate) const S_CURRENT: u8 = 64;
-
-/// Summarises a node's state for one deployment (target `v`, rollback target `from`) in a few bits.
-pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> u8 {
+/// Summarises a node's state for one deployment (target `v`, rollback target `from`) as a set of facts.
+pub(crate) fn seen_bits(v: u64, from: Option<u64>, nr: Option<&NodeResource>) -> Seen {
     let Some(nr) = nr else {
         // Never reported the resource: it holds nothing, which is all a rollback to "no version" asks.
-        return if from.is_none() { S_BACK_OK } else { 0 };
+        return if from.is_none() {
+            Seen::NOTHING.with(Fact::BackOk)
+        } else {
+            Seen::NOTHING
+        };
     };
-    let mut bits = 0;
+    let mut bits = Seen::NOTHING;
     let current = nr.current == Some(v);
     if current {
-        bits |= S_CURRENT | S_HAVE;
+        bits = bits.with(Fact::Current).with(Fact::Have);
     }
     if let Some(x) = nr.versions.get(&v) {
         if x.downloaded || x.installed {
-            bits |= S_HAVE;
+            bits = bits.with(Fact::Have);
         }
         if x.done {
-            bits |= S_DONE;
+            bits = bits.with(Fact::Done);
         }
         if x.is_failure() {
-            bits |= S_FAIL;
+            bits = bits.with(Fact::Fail);
         } else if current && x.is_ok() {
-            bits |= S_OK;
+            bits = bits.with(Fact::Ok);
         }
     }
     match from {
         Some(from) => {
             let failed = nr.versions.get(&from).is_some_and(|x| x.is_failure());
             if failed {
-                bits |= S_BACK_FAIL;
+                bits = bits.with(Fact::BackFail);
             } else if nr.current == Some(from) {
-                bits |= S_BACK_OK;
+                bits = bits.with(Fact::BackOk);
             }
         }
         // Nothing to restore: back when it runs and holds nothing (it removed the resource).
-        None if nr.current.is_none() && nr.versions.is_empty() => bits |= S_BACK_OK,
+        None if nr.current.is_none() && nr.versions.is_empty() => bits = bits.with(Fact::BackOk),
         None => {}
     }
     bits
@@ -92,6 +82,9 @@ impl Deployment {
 
     /// Admits nodes and evaluates the outcome. Only ROLLING_* statuses make progress.
     pub(crate) fn advance(&mut self, at: Timestamp) {
+        // A round repeats only when it changed the status, and the status only moves on: ROLLING_FORWARD →
+        // ROLLING_BACK → a held or terminal status, where the next round returns (nothing here moves a
+        // deployment back to ROLLING_FORWARD). So at most three rounds run; the cap of 4 states that bound.
         for _ in 0..4 {
             let before = self.status;
             match before {
@@ -116,7 +109,7 @@ impl Deployment {
             self.nodes[p].phase,
             NodePhase::Downloading | NodePhase::Downloaded
         ) {
-            self.download_used -= 1;
+            self.forward.download_used -= 1;
         }
         self.nodes[p].phase = NodePhase::Installing;
         if self.touched.len() == self.touched.capacity() {
@@ -125,8 +118,7 @@ impl Deployment {
             self.touched.reserve(left.max(1));
         }
         self.touched.push(p as u32);
-        self.install_used += 1;
-        self.batch_open += 1;
+        self.forward.take_install();
         self.node_event(at, EventKind::Install, p, None);
         self.react(p, self.nodes[p].seen, None, at);
     }
@@ -139,22 +131,23 @@ impl Deployment {
                 NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded
             )
         };
-        match self.settings.strategy.clone() {
-            Strategy::Batch { sizes, autopause } => {
-                if self.batch_open > 0 {
+        let strategy = self.settings.strategy.clone();
+        match strategy.admission().plan {
+            Plan::Batches { sizes, autopause } => {
+                if self.forward.batch_open > 0 {
                     return;
                 }
-                while self.install_cursor < n
-                    && !waiting(self.nodes[self.install_cursor as usize].phase)
+                while self.forward.install_cursor < n
+                    && !waiting(self.nodes[self.forward.install_cursor as usize].phase)
                 {
-                    self.install_cursor += 1;
+                    self.forward.install_cursor += 1;
                 }
-                if self.install_cursor >= n {
+                if self.forward.install_cursor >= n {
                     return;
                 }
                 let formed = self.batches.len() as u32;
-                if autopause && formed > 0 && self.autopaused < formed {
-                    self.autopaused = formed;
+                if autopause && formed > 0 && self.forward.autopaused < formed {
+                    self.forward.autopaused = formed;
                     let msg = format!("batch {formed} finished");
                     if self
                         .transition(Status::RollForwardPaused, at, Actor::System, Some(msg))
@@ -164,11 +157,11 @@ impl Deployment {
                     }
                     return;
                 }
-                let size = Strategy::batch_size(&sizes, self.batches.len());
+                let size = Strategy::batch_size(sizes, self.batches.len());
                 let mut count = 0;
-                while count < size && self.install_cursor < n {
-                    let p = self.install_cursor as usize;
-                    self.install_cursor += 1;
+                while count < size && self.forward.install_cursor < n {
+                    let p = self.forward.install_cursor as usize;
+                    self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         count += 1;
                         self.admit_install(p, at);
@@ -176,28 +169,28 @@ impl Deployment {
                 }
                 self.batches.push(count);
             }
-            strategy => {
-                let (iw, dw) = match strategy {
-                    Strategy::Rolling {
-                        install_window,
-                        download_window,
-                    } => (install_window, download_window),
-                    _ => (u32::MAX, 0),
-                };
-                while self.install_used < iw && self.install_cursor < n {
-                    let p = self.install_cursor as usize;
-                    self.install_cursor += 1;
+            Plan::Windows {
+                install: iw,
+                download: dw,
+                ..
+            } => {
+                while self.forward.install_used < iw && self.forward.install_cursor < n {
+                    let p = self.forward.install_cursor as usize;
+                    self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         self.admit_install(p, at);
                     }
                 }
-                self.download_cursor = self.download_cursor.max(self.install_cursor);
-                while self.download_used < dw && self.download_cursor < n {
-                    let p = self.download_cursor as usize;
-                    self.download_cursor += 1;
+                self.forward.download_cursor = self
+                    .forward
+                    .download_cursor
+                    .max(self.forward.install_cursor);
+                while self.forward.download_used < dw && self.forward.download_cursor < n {
+                    let p = self.forward.download_cursor as usize;
+                    self.forward.download_cursor += 1;
                     if self.nodes[p].phase == NodePhase::Pending {
                         self.nodes[p].phase = NodePhase::Downloading;
-                        self.download_used += 1;
+                        self.forward.download_used += 1;
                         self.node_event(at, EventKind::Download, p, None);
                         self.react(p, self.nodes[p].seen, None, at);
                     }
@@ -207,12 +200,12 @@ impl Deployment {
     }
 
     /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
-    pub(crate) fn record(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
+    pub(crate) fn record(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
         self.nodes[p].seen = bits;
         self.react(p, bits, reason, at);
     }
 
-    fn react(&mut self, p: usize, bits: u8, reason: Option<String>, at: Timestamp) {
+    fn react(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
         let reason = || {
             reason
                 .clone()
@@ -220,12 +213,12 @@ impl Deployment {
                 .unwrap_or_else(|| "install failed".into())
         };
         match self.nodes[p].phase {
-            NodePhase::Downloading if bits & S_HAVE != 0 => {
+            NodePhase::Downloading if bits.has(Fact::Have) => {
                 self.nodes[p].phase = NodePhase::Downloaded;
             }
             phase @ (NodePhase::Installing | NodePhase::Watching) => {
-                let failure =
-                    bits & S_FAIL != 0 || (phase == NodePhase::Watching && bits & S_CURRENT == 0);
+                let failure = bits.has(Fact::Fail)
+                    || (phase == NodePhase::Watching && !bits.has(Fact::Current));
                 if failure {
                     if !self.nodes[p].error_seen {
                         self.nodes[p].error_seen = true;
@@ -233,11 +226,11 @@ impl Deployment {
                     }
                     return;
                 }
-                if bits & S_DONE == 0 {
+                if !bits.has(Fact::Done) {
                     self.nodes[p].error_seen = false;
                     return;
                 }
-                if bits & S_OK != 0 && phase == NodePhase::Installing {
+                if bits.has(Fact::Ok) && phase == NodePhase::Installing {
                     self.nodes[p].error_seen = false;
                     if self.settings.min_healthy_ms == 0 {
                         self.succeed(p, at);
@@ -245,22 +238,22 @@ impl Deployment {
                         let until = at.saturating_add(self.settings.min_healthy_ms);
                         self.nodes[p].phase = NodePhase::Watching;
                         self.nodes[p].watch_until = Some(until);
-                        self.watches.insert((until, p as u32));
+                        self.watches.start(until, p as u32);
                         self.node_event(at, EventKind::Watch, p, None);
                     }
                 }
             }
             NodePhase::RollingBack => {
                 let from = self.nodes[p].from_version;
-                if bits & S_BACK_OK != 0 {
+                if bits.has(Fact::BackOk) {
                     self.nodes[p].phase = NodePhase::RolledBack;
-                    self.rb_used -= 1;
+                    self.rollback.used -= 1;
                     let msg = from.is_none().then(|| "uninstalled".to_string());
                     self.node_event(at, EventKind::RolledBack, p, msg);
-                } else if let (Some(from), true) = (from, bits & S_BACK_FAIL != 0) {
+                } else if let (Some(from), true) = (from, bits.has(Fact::BackFail)) {
                     self.nodes[p].phase = NodePhase::Failed;
-                    self.rb_used -= 1;
-                    self.rb_failed += 1;
+                    self.rollback.used -= 1;
+                    self.rollback.failed += 1;
                     self.node_event(
                         at,
                         EventKind::Failed,
@@ -273,12 +266,12 @@ impl Deployment {
             // report was overtaken by the rollback), it now runs that version: roll it back again
             // when a rollback slot is free.
             NodePhase::RolledBack
-                if bits & S_CURRENT != 0
+                if bits.has(Fact::Current)
                     && self.status.is_active()
                     && !self.status.is_forward()
-                    && !self.rb_again.contains(&(p as u32)) =>
+                    && !self.rollback.again.contains(&(p as u32)) =>
             {
-                self.rb_again.push(p as u32);
+                self.rollback.again.push(p as u32);
             }
             _ => {}
         }
@@ -286,16 +279,15 @@ impl Deployment {
 
     fn unwatch(&mut self, p: usize) {
         if let Some(until) = self.nodes[p].watch_until.take() {
-            self.watches.remove(&(until, p as u32));
+            self.watches.stop(until, p as u32);
         }
     }
 
     pub(crate) fn succeed(&mut self, p: usize, at: Timestamp) {
         self.unwatch(p);
         self.nodes[p].phase = NodePhase::Succeeded;
-        self.succeeded += 1;
-        self.install_used -= 1;
-        self.batch_open = self.batch_open.saturating_sub(1);
+        self.tally.succeeded += 1;
+        self.forward.release_install();
         self.node_event(at, EventKind::Succeeded, p, None);
     }
 
@@ -306,8 +298,8 @@ impl Deployment {
         if failures > self.settings.max_failures_per_node {
             // A failed node keeps its install slot (rolling); it finishes its batch.
             self.nodes[p].phase = NodePhase::Failed;
-            self.failed += 1;
-            self.batch_open = self.batch_open.saturating_sub(1);
+            self.tally.failed += 1;
+            self.forward.close_batch_slot();
             self.node_event(
                 at,
                 EventKind::Failed,
@@ -329,34 +321,30 @@ impl Deployment {
     pub(crate) fn skip(&mut self, p: usize, at: Timestamp, reason: &str) {
         match self.nodes[p].phase {
             NodePhase::Pending => {}
-            NodePhase::Downloading | NodePhase::Downloaded => self.download_used -= 1,
+            NodePhase::Downloading | NodePhase::Downloaded => self.forward.download_used -= 1,
             NodePhase::Installing | NodePhase::Watching => {
                 self.unwatch(p);
-                self.install_used -= 1;
-                self.batch_open = self.batch_open.saturating_sub(1);
+                self.forward.release_install();
             }
-            NodePhase::RollingBack => self.rb_used -= 1,
+            NodePhase::RollingBack => self.rollback.used -= 1,
             NodePhase::Succeeded
             | NodePhase::Failed
             | NodePhase::Skipped
             | NodePhase::RolledBack => return,
         }
         self.nodes[p].phase = NodePhase::Skipped;
-        self.skipped += 1;
+        self.tally.skipped += 1;
         self.node_event(at, EventKind::Skipped, p, Some(reason.to_string()));
     }
 
     /// Watches that ended by `at` succeed.
     pub(crate) fn finish_watches(&mut self, at: Timestamp) {
-        while let Some(&(until, p)) = self.watches.first() {
-            if until > at {
-                break;
-            }
+        while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {
                 self.succeed(p, at);
             } else {
-                self.watches.pop_first();
+                self.watches.drop_first();
                 self.nodes[p].watch_until = None;
             }
         }
@@ -367,39 +355,39 @@ impl Deployment {
         let tolerated = self
             .settings
             .failed_nodes_tolerated(self.nodes.len() as u32);
-        if let Strategy::Rolling { install_window, .. } = self.settings.strategy {
-            if self.failed >= install_window {
+        if let Some(install_window) = self.settings.strategy.admission().window_rule {
+            if self.tally.failed >= install_window {
                 let msg =
                     format!("install window of {install_window} is entirely taken by failed nodes");
                 return self.fail(at, msg);
             }
         }
-        if self.failed > tolerated {
+        if self.tally.failed > tolerated {
             return self.fail(
                 at,
-                format!("{} nodes failed; {tolerated} tolerated", self.failed),
+                format!("{} nodes failed; {tolerated} tolerated", self.tally.failed),
             );
         }
-        let needed = self.settings.completion.needed(n - self.skipped);
+        let needed = self.settings.completion.needed(self.tally.considered(n));
         let quorum = self.settings.completion.quorum.is_some();
-        if quorum && self.succeeded >= needed {
+        if quorum && self.tally.succeeded >= needed {
             let msg = format!(
                 "quorum met: {} of {} nodes succeeded",
-                self.succeeded,
-                n - self.skipped
+                self.tally.succeeded,
+                self.tally.considered(n)
             );
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
-        if self.succeeded + self.failed + self.skipped >= n {
-            if !quorum || self.succeeded >= needed {
+        if self.tally.ended() >= n {
+            if !quorum || self.tally.succeeded >= needed {
                 let _ = self.transition(Status::RolledForward, at, Actor::System, None);
             } else {
                 self.fail(
                     at,
                     format!(
                         "quorum not met: {} of {needed} needed nodes succeeded",
-                        self.succeeded
+                        self.tally.succeeded
                     ),
                 );
             }
@@ -409,13 +397,13 @@ impl Deployment {
     /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met; otherwise a failure,
     /// which rolls back with `rollback_on_failure` (the default) and is FAILED without it.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
-        let considered = self.nodes.len() as u32 - self.skipped;
+        let considered = self.tally.considered(self.nodes.len() as u32);
         let needed = self.settings.completion.needed(considered);
         let msg = format!(
             "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
-            self.succeeded
+            self.tally.succeeded
         );
-        if self.succeeded >= needed {
+        if self.tally.succeeded >= needed {
             let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
         } else if self.settings.rollback_on_failure {
             let _ = self.start_rollback(at, Actor::Timer, Some(msg));
@@ -443,13 +431,13 @@ impl Deployment {
         if !self.transition(Status::RollingBack, at, by, message)? {
             return Ok(false);
         }
-        for p in self.install_cursor..self.download_cursor {
+        for p in self.forward.install_cursor..self.forward.download_cursor {
             let node = &mut self.nodes[p as usize];
             if matches!(node.phase, NodePhase::Downloading | NodePhase::Downloaded) {
                 node.phase = NodePhase::Pending;
             }
         }
-        self.download_used = 0;
+        self.forward.download_used = 0;
         if self.coordinated() && self.pulse_expired(at) {
             self.block_on_pulse(at);
         }
@@ -458,12 +446,12 @@ impl Deployment {
 
     /// Re-targets the first node waiting in `rb_again` at its from-version.
     fn admit_again_one(&mut self, at: Timestamp) {
-        let p = self.rb_again.remove(0) as usize;
+        let p = self.rollback.again.remove(0) as usize;
         if self.nodes[p].phase != NodePhase::RolledBack {
             return;
         }
         self.nodes[p].phase = NodePhase::RollingBack;
-        self.rb_used += 1;
+        self.rollback.used += 1;
         let msg = format!("runs version {} again after counting back", self.version);
         self.node_event(at, EventKind::Rollback, p, Some(msg));
         self.react(p, self.nodes[p].seen, None, at);
@@ -471,14 +459,14 @@ impl Deployment {
 
     fn admit_back_one(&mut self, at: Timestamp) {
         let t = self.touched.len();
-        let p = self.touched[t - 1 - self.rb_cursor as usize] as usize;
-        self.rb_cursor += 1;
+        let p = self.touched[t - 1 - self.rollback.cursor as usize] as usize;
+        self.rollback.cursor += 1;
         if self.nodes[p].phase == NodePhase::Skipped {
             return;
         }
         self.unwatch(p);
         let from = self.nodes[p].from_version;
-        if from.is_none() && self.nodes[p].seen & S_BACK_OK != 0 {
+        if from.is_none() && self.nodes[p].seen.has(Fact::BackOk) {
             self.nodes[p].phase = NodePhase::RolledBack;
             self.node_event(
                 at,
@@ -489,7 +477,7 @@ impl Deployment {
             return;
         }
         self.nodes[p].phase = NodePhase::RollingBack;
-        self.rb_used += 1;
+        self.rollback.used += 1;
         let msg = from
             .is_none()
             .then(|| "no previous version to restore: uninstall".to_string());
@@ -499,36 +487,41 @@ impl Deployment {
 
     fn admit_back(&mut self, at: Timestamp) {
         let t = self.touched.len() as u32;
-        match self.settings.strategy.clone() {
-            Strategy::Batch { .. } => {
+        match self.settings.strategy.admission().plan {
+            Plan::Batches { .. } => {
                 // Nodes that run the version again are rolled back together, between batches.
-                if self.rb_used == 0 && self.rb_failed == 0 {
-                    while !self.rb_again.is_empty() {
+                if self.rollback.used == 0 && self.rollback.failed == 0 {
+                    while !self.rollback.again.is_empty() {
                         self.admit_again_one(at);
                     }
                 }
-                while self.rb_used == 0 && self.rb_cursor < t && self.rb_failed == 0 {
+                while self.rollback.used == 0
+                    && self.rollback.cursor < t
+                    && self.rollback.failed == 0
+                {
                     let k = self.batches.len()
                         - 1
-                        - (self.rb_batch as usize).min(self.batches.len() - 1);
+                        - (self.rollback.batch as usize).min(self.batches.len() - 1);
                     let size = self.batches[k];
-                    self.rb_batch += 1;
+                    self.rollback.batch += 1;
                     for _ in 0..size {
-                        if self.rb_cursor < t {
+                        if self.rollback.cursor < t {
                             self.admit_back_one(at);
                         }
                     }
                 }
             }
-            strategy => {
-                let iw = match strategy {
-                    Strategy::Rolling { install_window, .. } => install_window,
-                    _ => u32::MAX,
-                };
-                while self.rb_used < iw && !self.rb_again.is_empty() && self.rb_failed == 0 {
+            Plan::Windows { rollback: iw, .. } => {
+                while self.rollback.used < iw
+                    && !self.rollback.again.is_empty()
+                    && self.rollback.failed == 0
+                {
                     self.admit_again_one(at);
                 }
-                while self.rb_used < iw && self.rb_cursor < t && self.rb_failed == 0 {
+                while self.rollback.used < iw
+                    && self.rollback.cursor < t
+                    && self.rollback.failed == 0
+                {
                     self.admit_back_one(at);
                 }
             }
@@ -536,12 +529,12 @@ impl Deployment {
     }
 
     fn evaluate_back(&mut self, at: Timestamp) {
-        if self.rb_failed > 0 {
-            let msg = format!("{} nodes failed to roll back", self.rb_failed);
+        if self.rollback.failed > 0 {
+            let msg = format!("{} nodes failed to roll back", self.rollback.failed);
             let _ = self.transition(Status::Failed, at, Actor::System, Some(msg));
-        } else if self.rb_cursor as usize >= self.touched.len()
-            && self.rb_used == 0
-            && self.rb_again.is_empty()
+        } else if self.rollback.cursor as usize >= self.touched.len()
+            && self.rollback.used == 0
+            && self.rollback.again.is_empty()
         {
             let _ = self.transition(Status::RolledBack, at, Actor::System, None);
         }

@@ -35,7 +35,7 @@ fn failed_node_keeps_its_slot() {
         vec![1],
         "failed node holds its slot but may not install"
     );
-    assert_eq!(k.d(id).install_used, 2);
+    assert_eq!(k.d(id).forward.install_used, 2);
     k.installed(1);
     assert_eq!(k.flags(4).0, vec![2]);
 }
@@ -202,7 +202,7 @@ fn skipped_node_leaves_the_window() {
     });
     assert_eq!(k.phases(id)[0], NodePhase::Skipped);
     assert_eq!(k.flags(3).0, vec![1]);
-    assert_eq!(k.d(id).skipped, 1);
+    assert_eq!(k.d(id).tally.skipped, 1);
 }
 
 #[test]

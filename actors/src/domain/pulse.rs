@@ -8,10 +8,20 @@
 //! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
-use super::command::PulseAnswer;
 use super::deployment::Deployment;
 use super::ids::{Actor, Timestamp};
 use super::status::{PausedBy, Status};
+use serde::{Deserialize, Serialize};
+
+/// Answer to a pulse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PulseAnswer {
+    /// Keep pulsing.
+    Ok,
+    /// Stop: finished, unknown, or held by a person.
+    Stop,
+}
 
 impl Deployment {
     /// When the pulse countdown runs out; only while ROLLING_* (held deployments have no countdown).
@@ -38,7 +48,7 @@ impl Deployment {
         if self.status.is_terminal() {
             return None;
         }
-        let watch = self.watches.first().map(|w| w.0);
+        let watch = self.watches.next_end();
         [self.pulse_deadline(), watch, self.timeout_deadline()]
             .into_iter()
             .flatten()

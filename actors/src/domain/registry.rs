@@ -6,10 +6,46 @@ use super::ids::DeploymentId;
 use super::model::{
     Artifact, Consumer, Dependency, Group, Member, NodeReport, Resource, Version, VersionProgress,
 };
-use super::progress::{failure_reason, seen_bits, S_BACK_FAIL, S_FAIL};
+use super::progress::{failure_reason, seen_bits};
+use super::seen::{Fact, Seen};
 use super::state::{ClusterState, Cx};
 use super::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// What one node report means for one deployment the node is in: the typed summary `report_nodes` builds
+/// before touching any deployment.
+enum Effect {
+    /// The node leaves the deployment, counted as skipped, for this reason.
+    Skip {
+        /// The node's position in the deployment.
+        position: u32,
+        /// Why, recorded on the skip event.
+        why: &'static str,
+    },
+    /// The node's new facts about the deployment's versions, recorded and reacted to.
+    Record {
+        /// The node's position in the deployment.
+        position: u32,
+        /// What the merged report says (computed once the report is merged).
+        seen: Seen,
+        /// The node's error text when a fact is a failure.
+        reason: Option<String>,
+    },
+}
+
+impl Effect {
+    fn skip(position: u32, why: &'static str) -> Effect {
+        Effect::Skip { position, why }
+    }
+
+    fn record(position: u32) -> Effect {
+        Effect::Record {
+            position,
+            seen: Seen::NOTHING,
+            reason: None,
+        }
+    }
+}
 
 impl ClusterState {
     pub(crate) fn create_resource(&mut self, name: String) -> Result<Response, DomainError> {
@@ -199,9 +235,8 @@ impl ClusterState {
                 check_name("node", &r.node)?;
             }
         }
-        // Per affected deployment, in id order: position, skip reason, or the summary bits (+ failure text) of the
-        // new state. Inline for the usual one or two deployments, so a report allocates nothing here.
-        type Effect = (u32, Option<&'static str>, u8, Option<String>);
+        // Per affected deployment, in id order, what the report means for it. Inline for the usual one or two
+        // deployments, so a report allocates nothing here.
         let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
         for report in reports {
             let NodeReport {
@@ -218,11 +253,15 @@ impl ClusterState {
                     continue;
                 };
                 if was_active && !now_active {
-                    affected.insert(*id, (*p, Some("node became inactive"), 0, None));
+                    affected.insert(*id, Effect::skip(*p, "node became inactive"));
                 } else if let Some(rr) = resources.get(&d.resource) {
                     let lost = rr.interested == Some(false) && ns.interested(&d.resource);
-                    let why = lost.then_some("node lost interest in the resource");
-                    affected.insert(*id, (*p, why, 0, None));
+                    let effect = if lost {
+                        Effect::skip(*p, "node lost interest in the resource")
+                    } else {
+                        Effect::record(*p)
+                    };
+                    affected.insert(*id, effect);
                 }
             }
             ns.active = now_active;
@@ -251,25 +290,34 @@ impl ClusterState {
                 }
                 merge_versions(&mut e.versions, rr.versions);
             }
-            for (id, (p, skip, bits, reason)) in affected.iter_mut() {
-                if skip.is_some() {
+            for (id, effect) in affected.iter_mut() {
+                let Effect::Record {
+                    position,
+                    seen,
+                    reason,
+                } = effect
+                else {
                     continue;
-                }
+                };
                 let Some(d) = self.deployments.get(id) else {
                     continue;
                 };
                 let nr = ns.resources.get(&d.resource);
-                let from = d.nodes[*p as usize].from_version;
-                *bits = seen_bits(d.version, from, nr);
-                if *bits & (S_FAIL | S_BACK_FAIL) != 0 {
+                let from = d.nodes[*position as usize].from_version;
+                *seen = seen_bits(d.version, from, nr);
+                if seen.any(&[Fact::Fail, Fact::BackFail]) {
                     *reason = failure_reason(d.version, from, nr);
                 }
             }
-            for (&id, (p, skip, bits, reason)) in affected.iter_mut() {
+            for (&id, effect) in affected.iter_mut() {
                 if let Some(d) = self.deployments.get_mut(&id) {
-                    match skip {
-                        Some(why) => d.skip(*p as usize, cx.at, why),
-                        None => d.record(*p as usize, *bits, reason.take(), cx.at),
+                    match effect {
+                        Effect::Skip { position, why } => d.skip(*position as usize, cx.at, why),
+                        Effect::Record {
+                            position,
+                            seen,
+                            reason,
+                        } => d.record(*position as usize, *seen, reason.take(), cx.at),
                     }
                     d.advance(cx.at);
                 }

@@ -2,8 +2,9 @@
 //! subscribes to gets an `uninstall` target (see `targets`). Refused (409) while a deployment of what
 //! would go is active, or while a group names it.
 
-use super::command::{GroupStatus, Response};
+use super::command::Response;
 use super::errors::{DomainError, Entity};
+use super::group_deployment::GroupStatus;
 use super::state::ClusterState;
 
 impl ClusterState {

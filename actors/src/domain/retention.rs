@@ -6,30 +6,28 @@
 //! Terminal deployments have left the node table already (`ClusterState::touch`), so nothing points
 //! into the dropped lists. "Oldest" is by the time it ended, then by id; the command carries the
 //! limit, so every replica prunes the same deployments.
+//!
+//! [`Retention`] is the family's handler: it borrows the deployments only, and reports how many it pruned.
 
 use super::chunked::ChunkedVec;
-use super::command::Response;
+use super::cow::CowMap;
 use super::deployment::{Deployment, Event, EventKind};
 use super::ids::{Actor, DeploymentId, Timestamp};
-use super::state::ClusterState;
 
 /// Whether `d` was pruned.
 pub fn is_pruned(d: &Deployment) -> bool {
     d.events.iter().any(|e| e.kind == EventKind::Pruned)
 }
 
-impl ClusterState {
-    /// How many terminal deployments keep their per-node detail (for the leader's decision to
-    /// propose `Prune`): the terminal ones not pruned yet.
-    pub fn unpruned_terminal(&self) -> usize {
-        self.deployments
-            .values()
-            .filter(|d| d.status.is_terminal() && !is_pruned(d))
-            .count()
-    }
+/// `Prune`, over the deployments (the only map it changes).
+pub(crate) struct Retention<'a> {
+    /// Every deployment; only terminal ones are stripped.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+}
 
+impl Retention<'_> {
     /// Applies `Prune { keep }` at `at`; answers how many deployments it pruned.
-    pub(crate) fn prune(&mut self, keep: u32, at: Timestamp) -> Response {
+    pub(crate) fn prune(&mut self, keep: u32, at: Timestamp) -> u32 {
         let mut terminal: Vec<(Timestamp, DeploymentId)> = self
             .deployments
             .values()
@@ -49,7 +47,7 @@ impl ClusterState {
             strip(d, at, keep);
             pruned += 1;
         }
-        Response::Pruned { pruned }
+        pruned
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::domain::testkit::Kit;
-use crate::domain::{Command, Response, Status};
+use crate::domain::{ClusterState, Command, Response, Status};
 
 /// A kit whose fleet of 3 nodes went through `n` finished deployments (aborted at once), each
 /// ending one ms after the previous one.

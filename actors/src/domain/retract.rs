@@ -1,12 +1,16 @@
 //! Retracting a version, like a yanked crate (DEPLOYMENTS.md §11): no selection takes it anywhere, active
 //! deployments of it stop, and strong subscriptions move to the newest allowed version; and undoing that.
+//!
+//! A handler in the openraft style: [`Retractions`] borrows only the maps the two commands change (the
+//! resources, the deployments) and the active set it reads, and reports what happened ([`Retracted`]);
+//! `ClusterState::apply` settles the stopped deployments and the reconciliation.
 
-use super::command::Response;
-use super::deployment::EventKind;
+use super::deployment::{Deployment, EventKind};
 use super::errors::{check_message, DomainError, Entity};
-use super::ids::{Actor, DeploymentId};
-use super::model::{Retraction, Version};
-use super::state::{ClusterState, Cx};
+use super::ids::{Actor, DeploymentId, Timestamp};
+use super::model::{Resource, Retraction, Version};
+use super::cow::CowMap;
+use std::collections::BTreeSet;
 
 /// "version 3 of app retracted by ci: broken TLS config" (the message clipped by `check_message`).
 pub(crate) fn retract_reason(
@@ -23,30 +27,48 @@ pub(crate) fn retract_reason(
     s
 }
 
-impl ClusterState {
+/// `RetractVersion` and `UnretractVersion`, over the maps they touch.
+pub(crate) struct Retractions<'a> {
+    /// The resources whose versions are marked (or unmarked) retracted.
+    pub resources: &'a mut CowMap<String, Resource>,
+    /// The deployments a retraction stops.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The active deployments: the only ones a retraction can stop.
+    pub active: &'a BTreeSet<DeploymentId>,
+}
+
+/// What a retraction or unretraction did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Retracted {
+    /// Active deployments of the version that it aborted, in id order; `apply` unregisters them (`touch`).
+    pub stopped: Vec<DeploymentId>,
+    /// The version's retraction changed, so selections may change: strong subscriptions reconcile.
+    pub changed: bool,
+}
+
+impl Retractions<'_> {
     /// Marks `resource@version` retracted and aborts the active deployments rolling it out, with the reason
-    /// as their event. Strong subscriptions then reconcile onto the newest allowed version. Retracting a
-    /// retracted version changes nothing.
+    /// as their event. Retracting a retracted version changes nothing.
     pub(crate) fn retract(
         &mut self,
-        resource: String,
+        resource: &str,
         version: u64,
         message: Option<String>,
         by: Actor,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
+        at: Timestamp,
+    ) -> Result<Retracted, DomainError> {
         check_message(message.as_deref())?;
-        let v = self.version_mut(&resource, version)?;
+        let v = self.version_mut(resource, version)?;
         if v.retracted.is_some() {
-            return Ok(Response::Done);
+            return Ok(Retracted::default());
         }
         v.retracted = Some(Retraction {
-            at: cx.at,
+            at,
             by: by.clone(),
             message: message.clone(),
         });
-        let why = retract_reason(&resource, version, &by, message.as_deref());
-        let rolling: Vec<DeploymentId> = self
+        let why = retract_reason(resource, version, &by, message.as_deref());
+        let stopped: Vec<DeploymentId> = self
             .active
             .iter()
             .filter(|id| {
@@ -56,36 +78,36 @@ impl ClusterState {
             })
             .copied()
             .collect();
-        for id in rolling {
-            let d = self.deployments.get_mut(&id).expect("active");
+        for id in &stopped {
+            let d = self.deployments.get_mut(id).expect("active");
             d.push_event(
-                cx.at,
+                at,
                 EventKind::Retracted,
                 None,
                 by.clone(),
                 Some(why.clone()),
             );
             // A group deployment whose step this is fails with it; later steps never start.
-            let _ = d.abort(cx.at, by.clone(), Some(why.clone()));
-            self.touch(id, cx);
+            let _ = d.abort(at, by.clone(), Some(why.clone()));
         }
-        cx.reconcile = true;
-        Ok(Response::Done)
+        Ok(Retracted {
+            stopped,
+            changed: true,
+        })
     }
 
     /// Lifts a retraction: selection may take the version again (a strong subscription whose selection
     /// changes deploys it automatically). Unretracting a version that is not retracted changes nothing.
     pub(crate) fn unretract(
         &mut self,
-        resource: String,
+        resource: &str,
         version: u64,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
-        let v = self.version_mut(&resource, version)?;
-        if v.retracted.take().is_some() {
-            cx.reconcile = true;
-        }
-        Ok(Response::Done)
+    ) -> Result<Retracted, DomainError> {
+        let v = self.version_mut(resource, version)?;
+        Ok(Retracted {
+            stopped: Vec::new(),
+            changed: v.retracted.take().is_some(),
+        })
     }
 
     fn version_mut(&mut self, resource: &str, version: u64) -> Result<&mut Version, DomainError> {
@@ -98,13 +120,6 @@ impl ClusterState {
                 resource: resource.into(),
                 version,
             })
-    }
-
-    /// `version` of `resource` is published and retracted.
-    pub(crate) fn is_retracted(&self, resource: &str, version: u64) -> bool {
-        self.resources
-            .get(resource)
-            .is_some_and(|r| r.retracted(version))
     }
 }
 

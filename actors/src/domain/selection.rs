@@ -10,6 +10,13 @@ use super::model::Dependency;
 use super::state::ClusterState;
 
 impl ClusterState {
+    /// `version` of `resource` is published and retracted.
+    pub(crate) fn is_retracted(&self, resource: &str, version: u64) -> bool {
+        self.resources
+            .get(resource)
+            .is_some_and(|r| r.retracted(version))
+    }
+
     /// The version `consumer` should run of `resource`: pin, else the newest version whose dependencies hold.
     /// A held-back version is never selected: a pin on one selects nothing (the nodes stay where they are)
     /// until the hold is cleared or the pin changed. A retracted version is never selected either: a pin on

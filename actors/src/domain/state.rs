@@ -4,10 +4,12 @@ use super::command::{Command, Response};
 use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
-use super::group::GroupDeployment;
+use super::group_deployment::GroupDeployment;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
+use super::retention::{is_pruned, Retention};
+use super::retract::{Retracted, Retractions};
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -91,9 +93,15 @@ impl ClusterState {
                 version,
                 message,
                 by,
-            } => self.retract(resource, version, message, by, &mut cx)?,
+            } => {
+                let done = self
+                    .retractions()
+                    .retract(&resource, version, message, by, at)?;
+                self.settle_retracted(done, &mut cx)
+            }
             Command::UnretractVersion { resource, version } => {
-                self.unretract(resource, version, &mut cx)?
+                let done = self.retractions().unretract(&resource, version)?;
+                self.settle_retracted(done, &mut cx)
             }
             Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
             Command::DeleteConsumer { name } => self.delete_consumer(name)?,
@@ -130,21 +138,57 @@ impl ClusterState {
                 nodes,
                 hash,
                 by,
-            } => self.tokens.create(Token {
-                name,
-                role,
-                nodes,
-                hash,
-                created_at: at,
-                created_by: by,
-            })?,
-            Command::RevokeToken { name, by: _ } => self.tokens.revoke(&name)?,
-            Command::BootstrapToken { hash } => self.tokens.bootstrap(hash, at),
-            Command::Prune { keep } => self.prune(keep, at),
+            } => {
+                self.tokens.create(Token {
+                    name,
+                    role,
+                    nodes,
+                    hash,
+                    created_at: at,
+                    created_by: by,
+                })?;
+                Response::Done
+            }
+            Command::RevokeToken { name, by: _ } => {
+                self.tokens.revoke(&name)?;
+                Response::Done
+            }
+            Command::BootstrapToken { hash } => {
+                self.tokens.bootstrap(hash, at);
+                Response::Done
+            }
+            Command::Prune { keep } => Response::Pruned {
+                pruned: self.retention().prune(keep, at),
+            },
             Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
         };
         self.settle(&mut cx);
         Ok(response)
+    }
+
+    /// The handler of retractions, borrowing the maps it changes.
+    fn retractions(&mut self) -> Retractions<'_> {
+        Retractions {
+            resources: &mut self.resources,
+            deployments: &mut self.deployments,
+            active: &self.active,
+        }
+    }
+
+    /// The handler of retention, borrowing the deployments.
+    fn retention(&mut self) -> Retention<'_> {
+        Retention {
+            deployments: &mut self.deployments,
+        }
+    }
+
+    /// Unregisters what a retraction stopped and asks for reconciliation when a selection may change.
+    fn settle_retracted(&mut self, done: Retracted, cx: &mut Cx) -> Response {
+        for id in done.stopped {
+            self.touch(id, cx);
+        }
+        cx.reconcile |= done.changed;
+        Response::Done
     }
 
     /// Unregisters a deployment that became terminal, holds back its version if it rolled back, and
@@ -174,6 +218,10 @@ impl ClusterState {
 
     /// Drives group deployments of ended deployments and starts automatic deployments, until quiet.
     fn settle(&mut self, cx: &mut Cx) {
+        // Ends for good: a deployment is queued in `cx.ended` once (when `touch` takes it out of `active`), a
+        // group moves only forward through its fixed steps, and a reconcile starts at most one deployment per
+        // subscription, which leaves it quiet unless that deployment ends at once. The cap only guards against
+        // a bug looping forever; like everything here it is deterministic, so every replica stops alike.
         for _ in 0..1024 {
             let mut worked = false;
             while let Some(id) = cx.ended.pop() {
@@ -268,6 +316,15 @@ impl ClusterState {
     /// The API tokens (the HTTP layer authenticates every request against this applied table).
     pub fn tokens(&self) -> &TokenTable {
         &self.tokens
+    }
+
+    /// How many terminal deployments keep their per-node detail (for the leader's decision to
+    /// propose `Prune`): the terminal ones not pruned yet.
+    pub fn unpruned_terminal(&self) -> usize {
+        self.deployments
+            .values()
+            .filter(|d| d.status.is_terminal() && !is_pruned(d))
+            .count()
     }
 
     /// Active deployment ids (for the leader's supervisor).

@@ -1,6 +1,5 @@
 //! Deployment statuses and the transition table of DEPLOYMENTS.md §6, as data, with its check.
 
-use super::errors::DomainError;
 use super::ids::DeploymentId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -198,7 +197,7 @@ pub fn allowed(from: Status, to: Status) -> bool {
 }
 
 /// Checks `from → to`: `Ok(false)` for a no-op (same status), `Ok(true)` when allowed, an error otherwise.
-pub fn check(id: DeploymentId, from: Status, to: Status) -> Result<bool, DomainError> {
+pub fn check(id: DeploymentId, from: Status, to: Status) -> Result<bool, TransitionRefused> {
     if from == to {
         return Ok(false);
     }
@@ -210,11 +209,19 @@ pub fn check(id: DeploymentId, from: Status, to: Status) -> Result<bool, DomainE
     } else {
         format!("move to {to}")
     };
-    Err(DomainError::Transition {
-        id: id.to_string(),
-        from,
-        op,
-    })
+    Err(TransitionRefused { id, from, op })
+}
+
+/// A status change that [`TRANSITIONS`] forbids; becomes `DomainError::Transition` (409) with the same words.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("deployment \"{id}\" is {from}; cannot {op}")]
+pub struct TransitionRefused {
+    /// The deployment asked to move.
+    pub id: DeploymentId,
+    /// Its status when asked.
+    pub from: Status,
+    /// What was asked, in words (`move to ROLLED_BACK`).
+    pub op: String,
 }
 
 /// Why a deployment is held.

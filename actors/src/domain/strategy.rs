@@ -1,8 +1,21 @@
 //! Strategies, completion conditions and deployment settings, with their validation (DEPLOYMENTS.md §5, §9).
 
-use super::errors::DomainError;
+use super::invalid::Invalid;
 use super::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
+
+/// Install window of the default strategy (no strategy on the start nor on the subscription).
+pub const DEFAULT_INSTALL_WINDOW: u32 = 1;
+/// Download (prefetch) window of the default strategy.
+pub const DEFAULT_DOWNLOAD_WINDOW: u32 = 2;
+
+/// The safe default strategy: rolling, one node installing at a time, two prefetching.
+pub fn default_strategy() -> Strategy {
+    Strategy::Rolling {
+        install_window: DEFAULT_INSTALL_WINDOW,
+        download_window: DEFAULT_DOWNLOAD_WINDOW,
+    }
+}
 
 /// How nodes are admitted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,15 +41,15 @@ pub enum Strategy {
 }
 
 impl Default for Strategy {
-    /// The safe default: rolling, install window 1, download window 2 (see `policy`).
+    /// The safe default: rolling, install window 1, download window 2 ([`default_strategy`]).
     fn default() -> Self {
-        super::policy::default_strategy()
+        default_strategy()
     }
 }
 
 impl Strategy {
     /// Refuses zero windows and empty or zero batch sizes.
-    pub fn validate(&self) -> Result<(), DomainError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         match self {
             Strategy::AllAtOnce {} => Ok(()),
             Strategy::Rolling {
@@ -44,14 +57,14 @@ impl Strategy {
                 download_window,
             } => {
                 if *install_window == 0 {
-                    return Err(DomainError::invalid(
+                    return Err(Invalid::new(
                         "install_window",
                         0,
                         "a window must be at least 1",
                     ));
                 }
                 if *download_window == 0 {
-                    return Err(DomainError::invalid(
+                    return Err(Invalid::new(
                         "download_window",
                         0,
                         "a window must be at least 1",
@@ -61,14 +74,14 @@ impl Strategy {
             }
             Strategy::Batch { sizes, .. } => {
                 if sizes.is_empty() {
-                    return Err(DomainError::invalid(
+                    return Err(Invalid::new(
                         "batch.sizes",
                         "[]",
                         "give at least one batch size",
                     ));
                 }
                 if sizes.contains(&0) {
-                    return Err(DomainError::invalid(
+                    return Err(Invalid::new(
                         "batch.sizes",
                         format!("{sizes:?}"),
                         "batch sizes must be at least 1",
@@ -79,10 +92,82 @@ impl Strategy {
         }
     }
 
+    /// How this strategy admits nodes and which failure rule it adds: the one place each variant says so.
+    /// The match is exhaustive on purpose: a new variant does not compile until it answers here (and in the
+    /// other exhaustive matches: `validate`, the plan's steps, the summary's windows, the CLI's rendering).
+    pub fn admission(&self) -> Admission<'_> {
+        match self {
+            Strategy::AllAtOnce {} => Admission {
+                plan: Plan::Windows {
+                    install: u32::MAX,
+                    download: 0,
+                    rollback: u32::MAX,
+                },
+                window_rule: None,
+                tolerated_by_default: 0,
+            },
+            Strategy::Rolling {
+                install_window,
+                download_window,
+            } => Admission {
+                plan: Plan::Windows {
+                    install: *install_window,
+                    download: *download_window,
+                    rollback: *install_window,
+                },
+                window_rule: Some(*install_window),
+                tolerated_by_default: u32::MAX,
+            },
+            Strategy::Batch { sizes, autopause } => Admission {
+                plan: Plan::Batches {
+                    sizes,
+                    autopause: *autopause,
+                },
+                window_rule: None,
+                tolerated_by_default: 0,
+            },
+        }
+    }
+
     /// The size of batch `index` (the last size repeats).
     pub fn batch_size(sizes: &[u32], index: usize) -> u32 {
         sizes.get(index).or(sizes.last()).copied().unwrap_or(1)
     }
+}
+
+/// A strategy's answer to "who may start now", from [`Strategy::admission`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admission<'a> {
+    /// Windows or batches.
+    pub plan: Plan<'a>,
+    /// The window rule: this many failed nodes (which keep their install slots) fail the deployment
+    /// whatever `max_failed_nodes` says. Rolling only: its failed nodes would otherwise stall the window.
+    pub window_rule: Option<u32>,
+    /// Failed nodes tolerated when `max_failed_nodes` is not set: none, or (rolling) no limit beyond
+    /// the window rule.
+    pub tolerated_by_default: u32,
+}
+
+/// How nodes are admitted, going forward and rolling back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan<'a> {
+    /// Windows sliding over the fixed order; `u32::MAX` is no limit.
+    Windows {
+        /// Nodes installing, watching or failed at once, going forward.
+        install: u32,
+        /// Nodes prefetching ahead of the installs (0: no prefetch).
+        download: u32,
+        /// Nodes rolling back at once.
+        rollback: u32,
+    },
+    /// Batches of `sizes` (the last size repeating): the next batch starts when every node of the previous
+    /// one finished; a rollback re-targets the batches in reverse, one batch at a time.
+    Batches {
+        /// Batch sizes, each at least 1.
+        sizes: &'a [u32],
+        /// Pause (`paused_by = auto`) after each batch.
+        autopause: bool,
+    },
 }
 
 /// When a deployment completes before every node finished.
@@ -98,17 +183,17 @@ pub struct Completion {
 
 impl Completion {
     /// Refuses non-positive quorums, fractional counts and zero timeouts.
-    pub fn validate(&self) -> Result<(), DomainError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         if let Some(q) = self.quorum {
             if !q.is_finite() || q <= 0.0 {
-                return Err(DomainError::invalid(
+                return Err(Invalid::new(
                     "completion.quorum",
                     q,
                     "a quorum must be positive",
                 ));
             }
             if q > 1.0 && q.fract() != 0.0 {
-                return Err(DomainError::invalid(
+                return Err(Invalid::new(
                     "completion.quorum",
                     q,
                     "above 1 a quorum is a whole count of nodes",
@@ -116,7 +201,7 @@ impl Completion {
             }
         }
         if self.timeout_ms == Some(0) {
-            return Err(DomainError::invalid(
+            return Err(Invalid::new(
                 "completion.timeout_ms",
                 0,
                 "a timeout must be positive",
@@ -156,14 +241,14 @@ pub struct Settings {
 
 impl Settings {
     /// Refuses meaningless values.
-    pub fn validate(&self) -> Result<(), DomainError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         self.strategy.validate()?;
         self.completion.validate()?;
         if let Some(m) = self.max_failed_nodes {
             m.validate()?;
         }
         if self.pulse_interval_ms == Some(0) {
-            return Err(DomainError::invalid(
+            return Err(Invalid::new(
                 "pulse_interval_ms",
                 0,
                 "a pulse interval must be positive",
@@ -174,10 +259,9 @@ impl Settings {
 
     /// Failed nodes tolerated before the deployment fails, for a deployment of `nodes` nodes.
     pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
-        match (&self.strategy, self.max_failed_nodes) {
-            (_, Some(n)) => n.of(nodes),
-            (Strategy::Rolling { .. }, None) => u32::MAX,
-            (_, None) => 0,
+        match self.max_failed_nodes {
+            Some(n) => n.of(nodes),
+            None => self.strategy.admission().tolerated_by_default,
         }
     }
 }

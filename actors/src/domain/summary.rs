@@ -210,20 +210,20 @@ pub fn fingerprint(d: &Deployment) -> u64 {
     d.last_pulse_at.hash(&mut h);
     d.events.len().hash(&mut h);
     (
-        d.succeeded,
-        d.failed,
-        d.skipped,
-        d.install_used,
-        d.download_used,
-        d.batch_open,
+        d.tally.succeeded,
+        d.tally.failed,
+        d.tally.skipped,
+        d.forward.install_used,
+        d.forward.download_used,
+        d.forward.batch_open,
     )
         .hash(&mut h);
     (
-        d.install_cursor,
-        d.download_cursor,
-        d.rb_cursor,
-        d.rb_used,
-        d.rb_failed,
+        d.forward.install_cursor,
+        d.forward.download_cursor,
+        d.rollback.cursor,
+        d.rollback.used,
+        d.rollback.failed,
     )
         .hash(&mut h);
     h.finish()
@@ -274,22 +274,22 @@ fn windows(d: &Deployment) -> Windows {
             Some(BatchUse {
                 number,
                 size,
-                open: d.batch_open,
+                open: d.forward.batch_open,
             })
         }
         Strategy::AllAtOnce {} | Strategy::Rolling { .. } => None,
     };
     Windows {
         install: WindowUse {
-            used: d.install_used,
+            used: d.forward.install_used,
             size: install,
         },
         download: WindowUse {
-            used: d.download_used,
+            used: d.forward.download_used,
             size: download,
         },
         batch,
-        rollback: (!d.status.is_forward() || d.rb_used > 0).then_some(d.rb_used),
+        rollback: (!d.status.is_forward() || d.rollback.used > 0).then_some(d.rollback.used),
     }
 }
 

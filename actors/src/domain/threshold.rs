@@ -1,6 +1,6 @@
 //! `max_failed_nodes` as a count (`3`) or a percentage of the deployment's nodes (`"10%"`).
 
-use super::errors::{quote, DomainError};
+use super::invalid::{quote, Invalid};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -24,9 +24,9 @@ impl FailedNodes {
     }
 
     /// Refuses a percentage over 100.
-    pub fn validate(self) -> Result<(), DomainError> {
+    pub fn validate(self) -> Result<(), Invalid> {
         match self {
-            FailedNodes::Percent(p) if p > 100 => Err(DomainError::invalid(
+            FailedNodes::Percent(p) if p > 100 => Err(Invalid::new(
                 "max_failed_nodes",
                 format!("{p}%"),
                 "a percentage is at most 100%",

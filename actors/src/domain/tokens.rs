@@ -1,7 +1,6 @@
 //! API tokens: who may call the HTTP API and with which role. Only a sha256 hash of each secret is kept
 //! (hashing happens on the server that receives the secret); lookups compare hashes in constant time.
 
-use super::command::Response;
 use super::errors::{DomainError, Entity};
 use super::ids::{Actor, Timestamp, RESERVED_ACTOR_NAMES};
 use serde::{Deserialize, Serialize};
@@ -177,7 +176,7 @@ impl TokenTable {
     }
 
     /// `CreateToken`: refuses a taken name, a reused secret and an invalid name, role or glob.
-    pub(crate) fn create(&mut self, token: Token) -> Result<Response, DomainError> {
+    pub(crate) fn create(&mut self, token: Token) -> Result<(), DomainError> {
         check_token_name(&token.name)?;
         check_token_nodes(token.role, token.nodes.as_deref())?;
         if self.tokens.contains_key(&token.name) {
@@ -195,23 +194,23 @@ impl TokenTable {
             ));
         }
         self.tokens.insert(token.name.clone(), token);
-        Ok(Response::Done)
+        Ok(())
     }
 
     /// `RevokeToken`: removes the token; from this index on it authenticates nothing.
-    pub(crate) fn revoke(&mut self, name: &str) -> Result<Response, DomainError> {
+    pub(crate) fn revoke(&mut self, name: &str) -> Result<(), DomainError> {
         match self.tokens.remove(name) {
-            Some(_) => Ok(Response::Done),
+            Some(_) => Ok(()),
             None => Err(DomainError::not_found(Entity::Token, name)),
         }
     }
 
     /// `BootstrapToken`: creates the `bootstrap` admin token the first time only; later a no-op, so the
     /// leader may propose it after every election and a revoked bootstrap token stays revoked.
-    pub(crate) fn bootstrap(&mut self, hash: SecretHash, at: Timestamp) -> Response {
+    pub(crate) fn bootstrap(&mut self, hash: SecretHash, at: Timestamp) {
         if self.bootstrapped || self.tokens.contains_key(BOOTSTRAP_TOKEN) {
             self.bootstrapped = true;
-            return Response::Done;
+            return;
         }
         self.bootstrapped = true;
         if self.authenticate(&hash).is_none() {
@@ -227,7 +226,6 @@ impl TokenTable {
                 },
             );
         }
-        Response::Done
     }
 }
 

@@ -1,7 +1,7 @@
 //! Read-only queries returning serde view structs whose JSON matches API.md.
 
-use super::command::GroupStatus;
 use super::deployment::{Deployment, EventKind, NodePhase};
+use super::group_deployment::{GroupStatus, StepItem};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
 use super::state::ClusterState;
@@ -15,22 +15,22 @@ use std::collections::BTreeMap;
 /// A published version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VersionView {
-    /// Number.
+    /// Its number: 1 for the first version published, then 2, 3, ...
     pub version: u64,
-    /// Label.
+    /// The human label given at publication (`"1.4.2"`); not unique.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// Artifact.
+    /// Where the agent fetches it and the sha256 it checks; absent for a version with nothing to fetch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
-    /// Metadata.
+    /// Free key/value pairs given at publication.
     pub metadata: BTreeMap<String, String>,
-    /// Dependencies.
+    /// Versions of other resources it needs where it runs (DEPLOYMENTS.md §3).
     pub depends_on: Vec<Dependency>,
-    /// Health port.
+    /// The port the agent probes for health after installing it; absent: no health check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health_port: Option<u16>,
-    /// Publication time.
+    /// When it was published (leader-stamped ms).
     pub published_at: Timestamp,
     /// Set while the version is retracted: when, by whom and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,7 +40,7 @@ pub struct VersionView {
 /// `GET /v1/resources/{name}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResourceView {
-    /// Name.
+    /// The resource's name.
     pub name: String,
     /// Versions, oldest first.
     pub versions: Vec<VersionView>,
@@ -50,12 +50,12 @@ pub struct ResourceView {
 /// the defaults of DEPLOYMENTS.md §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionView {
-    /// weak or strong.
+    /// Weak (nodes take new versions freely) or strong (new versions arrive by deployments only).
     pub mode: Mode,
     /// Strategy of its deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Strategy>,
-    /// Pin.
+    /// The version selection keeps to, if set (a retracted or held-back pin selects below it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<u64>,
     /// Completion conditions of its deployments.
@@ -64,13 +64,13 @@ pub struct SubscriptionView {
     /// Watch time of its deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_healthy_ms: Option<u64>,
-    /// Retries per node.
+    /// Failed attempts a node of its deployments may retry before it counts as failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_failures_per_node: Option<u32>,
-    /// Failed nodes tolerated.
+    /// Failed nodes its deployments tolerate before failing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_failed_nodes: Option<FailedNodes>,
-    /// Roll back on failure.
+    /// Whether a failure of its deployments rolls back (unset: true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_on_failure: Option<bool>,
     /// Makes its deployments coordinated.
@@ -90,7 +90,7 @@ pub struct SubscriptionView {
 /// `GET /v1/consumers/{name}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConsumerView {
-    /// Name.
+    /// The consumer's name.
     pub name: String,
     /// Node ids by ordinal.
     pub nodes: Vec<String>,
@@ -104,13 +104,13 @@ pub struct ConsumerView {
 /// A version held back on a consumer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HoldView {
-    /// Resource.
+    /// The resource of the held version.
     pub resource: String,
-    /// Held version.
+    /// The version held back: selection skips it on this consumer until the hold is cleared.
     pub version: u64,
     /// The deployment that rolled it back.
     pub deployment: DeploymentId,
-    /// When.
+    /// When the hold was set: the end of the rollback (leader-stamped ms).
     pub at: Timestamp,
     /// "version 3 of app held back on web: rolled back by d-4".
     pub reason: String,
@@ -119,13 +119,13 @@ pub struct HoldView {
 /// `GET /v1/nodes/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeView {
-    /// Id.
+    /// The node's id.
     pub id: String,
-    /// Active.
+    /// False once the leader marked it inactive (silent for `node_timeout`); its next report makes it active.
     pub active: bool,
-    /// Consumers.
+    /// The consumers listing it, by name.
     pub consumers: Vec<String>,
-    /// Per-resource state.
+    /// Per resource, what its last reports said: current version and per-version progress.
     pub resources: BTreeMap<String, NodeResource>,
     /// Active deployments containing it.
     pub deployments: Vec<DeploymentId>,
@@ -163,35 +163,35 @@ impl Target {
 /// A node of a deployment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentNodeView {
-    /// Node id.
+    /// The node's id.
     pub id: String,
-    /// Ordinal in the consumer.
+    /// Its position in the consumer's node list when the deployment was created.
     pub ordinal: u32,
-    /// Version before.
+    /// The version it ran when the deployment was created: what a rollback restores (absent: uninstall).
     pub from_version: Option<u64>,
-    /// State.
+    /// Where it is in the deployment (`pending` ... `rolled_back`).
     pub state: NodePhase,
-    /// Failed attempts.
+    /// Failed attempts counted so far (retries used, plus the final failure).
     pub failures: u32,
 }
 
-/// An event.
+/// An event of a deployment, as the API shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EventView {
-    /// When.
+    /// When it happened (leader-stamped ms).
     pub at: Timestamp,
-    /// Status entered.
+    /// The status entered, on status events (and on creation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
-    /// Node id.
+    /// The node's id, on node events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
-    /// Node action.
+    /// What happened to the node, on node events (`install`, `failed`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<EventKind>,
-    /// Who.
+    /// Who caused it: a token's name, `user`, `pulse`, `timer` or `system`.
     pub by: Actor,
-    /// Why.
+    /// Why, in words: the user's message, a failure's error, a rule that fired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -199,27 +199,27 @@ pub struct EventView {
 /// `GET /v1/deployments/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentView {
-    /// Id.
+    /// The deployment's id (`d-N`).
     pub id: DeploymentId,
-    /// Consumer.
+    /// The consumer whose nodes it deploys to.
     pub consumer: String,
-    /// Resource.
+    /// The resource it deploys.
     pub resource: String,
-    /// Version.
+    /// The version it deploys.
     pub version: u64,
-    /// Status.
+    /// Its status (DEPLOYMENTS.md §6).
     pub status: Status,
-    /// Why held.
+    /// Why it is held, while paused or awaiting a pulse: `user`, `pulse_timeout` or `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
     /// When the last pulse was recorded (leader-stamped ms); the countdown runs from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_pulse_at: Option<Timestamp>,
-    /// Settings.
+    /// Its settings, fixed at creation (start → subscription → defaults).
     pub settings: Settings,
-    /// Nodes in order.
+    /// Its nodes in the fixed admission order (empty once pruned).
     pub nodes: Vec<DeploymentNodeView>,
-    /// Events.
+    /// Status and node events, oldest first (node events gone once pruned).
     pub events: Vec<EventView>,
     /// Retention dropped its node list and node events (shown only when true).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -229,26 +229,26 @@ pub struct DeploymentView {
 /// A line of `GET /v1/deployments`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentSummary {
-    /// Id.
+    /// The deployment's id (`d-N`).
     pub id: DeploymentId,
-    /// Consumer.
+    /// The consumer whose nodes it deploys to.
     pub consumer: String,
-    /// Resource.
+    /// The resource it deploys.
     pub resource: String,
-    /// Version.
+    /// The version it deploys.
     pub version: u64,
-    /// Status.
+    /// Its status (DEPLOYMENTS.md §6).
     pub status: Status,
-    /// Why held.
+    /// Why it is held, while paused or awaiting a pulse.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
-    /// Node count.
+    /// Nodes in its node set (0 once pruned).
     pub nodes: usize,
-    /// Succeeded nodes.
+    /// Nodes that succeeded so far.
     pub succeeded: u32,
-    /// Failed nodes.
+    /// Nodes that failed for good so far (going forward).
     pub failed: u32,
-    /// Skipped nodes.
+    /// Nodes skipped: they became inactive, lost interest or left the consumer.
     pub skipped: u32,
 }
 
@@ -256,40 +256,40 @@ pub struct DeploymentSummary {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusFilter {
-    /// Not terminal.
+    /// Still able to change: rolling, paused or awaiting a pulse.
     Active,
-    /// Terminal.
+    /// Finished for good: ROLLED_FORWARD, ROLLED_BACK, ABORTED, FAILED or ERROR.
     Terminal,
 }
 
 /// `GET /v1/deployments?consumer=&resource=&status=`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentFilter {
-    /// Consumer.
+    /// Only deployments to this consumer.
     pub consumer: Option<String>,
-    /// Resource.
+    /// Only deployments of this resource.
     pub resource: Option<String>,
-    /// Active or terminal.
+    /// Only active, or only terminal, deployments.
     pub status: Option<StatusFilter>,
 }
 
 /// `GET /v1/groups/{name}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupView {
-    /// Name.
+    /// The group's name.
     pub name: String,
-    /// Members.
+    /// Its (consumer, resource) members in the order given.
     pub members: Vec<Member>,
 }
 
 /// One member of a step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepItemView {
-    /// Consumer.
+    /// The member consumer.
     pub consumer: String,
-    /// Resource.
+    /// The member resource.
     pub resource: String,
-    /// Version.
+    /// The version planned for it when the group deployment started.
     pub version: u64,
     /// Its deployment once started.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,15 +302,15 @@ pub struct StepItemView {
 /// `GET /v1/group-deployments/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupDeploymentView {
-    /// Id.
+    /// The group deployment's id (`g-N`).
     pub id: GroupDeploymentId,
-    /// Group.
+    /// The group it deploys.
     pub group: String,
-    /// Status.
+    /// RUNNING, SUCCEEDED, FAILED or ABORTED.
     pub status: GroupStatus,
     /// Running step (0-based; equals the step count when done).
     pub current_step: u32,
-    /// Steps.
+    /// Its steps, fixed at creation: each step's deployments start when the previous step rolled forward.
     pub steps: Vec<Vec<StepItemView>>,
 }
 
@@ -337,9 +337,9 @@ fn summary(d: &Deployment) -> DeploymentSummary {
         status: d.status,
         paused_by: d.paused_by,
         nodes: d.nodes.len(),
-        succeeded: d.succeeded,
-        failed: d.failed,
-        skipped: d.skipped,
+        succeeded: d.tally.succeeded,
+        failed: d.tally.failed,
+        skipped: d.tally.skipped,
     }
 }
 
@@ -535,6 +535,20 @@ impl ClusterState {
             steps,
         })
     }
+
+    /// A step item as the API shows it, with its deployment's status once started.
+    fn step_item_view(&self, i: &StepItem) -> StepItemView {
+        StepItemView {
+            consumer: i.consumer.clone(),
+            resource: i.resource.clone(),
+            version: i.version,
+            deployment: i.deployment,
+            status: i
+                .deployment
+                .and_then(|d| self.deployments.get(&d))
+                .map(|d| d.status),
+        }
+    }
 }
 
 /// `GET /v1/tokens`: a token without its secret or hash.
@@ -542,7 +556,7 @@ impl ClusterState {
 pub struct TokenView {
     /// Name (recorded as `by` on what it does).
     pub name: String,
-    /// Role.
+    /// What it may do (admin, operator, pulser, agent, reader).
     pub role: Role,
     /// Agent tokens: the node-id glob.
     #[serde(skip_serializing_if = "Option::is_none")]

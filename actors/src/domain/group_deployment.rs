@@ -1,0 +1,54 @@
+//! A group deployment as replicated: its steps of (consumer, resource, version) items, the running step and
+//! its status. Planning and driving the steps are `impl ClusterState` in `group`.
+
+use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use super::policy::Policy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Status of a group deployment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum GroupStatus {
+    /// Steps in progress.
+    Running,
+    /// Every step succeeded.
+    Succeeded,
+    /// A step failed.
+    Failed,
+    /// Aborted.
+    Aborted,
+}
+
+/// One member deployment of a step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepItem {
+    /// Consumer.
+    pub consumer: String,
+    /// Resource.
+    pub resource: String,
+    /// Version.
+    pub version: u64,
+    /// The deployment, once started (or the already-active one it waits on).
+    pub deployment: Option<DeploymentId>,
+}
+
+/// A replicated plan of steps and its progress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupDeployment {
+    /// Id.
+    pub id: GroupDeploymentId,
+    /// Group.
+    pub group: String,
+    /// Status.
+    pub status: GroupStatus,
+    /// Index of the running step.
+    pub current_step: u32,
+    /// Steps, fixed at creation.
+    pub steps: Vec<Vec<StepItem>>,
+    /// Creation time.
+    pub created_at: Timestamp,
+    /// Per member resource, settings that win over the member subscription's policy.
+    #[serde(default)]
+    pub overrides: BTreeMap<String, Policy>,
+}
