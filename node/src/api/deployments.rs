@@ -98,7 +98,7 @@ async fn start(
                 s.plan_deployment(&spec)
             })
             .await?
-            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+            .map_err(ApiError::from)?;
         return Ok(HttpResponse::Ok().json(plan));
     }
     match engine.propose(Command::StartDeployment(spec)).await? {

@@ -110,6 +110,30 @@ impl ResponseError for ApiError {
     }
 }
 
+impl From<convoy_actors::domain::DomainError> for ApiError {
+    /// The status follows the refusal's kind: unknown id 404, clash with the state 409, bad input 400.
+    fn from(e: convoy_actors::domain::DomainError) -> Self {
+        use convoy_actors::domain::ErrorKind;
+        match e.kind() {
+            ErrorKind::NotFound => ApiError::NotFound(e.to_string()),
+            ErrorKind::Conflict => ApiError::Conflict(e.to_string()),
+            ErrorKind::Invalid => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::engine::EngineError> for ApiError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        use crate::engine::EngineError;
+        match e {
+            EngineError::NotAMember => ApiError::NotAMember,
+            EngineError::Refused(refusal) => refusal.into(),
+            EngineError::Raft(raft) => raft.into(),
+            EngineError::Task(_) => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
 impl From<convoy_raft::RaftError> for ApiError {
     fn from(e: convoy_raft::RaftError) -> Self {
         use convoy_raft::network::ClientError;

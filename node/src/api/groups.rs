@@ -104,7 +104,7 @@ async fn start(
                 s.plan_group_deployment(&group, versions.as_ref(), overrides)
             })
             .await?
-            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+            .map_err(ApiError::from)?;
         return Ok(HttpResponse::Ok().json(serde_json::json!({ "steps": steps })));
     }
     match engine
