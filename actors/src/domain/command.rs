@@ -280,7 +280,7 @@ pub enum Command {
 }
 
 /// Answer to a pulse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PulseAnswer {
     /// Keep pulsing.
@@ -290,7 +290,7 @@ pub enum PulseAnswer {
 }
 
 /// Status of a group deployment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum GroupStatus {
     /// Steps in progress.

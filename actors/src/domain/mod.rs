@@ -25,6 +25,7 @@ mod registry;
 mod removal;
 mod retention;
 mod retract;
+mod schema;
 mod selection;
 mod state;
 mod status;

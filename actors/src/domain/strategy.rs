@@ -5,7 +5,7 @@ use super::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
 /// How nodes are admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// Every node at once.
@@ -86,7 +86,7 @@ impl Strategy {
 }
 
 /// When a deployment completes before every node finished.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Completion {
     /// ≤ 1.0: fraction of the (non-skipped) node set; > 1: a count of successful nodes.
     #[serde(default)]
@@ -136,7 +136,7 @@ impl Completion {
 }
 
 /// A deployment's settings, fixed at creation (DEPLOYMENTS.md §5).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Settings {
     /// Strategy.
     pub strategy: Strategy,

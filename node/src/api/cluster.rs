@@ -31,9 +31,9 @@ async fn cluster(engine: web::Data<Engine>, mode: Option<web::Data<AuthMode>>) -
 }
 
 /// `POST /v1/cluster/members` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct AddMember {
+pub(crate) struct AddMember {
     id: u64,
     raft_addr: String,
     http_addr: String,

@@ -23,7 +23,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// `POST /v1/deployments` body, as in API.md.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartBody {
     consumer: String,
@@ -71,7 +71,8 @@ impl From<StartBody> for DeploymentSpec {
 }
 
 /// `POST /v1/deployments?dry_run=true` plans instead of starting.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DryRun {
     /// Answer what would happen; change nothing.
@@ -111,9 +112,10 @@ async fn start(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     #[serde(default)]
     consumer: Option<String>,
     #[serde(default)]
@@ -147,9 +149,10 @@ pub(crate) fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
 }
 
 /// `GET /v1/deployments/{id}` query: consistency and, optionally, a page of the nodes.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
-struct ShowQuery {
+pub(crate) struct ShowQuery {
     #[serde(default)]
     consistent: bool,
     #[serde(default)]
@@ -203,9 +206,9 @@ async fn show(
 }
 
 /// Optional body of pause/resume/abort/rollback.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ActionBody {
+pub(crate) struct ActionBody {
     #[serde(default)]
     message: Option<String>,
 }

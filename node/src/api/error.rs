@@ -47,14 +47,14 @@ pub enum ApiError {
 }
 
 /// The JSON body of every error response.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     /// The error.
     pub error: ErrorDetail,
 }
 
 /// `{"code", "message"}`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
     /// A stable machine-readable code: `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`,
     /// `unsupported_media_type`, `unavailable`, `internal`.

@@ -23,9 +23,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/group-deployments/{id}/abort", web::post().to(abort));
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateGroup {
+pub(crate) struct CreateGroup {
     name: String,
     members: Vec<Member>,
 }
@@ -63,9 +63,9 @@ async fn show(
     Ok(HttpResponse::Ok().json(found(view, "group", &name)?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StartGroup {
+pub(crate) struct StartGroup {
     group: String,
     #[serde(default)]
     versions: Option<BTreeMap<String, u64>>,
