@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
+use convoy_actors::domain::PulseAnswer;
 use convoy_actors::domain::{
     Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, FailedNodes,
     NodePage, NodePhase, Response, StatusFilter, Strategy,
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
 use crate::engine::Engine;
 
@@ -104,7 +106,7 @@ async fn start(
     }
     match engine.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
-            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
+            Ok(HttpResponse::Created().json(DeploymentStarted { id, status }))
         }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to start: {other:?}"
@@ -258,7 +260,10 @@ async fn pulse(
     let raw = id.into_inner();
     // A pulse on an unknown deployment answers STOP, as the contract says, not 404.
     let Ok(id) = raw.parse::<DeploymentId>() else {
-        return Ok(HttpResponse::Ok().json(serde_json::json!({"status": "STOP", "state": null})));
+        return Ok(HttpResponse::Ok().json(PulseReply {
+            status: PulseAnswer::Stop,
+            state: None,
+        }));
     };
     // The pulser's token names who moved the deployment on; without auth, "pulse".
     let by = match caller {
@@ -266,9 +271,10 @@ async fn pulse(
         token => token.actor(),
     };
     match engine.propose(Command::Pulse { id, by }).await? {
-        Response::Pulse { answer, status } => {
-            Ok(HttpResponse::Ok().json(serde_json::json!({"status": answer, "state": status})))
-        }
+        Response::Pulse { answer, status } => Ok(HttpResponse::Ok().json(PulseReply {
+            status: answer,
+            state: status,
+        })),
         other => Err(ApiError::Internal(format!(
             "unexpected answer to pulse: {other:?}"
         ))),

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
 use crate::engine::Engine;
 
@@ -105,7 +106,7 @@ async fn start(
             })
             .await?
             .map_err(ApiError::from)?;
-        return Ok(HttpResponse::Ok().json(serde_json::json!({ "steps": steps })));
+        return Ok(HttpResponse::Ok().json(GroupPlan { steps }));
     }
     match engine
         .propose(Command::StartGroupDeployment {
@@ -116,7 +117,7 @@ async fn start(
         .await?
     {
         Response::GroupDeploymentStarted { id, steps } => {
-            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "steps": steps})))
+            Ok(HttpResponse::Created().json(GroupDeploymentStarted { id, steps }))
         }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to group deploy: {other:?}"

@@ -136,7 +136,7 @@ async fn report(
         .ingest(&engine, report, &body, req.headers().get(AUTHORIZATION))
         .await?;
     let targets = engine.node().read(|m| m.state().targets(&node));
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "targets": targets })))
+    Ok(HttpResponse::Ok().json(super::openapi::answers::TargetsAnswer { targets }))
 }
 
 async fn show(

@@ -117,7 +117,7 @@ async fn publish(
         .await?;
     match response {
         Response::VersionPublished { resource, version } => Ok(HttpResponse::Created()
-            .json(serde_json::json!({"resource": resource, "version": version}))),
+            .json(super::openapi::answers::VersionPublished { resource, version })),
         other => Err(ApiError::Internal(format!(
             "unexpected answer to publish: {other:?}"
         ))),

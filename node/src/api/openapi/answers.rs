@@ -1,7 +1,6 @@
-//! Schemas of the answers that handlers assemble as JSON values (a view with a field added, a small
-//! object) rather than serialize from one type. They exist for the spec only; the response-validation
-//! test (tests/tests/openapi_responses.rs) checks every real answer against them.
-#![allow(dead_code)]
+//! The small answers the handlers send (serialized from these types), and the schemas of the answers they
+//! assemble as JSON values (a view with a field added: marked "schema only"), which the response-validation
+//! test (tests/tests/openapi_responses.rs) checks against every real answer.
 
 use std::collections::BTreeMap;
 
@@ -9,17 +8,19 @@ use convoy_actors::domain::{
     Actor, DeploymentId, GroupDeploymentId, GroupPlanItem, NodePhase, NodeResource, PulseAnswer,
     Role, Status, StepItem, Target, Timestamp,
 };
+use serde::Serialize;
 use utoipa::ToSchema;
 
 /// `{"status": "ok"}` (`/healthz`, fault injection) or `{"status": "ready"}` (`/readyz`).
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct StatusAnswer {
     /// `ok` or `ready`.
-    pub status: String,
+    pub status: &'static str,
 }
 
 /// One server of the cluster as `GET /v1/cluster` lists it.
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct MemberAnswer {
     /// The server's raft id.
     pub id: u64,
@@ -33,6 +34,7 @@ pub struct MemberAnswer {
 
 /// `GET /v1/cluster` (with `auth` and `version`) and the membership changes (without them).
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct ClusterAnswer {
     /// The answering server's id.
     pub id: u64,
@@ -55,7 +57,7 @@ pub struct ClusterAnswer {
 }
 
 /// `GET /v1/cluster/digest`: the sha256 of the applied state and the index it reflects.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct DigestAnswer {
     /// The answering server's id.
     pub id: u64,
@@ -68,7 +70,7 @@ pub struct DigestAnswer {
 }
 
 /// `POST /v1/deployments`: the new deployment.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct DeploymentStarted {
     /// Its id.
     pub id: DeploymentId,
@@ -77,7 +79,7 @@ pub struct DeploymentStarted {
 }
 
 /// `POST /v1/deployments/{id}/pulse`.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct PulseReply {
     /// `OK` (keep pulsing) or `STOP`.
     pub status: PulseAnswer,
@@ -86,7 +88,7 @@ pub struct PulseReply {
 }
 
 /// `POST /v1/group-deployments`: the new group deployment and its steps.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct GroupDeploymentStarted {
     /// Its id.
     pub id: GroupDeploymentId,
@@ -95,14 +97,14 @@ pub struct GroupDeploymentStarted {
 }
 
 /// `POST /v1/group-deployments?dry_run=true`: what each step would deploy.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct GroupPlan {
     /// The steps in order.
     pub steps: Vec<Vec<GroupPlanItem>>,
 }
 
 /// `POST /v1/resources/{name}/versions`.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct VersionPublished {
     /// The resource.
     pub resource: String,
@@ -111,7 +113,7 @@ pub struct VersionPublished {
 }
 
 /// `POST /v1/nodes/{id}/report`: what the node should do now, per resource.
-#[derive(ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct TargetsAnswer {
     /// Resource → target.
     pub targets: BTreeMap<String, Target>,
@@ -119,6 +121,7 @@ pub struct TargetsAnswer {
 
 /// `POST /v1/tokens`: the new token, with its secret (shown this once).
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct TokenCreated {
     /// Its name.
     pub name: String,
@@ -136,6 +139,7 @@ pub struct TokenCreated {
 
 /// One node of `GET /v1/nodes`.
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct NodeLineAnswer {
     /// Its id.
     pub id: String,
@@ -153,6 +157,7 @@ pub struct NodeLineAnswer {
 
 /// `GET /v1/nodes`: a page of nodes.
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct NodeListAnswer {
     /// How many nodes match, over all pages.
     pub total: u64,
@@ -162,6 +167,7 @@ pub struct NodeListAnswer {
 
 /// `GET /v1/nodes/{id}`: a node, its targets, its phases and its last report age.
 #[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct NodeAnswer {
     /// Its id.
     pub id: String,
