@@ -10,11 +10,27 @@ use openraft::async_runtime::WatchReceiver;
 use std::sync::Arc;
 
 use crate::machine::Machine;
-use convoy_actors::domain::{ClusterState, Command, Response};
+use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
 use convoy_raft::node::ClusterInfo;
-use convoy_raft::{Member, NodeId, RaftNode};
+use convoy_raft::{Member, NodeId, RaftError, RaftNode};
 
-use crate::api::error::ApiError;
+/// Why the engine did not do what was asked. The API layer maps each variant to an HTTP answer
+/// (`From<EngineError> for ApiError`); the leader's actors to a [`convoy_actors::leader::ProposeError`].
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// This server is not in the cluster (removed, or not yet added): it takes no writes.
+    #[error("this server is not a member of the cluster; send requests to a member")]
+    NotAMember,
+    /// The domain refused the command, before the log (precheck) or when applying it.
+    #[error(transparent)]
+    Refused(#[from] DomainError),
+    /// The replicated log could not do it (no leader, no quorum, storage).
+    #[error(transparent)]
+    Raft(#[from] RaftError),
+    /// The task running the call on the raft runtime failed (panicked or was cancelled).
+    #[error("raft task failed: {0}")]
+    Task(String),
+}
 
 /// Shared by every handler: the replica and the runtime it lives on.
 #[derive(Clone)]
@@ -57,7 +73,7 @@ impl Engine {
         &self.node
     }
 
-    async fn on_raft<F, T>(&self, fut: F) -> Result<T, ApiError>
+    async fn on_raft<F, T>(&self, fut: F) -> Result<T, EngineError>
     where
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
@@ -65,28 +81,27 @@ impl Engine {
         self.rt
             .spawn(fut)
             .await
-            .map_err(|e| ApiError::Internal(format!("raft task failed: {e}")))
+            .map_err(|e| EngineError::Task(e.to_string()))
     }
 
-    /// Proposes a command through the log; domain refusals come back as API errors. The command's
+    /// Proposes a command through the log; domain refusals come back as [`EngineError::Refused`]. The command's
     /// shape and cost are checked first against this server's applied state
     /// ([`convoy_actors::domain::precheck`]): a refused request never reaches the log.
-    pub async fn propose(&self, command: Command) -> Result<Response, ApiError> {
+    pub async fn propose(&self, command: Command) -> Result<Response, EngineError> {
         if !self.replica_view().member {
-            return Err(ApiError::NotAMember);
+            return Err(EngineError::NotAMember);
         }
         self.node
-            .read(|m| convoy_actors::domain::precheck(m.state(), &command))
-            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+            .read(|m| convoy_actors::domain::precheck(m.state(), &command))?;
         let node = self.node.clone();
         let outcome = self
             .on_raft(async move { node.propose(&command).await })
             .await??;
-        outcome.map_err(ApiError::from)
+        Ok(outcome?)
     }
 
     /// Reads the applied state; with `consistent`, after a linearizable read barrier.
-    pub async fn read<R, F>(&self, consistent: bool, f: F) -> Result<R, ApiError>
+    pub async fn read<R, F>(&self, consistent: bool, f: F) -> Result<R, EngineError>
     where
         F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
@@ -103,7 +118,7 @@ impl Engine {
     /// What a write answers with: this server's applied state, which [`Engine::propose`] has
     /// already brought up to the write (read-your-writes, also through a follower) without a
     /// second round to a quorum.
-    pub async fn read_written<R, F>(&self, f: F) -> Result<R, ApiError>
+    pub async fn read_written<R, F>(&self, f: F) -> Result<R, EngineError>
     where
         F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
@@ -117,7 +132,7 @@ impl Engine {
     }
 
     /// Adds a server (learner, then voter).
-    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), ApiError> {
+    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), EngineError> {
         let node = self.node.clone();
         Ok(self
             .on_raft(async move { node.add_member(id, member).await })
@@ -125,7 +140,7 @@ impl Engine {
     }
 
     /// Removes a server.
-    pub async fn remove_member(&self, id: NodeId) -> Result<(), ApiError> {
+    pub async fn remove_member(&self, id: NodeId) -> Result<(), EngineError> {
         let node = self.node.clone();
         Ok(self
             .on_raft(async move { node.remove_member(id).await })

@@ -13,8 +13,7 @@ use futures::FutureExt;
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
 
-use crate::api::error::ApiError;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 
 /// The actors' view of this server: proposals go through the replicated log.
 pub struct ServerHost {
@@ -33,10 +32,10 @@ impl Host for ServerHost {
         let engine = self.engine.clone();
         async move {
             engine.propose(command).await.map_err(|e| match e {
-                ApiError::BadRequest(m) | ApiError::NotFound(m) | ApiError::Conflict(m) => {
-                    ProposeError::Refused(m)
+                EngineError::Refused(refusal) => ProposeError::Refused(refusal),
+                other @ (EngineError::NotAMember | EngineError::Raft(_) | EngineError::Task(_)) => {
+                    ProposeError::Unavailable(other.to_string())
                 }
-                other => ProposeError::Unavailable(other.to_string()),
             })
         }
         .boxed()

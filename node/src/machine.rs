@@ -1,12 +1,9 @@
 //! The deployment engine plugged into the replicated log as its state machine.
 
-use convoy_actors::domain::{ClusterState, Command, DomainError, ErrorKind, Response};
+use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
 use std::io::{self, Read, Write};
 
 use convoy_raft::{codec, FrozenState, StateMachine};
-use serde::{Deserialize, Serialize};
-
-use crate::api::error::ApiError;
 
 /// The replicated state: the domain's [`ClusterState`], applied identically on every server.
 #[derive(Debug, Default)]
@@ -21,56 +18,13 @@ impl Machine {
     }
 }
 
-/// A domain refusal as it travels back through the log to the proposer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Refusal {
-    /// Which HTTP class of error it is.
-    pub kind: RefusalKind,
-    /// The domain's message, naming the thing and the value.
-    pub message: String,
-}
-
-/// The class of a [`Refusal`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RefusalKind {
-    /// An unknown id.
-    NotFound,
-    /// Conflicts with the current state.
-    Conflict,
-    /// Invalid input.
-    Invalid,
-}
-
-impl From<DomainError> for Refusal {
-    fn from(e: DomainError) -> Self {
-        let kind = match e.kind() {
-            ErrorKind::NotFound => RefusalKind::NotFound,
-            ErrorKind::Conflict => RefusalKind::Conflict,
-            ErrorKind::Invalid => RefusalKind::Invalid,
-        };
-        Refusal {
-            kind,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<Refusal> for ApiError {
-    fn from(r: Refusal) -> Self {
-        match r.kind {
-            RefusalKind::NotFound => ApiError::NotFound(r.message),
-            RefusalKind::Conflict => ApiError::Conflict(r.message),
-            RefusalKind::Invalid => ApiError::BadRequest(r.message),
-        }
-    }
-}
-
 impl StateMachine for Machine {
     type Command = Command;
-    type Response = Result<Response, Refusal>;
+    /// A refusal travels back through the log to the proposer as the domain's own typed error.
+    type Response = Result<Response, DomainError>;
 
     fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
-        self.state.apply(command, at_ms).map_err(Refusal::from)
+        self.state.apply(command, at_ms)
     }
 
     /// Streams the same bytes as [`ClusterState::snapshot_bytes`] (bincode, standard config).

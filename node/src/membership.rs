@@ -17,7 +17,7 @@ pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
 
 /// `GET /v1/cluster/membership/{id}`: whether `id` is a voter or learner of the answering server's
 /// membership, and the term it answers in.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MembershipAnswer {
     /// The id asked about.
     pub id: u64,

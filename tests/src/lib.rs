@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod fleet;
 pub mod scenario;
+pub mod schema;
 
 pub use agent::Agent;
 pub use convoy_node::client::RawClient;

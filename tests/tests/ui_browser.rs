@@ -2,7 +2,8 @@
 //! Chromium) against a real 3-server cluster with tokens and a simulated fleet. The page shows a rolling
 //! deployment progressing; a pause clicked on the page reaches the cluster (`ROLL_FORWARD_PAUSED`, `by` the
 //! token's name); killing the leader that served the page does not break it (it moves to another member and
-//! resumes the deployment from there); a reader token sees no buttons. Skipped, saying why, only when
+//! resumes the deployment from there); a reader token sees no buttons; the API docs page (`/docs`) renders every
+//! operation of `/openapi.json` with its roles and schemas. Skipped, saying why, only when
 //! `node` or `chromium` is not installed. Set `CONVOY_UI_SCREENSHOTS=docs/images` to refresh the README's
 //! screenshots.
 
@@ -245,6 +246,9 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
 
     // 4. A reader token sees the deployment and no buttons.
     script.expect("READER_NO_BUTTONS", SCRIPT_PATIENCE)?;
+    // 5. The API docs page renders every operation of /openapi.json.
+    let docs = script.expect("DOCS", SCRIPT_PATIENCE)?;
+    eprintln!("docs page: {docs}");
     script.expect("DONE", SCRIPT_PATIENCE)?;
     let status = script.child.wait()?;
     eprintln!("the browser script said:\n{}", script.seen.join("\n"));

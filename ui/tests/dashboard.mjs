@@ -133,6 +133,31 @@ try {
   const buttons = await rpage.locator("button[data-action]").count();
   if (role !== "reader" || buttons !== 0) throw new Error(`reader sees ${buttons} buttons (role ${role})`);
   say("READER_NO_BUTTONS");
+
+  // 5. The API docs page (no token: it is public) renders every operation of /openapi.json with its roles.
+  const docs = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const dpage = await docs.newPage();
+  current = dpage;
+  dpage.on("pageerror", (e) => process.stderr.write(`docs page error: ${e.message}\n`));
+  await dpage.goto(`${survivor}/docs`);
+  await dpage.locator("#routes[data-routes]").waitFor({ ...WAIT, state: "attached" });
+  const spec = await (await fetch(`${survivor}/openapi.json`)).json();
+  const operations = Object.values(spec.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+  const shown = await dpage.locator("details.route").count();
+  if (shown !== operations) throw new Error(`the docs page shows ${shown} routes, the spec has ${operations}`);
+  const pulse = dpage.locator('details.route[data-method="POST"][data-path="/v1/deployments/{id}/pulse"]');
+  if (!(await pulse.locator(".roles").textContent()).includes("pulser")) throw new Error("pulse route without its roles");
+  const start = dpage.locator('details.route[data-method="POST"][data-path="/v1/deployments"]');
+  await start.locator("summary").click();
+  const body = await start.locator(".body").innerText();
+  for (const want of ["dry_run", "Request body", "consumer", "StartBody", "201", "409"]) {
+    if (!body.includes(want)) throw new Error(`POST /v1/deployments on the docs page lacks ${want}: ${body}`);
+  }
+  await dpage.locator("#filter").fill("pulse");
+  const visible = await dpage.locator("details.route:not(.hidden)").count();
+  if (visible < 1 || visible >= shown) throw new Error(`filtering by "pulse" leaves ${visible} of ${shown}`);
+  await dpage.screenshot({ path: path.join(shots, "docs.png") });
+  say(`DOCS ${shown} routes`);
   say("DONE");
 } catch (e) {
   // What the page showed when it went wrong, for the test's failure message.

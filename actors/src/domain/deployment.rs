@@ -10,7 +10,7 @@ use super::strategy::Settings;
 use serde::{Deserialize, Serialize};
 
 /// A node's state inside one deployment (API.md: `pending` ... `rolled_back`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodePhase {
     /// Not yet admitted.
@@ -58,7 +58,7 @@ pub struct DeploymentNode {
 }
 
 /// What an event records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A status transition (or creation).

@@ -10,7 +10,7 @@ use super::views::EventView;
 use serde::{Deserialize, Serialize};
 
 /// One decision about the node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Decision {
     /// When (leader-stamped ms).
     pub at: Timestamp,
@@ -21,7 +21,7 @@ pub struct Decision {
 }
 
 /// `GET /v1/deployments/{id}/nodes/{node}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeHistory {
     /// The deployment.
     pub deployment: DeploymentId,

@@ -10,7 +10,7 @@ use super::ids::DeploymentId;
 use super::state::ClusterState;
 
 /// One node as `GET /v1/nodes` lists it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeLine {
     /// Id.
     pub id: String,
@@ -25,7 +25,7 @@ pub struct NodeLine {
 }
 
 /// A page of the fleet's nodes (`GET /v1/nodes`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FleetPage {
     /// Nodes matching the filter (all pages).
     pub total: usize,

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "threshold",
             "strategy",
             "status",
+            "schema",
         ],
     ),
     // `DomainError`, converting the base layer's small errors; parsing that refuses with it.

@@ -33,6 +33,7 @@ mod removal;
 mod retention;
 mod retract;
 mod seen;
+mod schema;
 mod selection;
 mod state;
 mod status;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 /// Where a version's artifact lives. Unknown keys are refused (a misspelt `sha_256` must not silently
 /// publish an unchecked artifact).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Artifact {
     /// Download URL.
@@ -23,7 +23,9 @@ pub struct Artifact {
 }
 
 /// "This version needs `resource` at `version` (or newer) installed where it must be".
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub struct Dependency {
     /// The resource depended on.
     pub resource: String,
@@ -54,7 +56,7 @@ pub struct Version {
 }
 
 /// Who retracted a version, when and why (DEPLOYMENTS.md §11).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Retraction {
     /// When it was retracted.
     pub at: Timestamp,
@@ -88,7 +90,7 @@ impl Resource {
 }
 
 /// Consistency mode of a subscription (DEPLOYMENTS.md §4).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Every node on its own, at once, no deployment.
@@ -161,7 +163,7 @@ impl Hold {
 }
 
 /// What a node holds of one version.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct VersionProgress {
     /// Fetched.
     #[serde(default)]
@@ -193,13 +195,14 @@ impl VersionProgress {
 }
 
 /// A node's replicated state for one resource. `versions` is a small sorted map, encoded like a `BTreeMap`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeResource {
     /// Still wants the resource.
     pub interested: bool,
     /// The version it runs now.
     pub current: Option<u64>,
     /// The versions it holds.
+    #[schema(value_type = std::collections::BTreeMap<String, VersionProgress>)]
     pub versions: VecMap<u64, VersionProgress>,
 }
 
@@ -252,7 +255,7 @@ impl NodeState {
 }
 
 /// A node's report for one resource: `None` fields leave the stored value unchanged; `versions` replaces.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ResourceReport {
     /// Still wants it.
     #[serde(default)]
@@ -282,7 +285,9 @@ pub struct NodeReport {
 }
 
 /// A consumer group member.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub struct Member {
     /// Consumer.
     pub consumer: String,

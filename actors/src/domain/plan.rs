@@ -10,7 +10,7 @@ use super::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
 
 /// Why a version was chosen.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VersionReason {
     /// The request named it.
@@ -24,7 +24,7 @@ pub enum VersionReason {
 }
 
 /// A newer version passed over, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PassedOver {
     /// The version.
     pub version: u64,
@@ -33,7 +33,7 @@ pub struct PassedOver {
 }
 
 /// A node the deployment would take, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PlannedNode {
     /// Node id.
     pub id: String,
@@ -49,7 +49,7 @@ pub struct PlannedNode {
 }
 
 /// A node of the consumer the deployment would leave out.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SkippedNode {
     /// Node id.
     pub id: String,
@@ -60,7 +60,7 @@ pub struct SkippedNode {
 }
 
 /// What `POST /v1/deployments?dry_run=true` answers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeploymentPlan {
     /// Consumer.
     pub consumer: String,
@@ -221,7 +221,7 @@ impl ClusterState {
 }
 
 /// One member deployment of a planned group step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GroupPlanItem {
     /// Consumer.
     pub consumer: String,

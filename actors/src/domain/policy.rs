@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// The settings of the deployments of a subscription; `None` = not set here (the next level decides).
 /// Replicated (bincode): no field is skipped when encoding.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Policy {
     /// Strategy; default rolling(install 1, download 2).

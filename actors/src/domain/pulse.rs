@@ -14,7 +14,7 @@ use super::status::{PausedBy, Status};
 use serde::{Deserialize, Serialize};
 
 /// Answer to a pulse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PulseAnswer {
     /// Keep pulsing.

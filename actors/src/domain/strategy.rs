@@ -18,7 +18,7 @@ pub fn default_strategy() -> Strategy {
 }
 
 /// How nodes are admitted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// Every node at once.
@@ -171,7 +171,7 @@ pub enum Plan<'a> {
 }
 
 /// When a deployment completes before every node finished.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Completion {
     /// ≤ 1.0: fraction of the (non-skipped) node set; > 1: a count of successful nodes.
     #[serde(default)]
@@ -221,7 +221,7 @@ impl Completion {
 }
 
 /// A deployment's settings, fixed at creation (DEPLOYMENTS.md §5).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Settings {
     /// Strategy.
     pub strategy: Strategy,

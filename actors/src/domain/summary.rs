@@ -22,7 +22,7 @@ pub const MAX_PAGE_LIMIT: u32 = 10_000;
 pub const DEFAULT_PAGE_LIMIT: u32 = 100;
 
 /// Nodes per state. Every state is present (0 when none), so a client needs no defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PhaseCounts {
     /// Not yet admitted.
     pub pending: u32,
@@ -82,7 +82,7 @@ impl PhaseCounts {
 }
 
 /// One window: the slots taken and its size (absent when unbounded: all at once).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WindowUse {
     /// Slots taken.
     pub used: u32,
@@ -92,7 +92,7 @@ pub struct WindowUse {
 }
 
 /// The batch a batch deployment is in.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BatchUse {
     /// 1-based number of the current batch (0 before the first).
     pub number: u32,
@@ -103,7 +103,7 @@ pub struct BatchUse {
 }
 
 /// Window occupancy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Windows {
     /// Install slots (installing, watching and, rolling forward, failed nodes).
     pub install: WindowUse,
@@ -118,7 +118,7 @@ pub struct Windows {
 }
 
 /// The pulse countdown of a coordinated deployment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PulseView {
     /// The interval pulses must keep.
     pub interval_ms: u64,
@@ -136,7 +136,7 @@ pub struct PulseView {
 }
 
 /// A failing node: failed, or retrying after failed attempts.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FailingNode {
     /// Node id.
     pub id: String,
@@ -155,7 +155,7 @@ pub struct FailingNode {
 }
 
 /// `GET /v1/deployments/{id}/summary`: what a watcher draws, of a size independent of the node count.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SummaryView {
     /// Id.
     pub id: DeploymentId,
@@ -230,7 +230,7 @@ pub fn fingerprint(d: &Deployment) -> u64 {
 }
 
 /// Which nodes of a deployment to show: those in `state` (all when `None`), from `offset`, at most `limit`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodePage {
     /// Matching nodes to skip.
     pub offset: u32,
@@ -241,7 +241,7 @@ pub struct NodePage {
 }
 
 /// Where a page sits among the deployment's nodes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PageInfo {
     /// Matching nodes skipped.
     pub offset: u32,

@@ -23,7 +23,19 @@ pub const MAX_TOKEN_NAME: usize = 64;
 pub const MAX_NODES_GLOB: usize = 256;
 
 /// What a token may do. Each role is a fixed set of [`Permission`]s (see [`Role::grants`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Everything, including cluster members and tokens.

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A published version.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct VersionView {
     /// Its number: 1 for the first version published, then 2, 3, ...
     pub version: u64,
@@ -38,7 +38,7 @@ pub struct VersionView {
 }
 
 /// `GET /v1/resources/{name}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ResourceView {
     /// The resource's name.
     pub name: String,
@@ -48,7 +48,7 @@ pub struct ResourceView {
 
 /// A subscription as shown on a consumer: mode, pin and its policy (only the fields set; the rest take
 /// the defaults of DEPLOYMENTS.md §5).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SubscriptionView {
     /// Weak (nodes take new versions freely) or strong (new versions arrive by deployments only).
     pub mode: Mode,
@@ -88,7 +88,7 @@ pub struct SubscriptionView {
 }
 
 /// `GET /v1/consumers/{name}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ConsumerView {
     /// The consumer's name.
     pub name: String,
@@ -102,7 +102,7 @@ pub struct ConsumerView {
 }
 
 /// A version held back on a consumer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct HoldView {
     /// The resource of the held version.
     pub resource: String,
@@ -117,7 +117,7 @@ pub struct HoldView {
 }
 
 /// `GET /v1/nodes/{id}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeView {
     /// The node's id.
     pub id: String,
@@ -134,7 +134,7 @@ pub struct NodeView {
 }
 
 /// What a node may do now for one resource.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Target {
     /// The version it should have.
     pub version: u64,
@@ -161,7 +161,7 @@ impl Target {
 }
 
 /// A node of a deployment.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeploymentNodeView {
     /// The node's id.
     pub id: String,
@@ -176,7 +176,7 @@ pub struct DeploymentNodeView {
 }
 
 /// An event of a deployment, as the API shows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EventView {
     /// When it happened (leader-stamped ms).
     pub at: Timestamp,
@@ -197,7 +197,7 @@ pub struct EventView {
 }
 
 /// `GET /v1/deployments/{id}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeploymentView {
     /// The deployment's id (`d-N`).
     pub id: DeploymentId,
@@ -227,7 +227,7 @@ pub struct DeploymentView {
 }
 
 /// A line of `GET /v1/deployments`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeploymentSummary {
     /// The deployment's id (`d-N`).
     pub id: DeploymentId,
@@ -253,7 +253,7 @@ pub struct DeploymentSummary {
 }
 
 /// Active or terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusFilter {
     /// Still able to change: rolling, paused or awaiting a pulse.
@@ -274,7 +274,7 @@ pub struct DeploymentFilter {
 }
 
 /// `GET /v1/groups/{name}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GroupView {
     /// The group's name.
     pub name: String,
@@ -283,7 +283,7 @@ pub struct GroupView {
 }
 
 /// One member of a step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StepItemView {
     /// The member consumer.
     pub consumer: String,
@@ -300,7 +300,7 @@ pub struct StepItemView {
 }
 
 /// `GET /v1/group-deployments/{id}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GroupDeploymentView {
     /// The group deployment's id (`g-N`).
     pub id: GroupDeploymentId,
@@ -552,7 +552,7 @@ impl ClusterState {
 }
 
 /// `GET /v1/tokens`: a token without its secret or hash.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TokenView {
     /// Name (recorded as `by` on what it does).
     pub name: String,

@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::domain::{ClusterState, Command, Response, Timestamp};
+use crate::domain::{ClusterState, Command, DomainError, Response, Timestamp};
 
 /// Why a proposal made by an actor did not go through.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ProposeError {
     /// The domain refused the command (for a timer's `Tick`, normally impossible).
     #[error("refused: {0}")]
-    Refused(String),
+    Refused(DomainError),
     /// The log could not commit it (no leader, lost leadership, timeout).
     #[error("not committed: {0}")]
     Unavailable(String),

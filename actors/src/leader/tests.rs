@@ -86,7 +86,7 @@ impl Host for FakeHost {
                 release.0.acquire().await.expect("semaphore open").forget();
                 let at = wall_ms();
                 let result = state.lock().unwrap().apply(command, at);
-                result.map_err(|e| ProposeError::Refused(e.to_string()))
+                result.map_err(ProposeError::Refused)
             }
             .boxed();
         }
@@ -95,7 +95,7 @@ impl Host for FakeHost {
             .lock()
             .unwrap()
             .apply(command, wall_ms())
-            .map_err(|e| ProposeError::Refused(e.to_string()));
+            .map_err(ProposeError::Refused);
         async move { result }.boxed()
     }
 

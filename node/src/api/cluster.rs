@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::auth::AuthMode;
 use super::error::ApiError;
+use super::openapi::answers::{DigestAnswer, StatusAnswer};
 use crate::engine::Engine;
 
 /// Registers this module's routes.
@@ -31,9 +32,9 @@ async fn cluster(engine: web::Data<Engine>, mode: Option<web::Data<AuthMode>>) -
 }
 
 /// `POST /v1/cluster/members` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct AddMember {
+pub(crate) struct AddMember {
     id: u64,
     raft_addr: String,
     http_addr: String,
@@ -74,9 +75,12 @@ async fn digest(engine: web::Data<Engine>) -> HttpResponse {
         .applied()
         .read_at(|m| m.state().snapshot_bytes());
     let sha = hex::encode(sha2::Sha256::digest(&bytes));
-    HttpResponse::Ok().json(serde_json::json!({
-        "id": engine.node().id(), "last_applied": index, "sha256": sha, "bytes": bytes.len(),
-    }))
+    HttpResponse::Ok().json(DigestAnswer {
+        id: engine.node().id(),
+        last_applied: index,
+        sha256: sha,
+        bytes: bytes.len() as u64,
+    })
 }
 
 /// Whether a server id is a member, as this server sees it: what a removed server asks the leader
@@ -86,12 +90,12 @@ async fn membership(engine: web::Data<Engine>, id: web::Path<u64>) -> HttpRespon
 }
 
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+    HttpResponse::Ok().json(StatusAnswer { status: "ok" })
 }
 
 async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
     match engine.readiness() {
-        Ok(()) => HttpResponse::Ok().json(serde_json::json!({"status": "ready"})),
+        Ok(()) => HttpResponse::Ok().json(StatusAnswer { status: "ready" }),
         Err(reason) => HttpResponse::ServiceUnavailable().json(serde_json::json!({
             "error": {"code": reason.code(), "message": reason.to_string()}
         })),

@@ -36,9 +36,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/consumers/{name}", web::delete().to(delete));
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateConsumer {
+pub(crate) struct CreateConsumer {
     name: String,
     #[serde(default)]
     nodes: Vec<String>,
@@ -77,9 +77,9 @@ async fn show(
     Ok(HttpResponse::Ok().json(found(view, "consumer", &name)?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct UpdateNodes {
+pub(crate) struct UpdateNodes {
     #[serde(default)]
     add: Vec<String>,
     #[serde(default)]
@@ -105,9 +105,9 @@ async fn update_nodes(
 }
 
 /// `PUT` body: the whole subscription; a field left out is unset (takes the default).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Subscribe {
+pub(crate) struct Subscribe {
     #[serde(default)]
     mode: Mode,
     #[serde(default)]
@@ -165,9 +165,9 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 }
 
 /// `PATCH` body: only the fields given change; `null` unsets a field (back to its default).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PatchSubscription {
+pub(crate) struct PatchSubscription {
     /// `null` is the same as absent: a subscription always has a mode.
     #[serde(default)]
     mode: Option<Mode>,

@@ -86,7 +86,7 @@ async fn set_faults(
         policy.block(peer);
     }
     tracing::warn!(policy = ?*policy, "fault injection policy changed");
-    Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ok"})))
+    Ok(HttpResponse::Ok().json(super::openapi::answers::StatusAnswer { status: "ok" }))
 }
 
 #[cfg(test)]

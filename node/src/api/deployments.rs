@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
+use convoy_actors::domain::PulseAnswer;
 use convoy_actors::domain::{
     Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, FailedNodes,
     NodePage, NodePhase, Response, StatusFilter, Strategy,
@@ -10,6 +11,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
 use crate::engine::Engine;
 
@@ -23,7 +25,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// `POST /v1/deployments` body, as in API.md.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartBody {
     consumer: String,
@@ -71,7 +73,8 @@ impl From<StartBody> for DeploymentSpec {
 }
 
 /// `POST /v1/deployments?dry_run=true` plans instead of starting.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DryRun {
     /// Answer what would happen; change nothing.
@@ -98,12 +101,12 @@ async fn start(
                 s.plan_deployment(&spec)
             })
             .await?
-            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
+            .map_err(ApiError::from)?;
         return Ok(HttpResponse::Ok().json(plan));
     }
     match engine.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
-            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "status": status})))
+            Ok(HttpResponse::Created().json(DeploymentStarted { id, status }))
         }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to start: {other:?}"
@@ -111,9 +114,10 @@ async fn start(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     #[serde(default)]
     consumer: Option<String>,
     #[serde(default)]
@@ -147,9 +151,10 @@ pub(crate) fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {
 }
 
 /// `GET /v1/deployments/{id}` query: consistency and, optionally, a page of the nodes.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
-struct ShowQuery {
+pub(crate) struct ShowQuery {
     #[serde(default)]
     consistent: bool,
     #[serde(default)]
@@ -203,9 +208,9 @@ async fn show(
 }
 
 /// Optional body of pause/resume/abort/rollback.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ActionBody {
+pub(crate) struct ActionBody {
     #[serde(default)]
     message: Option<String>,
 }
@@ -255,7 +260,10 @@ async fn pulse(
     let raw = id.into_inner();
     // A pulse on an unknown deployment answers STOP, as the contract says, not 404.
     let Ok(id) = raw.parse::<DeploymentId>() else {
-        return Ok(HttpResponse::Ok().json(serde_json::json!({"status": "STOP", "state": null})));
+        return Ok(HttpResponse::Ok().json(PulseReply {
+            status: PulseAnswer::Stop,
+            state: None,
+        }));
     };
     // The pulser's token names who moved the deployment on; without auth, "pulse".
     let by = match caller {
@@ -263,9 +271,10 @@ async fn pulse(
         token => token.actor(),
     };
     match engine.propose(Command::Pulse { id, by }).await? {
-        Response::Pulse { answer, status } => {
-            Ok(HttpResponse::Ok().json(serde_json::json!({"status": answer, "state": status})))
-        }
+        Response::Pulse { answer, status } => Ok(HttpResponse::Ok().json(PulseReply {
+            status: answer,
+            state: status,
+        })),
         other => Err(ApiError::Internal(format!(
             "unexpected answer to pulse: {other:?}"
         ))),

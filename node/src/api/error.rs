@@ -47,14 +47,14 @@ pub enum ApiError {
 }
 
 /// The JSON body of every error response.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorBody {
     /// The error.
     pub error: ErrorDetail,
 }
 
 /// `{"code", "message"}`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
     /// A stable machine-readable code: `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`,
     /// `unsupported_media_type`, `unavailable`, `internal`.
@@ -107,6 +107,30 @@ impl ResponseError for ApiError {
                 message: self.to_string(),
             },
         })
+    }
+}
+
+impl From<convoy_actors::domain::DomainError> for ApiError {
+    /// The status follows the refusal's kind: unknown id 404, clash with the state 409, bad input 400.
+    fn from(e: convoy_actors::domain::DomainError) -> Self {
+        use convoy_actors::domain::ErrorKind;
+        match e.kind() {
+            ErrorKind::NotFound => ApiError::NotFound(e.to_string()),
+            ErrorKind::Conflict => ApiError::Conflict(e.to_string()),
+            ErrorKind::Invalid => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::engine::EngineError> for ApiError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        use crate::engine::EngineError;
+        match e {
+            EngineError::NotAMember => ApiError::NotAMember,
+            EngineError::Refused(refusal) => refusal.into(),
+            EngineError::Raft(raft) => raft.into(),
+            EngineError::Task(_) => ApiError::Internal(e.to_string()),
+        }
     }
 }
 

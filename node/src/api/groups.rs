@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
 use crate::engine::Engine;
 
@@ -23,9 +24,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/group-deployments/{id}/abort", web::post().to(abort));
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateGroup {
+pub(crate) struct CreateGroup {
     name: String,
     members: Vec<Member>,
 }
@@ -63,9 +64,9 @@ async fn show(
     Ok(HttpResponse::Ok().json(found(view, "group", &name)?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct StartGroup {
+pub(crate) struct StartGroup {
     group: String,
     #[serde(default)]
     versions: Option<BTreeMap<String, u64>>,
@@ -104,8 +105,8 @@ async fn start(
                 s.plan_group_deployment(&group, versions.as_ref(), overrides)
             })
             .await?
-            .map_err(|e| ApiError::from(crate::machine::Refusal::from(e)))?;
-        return Ok(HttpResponse::Ok().json(serde_json::json!({ "steps": steps })));
+            .map_err(ApiError::from)?;
+        return Ok(HttpResponse::Ok().json(GroupPlan { steps }));
     }
     match engine
         .propose(Command::StartGroupDeployment {
@@ -116,7 +117,7 @@ async fn start(
         .await?
     {
         Response::GroupDeploymentStarted { id, steps } => {
-            Ok(HttpResponse::Created().json(serde_json::json!({"id": id, "steps": steps})))
+            Ok(HttpResponse::Created().json(GroupDeploymentStarted { id, steps }))
         }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to group deploy: {other:?}"

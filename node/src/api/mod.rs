@@ -11,6 +11,7 @@ pub mod error;
 pub mod groups;
 pub mod metrics;
 pub mod nodes;
+pub mod openapi;
 pub mod read;
 pub mod reports;
 pub mod resources;
@@ -47,6 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     .configure(ui::routes)
     .configure(whoami::routes)
     .configure(watch::routes)
+    .configure(openapi::routes)
     .default_service(web::to(no_route));
 }
 

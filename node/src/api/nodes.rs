@@ -26,9 +26,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub const MAX_NODE_PAGE: usize = 5_000;
 
 /// `GET /v1/nodes` query.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
-struct ListQuery {
+pub(crate) struct ListQuery {
     #[serde(default)]
     consumer: Option<String>,
     #[serde(default)]
@@ -106,7 +107,7 @@ async fn list(
 }
 
 /// `POST /v1/nodes/{id}/report` body.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportBody {
     #[serde(default)]
@@ -135,7 +136,7 @@ async fn report(
         .ingest(&engine, report, &body, req.headers().get(AUTHORIZATION))
         .await?;
     let targets = engine.node().read(|m| m.state().targets(&node));
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "targets": targets })))
+    Ok(HttpResponse::Ok().json(super::openapi::answers::TargetsAnswer { targets }))
 }
 
 async fn show(

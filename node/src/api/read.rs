@@ -5,7 +5,8 @@ use serde::Deserialize;
 use super::error::ApiError;
 
 /// `?consistent=true` asks for a linearizable read.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Consistency {
     /// Wait for a read barrier through the leader before reading.
     #[serde(default)]

@@ -197,16 +197,16 @@ impl Reports {
 
 /// `POST /v1/nodes/reports` body: each entry is what `POST /v1/nodes/{id}/report` takes, plus
 /// the node's id.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchBody {
     reports: Vec<BatchEntry>,
 }
 
 /// One node's report in a batch.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct BatchEntry {
+pub(crate) struct BatchEntry {
     node: String,
     #[serde(default)]
     active: Option<bool>,
@@ -216,8 +216,8 @@ struct BatchEntry {
 
 /// The answer: every reporting node's targets; the nodes whose report was not taken (a full queue,
 /// leadership changing) with the reason — they send it again, nothing else is lost.
-#[derive(Debug, Serialize)]
-struct BatchAnswer {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct BatchAnswer {
     targets: BTreeMap<String, BTreeMap<String, convoy_actors::domain::Target>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     rejected: BTreeMap<String, String>,

@@ -27,9 +27,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         );
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateResource {
+pub(crate) struct CreateResource {
     name: String,
 }
 
@@ -64,9 +64,9 @@ async fn show(
     Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PublishVersion {
+pub(crate) struct PublishVersion {
     #[serde(default)]
     label: Option<String>,
     #[serde(default)]
@@ -117,7 +117,7 @@ async fn publish(
         .await?;
     match response {
         Response::VersionPublished { resource, version } => Ok(HttpResponse::Created()
-            .json(serde_json::json!({"resource": resource, "version": version}))),
+            .json(super::openapi::answers::VersionPublished { resource, version })),
         other => Err(ApiError::Internal(format!(
             "unexpected answer to publish: {other:?}"
         ))),
@@ -125,9 +125,9 @@ async fn publish(
 }
 
 /// The optional body of retract: none at all, or `{"message"?}` exactly.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct RetractBody {
+pub(crate) struct RetractBody {
     #[serde(default)]
     message: Option<String>,
 }

@@ -17,9 +17,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// `POST /v1/tokens` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CreateBody {
+pub(crate) struct CreateBody {
     name: String,
     role: Role,
     #[serde(default)]

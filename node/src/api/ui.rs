@@ -1,5 +1,5 @@
 //! The web dashboard's static files, embedded in the binary (no build step, no CDN) and served at `/ui/`;
-//! `GET /` redirects there. The files are public: every piece of data they show comes from the API with the
+//! `GET /` redirects there; the API docs page is served at `/docs` the same way. The files are public: every piece of data they show comes from the API with the
 //! token the page is given.
 
 use actix_web::http::header;
@@ -49,6 +49,22 @@ pub const ASSETS: &[Asset] = &[
         "/ui/grid.js",
         JS,
         include_str!("../../../ui/assets/grid.js"),
+    ),
+    // The API docs page: renders /openapi.json (see node/src/api/openapi/).
+    asset(
+        "/docs",
+        "text/html; charset=utf-8",
+        include_str!("../../../ui/assets/docs.html"),
+    ),
+    asset(
+        "/docs/docs.js",
+        JS,
+        include_str!("../../../ui/assets/docs.js"),
+    ),
+    asset(
+        "/docs/docs.css",
+        "text/css; charset=utf-8",
+        include_str!("../../../ui/assets/docs.css"),
     ),
 ];
 

@@ -14,7 +14,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// One route the caller may call.
-#[derive(Debug, Serialize, PartialEq, Eq)]
+#[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Allowed {
     /// HTTP method.
     pub method: &'static str,
@@ -25,7 +25,7 @@ pub struct Allowed {
 }
 
 /// The answer of `GET /v1/whoami`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WhoAmI {
     /// The token's name (`user` with auth off), recorded as `by` on what it does.
     pub name: String,

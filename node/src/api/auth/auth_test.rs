@@ -77,6 +77,8 @@ fn members_and_tokens_need_admin_and_reports_need_report() {
         } else if ["/healthz", "/readyz", "/v1/cluster/membership/{id}", "/"]
             .contains(&rule.pattern)
             || rule.pattern.starts_with("/ui/")
+            || rule.pattern.starts_with("/docs")
+            || rule.pattern == "/openapi.json"
         {
             Some(Permission::Public)
         } else if rule.pattern == "/v1/whoami" {

@@ -45,6 +45,11 @@ pub const ROUTES: &[Rule] = &[
     rule("GET", "/ui/api.js", Public, "open the dashboard"),
     rule("GET", "/ui/views.js", Public, "open the dashboard"),
     rule("GET", "/ui/grid.js", Public, "open the dashboard"),
+    // The API description and its docs page: public, like the dashboard's files (no secret in them).
+    rule("GET", "/openapi.json", Public, "read the API description"),
+    rule("GET", "/docs", Public, "open the API docs"),
+    rule("GET", "/docs/docs.js", Public, "open the API docs"),
+    rule("GET", "/docs/docs.css", Public, "open the API docs"),
     rule("GET", "/v1/whoami", Authenticated, "ask what it may do"),
     rule("GET", "/v1/watch", Read, "watch the cluster's changes"),
     rule("GET", "/v1/cluster", Read, "read the cluster"),

@@ -68,7 +68,7 @@ fn report(node: String, current: u64) -> NodeReport {
 
 fn apply(m: &mut Machine, cmd: Command, at: u64) {
     if let Err(e) = m.apply(cmd, at) {
-        panic!("bench command refused: {}", e.message);
+        panic!("bench command refused: {e}");
     }
 }
 

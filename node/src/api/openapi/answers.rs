@@ -1,0 +1,188 @@
+//! The small answers the handlers send (serialized from these types), and the schemas of the answers they
+//! assemble as JSON values (a view with a field added: marked "schema only"), which the response-validation
+//! test (tests/tests/openapi_responses.rs) checks against every real answer.
+
+use std::collections::BTreeMap;
+
+use convoy_actors::domain::{
+    Actor, DeploymentId, GroupDeploymentId, GroupPlanItem, NodePhase, NodeResource, PulseAnswer,
+    Role, Status, StepItem, Target, Timestamp,
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `{"status": "ok"}` (`/healthz`, fault injection) or `{"status": "ready"}` (`/readyz`).
+#[derive(Serialize, ToSchema)]
+pub struct StatusAnswer {
+    /// `ok` or `ready`.
+    pub status: &'static str,
+}
+
+/// One server of the cluster as `GET /v1/cluster` lists it.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct MemberAnswer {
+    /// The server's raft id.
+    pub id: u64,
+    /// Its raft (server-to-server) address.
+    pub raft_addr: String,
+    /// Its HTTP address.
+    pub http_addr: String,
+    /// `leader`, `follower`, `candidate`, `learner` or `unreachable`.
+    pub role: String,
+}
+
+/// `GET /v1/cluster` (with `auth` and `version`) and the membership changes (without them).
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct ClusterAnswer {
+    /// The answering server's id.
+    pub id: u64,
+    /// The leader it knows, if any.
+    pub leader_id: Option<u64>,
+    /// Its current term.
+    pub term: u64,
+    /// The last log index it applied.
+    pub last_applied: u64,
+    /// Every member.
+    pub members: Vec<MemberAnswer>,
+    /// The index of its last snapshot.
+    pub snapshot: Option<u64>,
+    /// The last purged log index.
+    pub purged: Option<u64>,
+    /// `on` when the server checks tokens, else `off` (`GET /v1/cluster` only).
+    pub auth: Option<String>,
+    /// The server's version (`GET /v1/cluster` only).
+    pub version: Option<String>,
+}
+
+/// `GET /v1/cluster/digest`: the sha256 of the applied state and the index it reflects.
+#[derive(Serialize, ToSchema)]
+pub struct DigestAnswer {
+    /// The answering server's id.
+    pub id: u64,
+    /// The index the digest reflects.
+    pub last_applied: u64,
+    /// Hex sha256 of the snapshot bytes.
+    pub sha256: String,
+    /// Their length.
+    pub bytes: u64,
+}
+
+/// `POST /v1/deployments`: the new deployment.
+#[derive(Serialize, ToSchema)]
+pub struct DeploymentStarted {
+    /// Its id.
+    pub id: DeploymentId,
+    /// Its first status.
+    pub status: Status,
+}
+
+/// `POST /v1/deployments/{id}/pulse`.
+#[derive(Serialize, ToSchema)]
+pub struct PulseReply {
+    /// `OK` (keep pulsing) or `STOP`.
+    pub status: PulseAnswer,
+    /// The deployment's status, `null` for an unknown deployment.
+    pub state: Option<Status>,
+}
+
+/// `POST /v1/group-deployments`: the new group deployment and its steps.
+#[derive(Serialize, ToSchema)]
+pub struct GroupDeploymentStarted {
+    /// Its id.
+    pub id: GroupDeploymentId,
+    /// The planned steps, each a set of member deployments.
+    pub steps: Vec<Vec<StepItem>>,
+}
+
+/// `POST /v1/group-deployments?dry_run=true`: what each step would deploy.
+#[derive(Serialize, ToSchema)]
+pub struct GroupPlan {
+    /// The steps in order.
+    pub steps: Vec<Vec<GroupPlanItem>>,
+}
+
+/// `POST /v1/resources/{name}/versions`.
+#[derive(Serialize, ToSchema)]
+pub struct VersionPublished {
+    /// The resource.
+    pub resource: String,
+    /// The new version.
+    pub version: u64,
+}
+
+/// `POST /v1/nodes/{id}/report`: what the node should do now, per resource.
+#[derive(Serialize, ToSchema)]
+pub struct TargetsAnswer {
+    /// Resource → target.
+    pub targets: BTreeMap<String, Target>,
+}
+
+/// `POST /v1/tokens`: the new token, with its secret (shown this once).
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct TokenCreated {
+    /// Its name.
+    pub name: String,
+    /// Its role.
+    pub role: Role,
+    /// Agent tokens: the node-id glob.
+    pub nodes: Option<String>,
+    /// Creation time (leader-stamped ms).
+    pub created_at: Timestamp,
+    /// Who created it.
+    pub created_by: Actor,
+    /// The bearer secret; only its hash is stored.
+    pub secret: String,
+}
+
+/// One node of `GET /v1/nodes`.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct NodeLineAnswer {
+    /// Its id.
+    pub id: String,
+    /// Whether it is active.
+    pub active: bool,
+    /// The consumers it belongs to.
+    pub consumers: Vec<String>,
+    /// Resource → the version it runs (`null`: none).
+    pub versions: BTreeMap<String, Option<u64>>,
+    /// Active deployment → its phase there.
+    pub phases: BTreeMap<String, NodePhase>,
+    /// Milliseconds since its last report, as the leader saw it (`null`: unknown).
+    pub last_report_ms: Option<u64>,
+}
+
+/// `GET /v1/nodes`: a page of nodes.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct NodeListAnswer {
+    /// How many nodes match, over all pages.
+    pub total: u64,
+    /// This page.
+    pub nodes: Vec<NodeLineAnswer>,
+}
+
+/// `GET /v1/nodes/{id}`: a node, its targets, its phases and its last report age.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the handler adds fields to a view
+pub struct NodeAnswer {
+    /// Its id.
+    pub id: String,
+    /// Whether it is active.
+    pub active: bool,
+    /// The consumers it belongs to.
+    pub consumers: Vec<String>,
+    /// What it reported per resource.
+    pub resources: BTreeMap<String, NodeResource>,
+    /// The deployments that hold it.
+    pub deployments: Vec<DeploymentId>,
+    /// What it should do per resource.
+    pub targets: BTreeMap<String, Target>,
+    /// Active deployment → its phase there.
+    pub phases: Option<BTreeMap<String, NodePhase>>,
+    /// Milliseconds since its last report (`null`: unknown).
+    pub last_report_ms: Option<u64>,
+}

@@ -1,0 +1,155 @@
+//! The spec against the role table (the served route list) and docs/API.md, and its references.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::api::auth::table::{matches, ROUTES};
+
+const API_DOC: &str = include_str!("../../../../docs/API.md");
+
+fn spec() -> Value {
+    serde_json::from_str(super::json()).expect("the spec is JSON")
+}
+
+/// `(METHOD, path)` of every operation in the spec.
+fn operations(spec: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (path, item) in spec["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("path item").keys() {
+            out.insert((method.to_uppercase(), path.clone()));
+        }
+    }
+    out
+}
+
+/// `(METHOD, path)` of every route docs/API.md names in backquotes (`GET /v1/x/{id}`).
+fn documented() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for piece in API_DOC.split('`') {
+        let mut words = piece.split_whitespace();
+        let (Some(method), Some(path), None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        if ["GET", "POST", "PUT", "DELETE", "PATCH"].contains(&method) && path.starts_with('/') {
+            let path = path.split('?').next().unwrap_or(path);
+            out.push((method.to_string(), path.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_spec_is_openapi_3_1_and_lists_exactly_the_served_routes() {
+    let spec = spec();
+    assert!(
+        spec["openapi"].as_str().unwrap().starts_with("3.1."),
+        "{}",
+        spec["openapi"]
+    );
+    let ops = operations(&spec);
+    for rule in ROUTES {
+        assert!(
+            ops.contains(&(rule.method.to_string(), rule.pattern.to_string())),
+            "{} {} is served (role table) but not in the spec",
+            rule.method,
+            rule.pattern
+        );
+    }
+    for (method, path) in &ops {
+        assert!(
+            ROUTES
+                .iter()
+                .any(|r| r.method == method && r.pattern == path),
+            "{method} {path} is in the spec but not served"
+        );
+    }
+    assert_eq!(ops.len(), ROUTES.len());
+}
+
+#[test]
+fn api_md_documents_every_route_of_the_spec_and_no_other() {
+    let spec = spec();
+    let ops = operations(&spec);
+    let docs = documented();
+    for (method, path) in &ops {
+        assert!(
+            docs.iter().any(|(m, p)| m == method && matches(path, p)),
+            "{method} {path} is in the spec but docs/API.md does not document it"
+        );
+    }
+    for (method, path) in &docs {
+        assert!(
+            ops.iter().any(|(m, p)| m == method && matches(p, path)),
+            "docs/API.md documents {method} {path}, which the spec lacks"
+        );
+    }
+}
+
+#[test]
+fn every_operation_says_who_may_call_it_and_declares_the_error_shape() {
+    let spec = spec();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let permission = op["x-permission"].as_str().unwrap_or_default();
+            assert!(!permission.is_empty(), "{method} {path}: no x-permission");
+            let roles = op["x-roles"].as_array().unwrap();
+            assert!(
+                roles.iter().any(|r| r == "admin"),
+                "{method} {path}: admin may do everything"
+            );
+            let responses = op["responses"].as_object().unwrap();
+            assert!(responses
+                .keys()
+                .any(|s| s.starts_with('2') || s.starts_with('3')));
+            for (status, answer) in responses {
+                if status.starts_with('4') || status.starts_with('5') {
+                    assert_eq!(
+                        answer["$ref"], "#/components/responses/Error",
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+            if permission != "public" {
+                assert!(responses.contains_key("401") && responses.contains_key("403"));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_reference_resolves() {
+    let spec = spec();
+    fn walk(v: &Value, spec: &Value) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    let pointer = r.strip_prefix('#').expect("local reference");
+                    assert!(spec.pointer(pointer).is_some(), "{r} does not resolve");
+                }
+                map.values().for_each(|v| walk(v, spec));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, spec)),
+            _ => {}
+        }
+    }
+    walk(&spec, &spec);
+}
+
+#[actix_web::test]
+async fn the_spec_is_served_as_json() {
+    use actix_web::test as atest;
+    let app = atest::init_service(actix_web::App::new().configure(super::routes)).await;
+    let resp = atest::call_service(
+        &app,
+        atest::TestRequest::get().uri("/openapi.json").to_request(),
+    )
+    .await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers().get("content-type").unwrap(),
+        "application/json"
+    );
+    let body: Value = serde_json::from_slice(&atest::read_body(resp).await).unwrap();
+    assert_eq!(body["info"]["title"], "convoy");
+}

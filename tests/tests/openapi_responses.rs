@@ -1,0 +1,486 @@
+//! Every route's real answers against the OpenAPI document the server serves: a real server with token auth
+//! on is driven through every operation of `/openapi.json` (reads, writes with valid bodies, dry runs, streams,
+//! static files) and through refusals (400, 401, 403, 404, 409, 415); each answer's status must be one the spec
+//! declares for that operation, its media type the declared one, and a JSON body must validate against the
+//! declared schema (errors all against the one shared error schema).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::{ensure, Context};
+use convoy_node::api::auth::table;
+use convoy_tests::schema::validate;
+use convoy_tests::{eventually, Cluster, ClusterOptions};
+use serde_json::{json, Value};
+
+/// One server, its spec, and the operations exercised so far.
+struct Probe {
+    base: String,
+    admin: String,
+    spec: Value,
+    http: reqwest::Client,
+    seen: BTreeSet<(String, String)>,
+    checked: usize,
+}
+
+impl Probe {
+    /// Sends `method path` with `token` and an optional JSON `body`, expects `status`, checks the answer
+    /// against the spec and returns its JSON (`Null` for other media types).
+    async fn call(
+        &mut self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+        status: u16,
+    ) -> anyhow::Result<Value> {
+        let mut request = self
+            .http
+            .request(method.parse()?, format!("{}{path}", self.base))
+            .timeout(Duration::from_secs(10));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(serde_json::to_vec(&body)?);
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("{method} {path}"))?;
+        self.check(method, path, status, response).await
+    }
+
+    /// As [`Probe::call`] with the admin token.
+    async fn admin(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        status: u16,
+    ) -> anyhow::Result<Value> {
+        let admin = self.admin.clone();
+        self.call(method, path, Some(&admin), body, status).await
+    }
+
+    async fn check(
+        &mut self,
+        method: &str,
+        path: &str,
+        want: u16,
+        response: reqwest::Response,
+    ) -> anyhow::Result<Value> {
+        let status = response.status().as_u16();
+        let media = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let raw_path = path.split('?').next().unwrap_or(path);
+        let rule = table::lookup(method, raw_path)
+            .with_context(|| format!("{method} {raw_path} is not in the role table"))?;
+        let op = &self.spec["paths"][rule.pattern][method.to_lowercase()];
+        ensure!(
+            op.is_object(),
+            "{method} {} is not in the spec",
+            rule.pattern
+        );
+        let mut declared = op["responses"][status.to_string()].clone();
+        if let Some(r) = declared["$ref"].as_str() {
+            declared = self.spec.pointer(&r[1..]).cloned().unwrap_or_default();
+        }
+        // Streams never end: their head is the answer.
+        let streaming = media.starts_with("text/event-stream");
+        let bytes = if streaming {
+            Default::default()
+        } else {
+            response.bytes().await?
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        ensure!(
+            status == want,
+            "{method} {path}: {status} (wanted {want}): {}",
+            convoy_actors::domain::clip(&text)
+        );
+        ensure!(
+            declared.is_object(),
+            "{method} {path}: status {status} is not declared for {} in the spec",
+            rule.pattern
+        );
+        self.seen
+            .insert((method.to_string(), rule.pattern.to_string()));
+        let Some(content) = declared["content"].as_object().filter(|c| !c.is_empty()) else {
+            ensure!(
+                bytes.is_empty(),
+                "{method} {path}: {status} declares no body but has one"
+            );
+            return Ok(Value::Null);
+        };
+        let (declared_media, schema) = content.iter().next().expect("one media type");
+        let main = |m: &str| m.split(';').next().unwrap_or_default().trim().to_string();
+        ensure!(
+            main(&media) == main(declared_media),
+            "{method} {path}: {status} answered {media}, the spec says {declared_media}"
+        );
+        if main(declared_media) != "application/json" {
+            return Ok(Value::Null);
+        }
+        let body: Value = serde_json::from_slice(&bytes).with_context(|| {
+            format!(
+                "{method} {path}: not JSON: {}",
+                convoy_actors::domain::clip(&text)
+            )
+        })?;
+        if let Err(errors) = validate(&self.spec, &schema["schema"], &body) {
+            anyhow::bail!(
+                "{method} {path} {status}: the answer does not match the spec's schema:\n  {}\nbody: {}",
+                errors.join("\n  "),
+                convoy_actors::domain::clip(&text)
+            );
+        }
+        self.checked += 1;
+        Ok(body)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
+    let cluster = Cluster::start_with(ClusterOptions::for_tests(1).with_auth()).await?;
+    let server = cluster.server(1);
+    let admin = std::fs::read_to_string(cluster.dir().join("admin-token"))
+        .context("the harness writes the admin token")?
+        .trim()
+        .to_string();
+    let base = format!("http://{}", server.http_addr);
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let spec: Value = http
+        .get(format!("{base}/openapi.json"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let mut p = Probe {
+        base,
+        admin,
+        spec,
+        http,
+        seen: BTreeSet::new(),
+        checked: 0,
+    };
+
+    // Readiness first: the bootstrap token must be applied before anything else.
+    let ready = eventually(Duration::from_secs(30), || {
+        let probe = p
+            .http
+            .get(format!("{}/v1/whoami", p.base))
+            .bearer_auth(p.admin.clone());
+        async move {
+            probe
+                .send()
+                .await
+                .ok()
+                .filter(|r| r.status() == 200)
+                .map(drop)
+        }
+    })
+    .await;
+    ensure!(ready.is_ok(), "the bootstrap token never worked");
+
+    // Public and cluster routes.
+    p.call("GET", "/healthz", None, None, 200).await?;
+    p.call("GET", "/readyz", None, None, 200).await?;
+    p.call("GET", "/", None, None, 302).await?;
+    for asset in convoy_node::api::ui::ASSETS {
+        p.call("GET", asset.path, None, None, 200).await?;
+    }
+    p.call("GET", "/openapi.json", None, None, 200).await?;
+    p.admin("GET", "/v1/whoami", None, 200).await?;
+    p.admin("GET", "/v1/watch", None, 200).await?;
+    p.admin("GET", "/metrics", None, 200).await?;
+    p.admin("GET", "/v1/cluster", None, 200).await?;
+    p.admin("GET", "/v1/cluster/digest", None, 200).await?;
+    p.call("GET", "/v1/cluster/membership/1", None, None, 200)
+        .await?;
+    p.admin("POST", "/v1/debug/faults", Some(json!({})), 200)
+        .await?;
+    p.admin("POST", "/v1/cluster/members", Some(json!({"id": 1})), 400)
+        .await?;
+    p.admin("DELETE", "/v1/cluster/members/x", None, 400)
+        .await?;
+
+    // Tokens; a reader for the 403s.
+    let reader = p
+        .admin(
+            "POST",
+            "/v1/tokens",
+            Some(json!({"name": "viewer", "role": "reader"})),
+            201,
+        )
+        .await?["secret"]
+        .as_str()
+        .context("a secret")?
+        .to_string();
+    p.admin(
+        "POST",
+        "/v1/tokens",
+        Some(json!({"name": "viewer", "role": "reader"})),
+        409,
+    )
+    .await?;
+    p.admin("GET", "/v1/tokens", None, 200).await?;
+
+    // Resources and versions.
+    p.admin("POST", "/v1/resources", Some(json!({"name": "app"})), 201)
+        .await?;
+    p.admin("POST", "/v1/resources", Some(json!({"name": "app"})), 409)
+        .await?;
+    p.admin(
+        "POST",
+        "/v1/resources",
+        Some(json!({"name": "app", "x": 1})),
+        400,
+    )
+    .await?;
+    p.admin("GET", "/v1/resources", None, 200).await?;
+    p.admin("GET", "/v1/resources/app", None, 200).await?;
+    p.admin("GET", "/v1/resources/nope", None, 404).await?;
+    for _ in 0..3 {
+        p.admin(
+            "POST",
+            "/v1/resources/app/versions",
+            Some(json!({"metadata": {"k": "v"}})),
+            201,
+        )
+        .await?;
+    }
+    p.admin(
+        "POST",
+        "/v1/resources/app/versions/3/retract",
+        Some(json!({"message": "bad"})),
+        200,
+    )
+    .await?;
+    p.admin(
+        "POST",
+        "/v1/resources/app/versions/3/unretract",
+        Some(json!({})),
+        200,
+    )
+    .await?;
+
+    // Consumers, nodes and reports.
+    p.admin(
+        "POST",
+        "/v1/consumers",
+        Some(json!({"name": "web", "nodes": ["n1", "n2"]})),
+        201,
+    )
+    .await?;
+    p.admin(
+        "PUT",
+        "/v1/consumers/web/nodes",
+        Some(json!({"add": ["n3"]})),
+        200,
+    )
+    .await?;
+    p.admin(
+        "PUT",
+        "/v1/consumers/web/subscriptions/app",
+        Some(json!({"mode": "weak", "pin": 1})),
+        200,
+    )
+    .await?;
+    p.admin(
+        "PATCH",
+        "/v1/consumers/web/subscriptions/app",
+        Some(json!({"pin": null, "max_failed_nodes": "50%"})),
+        200,
+    )
+    .await?;
+    p.admin("GET", "/v1/consumers", None, 200).await?;
+    p.admin("GET", "/v1/consumers/web", None, 200).await?;
+    let progress = json!({"downloaded": true, "installed": true, "done": true});
+    let report = |v: u64| json!({"active": true, "resources": {"app": {"current": v, "versions": {v.to_string(): progress.clone()}}}});
+    p.admin("POST", "/v1/nodes/n1/report", Some(report(1)), 200)
+        .await?;
+    let batch = json!({"reports": [{"node": "n2", "active": true, "resources": report(1)["resources"].clone()},
+                                   {"node": "n3", "active": true, "resources": report(1)["resources"].clone()}]});
+    p.admin("POST", "/v1/nodes/reports", Some(batch), 200)
+        .await?;
+    p.admin("GET", "/v1/nodes", None, 200).await?;
+    p.admin("GET", "/v1/nodes?consumer=web&limit=2", None, 200)
+        .await?;
+    p.admin("GET", "/v1/nodes/n1", None, 200).await?;
+    p.admin("GET", "/v1/nodes/nope", None, 404).await?;
+    p.admin("GET", "/v1/nodes?limit=0", None, 400).await?;
+
+    // Deployments.
+    let start = json!({"consumer": "web", "resource": "app", "version": 2,
+                       "strategy": {"rolling": {"install_window": 1, "download_window": 2}},
+                       "max_failed_nodes": 1, "completion": {"quorum": 1.0}, "pulse_interval_ms": 600000});
+    p.admin(
+        "POST",
+        "/v1/deployments?dry_run=true",
+        Some(start.clone()),
+        200,
+    )
+    .await?;
+    let id = p
+        .admin("POST", "/v1/deployments", Some(start.clone()), 201)
+        .await?["id"]
+        .as_str()
+        .context("an id")?
+        .to_string();
+    p.admin("POST", "/v1/deployments", Some(start), 409).await?;
+    p.admin(
+        "POST",
+        "/v1/deployments",
+        Some(json!({"consumer": "web", "resource": "nope"})),
+        404,
+    )
+    .await?;
+    p.admin("GET", "/v1/deployments", None, 200).await?;
+    p.admin("GET", "/v1/deployments?status=active", None, 200)
+        .await?;
+    p.admin("GET", &format!("/v1/deployments/{id}"), None, 200)
+        .await?;
+    p.admin(
+        "GET",
+        &format!("/v1/deployments/{id}?limit=1&offset=1"),
+        None,
+        200,
+    )
+    .await?;
+    p.admin("GET", &format!("/v1/deployments/{id}?limit=0"), None, 400)
+        .await?;
+    p.admin("GET", &format!("/v1/deployments/{id}/summary"), None, 200)
+        .await?;
+    p.admin("GET", &format!("/v1/deployments/{id}/watch"), None, 200)
+        .await?;
+    p.admin("GET", &format!("/v1/deployments/{id}/nodes/n1"), None, 200)
+        .await?;
+    p.admin(
+        "POST",
+        &format!("/v1/deployments/{id}/pulse"),
+        Some(json!({})),
+        200,
+    )
+    .await?;
+    p.admin("POST", "/v1/deployments/d-99/pulse", Some(json!({})), 200)
+        .await?;
+    p.admin(
+        "POST",
+        &format!("/v1/deployments/{id}/pause"),
+        Some(json!({"message": "hold on"})),
+        200,
+    )
+    .await?;
+    p.admin(
+        "POST",
+        &format!("/v1/deployments/{id}/resume"),
+        Some(json!({})),
+        200,
+    )
+    .await?;
+    p.admin(
+        "POST",
+        &format!("/v1/deployments/{id}/abort"),
+        Some(json!({})),
+        200,
+    )
+    .await?;
+    p.admin("POST", "/v1/deployments/d-99/abort", Some(json!({})), 404)
+        .await?;
+    p.admin("GET", "/v1/deployments/d-99", None, 404).await?;
+
+    // Groups and group deployments.
+    p.admin(
+        "POST",
+        "/v1/groups",
+        Some(json!({"name": "g", "members": [{"consumer": "web", "resource": "app"}]})),
+        201,
+    )
+    .await?;
+    p.admin("GET", "/v1/groups", None, 200).await?;
+    p.admin("GET", "/v1/groups/g", None, 200).await?;
+    p.admin(
+        "POST",
+        "/v1/group-deployments?dry_run=true",
+        Some(json!({"group": "g", "versions": {"app": 3}})),
+        200,
+    )
+    .await?;
+    let gid = p
+        .admin(
+            "POST",
+            "/v1/group-deployments",
+            Some(json!({"group": "g", "versions": {"app": 3}})),
+            201,
+        )
+        .await?["id"]
+        .as_str()
+        .context("a group deployment id")?
+        .to_string();
+    p.admin("GET", "/v1/group-deployments", None, 200).await?;
+    p.admin("GET", &format!("/v1/group-deployments/{gid}"), None, 200)
+        .await?;
+    p.admin(
+        "POST",
+        &format!("/v1/group-deployments/{gid}/abort"),
+        Some(json!({})),
+        200,
+    )
+    .await?;
+    p.admin("GET", "/v1/group-deployments/g-99", None, 404)
+        .await?;
+
+    // Refusals: no token, a role that may not, a form instead of JSON, an unknown hold.
+    p.call("GET", "/v1/deployments", None, None, 401).await?;
+    p.call(
+        "POST",
+        "/v1/resources",
+        Some(&reader),
+        Some(json!({"name": "x"})),
+        403,
+    )
+    .await?;
+    let form = p
+        .http
+        .post(format!("{}/v1/resources", p.base))
+        .bearer_auth(p.admin.clone())
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("name=x")
+        .send()
+        .await?;
+    p.check("POST", "/v1/resources", 415, form).await?;
+    p.admin("DELETE", "/v1/consumers/web/holds/app/2", None, 404)
+        .await?;
+
+    // Removals.
+    p.admin("DELETE", "/v1/groups/g", None, 200).await?;
+    p.admin("DELETE", "/v1/consumers/web/subscriptions/app", None, 200)
+        .await?;
+    p.admin("DELETE", "/v1/consumers/web", None, 200).await?;
+    p.admin("DELETE", "/v1/tokens/viewer", None, 200).await?;
+    p.admin("DELETE", "/v1/tokens/viewer", None, 404).await?;
+
+    let mut missing = Vec::new();
+    for (path, item) in p.spec["paths"].as_object().context("paths")? {
+        for method in item.as_object().context("path item")?.keys() {
+            if !p.seen.contains(&(method.to_uppercase(), path.clone())) {
+                missing.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    ensure!(
+        missing.is_empty(),
+        "operations never exercised: {missing:?}"
+    );
+    ensure!(p.checked >= 60, "only {} JSON answers validated", p.checked);
+    Ok(())
+}
