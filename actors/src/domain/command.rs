@@ -277,6 +277,13 @@ pub enum Command {
         /// Terminal deployments that keep their detail (`deployment_history`).
         keep: u32,
     },
+    /// The leader's deployment actor: evaluate the time-based rules of deployment `id` alone, if one
+    /// is due at `at` (appended last so that older log entries keep their encoding; `Tick` stays for
+    /// them).
+    TickDeployment {
+        /// The deployment whose deadline came.
+        id: DeploymentId,
+    },
 }
 
 /// Answer to a pulse.

@@ -15,6 +15,7 @@ mod ids;
 mod lifecycle;
 mod model;
 mod nodes;
+mod outcome;
 pub mod plan;
 mod policy;
 mod precheck;
@@ -55,6 +56,7 @@ pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Retraction, Subscription, Version, VersionProgress,
 };
+pub use outcome::{Outcome, MAX_OUTCOME_ENTRIES};
 pub use plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::domain::{ClusterState, Command, Response, Timestamp};
+use crate::domain::{ClusterState, Command, Outcome, Response, Timestamp};
 
 /// Why a proposal made by an actor did not go through.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +28,14 @@ pub trait Host: Send + Sync + 'static {
 
     /// The leader's wall clock, in milliseconds since the Unix epoch.
     fn now_ms(&self) -> Timestamp;
+
+    /// What the applies since the last call changed (their [`Outcome`]s merged), taken by the
+    /// supervisor on each state change so that it touches only the actors concerned. The default
+    /// asks for a re-sync every time: a host that does not track outcomes gets every actor matched
+    /// against the whole state.
+    fn take_outcome(&self) -> Outcome {
+        Outcome::resync()
+    }
 }
 
 /// Reads one value out of the host's applied state.
