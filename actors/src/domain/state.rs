@@ -335,7 +335,7 @@ impl ClusterState {
     }
 
     /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
-    /// replicated `last_pulse_at`, has already run out at `now`. If any, the leader proposes `Tick` at once, which
+    /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
     /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
     pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
         self.active

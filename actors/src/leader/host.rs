@@ -9,7 +9,7 @@ use crate::domain::{ClusterState, Command, Outcome, Response, Timestamp};
 /// Why a proposal made by an actor did not go through.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ProposeError {
-    /// The domain refused the command (for a timer's `Tick`, normally impossible).
+    /// The domain refused the command (for a timer's `TickDeployment`, normally impossible).
     #[error("refused: {0}")]
     Refused(String),
     /// The log could not commit it (no leader, lost leadership, timeout).
