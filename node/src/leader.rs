@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix::Addr;
-use convoy_actors::domain::{ClusterState, Command, Response, Timestamp};
+use convoy_actors::domain::{ClusterState, Command, Outcome, Response, Timestamp};
 use convoy_actors::leader::messages::{Leadership, StateChanged};
 use convoy_actors::leader::{Host, ProposeError, Supervisor};
 use futures::future::BoxFuture;
@@ -47,6 +47,10 @@ impl Host for ServerHost {
 
     fn now_ms(&self) -> Timestamp {
         wall_ms()
+    }
+
+    fn take_outcome(&self) -> Outcome {
+        self.engine.node().read(|m| m.take_outcome())
     }
 }
 

@@ -1,20 +1,31 @@
 //! The deployment engine plugged into the replicated log as its state machine.
 
-use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
+use convoy_actors::domain::{ClusterState, Command, DomainError, Outcome, Response};
 use std::io::{self, Read, Write};
+use std::sync::{Mutex, PoisonError};
 
 use convoy_raft::{codec, FrozenState, StateMachine};
 
-/// The replicated state: the domain's [`ClusterState`], applied identically on every server.
+/// The replicated state: the domain's [`ClusterState`], applied identically on every server, and
+/// (local to this server, never replicated) what the applies since the leader's actors last looked
+/// changed for them.
 #[derive(Debug, Default)]
 pub struct Machine {
     state: ClusterState,
+    /// The merged [`Outcome`] of the applies not yet taken by [`Machine::take_outcome`].
+    pending: Mutex<Outcome>,
 }
 
 impl Machine {
     /// The domain state, for reads.
     pub fn state(&self) -> &ClusterState {
         &self.state
+    }
+
+    /// What the applies since the last call changed for the leader's actors (a re-sync after a
+    /// snapshot replaced the state, or when too much changed to list).
+    pub fn take_outcome(&self) -> Outcome {
+        std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -24,7 +35,17 @@ impl StateMachine for Machine {
     type Response = Result<Response, DomainError>;
 
     fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
-        self.state.apply(command, at_ms)
+        let (response, outcome) = self
+            .state
+            .apply_with_outcome(command, at_ms)?;
+        if !outcome.is_empty() {
+            let pending = self
+                .pending
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            pending.merge(outcome);
+        }
+        Ok(response)
     }
 
     /// Streams the same bytes as [`ClusterState::snapshot_bytes`] (bincode, standard config).
@@ -48,7 +69,10 @@ impl StateMachine for Machine {
     /// Reads what [`Machine::snapshot_to`] wrote, up to [`codec::MAX_SNAPSHOT_BYTES`].
     fn restore_from(input: &mut dyn Read) -> Result<Self, String> {
         codec::decode_from(input)
-            .map(|state| Machine { state })
+            .map(|state| Machine {
+                state,
+                pending: Mutex::new(Outcome::resync()),
+            })
             .map_err(|e| e.to_string())
     }
 }

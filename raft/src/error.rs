@@ -27,6 +27,19 @@ pub enum RaftError {
         /// What went wrong.
         reason: String,
     },
+    /// The transport could not listen on this server's raft address (in use, not local, no
+    /// permission).
+    #[error("cannot listen on raft address {addr}: {reason}")]
+    Listen {
+        /// The address from `raft_addr`.
+        addr: String,
+        /// What the operating system said.
+        reason: String,
+    },
+    /// The raft settings contradict each other (this server missing from `initial_cluster`,
+    /// timeouts openraft refuses).
+    #[error("invalid raft configuration: {0}")]
+    Config(String),
     /// Encoding or decoding a command or reply failed.
     #[error(transparent)]
     Codec(#[from] crate::codec::CodecError),

@@ -285,6 +285,13 @@ pub enum Command {
         /// Node ids.
         nodes: Vec<String>,
     },
+    /// The leader's deployment actor: evaluate the time-based rules of deployment `id` alone, if one
+    /// is due at `at` (appended last so that older log entries keep their encoding; `Tick` stays for
+    /// them).
+    TickDeployment {
+        /// The deployment whose deadline came.
+        id: DeploymentId,
+    },
 }
 
 /// What an applied command returns.

@@ -169,6 +169,7 @@ impl ClusterState {
         }
         d.advance(cx.at);
         self.deployments.insert(id, d);
+        cx.outcome.deployment_started(id);
         self.touch(id, cx);
         Ok(Some(id))
     }

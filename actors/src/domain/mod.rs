@@ -21,6 +21,7 @@ mod invalid;
 mod lifecycle;
 mod model;
 mod nodes;
+mod outcome;
 pub mod plan;
 mod policy;
 mod precheck;
@@ -74,6 +75,7 @@ pub use model::{
     Artifact, Consumer, Dependency, Group, Hold, Member, Mode, NodeReport, NodeResource, NodeState,
     Resource, ResourceReport, Retraction, Subscription, Version, VersionProgress,
 };
+pub use outcome::{Outcome, MAX_OUTCOME_ENTRIES};
 pub use plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };

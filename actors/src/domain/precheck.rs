@@ -102,7 +102,7 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         | Command::Abort { message, .. }
         | Command::Rollback { message, .. } => check_message(message.as_deref()),
         Command::Pulse { .. } | Command::AbortGroupDeployment { .. } | Command::Tick => Ok(()),
-        Command::Prune { .. } => Ok(()),
+        Command::Prune { .. } | Command::TickDeployment { .. } => Ok(()),
         Command::ForgetNodes { nodes } => check_nodes(nodes),
         Command::CreateGroup { name, members } => {
             check_name("group", name)?;

@@ -1,10 +1,11 @@
 //! Coordinated deployments (DEPLOYMENTS.md §7) and every time-based rule: pulse deadline, healthy watch, timeout.
 //!
 //! How a leader uses this: after `apply`, its per-deployment actor arms one timer at
-//! [`ClusterState::deployment_deadline`](super::ClusterState::deployment_deadline) and proposes `Command::Tick`
-//! when it fires. A NEW leader first calls [`ClusterState::rearm_pulses`](super::ClusterState::rearm_pulses) with
-//! its own clock: every id returned has a pulse deadline (computed from the replicated `last_pulse_at`) that has
-//! already passed, so the leader proposes one `Tick` at once, which blocks them (AWAITING_PULSE,
+//! [`ClusterState::deployment_deadline`](super::ClusterState::deployment_deadline) and proposes
+//! `Command::TickDeployment` for its deployment when it fires. A NEW leader first calls
+//! [`ClusterState::rearm_pulses`](super::ClusterState::rearm_pulses) with its own clock: every id returned has a
+//! pulse deadline (computed from the replicated `last_pulse_at`) that has already passed, so their actors tick at
+//! once, which blocks them (AWAITING_PULSE,
 //! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 

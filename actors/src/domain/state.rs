@@ -2,6 +2,7 @@
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
+use super::group_deployment::GroupStatus;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::group_deployment::GroupDeployment;
@@ -10,6 +11,7 @@ use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
 use super::retention::{is_pruned, Retention};
 use super::retract::{Retracted, Retractions};
+use super::outcome::Outcome;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,20 +34,37 @@ pub struct ClusterState {
     pub(crate) tokens: TokenTable,
 }
 
-/// Per-apply context: the timestamp and the follow-ups (ended deployments, reconciliation) to settle.
+/// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
+/// and what the leader's actors must hear of (`outcome`, completed from `touched` at the end).
 pub(crate) struct Cx {
     pub at: Timestamp,
     pub ended: Vec<DeploymentId>,
     pub reconcile: bool,
+    /// Deployments changed by this apply (their deadline goes into the outcome once settled).
+    pub touched: BTreeSet<DeploymentId>,
+    pub outcome: Outcome,
 }
 
 impl ClusterState {
     /// Applies one command at the leader-stamped time `at`. A refused command changes nothing.
     pub fn apply(&mut self, cmd: Command, at: Timestamp) -> Result<Response, DomainError> {
+        self.apply_with_outcome(cmd, at)
+            .map(|(response, _)| response)
+    }
+
+    /// [`ClusterState::apply`], also saying what changed for the leader's actors. A refused command
+    /// changes nothing and has no outcome.
+    pub fn apply_with_outcome(
+        &mut self,
+        cmd: Command,
+        at: Timestamp,
+    ) -> Result<(Response, Outcome), DomainError> {
         let mut cx = Cx {
             at,
             ended: Vec::new(),
             reconcile: false,
+            touched: BTreeSet::new(),
+            outcome: Outcome::default(),
         };
         let response = match cmd {
             Command::CreateResource { name } => self.create_resource(name)?,
@@ -65,7 +84,10 @@ impl ClusterState {
                 health_port,
                 &mut cx,
             )?,
-            Command::CreateConsumer { name, nodes } => self.create_consumer(name, nodes)?,
+            Command::CreateConsumer { name, nodes } => {
+                cx.outcome.consumer_changed(&name);
+                self.create_consumer(name, nodes)?
+            }
             Command::UpdateConsumerNodes { name, add, remove } => {
                 self.update_consumer_nodes(name, add, remove, &mut cx)?
             }
@@ -104,7 +126,10 @@ impl ClusterState {
                 self.settle_retracted(done, &mut cx)
             }
             Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
-            Command::DeleteConsumer { name } => self.delete_consumer(name)?,
+            Command::DeleteConsumer { name } => {
+                cx.outcome.consumer_changed(&name);
+                self.delete_consumer(name)?
+            }
             Command::DeleteGroup { name } => self.delete_group(name)?,
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
@@ -127,11 +152,21 @@ impl ClusterState {
                 group,
                 versions,
                 overrides,
-            } => self.start_group_deployment(group, versions, overrides, &mut cx)?,
+            } => {
+                let response = self.start_group_deployment(group, versions, overrides, &mut cx)?;
+                if let Response::GroupDeploymentStarted { id, .. } = &response {
+                    self.note_group(*id, None, &mut cx);
+                }
+                response
+            }
             Command::AbortGroupDeployment { id, by } => {
-                self.abort_group_deployment(id, by, &mut cx)?
+                let before = self.group_progress(id);
+                let response = self.abort_group_deployment(id, by, &mut cx)?;
+                self.note_group(id, before, &mut cx);
+                response
             }
             Command::Tick => self.tick(&mut cx),
+            Command::TickDeployment { id } => self.tick_deployment(id, &mut cx),
             Command::CreateToken {
                 name,
                 role,
@@ -163,7 +198,10 @@ impl ClusterState {
             Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
         };
         self.settle(&mut cx);
-        Ok(response)
+        for id in std::mem::take(&mut cx.touched) {
+            cx.outcome.deadline(id, self.deployment_deadline(id));
+        }
+        Ok((response, cx.outcome))
     }
 
     /// The handler of retractions, borrowing the maps it changes.
@@ -197,6 +235,7 @@ impl ClusterState {
         let Some(d) = self.deployments.get(&id) else {
             return;
         };
+        cx.touched.insert(id);
         if d.status.is_active() || !self.active.remove(&id) {
             return;
         }
@@ -214,6 +253,37 @@ impl ClusterState {
         }
         self.hold_rolled_back(id, cx);
         cx.ended.push(id);
+        cx.outcome.deployment_ended(id);
+    }
+
+    /// A group deployment's status and running step, before a change (`None`: no such group deployment).
+    fn group_progress(&self, id: GroupDeploymentId) -> Option<(GroupStatus, u32)> {
+        self.group_deployments
+            .get(&id)
+            .map(|gd| (gd.status, gd.current_step))
+    }
+
+    /// Records in the outcome how group deployment `id` moved since `before` (`None`: it was just
+    /// created): started, a step further, ended.
+    fn note_group(&self, id: GroupDeploymentId, before: Option<(GroupStatus, u32)>, cx: &mut Cx) {
+        let Some(gd) = self.group_deployments.get(&id) else {
+            return;
+        };
+        let was_running = match before {
+            None => {
+                cx.outcome.group_started(id);
+                true
+            }
+            Some((status, step)) => {
+                if step != gd.current_step {
+                    cx.outcome.group_step(id, gd.current_step);
+                }
+                status == GroupStatus::Running
+            }
+        };
+        if was_running && gd.status != GroupStatus::Running {
+            cx.outcome.group_ended(id);
+        }
     }
 
     /// Drives group deployments of ended deployments and starts automatic deployments, until quiet.
@@ -228,7 +298,9 @@ impl ClusterState {
                 worked = true;
                 cx.reconcile = true;
                 if let Some(g) = self.deployments.get(&id).and_then(|d| d.group) {
+                    let before = self.group_progress(g);
                     self.drive_group(g, cx);
+                    self.note_group(g, before, cx);
                 }
             }
             if cx.reconcile {
@@ -263,6 +335,21 @@ impl ClusterState {
         Response::Done
     }
 
+    /// The time-based rules of deployment `id` alone, if one is due at `at` (a deadline moved later
+    /// meanwhile: nothing to do). Its actor hears its deadline either way.
+    fn tick_deployment(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
+        if !self.active.contains(&id) {
+            return Response::Done;
+        }
+        if let Some(d) = self.deployments.get_mut(&id) {
+            if d.deadline().is_some_and(|d| d <= cx.at) {
+                d.tick(cx.at);
+            }
+        }
+        self.touch(id, cx);
+        Response::Done
+    }
+
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
     pub fn snapshot_bytes(&self) -> Vec<u8> {
         bincode::serde::encode_to_vec(self, bincode::config::standard())
@@ -284,7 +371,8 @@ impl ClusterState {
     }
 
     /// The earliest time-based rule over all active deployments (group deployments have none of their own:
-    /// they advance when their deployments end). The leader proposes `Tick` at that time.
+    /// they advance when their deployments end). A new leader logs it when it builds its actors; the
+    /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.active
             .iter()
@@ -298,7 +386,7 @@ impl ClusterState {
     }
 
     /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
-    /// replicated `last_pulse_at`, has already run out at `now`. If any, the leader proposes `Tick` at once, which
+    /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
     /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
     pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
         self.active
@@ -330,6 +418,26 @@ impl ClusterState {
     /// Active deployment ids (for the leader's supervisor).
     pub fn active_deployments(&self) -> Vec<DeploymentId> {
         self.active.iter().copied().collect()
+    }
+
+    /// Running group deployments (for the leader's supervisor), in id order.
+    pub fn running_group_deployments(&self) -> Vec<GroupDeploymentId> {
+        self.group_deployments
+            .values()
+            .filter(|gd| gd.status == GroupStatus::Running)
+            .map(|gd| gd.id)
+            .collect()
+    }
+
+    /// The running step (0-based) of a running group deployment; `None` when it is not running.
+    pub fn group_step(&self, id: GroupDeploymentId) -> Option<u32> {
+        let gd = self.group_deployments.get(&id)?;
+        (gd.status == GroupStatus::Running).then_some(gd.current_step)
+    }
+
+    /// How many steps a group deployment has.
+    pub fn group_step_count(&self, id: GroupDeploymentId) -> Option<u32> {
+        Some(self.group_deployments.get(&id)?.steps.len() as u32)
     }
 
     /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use crate::domain::{ClusterState, Command, DomainError, Response, Timestamp};
+use crate::domain::{ClusterState, Command, DomainError, Outcome, Response, Timestamp};
 
 /// Why a proposal made by an actor did not go through.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ProposeError {
-    /// The domain refused the command (for a timer's `Tick`, normally impossible).
+    /// The domain refused the command (for a timer's `TickDeployment`, normally impossible).
     #[error("refused: {0}")]
     Refused(DomainError),
     /// The log could not commit it (no leader, lost leadership, timeout).
@@ -28,6 +28,14 @@ pub trait Host: Send + Sync + 'static {
 
     /// The leader's wall clock, in milliseconds since the Unix epoch.
     fn now_ms(&self) -> Timestamp;
+
+    /// What the applies since the last call changed (their [`Outcome`]s merged), taken by the
+    /// supervisor on each state change so that it touches only the actors concerned. The default
+    /// asks for a re-sync every time: a host that does not track outcomes gets every actor matched
+    /// against the whole state.
+    fn take_outcome(&self) -> Outcome {
+        Outcome::resync()
+    }
 }
 
 /// Reads one value out of the host's applied state.

@@ -2,14 +2,15 @@
 
 use actix::Message;
 
-use crate::domain::{NodeReport, Timestamp};
+use crate::domain::{DeploymentId, GroupDeploymentId, NodeReport, Timestamp};
 
 /// This server became leader (`true`) or stopped being leader (`false`).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Leadership(pub bool);
 
-/// The applied state changed (up to this log index): re-sync children and re-arm timers.
+/// The applied state changed (up to this log index): the supervisor takes the outcome of the
+/// applies from its host and starts, stops and re-arms only the children it names.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct StateChanged(pub u64);
@@ -43,10 +44,42 @@ pub enum ReportRejected {
     },
 }
 
-/// Re-read the deployment's deadline and re-arm the one timer.
+/// The deployment's deadline in the applied state now (`None`: no time-based rule): re-arm the
+/// one timer there.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Rearm;
+pub struct Rearm(pub Option<Timestamp>);
+
+/// Inspect a deployment actor (tests and diagnostics): how many deadlines it was told (or read)
+/// since it started.
+#[derive(Debug, Message)]
+#[rtype(result = "u64")]
+pub struct Told;
+
+/// A group deployment's step (0-based) started in the applied state.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StepStarted(pub u32);
+
+/// Inspect a group-deployment actor (tests and diagnostics): the steps it saw start and when
+/// (leader clock), the running one last.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<(u32, Timestamp)>")]
+pub struct Steps;
+
+/// Inspect the supervisor (tests and diagnostics): its deployment and group-deployment children.
+#[derive(Debug, Message)]
+#[rtype(result = "Children")]
+pub struct ListChildren;
+
+/// The supervisor's children, in id order.
+#[derive(Debug, Default)]
+pub struct Children {
+    /// One actor per active deployment.
+    pub deployments: Vec<(DeploymentId, actix::Addr<super::DeploymentActor>)>,
+    /// One actor per running group deployment.
+    pub groups: Vec<(GroupDeploymentId, actix::Addr<super::GroupDeploymentActor>)>,
+}
 
 /// Check node liveness now (normally on the actor's own interval).
 #[derive(Debug, Message)]

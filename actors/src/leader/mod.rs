@@ -1,10 +1,13 @@
 //! The leader's actors: thin actix shells over the pure domain, started when this server becomes
 //! leader and stopped when it steps down. They never decide what the state becomes — `apply`
-//! does; they only propose commands (batched node changes, `MarkInactive`, `Tick`) at the right time.
+//! does; they only propose commands (batched node changes, `MarkInactive`, `TickDeployment`) at the
+//! right time. What each `apply` changed (its `Outcome`) tells the supervisor which children to
+//! start, stop or re-arm.
 
 mod consumer;
 pub mod counters;
 mod deployment;
+mod group;
 mod host;
 mod liveness;
 pub mod messages;
@@ -12,6 +15,7 @@ mod supervisor;
 
 pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
 pub use deployment::DeploymentActor;
+pub use group::GroupDeploymentActor;
 pub use host::{Host, ProposeError};
 pub use supervisor::{
     Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER,

@@ -1,10 +1,13 @@
 //! The supervisor follows leadership: on becoming leader it starts one child per active
-//! deployment and per consumer from the applied state (so every pulse countdown is re-armed from
-//! the replicated last-pulse time); on every state change it starts and stops children to match;
-//! on stepping down it stops them all. Every report passes through it on its way to a consumer's
-//! actor, so it also keeps node liveness, once per node, and proposes `MarkInactive` for nodes
-//! silent longer than the node timeout. When deployments end and more terminal deployments keep
-//! their node detail than `deployment_history`, it proposes `Prune` (domain `retention.rs`).
+//! deployment, per running group deployment and per consumer from the applied state (each
+//! deployment actor armed at its deadline, the pulse countdowns re-armed from the replicated
+//! last-pulse time by `rearm_pulses`); on each state change it takes the outcome of the applies
+//! since the last one and starts, stops and re-arms only the children it names (a re-sync against
+//! the whole state when the outcome gave up its detail); on stepping down it stops them all. Every
+//! report passes through it on its way to a consumer's actor, so it also keeps node liveness, once
+//! per node, and proposes `MarkInactive` for nodes silent longer than the node timeout. When
+//! deployments end and more terminal deployments keep their node detail than
+//! `deployment_history`, it proposes `Prune` (domain `retention.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,15 +17,19 @@ use actix::prelude::*;
 
 use super::consumer::ConsumerActor;
 use super::deployment::DeploymentActor;
+use super::group::GroupDeploymentActor;
 use super::host::{read_with, Host};
 use super::liveness::Liveness;
 use futures::future::BoxFuture;
 
 use super::messages::{
-    CheckLiveness, LastReports, Leadership, Rearm, Report, ReportBatch, ReportRejected,
-    StateChanged, Stop,
+    CheckLiveness, Children, LastReports, Leadership, ListChildren, Rearm, Report, ReportBatch,
+    ReportRejected, StateChanged, StepStarted, Stop,
 };
-use crate::domain::{Command, DeploymentId, NodeReport, MAX_NODES_PER_COMMAND};
+use crate::domain::{
+    ClusterState, Command, DeploymentId, GroupDeploymentId, NodeReport, Outcome, Timestamp,
+};
+use crate::domain::MAX_NODES_PER_COMMAND;
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
@@ -48,6 +55,7 @@ pub struct Supervisor {
     config: SupervisorConfig,
     leader: bool,
     deployments: BTreeMap<DeploymentId, Addr<DeploymentActor>>,
+    groups: BTreeMap<GroupDeploymentId, Addr<GroupDeploymentActor>>,
     consumers: BTreeMap<String, Addr<ConsumerActor>>,
     /// When each node last reported (leader only).
     liveness: Liveness,
@@ -70,6 +78,7 @@ impl Supervisor {
             host,
             leader: false,
             deployments: BTreeMap::new(),
+            groups: BTreeMap::new(),
             consumers: BTreeMap::new(),
             liveness: Liveness::new(config.node_timeout, Instant::now())
                 .forgetting_after(config.forget_nodes_after),
@@ -82,20 +91,25 @@ impl Supervisor {
         }
     }
 
+    /// Builds every child from the applied state: the outcomes applied so far are in it, so they
+    /// are dropped; pulse countdowns that ran out while no leader watched fire at once.
     fn become_leader(&mut self) {
         self.leader = true;
         self.retention_due = true;
         self.liveness.restart(Instant::now());
+        drop(self.host.take_outcome());
         let now = self.host.now_ms();
-        let expired = read_with(&self.host, |s| s.rearm_pulses(now));
+        let (expired, next) = read_with(&self.host, |s| (s.rearm_pulses(now), s.next_deadline()));
         for id in &expired {
-            // Their countdown ran out while no leader watched: block them at once.
+            // Their countdown ran out while no leader watched: their actor ticks at once, which blocks them.
             tracing::info!(deployment = %id, "pulse countdown expired across the failover");
         }
         self.sync();
         tracing::info!(
             deployments = self.deployments.len(),
+            groups = self.groups.len(),
             consumers = self.consumers.len(),
+            next_deadline_in_ms = next.map(|d| d.saturating_sub(now)),
             "leader actors started"
         );
     }
@@ -105,60 +119,155 @@ impl Supervisor {
         for (_, addr) in std::mem::take(&mut self.deployments) {
             addr.do_send(Stop);
         }
+        for (_, addr) in std::mem::take(&mut self.groups) {
+            addr.do_send(Stop);
+        }
         for (_, addr) in std::mem::take(&mut self.consumers) {
             addr.do_send(Stop);
         }
         tracing::info!("leader actors stopped");
     }
 
-    /// Matches children to the applied state and re-arms every deployment's timer.
+    /// Matches every child to the whole applied state and tells every deployment actor its deadline
+    /// (leadership began, or an outcome gave up its detail).
     fn sync(&mut self) {
-        let (active, consumers): (BTreeSet<DeploymentId>, BTreeSet<String>) =
+        type Deadlines = Vec<(DeploymentId, Option<Timestamp>)>;
+        let (active, groups, consumers): (Deadlines, Vec<GroupDeploymentId>, BTreeSet<String>) =
             read_with(&self.host, |s| {
                 (
-                    s.active_deployments().into_iter().collect(),
+                    s.active_deployments()
+                        .into_iter()
+                        .map(|id| (id, s.deployment_deadline(id)))
+                        .collect(),
+                    s.running_group_deployments(),
                     s.consumers.keys().cloned().collect(),
                 )
             });
-        let host = self.host.clone();
-        self.deployments.retain(|id, addr| {
-            let keep = active.contains(id);
-            if !keep {
-                addr.do_send(Stop);
-                let status = read_with(&host, |s| s.deployments.get(id).map(|d| d.status));
-                tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
-            }
-            keep
-        });
-        for id in active {
-            match self.deployments.get(&id) {
-                Some(addr) => addr.do_send(Rearm),
-                None => {
-                    let what = read_with(&self.host, |s| {
-                        s.deployments
-                            .get(&id)
-                            .map(|d| (d.consumer.clone(), d.resource.clone(), d.version, d.status))
-                    });
-                    if let Some((consumer, resource, version, status)) = what {
-                        tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
-                    }
-                    let addr = DeploymentActor::new(id, self.host.clone()).start();
-                    self.deployments.insert(id, addr);
-                }
+        let ids: BTreeSet<DeploymentId> = active.iter().map(|(id, _)| *id).collect();
+        let gone: Vec<DeploymentId> = self
+            .deployments
+            .keys()
+            .filter(|id| !ids.contains(id))
+            .copied()
+            .collect();
+        for id in gone {
+            self.end_deployment(id);
+        }
+        for (id, deadline) in active {
+            self.deployment_changed(id, deadline);
+        }
+        let running: BTreeSet<GroupDeploymentId> = groups.iter().copied().collect();
+        let ended: Vec<GroupDeploymentId> = self
+            .groups
+            .keys()
+            .filter(|id| !running.contains(id))
+            .copied()
+            .collect();
+        for id in ended {
+            self.end_group(id);
+        }
+        for id in groups {
+            self.start_group(id);
+        }
+        let names: Vec<String> = self
+            .consumers
+            .keys()
+            .filter(|n| !consumers.contains(*n))
+            .cloned()
+            .collect();
+        for name in names.into_iter().chain(consumers) {
+            self.consumer_changed(&name, |s| s.consumers.contains_key(&name));
+        }
+    }
+
+    /// Acts on what the applies since the last state change changed, and on nothing else: an
+    /// unrelated batch (reports of nodes in no deployment) leaves every child untouched.
+    fn follow(&mut self, outcome: Outcome) {
+        if outcome.needs_resync() {
+            self.sync();
+            return;
+        }
+        for id in outcome.ended() {
+            self.end_deployment(id);
+        }
+        for (id, deadline) in outcome.deadlines() {
+            let active = read_with(&self.host, |s| s.active.contains(&id));
+            if active {
+                self.deployment_changed(id, deadline);
+            } else {
+                self.end_deployment(id);
             }
         }
-        self.consumers.retain(|name, addr| {
-            let keep = consumers.contains(name);
-            if !keep {
-                addr.do_send(Stop);
+        for id in outcome.groups_started() {
+            self.start_group(id);
+        }
+        for (id, step) in outcome.steps() {
+            if let Some(addr) = self.groups.get(&id) {
+                addr.do_send(StepStarted(step));
             }
-            keep
+        }
+        for id in outcome.groups_ended() {
+            self.end_group(id);
+        }
+        for name in outcome.consumers() {
+            self.consumer_changed(name, |s| s.consumers.contains_key(name));
+        }
+    }
+
+    /// Deployment `id` is active with `deadline`: its actor is told, or started armed there.
+    fn deployment_changed(&mut self, id: DeploymentId, deadline: Option<Timestamp>) {
+        if let Some(addr) = self.deployments.get(&id) {
+            addr.do_send(Rearm(deadline));
+            return;
+        }
+        let what = read_with(&self.host, |s| {
+            s.deployments
+                .get(&id)
+                .map(|d| (d.consumer.clone(), d.resource.clone(), d.version, d.status))
         });
-        for name in consumers {
-            if !self.consumers.contains_key(&name) {
-                let addr = ConsumerActor::new(name.clone(), self.host.clone()).start();
-                self.consumers.insert(name, addr);
+        if let Some((consumer, resource, version, status)) = what {
+            tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
+        }
+        let addr = DeploymentActor::with_deadline(id, self.host.clone(), deadline).start();
+        self.deployments.insert(id, addr);
+    }
+
+    fn end_deployment(&mut self, id: DeploymentId) {
+        if let Some(addr) = self.deployments.remove(&id) {
+            addr.do_send(Stop);
+            let status = read_with(&self.host, |s| s.deployments.get(&id).map(|d| d.status));
+            tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
+        }
+    }
+
+    fn start_group(&mut self, id: GroupDeploymentId) {
+        if self.groups.contains_key(&id) || read_with(&self.host, |s| s.group_step(id)).is_none() {
+            return;
+        }
+        let addr = GroupDeploymentActor::new(id, self.host.clone()).start();
+        self.groups.insert(id, addr);
+    }
+
+    fn end_group(&mut self, id: GroupDeploymentId) {
+        if let Some(addr) = self.groups.remove(&id) {
+            addr.do_send(Stop);
+        }
+    }
+
+    /// Consumer `name` was created or deleted: start or stop its actor to match `exists`.
+    fn consumer_changed(&mut self, name: &str, exists: impl FnOnce(&ClusterState) -> bool) {
+        let exists = read_with(&self.host, exists);
+        match (exists, self.consumers.contains_key(name)) {
+            (true, false) => {
+                let addr = ConsumerActor::new(name.to_string(), self.host.clone()).start();
+                self.consumers.insert(name.to_string(), addr);
             }
+            (false, true) => {
+                if let Some(addr) = self.consumers.remove(name) {
+                    addr.do_send(Stop);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -307,7 +416,8 @@ impl Handler<StateChanged> for Supervisor {
     type Result = ();
     fn handle(&mut self, _: StateChanged, ctx: &mut Self::Context) {
         if self.leader {
-            self.sync();
+            let outcome = self.host.take_outcome();
+            self.follow(outcome);
             self.check_retention(ctx);
         }
     }
@@ -325,6 +435,20 @@ impl Supervisor {
         let addr = ConsumerActor::new(name.to_string(), self.host.clone()).start();
         self.consumers.insert(name.to_string(), addr.clone());
         addr
+    }
+}
+
+impl Handler<ListChildren> for Supervisor {
+    type Result = MessageResult<ListChildren>;
+    fn handle(&mut self, _: ListChildren, _: &mut Self::Context) -> Self::Result {
+        MessageResult(Children {
+            deployments: self
+                .deployments
+                .iter()
+                .map(|(id, a)| (*id, a.clone()))
+                .collect(),
+            groups: self.groups.iter().map(|(id, a)| (*id, a.clone())).collect(),
+        })
     }
 }
 

@@ -12,15 +12,16 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::messages::{
-    ArmedDeadline, Leadership, Report, ReportBatch, ReportRejected, StateChanged,
+    ArmedDeadline, Leadership, ListChildren, Report, ReportBatch, ReportRejected, StateChanged,
+    Steps, Told,
 };
 use super::{
     ConsumerActor, DeploymentActor, Host, ProposeError, Supervisor, SupervisorConfig,
     DEFAULT_DEPLOYMENT_HISTORY,
 };
 use crate::domain::{
-    ClusterState, Command, DeploymentId, DeploymentSpec, DeploymentView, NodeReport, PausedBy,
-    ResourceReport, Response, Status, Strategy, Timestamp, VersionProgress,
+    ClusterState, Command, DeploymentId, DeploymentSpec, DeploymentView, NodeReport, Outcome,
+    PausedBy, ResourceReport, Response, Status, Strategy, Timestamp, VersionProgress,
 };
 
 fn wall_ms() -> u64 {
@@ -40,6 +41,8 @@ struct FakeHost {
     held: AtomicBool,
     release: Gate,
     ticks: AtomicUsize,
+    /// The merged outcome of everything applied since the supervisor last took it.
+    outcome: Arc<Mutex<Outcome>>,
 }
 
 /// Permits for held proposals: none until a test adds them.
@@ -52,12 +55,26 @@ impl Default for Gate {
     }
 }
 
+/// Applies `command` to `state` at `at` and merges its outcome into `outcome`, as the server's
+/// machine does.
+fn apply_to(
+    state: &Mutex<ClusterState>,
+    outcome: &Mutex<Outcome>,
+    command: Command,
+    at: Timestamp,
+) -> Result<Response, ProposeError> {
+    let (response, o) = state
+        .lock()
+        .unwrap()
+        .apply_with_outcome(command, at)
+        .map_err(ProposeError::Refused)?;
+    outcome.lock().unwrap().merge(o);
+    Ok(response)
+}
+
 impl FakeHost {
     fn apply(&self, command: Command) -> Response {
-        self.state
-            .lock()
-            .unwrap()
-            .apply(command, wall_ms())
+        apply_to(&self.state, &self.outcome, command, wall_ms())
             .expect("test setup command refused")
     }
 
@@ -74,28 +91,25 @@ impl FakeHost {
 impl Host for FakeHost {
     fn propose(&self, command: Command) -> BoxFuture<'static, Result<Response, ProposeError>> {
         self.proposals.lock().unwrap().push(command.clone());
-        if matches!(command, Command::Tick) {
+        if matches!(command, Command::Tick | Command::TickDeployment { .. }) {
             self.ticks.fetch_add(1, Ordering::SeqCst);
         }
         if self.stalled.load(Ordering::SeqCst) {
             return futures::future::pending().boxed();
         }
         if self.held.load(Ordering::SeqCst) {
-            let (state, release) = (self.state.clone(), self.release.clone());
+            let (state, outcome, release) = (
+                self.state.clone(),
+                self.outcome.clone(),
+                self.release.clone(),
+            );
             return async move {
                 release.0.acquire().await.expect("semaphore open").forget();
-                let at = wall_ms();
-                let result = state.lock().unwrap().apply(command, at);
-                result.map_err(ProposeError::Refused)
+                apply_to(&state, &outcome, command, wall_ms())
             }
             .boxed();
         }
-        let result = self
-            .state
-            .lock()
-            .unwrap()
-            .apply(command, wall_ms())
-            .map_err(ProposeError::Refused);
+        let result = apply_to(&self.state, &self.outcome, command, wall_ms());
         async move { result }.boxed()
     }
 
@@ -105,6 +119,10 @@ impl Host for FakeHost {
 
     fn now_ms(&self) -> Timestamp {
         wall_ms()
+    }
+
+    fn take_outcome(&self) -> Outcome {
+        std::mem::take(&mut *self.outcome.lock().unwrap())
     }
 }
 
@@ -608,4 +626,253 @@ async fn a_report_right_after_its_consumer_is_created_is_applied() {
     let node = state.node("late-0").expect("late-0 is a consumer node");
     assert!(node.active, "an answered report was never applied");
     assert_eq!(node.resources["app"].current, Some(1));
+}
+
+/// Consumer `name` of one node `<name>-0` running v1 of `app` (besides `web`).
+fn consumer(host: &FakeHost, name: &str) {
+    let node = format!("{name}-0");
+    host.apply(Command::CreateConsumer {
+        name: name.into(),
+        nodes: vec![node.clone()],
+    });
+    host.apply(Command::ReportNodes(vec![node_report(&node, 1)]));
+}
+
+/// A coordinated deployment of `app` v2 to `consumer`, pulsed once (its countdown runs).
+fn pulsed(host: &FakeHost, consumer: &str, pulse_ms: u64) -> DeploymentId {
+    let spec = DeploymentSpec {
+        consumer: consumer.into(),
+        resource: "app".into(),
+        version: Some(2),
+        strategy: Some(Strategy::AllAtOnce {}),
+        pulse_interval_ms: Some(pulse_ms),
+        ..Default::default()
+    };
+    let id = match host.apply(Command::StartDeployment(spec)) {
+        Response::DeploymentStarted { id, .. } => id,
+        other => panic!("unexpected {other:?}"),
+    };
+    host.apply(Command::Pulse {
+        id,
+        by: crate::domain::Actor::Pulse,
+    });
+    id
+}
+
+fn ticks_for(host: &FakeHost, id: DeploymentId) -> usize {
+    host.count(|c| matches!(c, Command::TickDeployment { id: t } if *t == id))
+}
+
+#[actix::test]
+async fn a_tick_is_proposed_only_for_the_deployment_whose_deadline_came() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    consumer(&host, "api");
+    let soon = pulsed(&host, "web", 200);
+    let later = pulsed(&host, "api", 60_000);
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    let deadline = host
+        .state
+        .lock()
+        .unwrap()
+        .deployment_deadline(soon)
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(
+        deadline.saturating_sub(wall_ms()) + 150,
+    ))
+    .await;
+    assert_eq!(status(&host, soon).status, Status::RollForwardAwaitingPulse);
+    assert_eq!(status(&host, later).status, Status::RollingForward);
+    assert_eq!(ticks_for(&host, soon), 1, "one tick, for its deployment");
+    assert_eq!(
+        ticks_for(&host, later),
+        0,
+        "no tick for the other deployment"
+    );
+    assert_eq!(
+        host.count(|c| matches!(c, Command::Tick)),
+        0,
+        "no global tick"
+    );
+}
+
+#[actix::test]
+async fn an_unrelated_batch_leaves_every_deployment_actor_untouched() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    consumer(&host, "api");
+    let web = pulsed(&host, "web", 60_000);
+    let api = pulsed(&host, "api", 60_000);
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    let children = supervisor.send(ListChildren).await.unwrap();
+    let ids: Vec<DeploymentId> = children.deployments.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, vec![web, api]);
+    let told = || async {
+        let mut out = Vec::new();
+        for (_, addr) in &children.deployments {
+            out.push(addr.send(Told).await.unwrap());
+        }
+        out
+    };
+    let before = told().await;
+    assert_eq!(before, vec![1, 1], "each actor armed once at its start");
+
+    // A batch that touches no deployment: a new resource and a node of no consumer reporting.
+    host.apply(Command::CreateResource { name: "db".into() });
+    host.apply(Command::ReportNodes(vec![node_report("stray-0", 1)]));
+    supervisor.send(StateChanged(2)).await.unwrap();
+    assert_eq!(told().await, before, "an unrelated batch re-armed an actor");
+
+    // A pulse moves one deadline: only that deployment's actor hears of it.
+    host.apply(Command::Pulse {
+        id: api,
+        by: crate::domain::Actor::Pulse,
+    });
+    supervisor.send(StateChanged(3)).await.unwrap();
+    assert_eq!(told().await, vec![1, 2]);
+    let armed = children.deployments[1].1.send(ArmedDeadline).await.unwrap();
+    assert_eq!(armed, host.state.lock().unwrap().deployment_deadline(api));
+}
+
+#[actix::test]
+async fn a_new_leader_ticks_at_once_for_a_pulse_countdown_that_ran_out_without_a_leader() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    consumer(&host, "api");
+    let expired = pulsed(&host, "web", 100);
+    let running = pulsed(&host, "api", 60_000);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let now = wall_ms();
+    assert_eq!(
+        host.state.lock().unwrap().rearm_pulses(now),
+        vec![expired],
+        "the countdown ran out while no leader watched"
+    );
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    for _ in 0..100 {
+        if status(&host, expired).status == Status::RollForwardAwaitingPulse {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let view = status(&host, expired);
+    assert_eq!(
+        (view.status, view.paused_by),
+        (
+            Status::RollForwardAwaitingPulse,
+            Some(PausedBy::PulseTimeout)
+        )
+    );
+    assert_eq!(ticks_for(&host, expired), 1);
+    assert_eq!(ticks_for(&host, running), 0);
+    assert_eq!(status(&host, running).status, Status::RollingForward);
+}
+
+#[actix::test]
+async fn a_group_deployment_actor_follows_its_steps_and_stops_when_the_group_ends() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    host.apply(Command::CreateResource { name: "db".into() });
+    host.apply(Command::PublishVersion {
+        resource: "db".into(),
+        label: None,
+        artifact: None,
+        metadata: BTreeMap::new(),
+        depends_on: vec![],
+        health_port: None,
+    });
+    host.apply(Command::CreateConsumer {
+        name: "data".into(),
+        nodes: vec!["data-0".into()],
+    });
+    host.apply(Command::ReportNodes(vec![NodeReport {
+        node: "data-0".into(),
+        active: Some(true),
+        resources: BTreeMap::new(),
+    }]));
+    // app v3 needs db v1: the group runs db first, then app.
+    host.apply(Command::PublishVersion {
+        resource: "app".into(),
+        label: None,
+        artifact: None,
+        metadata: BTreeMap::new(),
+        depends_on: vec![crate::domain::Dependency {
+            resource: "db".into(),
+            version: 1,
+        }],
+        health_port: None,
+    });
+    host.apply(Command::CreateGroup {
+        name: "g".into(),
+        members: vec![
+            crate::domain::Member {
+                consumer: "web".into(),
+                resource: "app".into(),
+            },
+            crate::domain::Member {
+                consumer: "data".into(),
+                resource: "db".into(),
+            },
+        ],
+    });
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    let started = wall_ms();
+    host.apply(Command::StartGroupDeployment {
+        group: "g".into(),
+        versions: None,
+        overrides: BTreeMap::new(),
+    });
+    supervisor.send(StateChanged(2)).await.unwrap();
+    let children = supervisor.send(ListChildren).await.unwrap();
+    assert_eq!(
+        children.groups.len(),
+        1,
+        "one actor for the running group deployment"
+    );
+    let group = children.groups[0].1.clone();
+    let steps = group.send(Steps).await.unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].0, 0);
+    assert!(steps[0].1 >= started);
+
+    // db installed on its node: step 1 ends in the apply, step 2 starts.
+    let installed = |node: &str, resource: &str, version: u64| NodeReport {
+        node: node.into(),
+        active: Some(true),
+        resources: BTreeMap::from([(
+            resource.to_string(),
+            ResourceReport {
+                interested: None,
+                current: Some(version),
+                versions: BTreeMap::from([(version, progress(true))]),
+                removed: false,
+            },
+        )]),
+    };
+    host.apply(Command::ReportNodes(vec![installed("data-0", "db", 1)]));
+    supervisor.send(StateChanged(3)).await.unwrap();
+    let steps = group.send(Steps).await.unwrap();
+    assert_eq!(steps.iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1]);
+    assert!(steps[1].1 >= steps[0].1);
+
+    // app v3 installed: the group succeeded, its actor is stopped.
+    host.apply(Command::ReportNodes(vec![installed("web-0", "app", 3)]));
+    supervisor.send(StateChanged(4)).await.unwrap();
+    let children = supervisor.send(ListChildren).await.unwrap();
+    assert!(
+        children.groups.is_empty(),
+        "the ended group's actor was not stopped"
+    );
+    assert!(children.deployments.is_empty());
+    for _ in 0..100 {
+        if !group.connected() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!group.connected(), "the group actor did not stop");
 }

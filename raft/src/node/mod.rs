@@ -1,0 +1,300 @@
+//! A running replica: openraft wired to the RocksDB stores and the transport, with proposal
+//! batching, forwarding to the leader, linearizable reads and membership changes.
+
+mod batcher;
+mod config;
+mod handler;
+mod info;
+mod stop;
+
+pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY};
+pub use info::{ClusterInfo, MemberInfo, Role};
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use openraft::async_runtime::WatchReceiver;
+use openraft::ServerState;
+
+use crate::codec;
+use crate::error::RaftError;
+use crate::log_store::{open_db, RocksLogStore};
+use crate::network::client::{Network, NetworkConfig};
+use crate::network::server::{ServerConfig, TransportServer};
+use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
+use crate::sm_store::files::SNAPSHOT_DIR;
+use crate::sm_store::{AppliedState, SmStore, SnapshotData};
+use crate::state_machine::StateMachine;
+use crate::types::{Member, NodeId, Raft, Reply};
+use handler::LocalHandler;
+
+/// A running replica of a [`StateMachine`].
+pub struct RaftNode<S: StateMachine> {
+    id: NodeId,
+    config: RaftConfig,
+    raft: Raft<SmStore<S>>,
+    applied: Arc<AppliedState<S>>,
+    network: Network<SnapshotData>,
+    local: LocalHandler<S>,
+    server: TransportServer,
+    _state: PhantomData<S>,
+}
+
+impl<S: StateMachine> RaftNode<S> {
+    /// Opens (or creates) the data dir, starts raft and the transport, and bootstraps a new
+    /// cluster when configured to and the data dir was empty. A restart never bootstraps again.
+    pub async fn start(config: RaftConfig) -> Result<Arc<Self>, RaftError> {
+        let fresh = std::fs::read_dir(&config.data_dir)
+            .map(|mut d| d.next().is_none())
+            .unwrap_or(true);
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| RaftError::Storage {
+            path: config.data_dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let db = open_db(&config.data_dir)?;
+        let log_store = RocksLogStore::new(db.clone());
+        let sm_store = SmStore::<S>::open(db)?;
+        let applied = sm_store.applied();
+        let secret = Arc::new(config.secret.clone());
+        let network_config = NetworkConfig {
+            snapshot_chunk_bytes: config.snapshot_chunk_bytes,
+            ..NetworkConfig::default()
+        };
+        let network = Network::with_config(config.id, secret.clone(), network_config);
+        let raft = Raft::new(
+            config.id,
+            Arc::new(config.openraft_config()?),
+            network.clone(),
+            log_store,
+            sm_store,
+        )
+        .await
+        .map_err(|e| RaftError::Stopped(e.to_string()))?;
+
+        let local = LocalHandler::spawn(raft.clone(), config.request_timeout * 2 / 3);
+        let listener = tokio::net::TcpListener::bind(&config.raft_addr)
+            .await
+            .map_err(|e| RaftError::Listen {
+                addr: config.raft_addr.clone(),
+                reason: e.to_string(),
+            })?;
+        // Received snapshot chunks go to `tmp-recv-*` files in the snapshot directory: on this
+        // file system, and removed with a crash's other leftovers when the data dir is opened.
+        let server_config = ServerConfig {
+            snapshot_inbox: Some(config.data_dir.join(SNAPSHOT_DIR)),
+            peer_closed: Some(crate::failover::spawn(config.id, raft.clone())),
+            ..ServerConfig::default()
+        };
+        let server = TransportServer::spawn_with(
+            listener,
+            config.id,
+            raft.clone(),
+            secret,
+            Arc::new(local.clone()) as Arc<dyn ClientHandler>,
+            server_config,
+        );
+
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| RaftError::Stopped(e.to_string()))?;
+        if config.bootstrap && fresh && !initialized {
+            if !config.initial_cluster.contains_key(&config.id) {
+                return Err(RaftError::Config(format!(
+                    "server id {} is not in initial_cluster {:?}",
+                    config.id,
+                    config.initial_cluster.keys().collect::<Vec<_>>()
+                )));
+            }
+            tracing::info!(members = ?config.initial_cluster.keys().collect::<Vec<_>>(), "bootstrapping a new cluster");
+            if let Err(e) = raft.initialize(config.initial_cluster.clone()).await {
+                // Another founding member may already have initialized us: not an error.
+                tracing::warn!(error = %e, "initialize refused");
+            }
+        } else if fresh && !initialized {
+            tracing::info!("empty data dir: waiting to be added to an existing cluster");
+        } else {
+            tracing::info!(last_applied = applied.last_applied(), "resuming from disk");
+        }
+
+        Ok(Arc::new(Self {
+            id: config.id,
+            config,
+            raft,
+            applied,
+            network,
+            local,
+            server,
+            _state: PhantomData,
+        }))
+    }
+
+    /// This server's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The openraft handle, for metrics and tests.
+    pub fn raft(&self) -> &Raft<SmStore<S>> {
+        &self.raft
+    }
+
+    /// The transport client, e.g. to inject faults in tests.
+    pub fn network(&self) -> &Network<SnapshotData> {
+        &self.network
+    }
+
+    /// The applied state, readable at any time (possibly stale on a follower).
+    pub fn applied(&self) -> &Arc<AppliedState<S>> {
+        &self.applied
+    }
+
+    /// Reads the locally applied state.
+    pub fn read<R>(&self, f: impl FnOnce(&S) -> R) -> R {
+        self.applied.read(f)
+    }
+
+    /// Reads the state after everything committed before this call is applied here
+    /// (linearizable; the leader confirms its leadership with a quorum first).
+    pub async fn read_consistent<R>(&self, f: impl FnOnce(&S) -> R) -> Result<R, RaftError> {
+        let index = match self.request(ClientRequest::ReadIndex).await? {
+            ClientResponse::ReadIndex(index) => index,
+            other => return Err(unexpected(other)),
+        };
+        self.wait_applied(index, self.config.request_timeout)
+            .await?;
+        Ok(self.applied.read(f))
+    }
+
+    /// Waits until this server has applied log index `index`.
+    pub async fn wait_applied(&self, index: u64, timeout: Duration) -> Result<(), RaftError> {
+        let mut rx = self.applied.subscribe();
+        let wait = async move { rx.wait_for(|applied| *applied >= index).await.map(|_| ()) };
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => Err(RaftError::Stopped("state machine closed".into())),
+            Err(_) => Err(RaftError::NoLeader(format!(
+                "index {index} not applied within {timeout:?} (applied {})",
+                self.applied.last_applied()
+            ))),
+        }
+    }
+
+    /// Proposes a command: on the leader it joins the next batch; on a follower it is forwarded.
+    /// Returns the state machine's response once the command is committed and applied by the
+    /// leader and, as far as `request_timeout` allows, by this server too: a read of this
+    /// server's state right after sees the write (read-your-writes) without another round trip.
+    /// A write that committed is never reported as failed because this server lags.
+    pub async fn propose(&self, command: &S::Command) -> Result<S::Response, RaftError> {
+        let bytes = codec::encode(command)?;
+        match self.request(ClientRequest::Propose(bytes)).await? {
+            ClientResponse::Applied {
+                index,
+                reply: Reply(bytes),
+            } => {
+                if let Err(e) = self.wait_applied(index, self.config.request_timeout).await {
+                    tracing::debug!(index, error = %e, "committed, not yet applied here");
+                }
+                Ok(codec::decode(&bytes)?)
+            }
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Adds a server: as a learner, then as a voter once it has caught up.
+    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), RaftError> {
+        self.request(ClientRequest::AddMember { id, member })
+            .await
+            .map(|_| ())
+    }
+
+    /// Removes a server from the cluster.
+    pub async fn remove_member(&self, id: NodeId) -> Result<(), RaftError> {
+        self.request(ClientRequest::RemoveMember { id })
+            .await
+            .map(|_| ())
+    }
+
+    /// Whether this server is the leader right now.
+    pub fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow_watched().state == ServerState::Leader
+    }
+
+    /// The leader this server knows of, with its addresses.
+    pub fn leader(&self) -> Option<(NodeId, Member)> {
+        let metrics = self.raft.metrics().borrow_watched().clone();
+        let leader = metrics.current_leader?;
+        let member = metrics.membership_config.get_node(&leader)?.clone();
+        Some((leader, member))
+    }
+
+    /// A watch that changes whenever this server's raft metrics change (e.g. leadership).
+    pub fn metrics(
+        &self,
+    ) -> openraft::alias::WatchReceiverOf<crate::TypeConfig, openraft::RaftMetrics<crate::TypeConfig>>
+    {
+        self.raft.metrics()
+    }
+
+    /// Carries out a client request on the leader, forwarding it if this server is a follower,
+    /// and retrying while there is no leader, until the request timeout.
+    async fn request(&self, request: ClientRequest) -> Result<ClientResponse, RaftError> {
+        let deadline = Instant::now() + self.config.request_timeout;
+        let mut last_error;
+        loop {
+            let outcome = match self.leader() {
+                Some((leader, _)) if leader == self.id => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match tokio::time::timeout(left, self.local.handle(request.clone())).await {
+                        Ok(answer) => answer,
+                        Err(_) => {
+                            return Err(RaftError::NoLeader(format!(
+                                "not committed within {:?}: no quorum reachable",
+                                self.config.request_timeout
+                            )))
+                        }
+                    }
+                }
+                Some((leader, member)) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match self
+                        .network
+                        .call_client(leader, &member.raft_addr, request.clone(), left)
+                        .await
+                    {
+                        Ok(answer) => answer,
+                        Err(e) if e.is_connect() => Err(ClientError::NoLeader),
+                        Err(e) => {
+                            return Err(RaftError::Unreachable {
+                                leader,
+                                addr: member.raft_addr,
+                                reason: e.to_string(),
+                            })
+                        }
+                    }
+                }
+                None => Err(ClientError::NoLeader),
+            };
+            match outcome {
+                Ok(response) => return Ok(response),
+                Err(e @ (ClientError::NoLeader | ClientError::NotLeader { .. })) => last_error = e,
+                Err(e) => return Err(e.into()),
+            }
+            if Instant::now() >= deadline {
+                return Err(RaftError::NoLeader(format!(
+                    "gave up after {:?}: {last_error}",
+                    self.config.request_timeout
+                )));
+            }
+            let mut metrics = self.raft.metrics();
+            let _ = tokio::time::timeout(Duration::from_millis(50), metrics.changed()).await;
+        }
+    }
+}
+
+fn unexpected(response: ClientResponse) -> RaftError {
+    RaftError::Client(ClientError::Failed(format!(
+        "unexpected answer {response:?}"
+    )))
+}
