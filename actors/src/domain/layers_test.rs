@@ -20,6 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "strategy",
             "status",
             "schema",
+            "outcome",
         ],
     ),
     // `DomainError`, converting the base layer's small errors; parsing that refuses with it.
