@@ -35,9 +35,7 @@ impl StateMachine for Machine {
     type Response = Result<Response, DomainError>;
 
     fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
-        let (response, outcome) = self
-            .state
-            .apply_with_outcome(command, at_ms)?;
+        let (response, outcome) = self.state.apply_with_outcome(command, at_ms)?;
         if !outcome.is_empty() {
             let pending = self
                 .pending

@@ -6,8 +6,8 @@
 
 mod chunked;
 mod command;
-mod cow;
 mod counters;
+mod cow;
 mod deployment;
 mod errors;
 pub mod explain;
@@ -33,8 +33,8 @@ mod registry;
 mod removal;
 mod retention;
 mod retract;
-mod seen;
 mod schema;
+mod seen;
 mod selection;
 mod state;
 mod status;

@@ -2,16 +2,16 @@
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
-use super::group_deployment::GroupStatus;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::group_deployment::GroupDeployment;
+use super::group_deployment::GroupStatus;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, NodeReport, Resource};
 use super::nodes::NodeTable;
+use super::outcome::Outcome;
 use super::retention::{is_pruned, Retention};
 use super::retract::{Retracted, Retractions};
-use super::outcome::Outcome;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

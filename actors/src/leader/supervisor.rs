@@ -26,10 +26,10 @@ use super::messages::{
     CheckLiveness, Children, LastReports, Leadership, ListChildren, Rearm, Report, ReportBatch,
     ReportRejected, StateChanged, StepStarted, Stop,
 };
+use crate::domain::MAX_NODES_PER_COMMAND;
 use crate::domain::{
     ClusterState, Command, DeploymentId, GroupDeploymentId, NodeReport, Outcome, Timestamp,
 };
-use crate::domain::MAX_NODES_PER_COMMAND;
 
 /// Settings of the leader's actors.
 #[derive(Clone, Debug)]
