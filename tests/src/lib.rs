@@ -6,6 +6,7 @@ pub mod agent;
 pub mod fleet;
 pub mod scenario;
 pub mod schema;
+pub mod stub;
 
 pub use agent::Agent;
 pub use convoy_node::client::RawClient;

@@ -4,8 +4,7 @@
 //! reporting through an install longer than the node timeout; its health rules tolerate a flapping
 //! health endpoint and fail a crash-looping run command after its restarts.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -420,42 +419,25 @@ struct FlappingHealth {
 
 impl FlappingHealth {
     fn start() -> anyhow::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let port = listener.local_addr()?.port();
         let checks = Arc::new(AtomicUsize::new(0));
         let count = checks.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(match stream.try_clone() {
-                    Ok(s) => s,
-                    Err(_) => continue,
-                });
-                let mut first = String::new();
-                let _ = reader.read_line(&mut first);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                let body = if first.starts_with("GET /health") {
-                    let n = count.fetch_add(1, Ordering::SeqCst);
-                    if n.is_multiple_of(2) {
-                        "flap"
-                    } else {
-                        "ok"
-                    }
+        let port = convoy_tests::stub::serve(move |first, mut stream| {
+            let body = if first.starts_with("GET /health") {
+                let n = count.fetch_add(1, Ordering::SeqCst);
+                if n.is_multiple_of(2) {
+                    "flap"
                 } else {
                     "ok"
-                };
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(reply.as_bytes());
-            }
-        });
+                }
+            } else {
+                "ok"
+            };
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        })?;
         Ok(Self { port, checks })
     }
 }

@@ -4,8 +4,7 @@
 //! forward; and the snooze lasts at most `--snooze-max-ms`: then the (failing) checks resume and the
 //! node reports the version unhealthy, although the file is still there.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,27 +16,11 @@ use serde_json::json;
 
 /// A health endpoint whose every `GET /health` answers `bad`.
 fn failing_health(checks: Arc<AtomicUsize>) -> anyhow::Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let port = listener.local_addr()?.port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let Ok(read_half) = stream.try_clone() else {
-                continue;
-            };
-            let mut reader = BufReader::new(read_half);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-            }
-            checks.fetch_add(1, Ordering::SeqCst);
-            let reply = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\nconnection: close\r\n\r\nbad";
-            let _ = stream.write_all(reply.as_bytes());
-        }
-    });
-    Ok(port)
+    Ok(convoy_tests::stub::serve(move |_, mut stream| {
+        checks.fetch_add(1, Ordering::SeqCst);
+        let reply = "HTTP/1.1 200 OK\r\ncontent-length: 3\r\nconnection: close\r\n\r\nbad";
+        let _ = stream.write_all(reply.as_bytes());
+    })?)
 }
 
 async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {

@@ -3,8 +3,8 @@
 //! fails after the stall timeout, the agent retries, then reports the version failed; the node
 //! reports (and stays active) all along, and the deployment ends instead of hanging in `installing`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,31 +24,16 @@ struct StallingServer {
 
 impl StallingServer {
     fn start() -> anyhow::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let port = listener.local_addr()?.port();
         let connections = Arc::new(AtomicUsize::new(0));
         let held = Arc::new(Mutex::new(Vec::new()));
         let (count, keep) = (connections.clone(), held.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let Ok(read_half) = stream.try_clone() else {
-                    continue;
-                };
-                let mut reader = BufReader::new(read_half);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                }
-                count.fetch_add(1, Ordering::SeqCst);
-                let head = "HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n0123456789";
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.flush();
-                keep.lock().unwrap().push(stream);
-            }
-        });
+        let port = convoy_tests::stub::serve(move |_, mut stream: TcpStream| {
+            count.fetch_add(1, Ordering::SeqCst);
+            let head = "HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n0123456789";
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.flush();
+            keep.lock().unwrap().push(stream);
+        })?;
         Ok(Self {
             port,
             connections,
