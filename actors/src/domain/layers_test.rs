@@ -239,7 +239,7 @@ fn the_scanner_sees_every_form_of_path() {
         .collect();
     let src = "use super::state::ClusterState;\n\
                use super::{views::Target, ids};\n\
-               fn f() -> crate::domain::errors::DomainError { todo!() }\n\
+               fn f(e: crate::domain::errors::DomainError) {}\n\
                // super::nothing here: a comment\n\
                use super::*;\n";
     let want: BTreeSet<String> = ["state", "views", "ids", "errors"]
