@@ -27,14 +27,10 @@ impl ClusterState {
         Ok(Response::DeploymentStarted { id, status })
     }
 
-    /// Validates and creates a deployment. With `require_nodes`, an empty node set creates nothing (`Ok(None)`).
-    pub(crate) fn start_deployment(
-        &mut self,
-        spec: DeploymentSpec,
-        by: Actor,
-        require_nodes: bool,
-        cx: &mut Cx,
-    ) -> Result<Option<DeploymentId>, DomainError> {
+    /// The refusals shared by starting `spec` and planning it: a bad message, an unknown consumer or
+    /// resource, an active deployment of that resource there, a given version that is retracted or
+    /// unknown. Answers the consumer.
+    pub(crate) fn check_startable(&self, spec: &DeploymentSpec) -> Result<&Consumer, DomainError> {
         check_message(spec.message.as_deref())?;
         let consumer = self
             .consumers
@@ -46,25 +42,35 @@ impl ClusterState {
             .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
         if let Some(id) = consumer.active.get(&spec.resource) {
             return Err(DomainError::ActiveDeployment {
-                consumer: spec.consumer,
-                resource: spec.resource,
+                consumer: spec.consumer.clone(),
+                resource: spec.resource.clone(),
                 id: id.to_string(),
             });
         }
+        match spec.version {
+            Some(v) if res.retracted(v) => Err(DomainError::Retracted {
+                resource: spec.resource.clone(),
+                version: v,
+            }),
+            Some(v) if !res.versions.contains_key(&v) => Err(DomainError::UnknownVersion {
+                resource: spec.resource.clone(),
+                version: v,
+            }),
+            _ => Ok(consumer),
+        }
+    }
+
+    /// Validates and creates a deployment. With `require_nodes`, an empty node set creates nothing (`Ok(None)`).
+    pub(crate) fn start_deployment(
+        &mut self,
+        spec: DeploymentSpec,
+        by: Actor,
+        require_nodes: bool,
+        cx: &mut Cx,
+    ) -> Result<Option<DeploymentId>, DomainError> {
+        let consumer = self.check_startable(&spec)?;
         let version = match spec.version {
-            Some(v) if res.retracted(v) => {
-                return Err(DomainError::Retracted {
-                    resource: spec.resource,
-                    version: v,
-                })
-            }
-            Some(v) if res.versions.contains_key(&v) => v,
-            Some(v) => {
-                return Err(DomainError::UnknownVersion {
-                    resource: spec.resource,
-                    version: v,
-                })
-            }
+            Some(v) => v,
             None => self
                 .selected_version(&spec.consumer, &spec.resource)
                 .ok_or_else(|| {

@@ -3,7 +3,7 @@
 //! out and why — computed from the state without changing it (the same rules as `lifecycle.rs`).
 
 use super::command::DeploymentSpec;
-use super::errors::{check_message, DomainError, Entity};
+use super::errors::DomainError;
 use super::lifecycle::spec_on_consumer;
 use super::state::ClusterState;
 use super::strategy::{Settings, Strategy};
@@ -87,30 +87,9 @@ impl ClusterState {
     /// What starting `spec` would do; the same refusals as starting it (unknown consumer, resource or
     /// version, an active deployment, bad settings or ranges), and nothing changes.
     pub fn plan_deployment(&self, spec: &DeploymentSpec) -> Result<DeploymentPlan, DomainError> {
-        check_message(spec.message.as_deref())?;
-        let consumer = self
-            .consumers
-            .get(&spec.consumer)
-            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
-        let res = self
-            .resources
-            .get(&spec.resource)
-            .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
-        if let Some(id) = consumer.active.get(&spec.resource) {
-            return Err(DomainError::ActiveDeployment {
-                consumer: spec.consumer.clone(),
-                resource: spec.resource.clone(),
-                id: id.to_string(),
-            });
-        }
+        let consumer = self.check_startable(spec)?;
         let (version, version_reason, passed_over) = match spec.version {
-            Some(v) if res.versions.contains_key(&v) => (v, VersionReason::Given, Vec::new()),
-            Some(v) => {
-                return Err(DomainError::UnknownVersion {
-                    resource: spec.resource.clone(),
-                    version: v,
-                })
-            }
+            Some(v) => (v, VersionReason::Given, Vec::new()),
             None => self.explain_selection(&spec.consumer, &spec.resource)?,
         };
         let (settings, ordinals) = spec_on_consumer(spec, consumer)?;

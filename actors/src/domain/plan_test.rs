@@ -111,3 +111,22 @@ fn rolling_waves_and_version_reasons_pin_and_dependency() {
     let plan = k.s.plan_deployment(&spec(|s| s.version = Some(3))).unwrap();
     assert_eq!(plan.version_reason, plan::VersionReason::Given);
 }
+
+#[test]
+fn a_plan_refuses_a_retracted_version_as_starting_it_does() {
+    let mut k = Kit::new(2);
+    k.ok(Command::RetractVersion {
+        resource: "r".into(),
+        version: 2,
+        message: None,
+        by: Actor::User,
+    });
+    let s = spec(|s| s.version = Some(2));
+    let planned = k.s.plan_deployment(&s).unwrap_err();
+    let started = k.err(Command::StartDeployment(s));
+    assert!(
+        matches!(planned, DomainError::Retracted { version: 2, .. }),
+        "{planned}"
+    );
+    assert_eq!(planned.to_string(), started.to_string());
+}
