@@ -5,13 +5,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use convoy_node::dev::harness::{convoy_bin, Cluster};
+use anyhow::Context;
+use convoy_node::client::RawClient;
+use convoy_node::dev::harness::{convoy_bin, eventually, Cluster};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 /// A running agent; SIGTERM (so it tears down what it runs) and SIGKILL after 10 s when dropped.
 pub struct Agent {
     child: Option<Child>,
+    /// Its `--node-id`.
+    pub node: String,
     /// Its `--state-dir`.
     pub state: PathBuf,
     /// Its stdout and stderr.
@@ -55,9 +59,21 @@ impl Agent {
             .spawn()?;
         Ok(Agent {
             child: Some(child),
+            node: node.to_string(),
             state,
             log,
         })
+    }
+
+    /// Waits (10 s at most) until the cluster sees its node active; the error carries its log.
+    pub async fn wait_active(&self, api: &RawClient) -> anyhow::Result<()> {
+        let path = format!("/v1/nodes/{}", self.node);
+        eventually(Duration::from_secs(10), || async {
+            let (status, node) = api.get(&path).await.ok()?;
+            (status == 200 && node["active"] == true).then_some(())
+        })
+        .await
+        .with_context(|| format!("agent {} never active:\n{}", self.node, self.output()))
     }
 
     /// What it logged so far.

@@ -54,12 +54,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
             "200",
         ],
     )?;
-    eventually(Duration::from_secs(10), || async {
-        let (status, node) = api.get("/v1/nodes/edge-0").await.ok()?;
-        (status == 200 && node["active"] == true).then_some(())
-    })
-    .await
-    .with_context(|| format!("agent never active:\n{}", agent.output()))?;
+    agent.wait_active(api).await?;
     let v = post_ok(
         api,
         "/v1/resources/web/versions",

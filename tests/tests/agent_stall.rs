@@ -67,12 +67,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
             "2",
         ],
     )?;
-    eventually(Duration::from_secs(10), || async {
-        let (status, node) = api.get("/v1/nodes/edge-0").await.ok()?;
-        (status == 200 && node["active"] == true).then_some(())
-    })
-    .await
-    .with_context(|| format!("agent never active:\n{}", agent.output()))?;
+    agent.wait_active(api).await?;
 
     let url = format!("http://127.0.0.1:{}/web-1.tar", server.port);
     let body = json!({"artifact": {"url": url, "sha256": "ab".repeat(32)}});
