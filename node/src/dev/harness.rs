@@ -310,8 +310,16 @@ impl Cluster {
         let mut cluster = Self::spawn_in(temp.path(), options)?;
         cluster._temp = Some(temp);
         cluster.wait_leader(START_PATIENCE).await?;
+        cluster.wait_ready(START_PATIENCE).await?;
         cluster.wait_token_known(START_PATIENCE).await?;
         Ok(cluster)
+    }
+
+    /// Waits until every running server answers `GET /readyz` 200: a member that knows its leader
+    /// and has applied what it saw committed (a founder that knows the leader from its heartbeats
+    /// may not have the membership entry yet, and refuses writes as "not a member" until it has).
+    pub async fn wait_ready(&self, timeout: Duration) -> anyhow::Result<()> {
+        self.wait_every_server("/readyz", "ready", timeout).await
     }
 
     /// With token auth, waits until every running server has applied the bootstrap token (the
@@ -320,13 +328,24 @@ impl Cluster {
         if self.options.bootstrap_token.is_none() {
             return Ok(());
         }
+        self.wait_every_server("/v1/whoami", "knows the bootstrap token", timeout)
+            .await
+    }
+
+    /// Waits until `GET path` answers 200 on every running server.
+    async fn wait_every_server(
+        &self,
+        path: &str,
+        what: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         for id in self.running() {
             loop {
-                match self.server(id).client().get("/v1/whoami").await {
+                match self.server(id).client().get(path).await {
                     Ok((200, _)) => break,
                     other if Instant::now() > deadline => {
-                        bail!("server {id} does not know the bootstrap token after {timeout:?}: {other:?}")
+                        bail!("server {id}: not {what} after {timeout:?}: {other:?}")
                     }
                     _ => tokio::time::sleep(Duration::from_millis(25)).await,
                 }

@@ -24,10 +24,7 @@ pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
 /// Starts a cluster under `dir` and waits until it has a leader and every server is ready.
 pub async fn start(dir: &Path, options: ClusterOptions) -> anyhow::Result<Cluster> {
     let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
-    let http = super::load::http_client(None);
-    for s in cluster.servers.values() {
-        wait_ready(&http, &s.http_addr, Duration::from_secs(60)).await?;
-    }
+    cluster.wait_ready(Duration::from_secs(60)).await?;
     cluster.wait_token_known(Duration::from_secs(60)).await?;
     Ok(cluster)
 }
