@@ -248,12 +248,16 @@ async fn reports_go_on_every_interval_while_a_long_install_runs() {
                     phases.push(phase);
                 }
             }
-            if api.reports().iter().any(done) {
+            // The status file is written beside the reports, not before them: wait for both.
+            if api.reports().iter().any(done) && phases.last() == Some(&json!("running")) {
                 return phases;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        panic!("never done; reports: {:?}", api.reports());
+        panic!(
+            "never done and running; phases {phases:?}; reports: {:?}",
+            api.reports()
+        );
     };
     let phases = tokio::select! {
         _ = work(&client, &mut ex, rx, Duration::from_millis(100)) => panic!("the worker stopped"),
