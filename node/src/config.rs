@@ -86,6 +86,7 @@ pub struct FileConfig {
     election_timeout_min_ms: Option<u64>,
     election_timeout_max_ms: Option<u64>,
     snapshot_every: Option<u64>,
+    snapshot_max_every: Option<u64>,
     snapshot_chunk_bytes: Option<usize>,
     node_timeout_ms: Option<u64>,
     deployment_history: Option<u32>,
@@ -137,9 +138,13 @@ pub struct ServerArgs {
     /// Upper bound of the election timeout in ms (default 500).
     #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS", value_parser = crate::cli::parse_millis)]
     pub election_timeout_max_ms: Option<u64>,
-    /// Build a snapshot every this many log entries (default 10000).
+    /// Build a snapshot after this many log entries, more as the state grows (default 10000).
     #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
     pub snapshot_every: Option<u64>,
+    /// The most log entries between two snapshots however large the state (default 1000000);
+    /// at or below `snapshot_every` the interval is fixed.
+    #[arg(long, env = "CONVOY_SNAPSHOT_MAX_EVERY")]
+    pub snapshot_max_every: Option<u64>,
     /// Test knob: stream snapshots to followers in chunks of this many bytes (default 4 MiB,
     /// 1..=16 MiB); tests lower it so that a small snapshot is many chunks.
     #[arg(long, env = "CONVOY_SNAPSHOT_CHUNK_BYTES")]
@@ -369,6 +374,10 @@ impl ServerArgs {
             ));
         }
         raft.snapshot_every = every;
+        raft.snapshot_max_every = self
+            .snapshot_max_every
+            .or(file.snapshot_max_every)
+            .unwrap_or(raft.snapshot_max_every);
         let chunk = self
             .snapshot_chunk_bytes
             .or(file.snapshot_chunk_bytes)

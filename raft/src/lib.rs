@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod background;
 pub mod codec;
 pub mod error;
 pub mod failover;

@@ -170,6 +170,8 @@ fn write_snapshot<S: StateMachine>(
         Some(frozen) => {
             drop(inner);
             held = locked.elapsed();
+            // The rest touches no lock the write path takes: let the write path go first.
+            crate::background::lower_this_thread();
             Source::Frozen(frozen)
         }
         None => Source::Locked(inner),
@@ -388,7 +390,8 @@ impl<S: StateMachine> RaftSnapshotBuilder<TypeConfig> for SmSnapshotBuilder<S> {
 
     async fn build_snapshot(&mut self) -> Result<SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
         let (files, applied) = (self.files.clone(), self.applied.clone());
-        tokio::task::spawn_blocking(move || {
+        // Its own thread, lowered in priority once the state is frozen (module `background`).
+        crate::background::run("convoy-snapshot", move || {
             let started = Instant::now();
             let (temp, info, held) = write_snapshot(&applied, &files)
                 .map_err(|e| file_error(files.dir(), e))?;

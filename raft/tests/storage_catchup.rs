@@ -33,6 +33,7 @@ fn config(id: u64, dir: &Path, members: &BTreeMap<u64, Member>, bootstrap: bool)
     config.initial_cluster = members.clone();
     config.bootstrap = bootstrap;
     config.snapshot_every = 40;
+    config.snapshot_max_every = 40;
     // Small chunks, so that the snapshot travels as a stream of many.
     config.snapshot_chunk_bytes = CHUNK;
     config.request_timeout = Duration::from_secs(5);

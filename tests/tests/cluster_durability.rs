@@ -54,6 +54,7 @@ async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
 async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<()> {
     let options = ClusterOptions {
         snapshot_every: 20,
+        snapshot_max_every: Some(20),
         ..ClusterOptions::for_tests(3)
     };
     let mut cluster = Cluster::start_with(options).await?;

@@ -27,6 +27,7 @@ async fn digest(api: &RawClient) -> Option<(u64, String)> {
 async fn a_wiped_follower_catches_up_from_a_snapshot_of_many_chunks() -> anyhow::Result<()> {
     let options = ClusterOptions {
         snapshot_every: 50,
+        snapshot_max_every: Some(50),
         extra: format!("snapshot_chunk_bytes = {CHUNK}\n"),
         ..ClusterOptions::for_tests(3)
     };

@@ -285,6 +285,7 @@ async fn metrics_of_a_real_cluster_agree_with_the_api() -> anyhow::Result<()> {
 async fn snapshot_builds_are_timed_and_sized() -> anyhow::Result<()> {
     let options = convoy_tests::ClusterOptions {
         snapshot_every: 10,
+        snapshot_max_every: Some(10),
         ..convoy_tests::ClusterOptions::for_tests(1)
     };
     let cluster = Cluster::start_with(options).await?;

@@ -13,6 +13,7 @@ use serde_json::json;
 async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow::Result<()> {
     let mut cluster = Cluster::start_with(ClusterOptions {
         snapshot_every: 20,
+        snapshot_max_every: Some(20),
         ..ClusterOptions::for_tests(3)
     })
     .await?;

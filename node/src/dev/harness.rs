@@ -35,8 +35,12 @@ pub struct ClusterOptions {
     pub node_timeout_ms: Option<u64>,
     /// How long a write waits for a leader and a quorum, ms.
     pub request_timeout_ms: Option<u64>,
-    /// Entries between snapshots.
+    /// Entries between snapshots while the state is small.
     pub snapshot_every: u64,
+    /// The most entries between snapshots; `Some(snapshot_every)` fixes the interval (benchmarks
+    /// that need a snapshot of a large state after a known number of writes). `None`: the
+    /// server's default.
+    pub snapshot_max_every: Option<u64>,
     /// Serve `POST /v1/debug/faults` (needed by [`Cluster::partition`]).
     pub fault_injection: bool,
     /// The servers' `RUST_LOG`.
@@ -66,6 +70,7 @@ impl Default for ClusterOptions {
             node_timeout_ms: Some(10_000),
             request_timeout_ms: None,
             snapshot_every: 10_000,
+            snapshot_max_every: None,
             fault_injection: false,
             log_filter: "warn".into(),
             netns: false,
@@ -443,6 +448,9 @@ impl Cluster {
              snapshot_every = {}\nenable_fault_injection = {}\n",
             o.heartbeat_ms, o.election_ms.0, o.election_ms.1, o.snapshot_every, o.fault_injection,
         );
+        if let Some(max) = o.snapshot_max_every {
+            text.push_str(&format!("snapshot_max_every = {max}\n"));
+        }
         if o.bootstrap_token.is_some() {
             text.push_str("bootstrap_token_file = \"admin-token\"\n");
         } else if self.netlab.is_some() {

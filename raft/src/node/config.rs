@@ -13,6 +13,9 @@ use crate::types::{Member, NodeId};
 /// Entries between two snapshots unless configured (`snapshot_every`).
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 10_000;
 
+/// The most entries between two snapshots however large the state (`snapshot_max_every`).
+pub const DEFAULT_SNAPSHOT_MAX_EVERY: u64 = 1_000_000;
+
 /// How a replica is configured; built by the server from its config file, flags and environment.
 #[derive(Clone, Debug)]
 pub struct RaftConfig {
@@ -34,8 +37,12 @@ pub struct RaftConfig {
     pub heartbeat_ms: u64,
     /// Election timeout range; re-sampled by openraft at every election.
     pub election_timeout_ms: (u64, u64),
-    /// Build a snapshot (and purge the log before it) every this many entries.
+    /// Build a snapshot (and purge the log before it) after this many entries, or more as the
+    /// state grows (one entry per 64 bytes of the last snapshot; module `snapshot_due`).
     pub snapshot_every: u64,
+    /// The most entries between two snapshots, however large the state; at or below
+    /// `snapshot_every` the interval is fixed at `snapshot_every`.
+    pub snapshot_max_every: u64,
     /// How long a client request may wait for a leader, including forwarding and retries.
     pub request_timeout: Duration,
     /// The size of the chunks snapshots are streamed to followers in (default
@@ -61,6 +68,7 @@ impl RaftConfig {
             heartbeat_ms: 50,
             election_timeout_ms: (250, 500),
             snapshot_every: DEFAULT_SNAPSHOT_EVERY,
+            snapshot_max_every: DEFAULT_SNAPSHOT_MAX_EVERY,
             request_timeout: Duration::from_secs(10),
             snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
         }
@@ -72,7 +80,9 @@ impl RaftConfig {
             heartbeat_interval: self.heartbeat_ms,
             election_timeout_min: self.election_timeout_ms.0,
             election_timeout_max: self.election_timeout_ms.1,
-            snapshot_policy: SnapshotPolicy::LogsSinceLast(self.snapshot_every),
+            // The replica asks for snapshots itself (module `snapshot_due`), scaling the
+            // interval with the state's size, which openraft's policies cannot.
+            snapshot_policy: SnapshotPolicy::Never,
             max_in_snapshot_log_to_keep: self.snapshot_every / 10,
             enable_pre_vote: Some(true),
             // The deadline of each RPC of a streamed snapshot (a chunk of up to 16 MiB; the

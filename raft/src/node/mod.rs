@@ -5,9 +5,10 @@ mod batcher;
 mod config;
 mod handler;
 mod info;
+pub mod snapshot_due;
 mod stop;
 
-pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY};
+pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_MAX_EVERY};
 pub use info::{ClusterInfo, MemberInfo, Role};
 
 use std::marker::PhantomData;
@@ -38,6 +39,8 @@ pub struct RaftNode<S: StateMachine> {
     network: Network<SnapshotData>,
     local: LocalHandler<S>,
     server: TransportServer,
+    /// The task that asks for snapshots when due (module `snapshot_due`).
+    snapshots: tokio::task::JoinHandle<()>,
     _state: PhantomData<S>,
 }
 
@@ -56,6 +59,7 @@ impl<S: StateMachine> RaftNode<S> {
         let log_store = RocksLogStore::new(db.clone());
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();
+        let snapshot_file = sm_store.snapshot_path();
         let secret = Arc::new(config.secret.clone());
         let network_config = NetworkConfig {
             snapshot_chunk_bytes: config.snapshot_chunk_bytes,
@@ -72,6 +76,12 @@ impl<S: StateMachine> RaftNode<S> {
         .await
         .map_err(|e| RaftError::Stopped(e.to_string()))?;
 
+        let snapshots = snapshot_due::spawn(
+            raft.clone(),
+            config.snapshot_every,
+            config.snapshot_max_every,
+            snapshot_file,
+        );
         let local = LocalHandler::spawn(raft.clone(), config.request_timeout * 2 / 3);
         let listener = tokio::net::TcpListener::bind(&config.raft_addr)
             .await
@@ -126,6 +136,7 @@ impl<S: StateMachine> RaftNode<S> {
             network,
             local,
             server,
+            snapshots,
             _state: PhantomData,
         }))
     }

@@ -66,6 +66,7 @@ impl<S: StateMachine> RaftNode<S> {
 
     /// Stops raft and the transport; the data dir stays consistent.
     pub async fn shutdown(&self) {
+        self.snapshots.abort();
         self.server.stop();
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "raft shutdown");

@@ -53,6 +53,9 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let n = ctx.args.state_nodes;
     let consumers = n.div_ceil(PER_CONSUMER);
     let mut options = cluster::options(ctx, SNAPSHOT_EVERY);
+    // A fixed interval: the snapshot measured must come SNAPSHOT_EVERY entries after the fill,
+    // not after the many more a large state's snapshot would otherwise wait for.
+    options.snapshot_max_every = Some(SNAPSHOT_EVERY);
     options.log_filter = format!("{},convoy_raft::network::client=info", options.log_filter);
     // Adding a member waits for it to catch up within 2/3 of this (under the 30 s HTTP deadline).
     options.request_timeout_ms = Some(29_000);

@@ -12,7 +12,7 @@ use super::ingest::padded_ids;
 use super::load::{fixed_count, get_json, post_ok, register_consumer, LoadResult};
 use super::relay;
 use super::{cluster, Ctx, Scenario};
-use crate::dev::harness::Cluster;
+use crate::dev::harness::{Cluster, ClusterOptions};
 
 const SCENARIO: &str = "rollout";
 const WORKERS: usize = 256;
@@ -123,7 +123,11 @@ pub async fn one(ctx: &mut Ctx, n: usize, agents: Agents) -> anyhow::Result<(Clu
     };
     let cluster = cluster::start(
         &ctx.dir(&format!("rollout-{n}-{agents:?}")),
-        cluster::options(ctx, 10_000),
+        // A fixed interval: `scale` makes every server snapshot this state with 10,000 writes.
+        ClusterOptions {
+            snapshot_max_every: Some(10_000),
+            ..cluster::options(ctx, 10_000)
+        },
     )
     .await?;
     let rss_before: Vec<u64> = cluster

@@ -41,6 +41,7 @@ async fn digest(client: ApiClient) -> Option<(u64, String, u64)> {
 pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     let options = ClusterOptions {
         snapshot_every: 1_000,
+        snapshot_max_every: Some(1_000),
         node_timeout_ms: Some(600_000),
         ..ClusterOptions::default()
     }

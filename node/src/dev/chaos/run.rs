@@ -74,6 +74,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         fault_injection: true,
         node_timeout_ms: Some(fleet_ops::NODE_TIMEOUT_MS),
         snapshot_every: 500,
+        snapshot_max_every: Some(500),
         netns: config.netns,
         ..ClusterOptions::default()
     }
