@@ -3,6 +3,7 @@
 
 mod apply_pause;
 mod cluster;
+mod cpu;
 mod etcd;
 mod failover;
 mod ingest;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::cpu::{CpuMark, CpuSpent};
 use super::etcd::{self, EtcdCluster};
 use super::load::{fixed_count, post_ok};
 use super::report::{ratio, Results};
@@ -175,6 +176,35 @@ fn record(results: &mut Results, who: &str, objects: u64, clients: usize, r: &Wr
     results.add(SCENARIO, format!("{label}: p99"), r.p99_ms, "ms", "");
 }
 
+/// What each write cost the machine in CPU time: the three servers together, and wrk itself.
+fn record_cpu(
+    results: &mut Results,
+    who: &str,
+    objects: u64,
+    clients: usize,
+    r: &WrkResult,
+    spent: CpuSpent,
+) {
+    let label = format!("{who}, {objects} objects, {clients} clients");
+    let writes = r.requests.max(1) as f64;
+    let per_write = |ms: f64| Some(ms * 1000.0 / writes);
+    let note = "CPU time over the level / requests wrk sent";
+    results.add(
+        SCENARIO,
+        format!("{label}: servers' CPU per write"),
+        per_write(spent.servers_ms),
+        "µs",
+        note,
+    );
+    results.add(
+        SCENARIO,
+        format!("{label}: wrk's CPU per write"),
+        per_write(spent.generator_ms),
+        "µs",
+        note,
+    );
+}
+
 /// Fills a store up to `target` objects with `put(i)` for `i` in `from..target`.
 async fn prefill<F, Fut>(from: u64, target: u64, put: F) -> anyhow::Result<()>
 where
@@ -256,7 +286,9 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
             stored = stored.max(size);
             let now = pid.and_then(cluster::rss_kib).unwrap_or(0);
             rss_per_object(&mut ctx.results, "convoy leader", size, base, now);
+            let pids: Vec<u32> = cluster.servers.values().filter_map(|s| s.pid()).collect();
             for &n in &levels {
+                let mark = CpuMark::now(&pids);
                 let r = run(
                     &convoy_script,
                     &format!("http://{addr}"),
@@ -265,8 +297,10 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                     &format!("w{size}-{n}"),
                     Some(&ctx.token),
                 )?;
-                eprintln!("  convoy, {size} objects, {n} clients: {r:?}");
+                let spent = mark.since(&pids);
+                eprintln!("  convoy, {size} objects, {n} clients: {r:?}, {spent:?}");
                 record(&mut ctx.results, "convoy → leader", size, n, &r);
+                record_cpu(&mut ctx.results, "convoy → leader", size, n, &r, spent);
             }
         }
     }
@@ -298,7 +332,11 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
         stored = stored.max(size);
         let now = pid.and_then(cluster::rss_kib).unwrap_or(0);
         rss_per_object(&mut ctx.results, "etcd leader", size, base, now);
+        let pids: Vec<u32> = (0..etcd.client_urls().len())
+            .filter_map(|i| etcd.pid(i))
+            .collect();
         for &n in &levels {
+            let mark = CpuMark::now(&pids);
             let r = run(
                 &etcd_script,
                 &url,
@@ -307,8 +345,10 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                 &format!("w{size}-{n}"),
                 None,
             )?;
-            eprintln!("  etcd, {size} objects, {n} clients: {r:?}");
+            let spent = mark.since(&pids);
+            eprintln!("  etcd, {size} objects, {n} clients: {r:?}, {spent:?}");
             record(&mut ctx.results, "etcd → leader", size, n, &r);
+            record_cpu(&mut ctx.results, "etcd → leader", size, n, &r, spent);
             let convoy = ctx.results.value(&format!(
                 "convoy → leader, {size} objects, {n} clients: writes/s"
             ));
