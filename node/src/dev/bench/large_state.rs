@@ -230,6 +230,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let t = Instant::now();
     // Adding waits for the new member to catch up: longer than the load client's timeout.
     let patient = reqwest::Client::builder()
+        .default_headers(super::load::auth_headers(Some(&ctx.token)))
         .timeout(Duration::from_secs(120))
         .build()?;
     post_ok(
