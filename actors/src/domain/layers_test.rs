@@ -65,6 +65,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "views",
         &[
             "views", "summary", "explain", "fleet", "gauges", "plan", "precheck", "targets",
+            "queries",
         ],
     ),
     ("tests", &["testkit"]),

@@ -27,6 +27,7 @@ mod policy;
 mod precheck;
 mod progress;
 mod pulse;
+mod queries;
 mod ranges;
 mod reconverge;
 mod registry;

@@ -1,4 +1,6 @@
-//! `ClusterState`: the replicated state, `apply` (the only place it changes), snapshots and deadlines.
+//! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
+//! `pub(super)`: only the domain reads them; the leader and the server ask named queries (`queries.rs`) and
+//! views, so the compiler refuses any other reader.
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
@@ -7,14 +9,14 @@ use super::errors::DomainError;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Consumer, Group, NodeReport, Resource};
+use super::model::{Consumer, Group, Resource};
 use super::nodes::NodeTable;
 use super::outcome::Outcome;
-use super::retention::{is_pruned, Retention};
+use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Largest snapshot `from_snapshot_bytes` decodes (1 GiB).
 pub const SNAPSHOT_LIMIT: usize = 1 << 30;
@@ -22,16 +24,26 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 /// Everything convoy replicates. Ordered maps only, so snapshots are byte-identical across servers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterState {
-    pub(crate) resources: CowMap<String, Resource>,
-    pub(crate) consumers: CowMap<String, Consumer>,
-    pub(crate) nodes: NodeTable,
-    pub(crate) deployments: CowMap<DeploymentId, Deployment>,
-    pub(crate) active: BTreeSet<DeploymentId>,
-    pub(crate) groups: CowMap<String, Group>,
-    pub(crate) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
-    pub(crate) next_deployment: u64,
-    pub(crate) next_group_deployment: u64,
-    pub(crate) tokens: TokenTable,
+    /// Resources by name, with their published versions.
+    pub(super) resources: CowMap<String, Resource>,
+    /// Consumers by name: their nodes, subscriptions, holds and active deployment per resource.
+    pub(super) consumers: CowMap<String, Consumer>,
+    /// Every node that reported or was named by a consumer, by id.
+    pub(super) nodes: NodeTable,
+    /// Every deployment by id, active or terminal (terminal ones pruned by `Prune`).
+    pub(super) deployments: CowMap<DeploymentId, Deployment>,
+    /// The ids of the deployments not yet terminal.
+    pub(super) active: BTreeSet<DeploymentId>,
+    /// Consumer groups by name.
+    pub(super) groups: CowMap<String, Group>,
+    /// Every group deployment by id, running or ended.
+    pub(super) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
+    /// The number of the last deployment id given out (the next is one more).
+    pub(super) next_deployment: u64,
+    /// The number of the last group deployment id given out (the next is one more).
+    pub(super) next_group_deployment: u64,
+    /// API tokens (hashes only).
+    pub(super) tokens: TokenTable,
 }
 
 /// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
@@ -368,103 +380,6 @@ impl ClusterState {
             )));
         }
         Ok(state)
-    }
-
-    /// The earliest time-based rule over all active deployments (group deployments have none of their own:
-    /// they advance when their deployments end). A new leader logs it when it builds its actors; the
-    /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.active
-            .iter()
-            .filter_map(|id| self.deployments.get(id)?.deadline())
-            .min()
-    }
-
-    /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
-    pub fn deployment_deadline(&self, id: DeploymentId) -> Option<Timestamp> {
-        self.deployments.get(&id)?.deadline()
-    }
-
-    /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
-    /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
-    /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
-    pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
-        self.active
-            .iter()
-            .filter(|id| {
-                self.deployments
-                    .get(id)
-                    .and_then(Deployment::pulse_deadline)
-                    .is_some_and(|d| d <= now)
-            })
-            .copied()
-            .collect()
-    }
-
-    /// The API tokens (the HTTP layer authenticates every request against this applied table).
-    pub fn tokens(&self) -> &TokenTable {
-        &self.tokens
-    }
-
-    /// How many terminal deployments keep their per-node detail (for the leader's decision to
-    /// propose `Prune`): the terminal ones not pruned yet.
-    pub fn unpruned_terminal(&self) -> usize {
-        self.deployments
-            .values()
-            .filter(|d| d.status.is_terminal() && !is_pruned(d))
-            .count()
-    }
-
-    /// Active deployment ids (for the leader's supervisor).
-    pub fn active_deployments(&self) -> Vec<DeploymentId> {
-        self.active.iter().copied().collect()
-    }
-
-    /// Running group deployments (for the leader's supervisor), in id order.
-    pub fn running_group_deployments(&self) -> Vec<GroupDeploymentId> {
-        self.group_deployments
-            .values()
-            .filter(|gd| gd.status == GroupStatus::Running)
-            .map(|gd| gd.id)
-            .collect()
-    }
-
-    /// The running step (0-based) of a running group deployment; `None` when it is not running.
-    pub fn group_step(&self, id: GroupDeploymentId) -> Option<u32> {
-        let gd = self.group_deployments.get(&id)?;
-        (gd.status == GroupStatus::Running).then_some(gd.current_step)
-    }
-
-    /// How many steps a group deployment has.
-    pub fn group_step_count(&self, id: GroupDeploymentId) -> Option<u32> {
-        Some(self.group_deployments.get(&id)?.steps.len() as u32)
-    }
-
-    /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when
-    /// applying it would change nothing (a heartbeat), so heartbeats never reach the log.
-    pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
-        let ns = self.nodes.get(&report.node);
-        let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
-        let mut out = NodeReport {
-            node: report.node.clone(),
-            active: report.active,
-            resources: BTreeMap::new(),
-        };
-        for (r, rr) in &report.resources {
-            let changed = match ns.and_then(|n| n.resources.get(r)) {
-                None => true,
-                Some(c) => {
-                    rr.interested.is_some_and(|i| i != c.interested)
-                        || rr.current.is_some_and(|x| Some(x) != c.current)
-                        || (rr.removed && rr.current.is_none() && c.current.is_some())
-                        || !rr.versions.iter().eq(c.versions.iter())
-                }
-            };
-            if changed {
-                out.resources.insert(r.clone(), rr.clone());
-            }
-        }
-        (active_changed || !out.resources.is_empty()).then_some(out)
     }
 }
 
