@@ -3,6 +3,7 @@
 //! Nothing outside the domain reads a `ClusterState` field; it asks one of these (or a view).
 
 use super::deployment::Deployment;
+use super::forget::forgettable;
 use super::group_deployment::GroupStatus;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::NodeReport;
@@ -156,5 +157,14 @@ impl ClusterState {
             None if !n.removing.is_empty() => self.consumer_names().next().map(String::as_str),
             None => None,
         }
+    }
+
+    /// The ids of nodes in no consumer and no active deployment, in id order (the leader forgets those
+    /// among them that stayed silent for `forget_nodes_after`).
+    pub fn forgettable_nodes(&self) -> impl Iterator<Item = &str> + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| forgettable(n))
+            .map(|(id, _)| id.as_str())
     }
 }

@@ -6,6 +6,7 @@ use super::command::{Command, Response};
 use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
+use super::forget::Forget;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
@@ -207,7 +208,9 @@ impl ClusterState {
             Command::Prune { keep } => Response::Pruned {
                 pruned: self.retention().prune(keep, at),
             },
-            Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
+            Command::ForgetNodes { nodes } => Response::Forgotten {
+                forgotten: self.forget().forget(nodes),
+            },
         };
         self.settle(&mut cx);
         for id in std::mem::take(&mut cx.touched) {
@@ -229,6 +232,13 @@ impl ClusterState {
     fn retention(&mut self) -> Retention<'_> {
         Retention {
             deployments: &mut self.deployments,
+        }
+    }
+
+    /// The handler of `ForgetNodes`, borrowing the node table.
+    fn forget(&mut self) -> Forget<'_> {
+        Forget {
+            nodes: &mut self.nodes,
         }
     }
 
