@@ -406,13 +406,7 @@ impl ClusterState {
     pub(crate) fn held_by_group(&self, consumer: &str, resource: &str) -> bool {
         self.group_deployments
             .values()
-            .filter(|gd| gd.status == GroupStatus::Running)
-            .any(|gd| {
-                gd.steps
-                    .iter()
-                    .flatten()
-                    .any(|i| i.consumer == consumer && i.resource == resource)
-            })
+            .any(|gd| gd.plans(consumer, resource))
     }
 }
 

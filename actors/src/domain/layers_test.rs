@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("command", &["command"]),
     // Handlers in the openraft style: a struct of `&mut` borrows of only the maps a command family changes,
     // reporting what happened; `state` builds them and settles their report.
-    ("families", &["retract", "retention", "forget"]),
+    ("families", &["retract", "retention", "forget", "removal"]),
     ("state", &["state"]),
     // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
@@ -53,7 +53,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "registry",
             "subscriptions",
             "lifecycle",
-            "removal",
             "group",
             "selection",
             "reconverge",

@@ -7,6 +7,7 @@ use super::model::{
     Artifact, Consumer, Dependency, Group, Member, NodeReport, Resource, Version, VersionProgress,
 };
 use super::progress::{failure_reason, seen_bits};
+use super::removal::{mark_removal, unmark_removal};
 use super::seen::{Fact, Seen};
 use super::state::{ClusterState, Cx};
 use super::vecmap::VecMap;
@@ -214,11 +215,11 @@ impl ClusterState {
         c.nodes.extend(add.iter().cloned());
         let subscribed: Vec<String> = c.subscriptions.keys().cloned().collect();
         for n in &gone {
-            self.mark_removal(n, None);
+            mark_removal(&mut self.nodes, &self.consumers, n, None);
         }
         for n in &add {
             for r in &subscribed {
-                self.unmark_removal(n, r);
+                unmark_removal(&mut self.nodes, n, r);
             }
         }
         cx.reconcile = true;

@@ -13,6 +13,7 @@ use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, Resource};
 use super::nodes::NodeTable;
 use super::outcome::Outcome;
+use super::removal::Removal;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
 use super::tokens::{Token, TokenTable};
@@ -138,12 +139,19 @@ impl ClusterState {
                 let done = self.retractions().unretract(&resource, version)?;
                 self.settle_retracted(done, &mut cx)
             }
-            Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
+            Command::Unsubscribe { consumer, resource } => {
+                self.removal().unsubscribe(&consumer, &resource)?;
+                Response::Done
+            }
             Command::DeleteConsumer { name } => {
                 cx.outcome.consumer_changed(&name);
-                self.delete_consumer(name)?
+                self.removal().delete_consumer(&name)?;
+                Response::Done
             }
-            Command::DeleteGroup { name } => self.delete_group(name)?,
+            Command::DeleteGroup { name } => {
+                self.removal().delete_group(&name)?;
+                Response::Done
+            }
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
@@ -232,6 +240,16 @@ impl ClusterState {
     fn retention(&mut self) -> Retention<'_> {
         Retention {
             deployments: &mut self.deployments,
+        }
+    }
+
+    /// The handler of deletions, borrowing the consumers, nodes and groups.
+    fn removal(&mut self) -> Removal<'_> {
+        Removal {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            groups: &mut self.groups,
+            group_deployments: &self.group_deployments,
         }
     }
 

@@ -7,6 +7,7 @@ use super::errors::{DomainError, Entity};
 use super::ids::{Actor, DeploymentId};
 use super::model::{Hold, Mode, Subscription};
 use super::policy::{Change, Policy, PolicyPatch};
+use super::removal::unmark_removal;
 use super::state::{ClusterState, Cx};
 use super::status::Status;
 
@@ -36,7 +37,7 @@ impl ClusterState {
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
-            self.unmark_removal(n, &resource);
+            unmark_removal(&mut self.nodes, n, &resource);
         }
         let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, sub);
