@@ -44,19 +44,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("command", &["command"]),
     // Handlers in the openraft style: a struct of `&mut` borrows of only the maps a command family changes,
     // reporting what happened; `state` builds them and settles their report.
-    ("families", &["retract", "retention", "forget", "removal"]),
+    (
+        "families",
+        &["retract", "retention", "forget", "removal", "subscriptions"],
+    ),
     ("state", &["state"]),
     // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
         "handlers",
-        &[
-            "registry",
-            "subscriptions",
-            "lifecycle",
-            "group",
-            "selection",
-            "reconverge",
-        ],
+        &["registry", "lifecycle", "group", "selection", "reconverge"],
     ),
     // Read-only answers over the state: API views, pages, plans, checks before the log.
     (

@@ -16,6 +16,7 @@ use super::outcome::Outcome;
 use super::removal::Removal;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
+use super::subscriptions::Subscriptions;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -111,19 +112,34 @@ impl ClusterState {
                 mode,
                 pin,
                 policy,
-            } => self.subscribe(consumer, resource, mode, pin, policy, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .subscribe(consumer, resource, mode, pin, policy)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::PatchSubscription {
                 consumer,
                 resource,
                 mode,
                 pin,
                 policy,
-            } => self.patch_subscription(consumer, resource, mode, pin, policy, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .patch(consumer, resource, mode, pin, policy)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::ClearHold {
                 consumer,
                 resource,
                 version,
-            } => self.clear_hold_cmd(consumer, resource, version, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .clear_hold(&consumer, &resource, version, at)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::RetractVersion {
                 resource,
                 version,
@@ -253,6 +269,32 @@ impl ClusterState {
         }
     }
 
+    /// The handler of subscriptions and holds, borrowing the consumers, nodes and deployments.
+    pub(super) fn subscriptions(&mut self) -> Subscriptions<'_> {
+        Subscriptions {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            resources: &self.resources,
+        }
+    }
+
+    /// Releases a hold (see [`Subscriptions::release_hold`]); one released asks for reconciliation.
+    pub(super) fn release_hold(
+        &mut self,
+        consumer: &str,
+        resource: &str,
+        version: u64,
+        why: &str,
+        cx: &mut Cx,
+    ) -> Option<String> {
+        let message = self
+            .subscriptions()
+            .release_hold(consumer, resource, version, why, cx.at);
+        cx.reconcile |= message.is_some();
+        message
+    }
+
     /// The handler of `ForgetNodes`, borrowing the node table.
     fn forget(&mut self) -> Forget<'_> {
         Forget {
@@ -291,7 +333,7 @@ impl ClusterState {
                 }
             }
         }
-        self.hold_rolled_back(id, cx);
+        self.subscriptions().hold_rolled_back(id, cx.at);
         cx.ended.push(id);
         cx.outcome.deployment_ended(id);
     }
