@@ -46,13 +46,20 @@ const LAYERS: &[(&str, &[&str])] = &[
     // reporting what happened; `state` builds them and settles their report.
     (
         "families",
-        &["retract", "retention", "forget", "removal", "subscriptions"],
+        &[
+            "retract",
+            "retention",
+            "forget",
+            "removal",
+            "subscriptions",
+            "registry",
+        ],
     ),
     ("state", &["state"]),
     // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
         "handlers",
-        &["registry", "lifecycle", "group", "selection", "reconverge"],
+        &["reports", "lifecycle", "group", "selection", "reconverge"],
     ),
     // Read-only answers over the state: API views, pages, plans, checks before the log.
     (

@@ -32,6 +32,7 @@ mod ranges;
 mod reconverge;
 mod registry;
 mod removal;
+mod reports;
 mod retention;
 mod retract;
 mod schema;

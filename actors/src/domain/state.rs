@@ -13,6 +13,7 @@ use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::{Consumer, Group, Resource};
 use super::nodes::NodeTable;
 use super::outcome::Outcome;
+use super::registry::Registry;
 use super::removal::Removal;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
@@ -82,7 +83,10 @@ impl ClusterState {
             outcome: Outcome::default(),
         };
         let response = match cmd {
-            Command::CreateResource { name } => self.create_resource(name)?,
+            Command::CreateResource { name } => {
+                self.registry().create_resource(name)?;
+                Response::Done
+            }
             Command::PublishVersion {
                 resource,
                 label,
@@ -90,18 +94,23 @@ impl ClusterState {
                 metadata,
                 depends_on,
                 health_port,
-            } => self.publish_version(
-                resource,
-                label,
-                artifact,
-                metadata,
-                depends_on,
-                health_port,
-                &mut cx,
-            )?,
+            } => {
+                let version = self.registry().publish_version(
+                    resource.clone(),
+                    label,
+                    artifact,
+                    metadata,
+                    depends_on,
+                    health_port,
+                    at,
+                )?;
+                cx.reconcile = true;
+                Response::VersionPublished { resource, version }
+            }
             Command::CreateConsumer { name, nodes } => {
                 cx.outcome.consumer_changed(&name);
-                self.create_consumer(name, nodes)?
+                self.registry().create_consumer(name, nodes)?;
+                Response::Done
             }
             Command::UpdateConsumerNodes { name, add, remove } => {
                 self.update_consumer_nodes(name, add, remove, &mut cx)?
@@ -184,7 +193,10 @@ impl ClusterState {
                 self.deployment_op(id, message, by, Op::Rollback, &mut cx)?
             }
             Command::Pulse { id, by } => self.pulse(id, by, &mut cx),
-            Command::CreateGroup { name, members } => self.create_group(name, members)?,
+            Command::CreateGroup { name, members } => {
+                self.registry().create_group(name, members)?;
+                Response::Done
+            }
             Command::StartGroupDeployment {
                 group,
                 versions,
@@ -256,6 +268,16 @@ impl ClusterState {
     fn retention(&mut self) -> Retention<'_> {
         Retention {
             deployments: &mut self.deployments,
+        }
+    }
+
+    /// The handler of the catalogue (resources, versions, consumers, groups).
+    fn registry(&mut self) -> Registry<'_> {
+        Registry {
+            resources: &mut self.resources,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            groups: &mut self.groups,
         }
     }
 
