@@ -53,13 +53,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             "removal",
             "subscriptions",
             "registry",
+            "lifecycle",
         ],
     ),
     ("state", &["state"]),
     // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
         "handlers",
-        &["reports", "lifecycle", "group", "selection", "reconverge"],
+        &["reports", "starts", "group", "selection", "reconverge"],
     ),
     // Read-only answers over the state: API views, pages, plans, checks before the log.
     (

@@ -38,6 +38,7 @@ mod retract;
 mod schema;
 mod seen;
 mod selection;
+mod starts;
 mod state;
 mod status;
 mod strategy;

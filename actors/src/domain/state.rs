@@ -9,10 +9,12 @@ use super::errors::DomainError;
 use super::forget::Forget;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
-use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use super::lifecycle::{Lifecycle, Op};
 use super::model::{Consumer, Group, Resource};
 use super::nodes::NodeTable;
 use super::outcome::Outcome;
+use super::pulse::PulseAnswer;
 use super::registry::Registry;
 use super::removal::Removal;
 use super::retention::Retention;
@@ -181,18 +183,30 @@ impl ClusterState {
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Pause, &mut cx)?
+                self.operate(id, message, by, Op::Pause, &mut cx)?
             }
             Command::Resume { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Resume, &mut cx)?
+                self.operate(id, message, by, Op::Resume, &mut cx)?
             }
             Command::Abort { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Abort, &mut cx)?
+                self.operate(id, message, by, Op::Abort, &mut cx)?
             }
             Command::Rollback { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Rollback, &mut cx)?
+                self.operate(id, message, by, Op::Rollback, &mut cx)?
             }
-            Command::Pulse { id, by } => self.pulse(id, by, &mut cx),
+            Command::Pulse { id, by } => match self.lifecycle().pulse(id, by, at) {
+                Some((answer, status)) => {
+                    self.touch(id, &mut cx);
+                    Response::Pulse {
+                        answer,
+                        status: Some(status),
+                    }
+                }
+                None => Response::Pulse {
+                    answer: PulseAnswer::Stop,
+                    status: None,
+                },
+            },
             Command::CreateGroup { name, members } => {
                 self.registry().create_group(name, members)?;
                 Response::Done
@@ -214,8 +228,18 @@ impl ClusterState {
                 self.note_group(id, before, &mut cx);
                 response
             }
-            Command::Tick => self.tick(&mut cx),
-            Command::TickDeployment { id } => self.tick_deployment(id, &mut cx),
+            Command::Tick => {
+                for id in self.lifecycle().tick_due(at) {
+                    self.touch(id, &mut cx);
+                }
+                Response::Done
+            }
+            Command::TickDeployment { id } => {
+                if self.lifecycle().tick_one(id, at) {
+                    self.touch(id, &mut cx);
+                }
+                Response::Done
+            }
             Command::CreateToken {
                 name,
                 role,
@@ -269,6 +293,32 @@ impl ClusterState {
         Retention {
             deployments: &mut self.deployments,
         }
+    }
+
+    /// The handler of deployment operations, pulses and ticks, borrowing the deployments.
+    fn lifecycle(&mut self) -> Lifecycle<'_> {
+        Lifecycle {
+            deployments: &mut self.deployments,
+            active: &self.active,
+        }
+    }
+
+    /// A user operation on deployment `id`, settled (`touch`).
+    fn operate(
+        &mut self,
+        id: DeploymentId,
+        message: Option<String>,
+        by: Actor,
+        op: Op,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let done = self.lifecycle().operate(id, message, by, op, cx.at)?;
+        self.touch(id, cx);
+        Ok(Response::Deployment {
+            id,
+            status: done.status,
+            changed: done.changed,
+        })
     }
 
     /// The handler of the catalogue (resources, versions, consumers, groups).
@@ -418,42 +468,6 @@ impl ClusterState {
         }
     }
 
-    fn tick(&mut self, cx: &mut Cx) -> Response {
-        let due: Vec<DeploymentId> = self
-            .active
-            .iter()
-            .filter(|id| {
-                self.deployments
-                    .get(id)
-                    .and_then(Deployment::deadline)
-                    .is_some_and(|d| d <= cx.at)
-            })
-            .copied()
-            .collect();
-        for id in due {
-            if let Some(d) = self.deployments.get_mut(&id) {
-                d.tick(cx.at);
-            }
-            self.touch(id, cx);
-        }
-        Response::Done
-    }
-
-    /// The time-based rules of deployment `id` alone, if one is due at `at` (a deadline moved later
-    /// meanwhile: nothing to do). Its actor hears its deadline either way.
-    fn tick_deployment(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
-        if !self.active.contains(&id) {
-            return Response::Done;
-        }
-        if let Some(d) = self.deployments.get_mut(&id) {
-            if d.deadline().is_some_and(|d| d <= cx.at) {
-                d.tick(cx.at);
-            }
-        }
-        self.touch(id, cx);
-        Response::Done
-    }
-
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
     pub fn snapshot_bytes(&self) -> Vec<u8> {
         bincode::serde::encode_to_vec(self, bincode::config::standard())
@@ -473,15 +487,6 @@ impl ClusterState {
         }
         Ok(state)
     }
-}
-
-/// A user operation on a deployment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Pause,
-    Resume,
-    Abort,
-    Rollback,
 }
 
 #[cfg(test)]
