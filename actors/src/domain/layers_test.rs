@@ -54,6 +54,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "subscriptions",
             "registry",
             "lifecycle",
+            "group_abort",
         ],
     ),
     ("state", &["state"]),

@@ -15,6 +15,7 @@ mod fleet;
 mod forget;
 mod gauges;
 mod group;
+mod group_abort;
 mod group_deployment;
 mod ids;
 mod invalid;

@@ -7,6 +7,7 @@ use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::forget::Forget;
+use super::group_abort::GroupAbort;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
 use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
@@ -224,9 +225,15 @@ impl ClusterState {
             }
             Command::AbortGroupDeployment { id, by } => {
                 let before = self.group_progress(id);
-                let response = self.abort_group_deployment(id, by, &mut cx)?;
+                let done = self.group_abort().abort(id, by, at)?;
+                for d in done.stopped {
+                    self.touch(d, &mut cx);
+                }
                 self.note_group(id, before, &mut cx);
-                response
+                Response::GroupDeployment {
+                    id,
+                    status: GroupStatus::Aborted,
+                }
             }
             Command::Tick => {
                 for id in self.lifecycle().tick_due(at) {
@@ -319,6 +326,14 @@ impl ClusterState {
             status: done.status,
             changed: done.changed,
         })
+    }
+
+    /// The handler of aborting group deployments, borrowing them and the deployments.
+    fn group_abort(&mut self) -> GroupAbort<'_> {
+        GroupAbort {
+            group_deployments: &mut self.group_deployments,
+            deployments: &mut self.deployments,
+        }
     }
 
     /// The handler of the catalogue (resources, versions, consumers, groups).
