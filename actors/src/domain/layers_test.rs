@@ -58,12 +58,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("state", &["state"]),
-    // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
+    // `impl ClusterState` for the commands that start or end deployments as they go and so need nearly the
+    // whole state (each module doc says why), and the selection rules they consult.
     (
         "handlers",
         &["reports", "starts", "group", "selection", "reconverge"],
     ),
-    // Read-only answers over the state: API views, pages, plans, checks before the log.
+    // Read-only answers over the state: API views, pages, plans, checks before the log, the leader's queries.
     (
         "views",
         &[
