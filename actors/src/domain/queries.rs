@@ -168,3 +168,7 @@ impl ClusterState {
             .map(|(id, _)| id.as_str())
     }
 }
+
+#[cfg(test)]
+#[path = "queries_test.rs"]
+mod tests;
