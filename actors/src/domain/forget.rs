@@ -7,28 +7,27 @@
 //! deployment — and skips a node that joined one meanwhile. A forgotten node that reports again is a
 //! new node: terminal deployments still name it in their node lists, and the removals it still owed
 //! (`NodeState::removing`) are gone with it.
+//!
+//! [`Forget`] is the family's handler: it borrows the node table only, and reports how many nodes it
+//! removed. Which nodes are forgettable now is a query (`ClusterState::forgettable_nodes`, `queries.rs`).
 
-use super::command::Response;
 use super::model::NodeState;
-use super::state::ClusterState;
+use super::nodes::NodeTable;
 
 /// A node the state no longer needs: in no consumer and no active deployment.
 pub(crate) fn forgettable(n: &NodeState) -> bool {
     n.consumers.is_empty() && n.deployments.is_empty()
 }
 
-impl ClusterState {
-    /// The ids of nodes in no consumer and no active deployment, in id order (the leader forgets those
-    /// among them that stayed silent for `forget_nodes_after`).
-    pub fn forgettable_nodes(&self) -> impl Iterator<Item = &str> + '_ {
-        self.nodes
-            .iter()
-            .filter(|(_, n)| forgettable(n))
-            .map(|(id, _)| id.as_str())
-    }
+/// `ForgetNodes`, over the node table (the only map it changes).
+pub(crate) struct Forget<'a> {
+    /// The nodes; only forgettable ones are removed.
+    pub nodes: &'a mut NodeTable,
+}
 
+impl Forget<'_> {
     /// Applies `ForgetNodes`: removes each listed node that is still forgettable; answers how many.
-    pub(crate) fn forget_nodes(&mut self, nodes: Vec<String>) -> Response {
+    pub(crate) fn forget(&mut self, nodes: Vec<String>) -> u32 {
         let mut forgotten = 0u32;
         for id in nodes {
             if self.nodes.get(&id).is_some_and(forgettable) {
@@ -36,7 +35,7 @@ impl ClusterState {
                 forgotten += 1;
             }
         }
-        Response::Forgotten { forgotten }
+        forgotten
     }
 }
 

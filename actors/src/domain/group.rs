@@ -1,6 +1,10 @@
 //! Consumer-group deployments (DEPLOYMENTS.md §8): the (consumer, resource, version) graph, its checks
 //! (every dependency resolves inside the group — connectivity — and no cycle, both naming the offending path),
-//! topological steps, and driving the steps one after another.
+//! topological steps, and driving the steps one after another. Aborting one is in `group_abort.rs`.
+//!
+//! Starting and driving stay `impl ClusterState` rather than a handler borrowing a few maps: planning reads
+//! the selection (resources, consumers, nodes, groups), and each step starts its deployments through
+//! `starts.rs` (which changes nearly the whole state) and reads their statuses to move on.
 
 use super::command::{DeploymentSpec, Response};
 use super::errors::{DomainError, Entity};
@@ -348,82 +352,12 @@ impl ClusterState {
         }
     }
 
-    pub(crate) fn abort_group_deployment(
-        &mut self,
-        id: GroupDeploymentId,
-        by: Actor,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
-        let gd = self
-            .group_deployments
-            .get(&id)
-            .ok_or_else(|| DomainError::not_found(Entity::GroupDeployment, id))?;
-        match gd.status {
-            GroupStatus::Aborted => {
-                return Ok(Response::GroupDeployment {
-                    id,
-                    status: GroupStatus::Aborted,
-                })
-            }
-            GroupStatus::Running => {}
-            other => {
-                let status = serde_name(other);
-                return Err(DomainError::GroupTransition {
-                    id: id.to_string(),
-                    status,
-                    op: "abort a finished group deployment".into(),
-                });
-            }
-        }
-        let step = gd.current_step as usize;
-        let running: Vec<_> = gd
-            .steps
-            .get(step)
-            .into_iter()
-            .flatten()
-            .filter_map(|i| i.deployment)
-            .collect();
-        self.group_deployments.get_mut(&id).expect("exists").status = GroupStatus::Aborted;
-        for d in running {
-            if let Some(dep) = self.deployments.get_mut(&d) {
-                if dep.status.is_active() {
-                    let _ = dep.abort(
-                        cx.at,
-                        by.clone(),
-                        Some(format!("group deployment {id} aborted")),
-                    );
-                }
-            }
-            self.touch(d, cx);
-        }
-        Ok(Response::GroupDeployment {
-            id,
-            status: GroupStatus::Aborted,
-        })
-    }
-
     /// (consumer, resource) is planned in a running group deployment, which will deploy it.
     pub(crate) fn held_by_group(&self, consumer: &str, resource: &str) -> bool {
         self.group_deployments
             .values()
-            .filter(|gd| gd.status == GroupStatus::Running)
-            .any(|gd| {
-                gd.steps
-                    .iter()
-                    .flatten()
-                    .any(|i| i.consumer == consumer && i.resource == resource)
-            })
+            .any(|gd| gd.plans(consumer, resource))
     }
-}
-
-fn serde_name(s: GroupStatus) -> String {
-    match s {
-        GroupStatus::Running => "RUNNING",
-        GroupStatus::Succeeded => "SUCCEEDED",
-        GroupStatus::Failed => "FAILED",
-        GroupStatus::Aborted => "ABORTED",
-    }
-    .into()
 }
 
 /// Longest chain of needs below `v`; `Err(path)` on a cycle.

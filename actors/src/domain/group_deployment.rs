@@ -52,3 +52,15 @@ pub struct GroupDeployment {
     #[serde(default)]
     pub overrides: BTreeMap<String, Policy>,
 }
+
+impl GroupDeployment {
+    /// Whether it is running and one of its steps deploys `resource` on `consumer` (it will deploy it).
+    pub(crate) fn plans(&self, consumer: &str, resource: &str) -> bool {
+        self.status == GroupStatus::Running
+            && self
+                .steps
+                .iter()
+                .flatten()
+                .any(|i| i.consumer == consumer && i.resource == resource)
+    }
+}

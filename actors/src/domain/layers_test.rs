@@ -44,27 +44,32 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("command", &["command"]),
     // Handlers in the openraft style: a struct of `&mut` borrows of only the maps a command family changes,
     // reporting what happened; `state` builds them and settles their report.
-    ("families", &["retract", "retention"]),
-    ("state", &["state"]),
-    // `impl ClusterState` per command family (what `apply` dispatches to) and the rules they consult.
     (
-        "handlers",
+        "families",
         &[
-            "registry",
-            "subscriptions",
-            "lifecycle",
-            "removal",
-            "group",
-            "selection",
+            "retract",
+            "retention",
             "forget",
-            "reconverge",
+            "removal",
+            "subscriptions",
+            "registry",
+            "lifecycle",
+            "group_abort",
         ],
     ),
-    // Read-only answers over the state: API views, pages, plans, checks before the log.
+    ("state", &["state"]),
+    // `impl ClusterState` for the commands that start or end deployments as they go and so need nearly the
+    // whole state (each module doc says why), and the selection rules they consult.
+    (
+        "handlers",
+        &["reports", "starts", "group", "selection", "reconverge"],
+    ),
+    // Read-only answers over the state: API views, pages, plans, checks before the log, the leader's queries.
     (
         "views",
         &[
             "views", "summary", "explain", "fleet", "gauges", "plan", "precheck", "targets",
+            "queries",
         ],
     ),
     ("tests", &["testkit"]),

@@ -4,7 +4,7 @@
 
 use super::command::DeploymentSpec;
 use super::errors::DomainError;
-use super::lifecycle::spec_on_consumer;
+use super::starts::spec_on_consumer;
 use super::state::ClusterState;
 use super::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};

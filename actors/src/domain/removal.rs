@@ -1,60 +1,83 @@
 //! Deleting subscriptions, consumers and groups. What a node then holds that none of its consumers
 //! subscribes to gets an `uninstall` target (see `targets`). Refused (409) while a deployment of what
 //! would go is active, or while a group names it.
+//!
+//! [`Removal`] is the family's handler: it borrows the consumers, the nodes and the groups (the maps the
+//! three commands change) and reads the group deployments. None of them starts or ends a deployment, so
+//! there is nothing for `apply` to settle: each answers `Ok(())` or refuses. Marking and unmarking a
+//! node's removals are free functions here, also called when a consumer's nodes or subscriptions change.
 
-use super::command::Response;
+use super::cow::CowMap;
 use super::errors::{DomainError, Entity};
-use super::group_deployment::GroupStatus;
-use super::state::ClusterState;
+use super::group_deployment::{GroupDeployment, GroupStatus};
+use super::ids::GroupDeploymentId;
+use super::model::{Consumer, Group};
+use super::nodes::NodeTable;
 
-impl ClusterState {
+/// `Unsubscribe`, `DeleteConsumer` and `DeleteGroup`, over the maps they touch.
+pub(crate) struct Removal<'a> {
+    /// The consumers whose subscriptions (or who themselves) go.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The nodes that leave a deleted consumer and mark what they no longer need for removal.
+    pub nodes: &'a mut NodeTable,
+    /// The groups: one goes, and a member consumer may not.
+    pub groups: &'a mut CowMap<String, Group>,
+    /// The group deployments: a running one keeps its group and what it plans.
+    pub group_deployments: &'a CowMap<GroupDeploymentId, GroupDeployment>,
+}
+
+impl Removal<'_> {
     /// Deletes `consumer`'s subscription to `resource` and the holds on it.
     pub(crate) fn unsubscribe(
         &mut self,
-        consumer: String,
-        resource: String,
-    ) -> Result<Response, DomainError> {
+        consumer: &str,
+        resource: &str,
+    ) -> Result<(), DomainError> {
         let c = self
             .consumers
-            .get(&consumer)
-            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &consumer))?;
+            .get(consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, consumer))?;
         let name = format!("{consumer}/{resource}");
-        if !c.subscriptions.contains_key(&resource) {
+        if !c.subscriptions.contains_key(resource) {
             return Err(DomainError::not_found(Entity::Subscription, name));
         }
-        if let Some(id) = c.active.get(&resource) {
+        if let Some(id) = c.active.get(resource) {
             return Err(DomainError::InUse {
                 entity: Entity::Subscription,
                 name,
                 reason: format!("deployment {id} is active"),
             });
         }
-        if self.held_by_group(&consumer, &resource) {
+        if self
+            .group_deployments
+            .values()
+            .any(|gd| gd.plans(consumer, resource))
+        {
             return Err(DomainError::InUse {
                 entity: Entity::Subscription,
                 name,
                 reason: "a running group deployment plans it".into(),
             });
         }
-        let c = self.consumers.get_mut(&consumer).expect("checked");
-        c.subscriptions.remove(&resource);
-        c.holds.remove(&resource);
+        let c = self.consumers.get_mut(consumer).expect("checked");
+        c.subscriptions.remove(resource);
+        c.holds.remove(resource);
         let nodes = c.nodes.clone();
         for n in &nodes {
-            self.mark_removal(n, Some(&resource));
+            mark_removal(self.nodes, self.consumers, n, Some(resource));
         }
-        Ok(Response::Done)
+        Ok(())
     }
 
     /// Deletes `name`; its nodes leave it.
-    pub(crate) fn delete_consumer(&mut self, name: String) -> Result<Response, DomainError> {
+    pub(crate) fn delete_consumer(&mut self, name: &str) -> Result<(), DomainError> {
         let c = self
             .consumers
-            .get(&name)
-            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &name))?;
+            .get(name)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, name))?;
         let in_use = |reason: String| DomainError::InUse {
             entity: Entity::Consumer,
-            name: name.clone(),
+            name: name.to_string(),
             reason,
         };
         if let Some((r, id)) = c.active.iter().next() {
@@ -67,55 +90,20 @@ impl ClusterState {
         {
             return Err(in_use(format!("it is a member of group \"{}\"", g.name)));
         }
-        let c = self.consumers.remove(&name).expect("checked");
+        let c = self.consumers.remove(name).expect("checked");
         for n in &c.nodes {
             if let Some(ns) = self.nodes.get_mut(n) {
-                ns.consumers.remove(&name);
+                ns.consumers.remove(name);
             }
-            self.mark_removal(n, None);
+            mark_removal(self.nodes, self.consumers, n, None);
         }
-        Ok(Response::Done)
-    }
-
-    /// Marks `resource` (`None`: every resource) for removal on `node` where the node holds it and no
-    /// consumer of it subscribes to it any more.
-    pub(crate) fn mark_removal(&mut self, node: &str, resource: Option<&str>) {
-        let Some(ns) = self.nodes.get(node) else {
-            return;
-        };
-        let wanted = |r: &str| {
-            ns.consumers.iter().any(|c| {
-                self.consumers
-                    .get(c)
-                    .is_some_and(|c| c.subscriptions.contains_key(r))
-            })
-        };
-        let marks: Vec<String> = ns
-            .resources
-            .iter()
-            .map(|(r, _)| r)
-            .filter(|r| resource.is_none_or(|x| x == r.as_str()))
-            .filter(|r| ns.installed(r).is_some() && !wanted(r))
-            .cloned()
-            .collect();
-        if let Some(ns) = self.nodes.get_mut(node) {
-            ns.removing.extend(marks);
-        }
-    }
-
-    /// A consumer of `node` subscribes to `resource` again: it is no longer to be removed there.
-    pub(crate) fn unmark_removal(&mut self, node: &str, resource: &str) {
-        if let Some(ns) = self.nodes.get_mut(node) {
-            if !ns.removing.is_empty() {
-                ns.removing.remove(resource);
-            }
-        }
+        Ok(())
     }
 
     /// Deletes group `name`.
-    pub(crate) fn delete_group(&mut self, name: String) -> Result<Response, DomainError> {
-        if !self.groups.contains_key(&name) {
-            return Err(DomainError::not_found(Entity::Group, &name));
+    pub(crate) fn delete_group(&mut self, name: &str) -> Result<(), DomainError> {
+        if !self.groups.contains_key(name) {
+            return Err(DomainError::not_found(Entity::Group, name));
         }
         if let Some((id, _)) = self
             .group_deployments
@@ -124,12 +112,52 @@ impl ClusterState {
         {
             return Err(DomainError::InUse {
                 entity: Entity::Group,
-                name,
+                name: name.to_string(),
                 reason: format!("group deployment {id} is running"),
             });
         }
-        self.groups.remove(&name);
-        Ok(Response::Done)
+        self.groups.remove(name);
+        Ok(())
+    }
+}
+
+/// Marks `resource` (`None`: every resource) for removal on `node` where the node holds it and no
+/// consumer of it subscribes to it any more.
+pub(crate) fn mark_removal(
+    nodes: &mut NodeTable,
+    consumers: &CowMap<String, Consumer>,
+    node: &str,
+    resource: Option<&str>,
+) {
+    let Some(ns) = nodes.get(node) else {
+        return;
+    };
+    let wanted = |r: &str| {
+        ns.consumers.iter().any(|c| {
+            consumers
+                .get(c)
+                .is_some_and(|c| c.subscriptions.contains_key(r))
+        })
+    };
+    let marks: Vec<String> = ns
+        .resources
+        .iter()
+        .map(|(r, _)| r)
+        .filter(|r| resource.is_none_or(|x| x == r.as_str()))
+        .filter(|r| ns.installed(r).is_some() && !wanted(r))
+        .cloned()
+        .collect();
+    if let Some(ns) = nodes.get_mut(node) {
+        ns.removing.extend(marks);
+    }
+}
+
+/// A consumer of `node` subscribes to `resource` again: it is no longer to be removed there.
+pub(crate) fn unmark_removal(nodes: &mut NodeTable, node: &str, resource: &str) {
+    if let Some(ns) = nodes.get_mut(node) {
+        if !ns.removing.is_empty() {
+            ns.removing.remove(resource);
+        }
     }
 }
 

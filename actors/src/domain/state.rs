@@ -1,20 +1,29 @@
-//! `ClusterState`: the replicated state, `apply` (the only place it changes), snapshots and deadlines.
+//! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
+//! `pub(super)`: only the domain reads them; the leader and the server ask named queries (`queries.rs`) and
+//! views, so the compiler refuses any other reader.
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
+use super::forget::Forget;
+use super::group_abort::GroupAbort;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
-use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Consumer, Group, NodeReport, Resource};
+use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use super::lifecycle::{Lifecycle, Op};
+use super::model::{Consumer, Group, Resource};
 use super::nodes::NodeTable;
 use super::outcome::Outcome;
-use super::retention::{is_pruned, Retention};
+use super::pulse::PulseAnswer;
+use super::registry::Registry;
+use super::removal::Removal;
+use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
+use super::subscriptions::Subscriptions;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Largest snapshot `from_snapshot_bytes` decodes (1 GiB).
 pub const SNAPSHOT_LIMIT: usize = 1 << 30;
@@ -22,16 +31,26 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 /// Everything convoy replicates. Ordered maps only, so snapshots are byte-identical across servers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterState {
-    pub(crate) resources: CowMap<String, Resource>,
-    pub(crate) consumers: CowMap<String, Consumer>,
-    pub(crate) nodes: NodeTable,
-    pub(crate) deployments: CowMap<DeploymentId, Deployment>,
-    pub(crate) active: BTreeSet<DeploymentId>,
-    pub(crate) groups: CowMap<String, Group>,
-    pub(crate) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
-    pub(crate) next_deployment: u64,
-    pub(crate) next_group_deployment: u64,
-    pub(crate) tokens: TokenTable,
+    /// Resources by name, with their published versions.
+    pub(super) resources: CowMap<String, Resource>,
+    /// Consumers by name: their nodes, subscriptions, holds and active deployment per resource.
+    pub(super) consumers: CowMap<String, Consumer>,
+    /// Every node that reported or was named by a consumer, by id.
+    pub(super) nodes: NodeTable,
+    /// Every deployment by id, active or terminal (terminal ones pruned by `Prune`).
+    pub(super) deployments: CowMap<DeploymentId, Deployment>,
+    /// The ids of the deployments not yet terminal.
+    pub(super) active: BTreeSet<DeploymentId>,
+    /// Consumer groups by name.
+    pub(super) groups: CowMap<String, Group>,
+    /// Every group deployment by id, running or ended.
+    pub(super) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
+    /// The number of the last deployment id given out (the next is one more).
+    pub(super) next_deployment: u64,
+    /// The number of the last group deployment id given out (the next is one more).
+    pub(super) next_group_deployment: u64,
+    /// API tokens (hashes only).
+    pub(super) tokens: TokenTable,
 }
 
 /// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
@@ -67,7 +86,10 @@ impl ClusterState {
             outcome: Outcome::default(),
         };
         let response = match cmd {
-            Command::CreateResource { name } => self.create_resource(name)?,
+            Command::CreateResource { name } => {
+                self.registry().create_resource(name)?;
+                Response::Done
+            }
             Command::PublishVersion {
                 resource,
                 label,
@@ -75,18 +97,23 @@ impl ClusterState {
                 metadata,
                 depends_on,
                 health_port,
-            } => self.publish_version(
-                resource,
-                label,
-                artifact,
-                metadata,
-                depends_on,
-                health_port,
-                &mut cx,
-            )?,
+            } => {
+                let version = self.registry().publish_version(
+                    resource.clone(),
+                    label,
+                    artifact,
+                    metadata,
+                    depends_on,
+                    health_port,
+                    at,
+                )?;
+                cx.reconcile = true;
+                Response::VersionPublished { resource, version }
+            }
             Command::CreateConsumer { name, nodes } => {
                 cx.outcome.consumer_changed(&name);
-                self.create_consumer(name, nodes)?
+                self.registry().create_consumer(name, nodes)?;
+                Response::Done
             }
             Command::UpdateConsumerNodes { name, add, remove } => {
                 self.update_consumer_nodes(name, add, remove, &mut cx)?
@@ -97,19 +124,34 @@ impl ClusterState {
                 mode,
                 pin,
                 policy,
-            } => self.subscribe(consumer, resource, mode, pin, policy, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .subscribe(consumer, resource, mode, pin, policy)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::PatchSubscription {
                 consumer,
                 resource,
                 mode,
                 pin,
                 policy,
-            } => self.patch_subscription(consumer, resource, mode, pin, policy, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .patch(consumer, resource, mode, pin, policy)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::ClearHold {
                 consumer,
                 resource,
                 version,
-            } => self.clear_hold_cmd(consumer, resource, version, &mut cx)?,
+            } => {
+                self.subscriptions()
+                    .clear_hold(&consumer, &resource, version, at)?;
+                cx.reconcile = true;
+                Response::Done
+            }
             Command::RetractVersion {
                 resource,
                 version,
@@ -125,29 +167,51 @@ impl ClusterState {
                 let done = self.retractions().unretract(&resource, version)?;
                 self.settle_retracted(done, &mut cx)
             }
-            Command::Unsubscribe { consumer, resource } => self.unsubscribe(consumer, resource)?,
+            Command::Unsubscribe { consumer, resource } => {
+                self.removal().unsubscribe(&consumer, &resource)?;
+                Response::Done
+            }
             Command::DeleteConsumer { name } => {
                 cx.outcome.consumer_changed(&name);
-                self.delete_consumer(name)?
+                self.removal().delete_consumer(&name)?;
+                Response::Done
             }
-            Command::DeleteGroup { name } => self.delete_group(name)?,
+            Command::DeleteGroup { name } => {
+                self.removal().delete_group(&name)?;
+                Response::Done
+            }
             Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Pause, &mut cx)?
+                self.operate(id, message, by, Op::Pause, &mut cx)?
             }
             Command::Resume { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Resume, &mut cx)?
+                self.operate(id, message, by, Op::Resume, &mut cx)?
             }
             Command::Abort { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Abort, &mut cx)?
+                self.operate(id, message, by, Op::Abort, &mut cx)?
             }
             Command::Rollback { id, message, by } => {
-                self.deployment_op(id, message, by, Op::Rollback, &mut cx)?
+                self.operate(id, message, by, Op::Rollback, &mut cx)?
             }
-            Command::Pulse { id, by } => self.pulse(id, by, &mut cx),
-            Command::CreateGroup { name, members } => self.create_group(name, members)?,
+            Command::Pulse { id, by } => match self.lifecycle().pulse(id, by, at) {
+                Some((answer, status)) => {
+                    self.touch(id, &mut cx);
+                    Response::Pulse {
+                        answer,
+                        status: Some(status),
+                    }
+                }
+                None => Response::Pulse {
+                    answer: PulseAnswer::Stop,
+                    status: None,
+                },
+            },
+            Command::CreateGroup { name, members } => {
+                self.registry().create_group(name, members)?;
+                Response::Done
+            }
             Command::StartGroupDeployment {
                 group,
                 versions,
@@ -161,12 +225,28 @@ impl ClusterState {
             }
             Command::AbortGroupDeployment { id, by } => {
                 let before = self.group_progress(id);
-                let response = self.abort_group_deployment(id, by, &mut cx)?;
+                let done = self.group_abort().abort(id, by, at)?;
+                for d in done.stopped {
+                    self.touch(d, &mut cx);
+                }
                 self.note_group(id, before, &mut cx);
-                response
+                Response::GroupDeployment {
+                    id,
+                    status: GroupStatus::Aborted,
+                }
             }
-            Command::Tick => self.tick(&mut cx),
-            Command::TickDeployment { id } => self.tick_deployment(id, &mut cx),
+            Command::Tick => {
+                for id in self.lifecycle().tick_due(at) {
+                    self.touch(id, &mut cx);
+                }
+                Response::Done
+            }
+            Command::TickDeployment { id } => {
+                if self.lifecycle().tick_one(id, at) {
+                    self.touch(id, &mut cx);
+                }
+                Response::Done
+            }
             Command::CreateToken {
                 name,
                 role,
@@ -195,7 +275,9 @@ impl ClusterState {
             Command::Prune { keep } => Response::Pruned {
                 pruned: self.retention().prune(keep, at),
             },
-            Command::ForgetNodes { nodes } => self.forget_nodes(nodes),
+            Command::ForgetNodes { nodes } => Response::Forgotten {
+                forgotten: self.forget().forget(nodes),
+            },
         };
         self.settle(&mut cx);
         for id in std::mem::take(&mut cx.touched) {
@@ -217,6 +299,93 @@ impl ClusterState {
     fn retention(&mut self) -> Retention<'_> {
         Retention {
             deployments: &mut self.deployments,
+        }
+    }
+
+    /// The handler of deployment operations, pulses and ticks, borrowing the deployments.
+    fn lifecycle(&mut self) -> Lifecycle<'_> {
+        Lifecycle {
+            deployments: &mut self.deployments,
+            active: &self.active,
+        }
+    }
+
+    /// A user operation on deployment `id`, settled (`touch`).
+    fn operate(
+        &mut self,
+        id: DeploymentId,
+        message: Option<String>,
+        by: Actor,
+        op: Op,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let done = self.lifecycle().operate(id, message, by, op, cx.at)?;
+        self.touch(id, cx);
+        Ok(Response::Deployment {
+            id,
+            status: done.status,
+            changed: done.changed,
+        })
+    }
+
+    /// The handler of aborting group deployments, borrowing them and the deployments.
+    fn group_abort(&mut self) -> GroupAbort<'_> {
+        GroupAbort {
+            group_deployments: &mut self.group_deployments,
+            deployments: &mut self.deployments,
+        }
+    }
+
+    /// The handler of the catalogue (resources, versions, consumers, groups).
+    fn registry(&mut self) -> Registry<'_> {
+        Registry {
+            resources: &mut self.resources,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            groups: &mut self.groups,
+        }
+    }
+
+    /// The handler of deletions, borrowing the consumers, nodes and groups.
+    fn removal(&mut self) -> Removal<'_> {
+        Removal {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            groups: &mut self.groups,
+            group_deployments: &self.group_deployments,
+        }
+    }
+
+    /// The handler of subscriptions and holds, borrowing the consumers, nodes and deployments.
+    pub(super) fn subscriptions(&mut self) -> Subscriptions<'_> {
+        Subscriptions {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            resources: &self.resources,
+        }
+    }
+
+    /// Releases a hold (see [`Subscriptions::release_hold`]); one released asks for reconciliation.
+    pub(super) fn release_hold(
+        &mut self,
+        consumer: &str,
+        resource: &str,
+        version: u64,
+        why: &str,
+        cx: &mut Cx,
+    ) -> Option<String> {
+        let message = self
+            .subscriptions()
+            .release_hold(consumer, resource, version, why, cx.at);
+        cx.reconcile |= message.is_some();
+        message
+    }
+
+    /// The handler of `ForgetNodes`, borrowing the node table.
+    fn forget(&mut self) -> Forget<'_> {
+        Forget {
+            nodes: &mut self.nodes,
         }
     }
 
@@ -251,7 +420,7 @@ impl ClusterState {
                 }
             }
         }
-        self.hold_rolled_back(id, cx);
+        self.subscriptions().hold_rolled_back(id, cx.at);
         cx.ended.push(id);
         cx.outcome.deployment_ended(id);
     }
@@ -314,42 +483,6 @@ impl ClusterState {
         }
     }
 
-    fn tick(&mut self, cx: &mut Cx) -> Response {
-        let due: Vec<DeploymentId> = self
-            .active
-            .iter()
-            .filter(|id| {
-                self.deployments
-                    .get(id)
-                    .and_then(Deployment::deadline)
-                    .is_some_and(|d| d <= cx.at)
-            })
-            .copied()
-            .collect();
-        for id in due {
-            if let Some(d) = self.deployments.get_mut(&id) {
-                d.tick(cx.at);
-            }
-            self.touch(id, cx);
-        }
-        Response::Done
-    }
-
-    /// The time-based rules of deployment `id` alone, if one is due at `at` (a deadline moved later
-    /// meanwhile: nothing to do). Its actor hears its deadline either way.
-    fn tick_deployment(&mut self, id: DeploymentId, cx: &mut Cx) -> Response {
-        if !self.active.contains(&id) {
-            return Response::Done;
-        }
-        if let Some(d) = self.deployments.get_mut(&id) {
-            if d.deadline().is_some_and(|d| d <= cx.at) {
-                d.tick(cx.at);
-            }
-        }
-        self.touch(id, cx);
-        Response::Done
-    }
-
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
     pub fn snapshot_bytes(&self) -> Vec<u8> {
         bincode::serde::encode_to_vec(self, bincode::config::standard())
@@ -369,112 +502,6 @@ impl ClusterState {
         }
         Ok(state)
     }
-
-    /// The earliest time-based rule over all active deployments (group deployments have none of their own:
-    /// they advance when their deployments end). A new leader logs it when it builds its actors; the
-    /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.active
-            .iter()
-            .filter_map(|id| self.deployments.get(id)?.deadline())
-            .min()
-    }
-
-    /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
-    pub fn deployment_deadline(&self, id: DeploymentId) -> Option<Timestamp> {
-        self.deployments.get(&id)?.deadline()
-    }
-
-    /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
-    /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
-    /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
-    pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
-        self.active
-            .iter()
-            .filter(|id| {
-                self.deployments
-                    .get(id)
-                    .and_then(Deployment::pulse_deadline)
-                    .is_some_and(|d| d <= now)
-            })
-            .copied()
-            .collect()
-    }
-
-    /// The API tokens (the HTTP layer authenticates every request against this applied table).
-    pub fn tokens(&self) -> &TokenTable {
-        &self.tokens
-    }
-
-    /// How many terminal deployments keep their per-node detail (for the leader's decision to
-    /// propose `Prune`): the terminal ones not pruned yet.
-    pub fn unpruned_terminal(&self) -> usize {
-        self.deployments
-            .values()
-            .filter(|d| d.status.is_terminal() && !is_pruned(d))
-            .count()
-    }
-
-    /// Active deployment ids (for the leader's supervisor).
-    pub fn active_deployments(&self) -> Vec<DeploymentId> {
-        self.active.iter().copied().collect()
-    }
-
-    /// Running group deployments (for the leader's supervisor), in id order.
-    pub fn running_group_deployments(&self) -> Vec<GroupDeploymentId> {
-        self.group_deployments
-            .values()
-            .filter(|gd| gd.status == GroupStatus::Running)
-            .map(|gd| gd.id)
-            .collect()
-    }
-
-    /// The running step (0-based) of a running group deployment; `None` when it is not running.
-    pub fn group_step(&self, id: GroupDeploymentId) -> Option<u32> {
-        let gd = self.group_deployments.get(&id)?;
-        (gd.status == GroupStatus::Running).then_some(gd.current_step)
-    }
-
-    /// How many steps a group deployment has.
-    pub fn group_step_count(&self, id: GroupDeploymentId) -> Option<u32> {
-        Some(self.group_deployments.get(&id)?.steps.len() as u32)
-    }
-
-    /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when
-    /// applying it would change nothing (a heartbeat), so heartbeats never reach the log.
-    pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
-        let ns = self.nodes.get(&report.node);
-        let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
-        let mut out = NodeReport {
-            node: report.node.clone(),
-            active: report.active,
-            resources: BTreeMap::new(),
-        };
-        for (r, rr) in &report.resources {
-            let changed = match ns.and_then(|n| n.resources.get(r)) {
-                None => true,
-                Some(c) => {
-                    rr.interested.is_some_and(|i| i != c.interested)
-                        || rr.current.is_some_and(|x| Some(x) != c.current)
-                        || (rr.removed && rr.current.is_none() && c.current.is_some())
-                        || !rr.versions.iter().eq(c.versions.iter())
-                }
-            };
-            if changed {
-                out.resources.insert(r.clone(), rr.clone());
-            }
-        }
-        (active_changed || !out.resources.is_empty()).then_some(out)
-    }
-}
-
-/// A user operation on a deployment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Pause,
-    Resume,
-    Abort,
-    Rollback,
 }
 
 #[cfg(test)]

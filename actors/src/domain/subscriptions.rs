@@ -1,16 +1,35 @@
 //! Commands on subscriptions (full replace, field-by-field patch) and on held-back versions: a version
 //! rolled back by a deployment is held back on its consumer until a person deploys it or clears the hold.
+//!
+//! [`Subscriptions`] is the family's handler: it borrows the consumers (subscriptions and holds), the nodes
+//! (a subscribed resource is no longer to be removed) and the deployments (the events of holds) mutably,
+//! and the resources to check against. Every command that succeeds may change selections, so `apply`
+//! reconciles after it; `release_hold` answers whether it released one (then `apply` reconciles too).
 
-use super::command::Response;
-use super::deployment::EventKind;
+use super::cow::CowMap;
+use super::deployment::{Deployment, EventKind};
 use super::errors::{DomainError, Entity};
-use super::ids::{Actor, DeploymentId};
-use super::model::{Hold, Mode, Subscription};
+use super::ids::{Actor, DeploymentId, Timestamp};
+use super::model::{Consumer, Hold, Mode, Resource, Subscription};
+use super::nodes::NodeTable;
 use super::policy::{Change, Policy, PolicyPatch};
-use super::state::{ClusterState, Cx};
+use super::removal::unmark_removal;
 use super::status::Status;
 
-impl ClusterState {
+/// `Subscribe`, `PatchSubscription` and `ClearHold`, and holding back a rolled-back version, over the maps
+/// they touch.
+pub(crate) struct Subscriptions<'a> {
+    /// The consumers whose subscriptions and holds change.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The nodes: a resource subscribed again is no longer to be removed there.
+    pub nodes: &'a mut NodeTable,
+    /// The deployments whose events record a hold put or released.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The resources a subscription and its pin must name.
+    pub resources: &'a CowMap<String, Resource>,
+}
+
+impl Subscriptions<'_> {
     /// Creates or replaces a subscription: every field is the given one (PUT).
     pub(crate) fn subscribe(
         &mut self,
@@ -19,8 +38,7 @@ impl ClusterState {
         mode: Mode,
         pin: Option<u64>,
         policy: Policy,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
+    ) -> Result<(), DomainError> {
         self.check_subscription(&consumer, &resource, pin, &policy)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
         let was = c.subscriptions.get(&resource).and_then(|s| s.pin);
@@ -36,24 +54,22 @@ impl ClusterState {
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
-            self.unmark_removal(n, &resource);
+            unmark_removal(self.nodes, n, &resource);
         }
         let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, sub);
-        cx.reconcile = true;
-        Ok(Response::Done)
+        Ok(())
     }
 
     /// Changes the given fields of an existing subscription and leaves the others (PATCH).
-    pub(crate) fn patch_subscription(
+    pub(crate) fn patch(
         &mut self,
         consumer: String,
         resource: String,
         mode: Option<Mode>,
         pin: Change<u64>,
         patch: PolicyPatch,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
+    ) -> Result<(), DomainError> {
         let c = self
             .consumers
             .get(&consumer)
@@ -71,8 +87,7 @@ impl ClusterState {
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
         c.subscriptions.insert(resource, new);
-        cx.reconcile = true;
-        Ok(Response::Done)
+        Ok(())
     }
 
     fn check_subscription(
@@ -109,42 +124,41 @@ impl ClusterState {
         was: Option<u64>,
         now: Option<u64>,
     ) -> Result<(), DomainError> {
+        let retracted = |v: u64| self.resources.get(resource).is_some_and(|r| r.retracted(v));
         match now {
-            Some(v) if was != Some(v) && self.is_retracted(resource, v) => {
-                Err(DomainError::Retracted {
-                    resource: resource.into(),
-                    version: v,
-                })
-            }
+            Some(v) if was != Some(v) && retracted(v) => Err(DomainError::Retracted {
+                resource: resource.into(),
+                version: v,
+            }),
             _ => Ok(()),
         }
     }
 
-    /// A person lifts a hold: the version may be selected (and deployed automatically) again.
-    pub(crate) fn clear_hold_cmd(
+    /// A person lifts a hold at `at`: the version may be selected (and deployed automatically) again.
+    pub(crate) fn clear_hold(
         &mut self,
-        consumer: String,
-        resource: String,
+        consumer: &str,
+        resource: &str,
         version: u64,
-        cx: &mut Cx,
-    ) -> Result<Response, DomainError> {
+        at: Timestamp,
+    ) -> Result<(), DomainError> {
         let c = self
             .consumers
-            .get(&consumer)
-            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &consumer))?;
-        if !c.held(&resource, version) {
+            .get(consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, consumer))?;
+        if !c.held(resource, version) {
             return Err(DomainError::not_found(
                 Entity::Hold,
                 format!("{consumer}/{resource}@{version}"),
             ));
         }
-        self.release_hold(&consumer, &resource, version, "cleared by a user", cx);
-        Ok(Response::Done)
+        self.release_hold(consumer, resource, version, "cleared by a user", at);
+        Ok(())
     }
 
     /// Holds back the version of deployment `id`, which ended ROLLED_BACK, on its consumer, and says so
     /// in its events.
-    pub(crate) fn hold_rolled_back(&mut self, id: DeploymentId, cx: &mut Cx) {
+    pub(crate) fn hold_rolled_back(&mut self, id: DeploymentId, at: Timestamp) {
         let Some(d) = self.deployments.get(&id) else {
             return;
         };
@@ -155,26 +169,23 @@ impl ClusterState {
         let Some(c) = self.consumers.get_mut(&consumer) else {
             return;
         };
-        let hold = Hold {
-            deployment: id,
-            at: cx.at,
-        };
+        let hold = Hold { deployment: id, at };
         let message = hold.reason(&consumer, &resource, version);
         c.holds.entry(resource).or_default().insert(version, hold);
         if let Some(d) = self.deployments.get_mut(&id) {
-            d.push_event(cx.at, EventKind::Held, None, Actor::System, Some(message));
+            d.push_event(at, EventKind::Held, None, Actor::System, Some(message));
         }
     }
 
     /// Removes a hold and records why on the deployment that put it; returns that message (`None`: no
-    /// such hold).
+    /// such hold). A released hold may change selections: the caller reconciles.
     pub(crate) fn release_hold(
         &mut self,
         consumer: &str,
         resource: &str,
         version: u64,
         why: &str,
-        cx: &mut Cx,
+        at: Timestamp,
     ) -> Option<String> {
         let c = self.consumers.get_mut(consumer)?;
         let holds = c.holds.get_mut(resource)?;
@@ -186,14 +197,13 @@ impl ClusterState {
             format!("version {version} of {resource} no longer held back on {consumer}: {why}");
         if let Some(d) = self.deployments.get_mut(&hold.deployment) {
             d.push_event(
-                cx.at,
+                at,
                 EventKind::Released,
                 None,
                 Actor::User,
                 Some(message.clone()),
             );
         }
-        cx.reconcile = true;
         Some(message)
     }
 }

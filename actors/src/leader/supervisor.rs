@@ -140,7 +140,7 @@ impl Supervisor {
                         .map(|id| (id, s.deployment_deadline(id)))
                         .collect(),
                     s.running_group_deployments(),
-                    s.consumers.keys().cloned().collect(),
+                    s.consumer_names().cloned().collect(),
                 )
             });
         let ids: BTreeSet<DeploymentId> = active.iter().map(|(id, _)| *id).collect();
@@ -176,7 +176,7 @@ impl Supervisor {
             .cloned()
             .collect();
         for name in names.into_iter().chain(consumers) {
-            self.consumer_changed(&name, |s| s.consumers.contains_key(&name));
+            self.consumer_changed(&name, |s| s.has_consumer(&name));
         }
     }
 
@@ -191,7 +191,7 @@ impl Supervisor {
             self.end_deployment(id);
         }
         for (id, deadline) in outcome.deadlines() {
-            let active = read_with(&self.host, |s| s.active.contains(&id));
+            let active = read_with(&self.host, |s| s.is_active(id));
             if active {
                 self.deployment_changed(id, deadline);
             } else {
@@ -210,7 +210,7 @@ impl Supervisor {
             self.end_group(id);
         }
         for name in outcome.consumers() {
-            self.consumer_changed(name, |s| s.consumers.contains_key(name));
+            self.consumer_changed(name, |s| s.has_consumer(name));
         }
     }
 
@@ -221,9 +221,9 @@ impl Supervisor {
             return;
         }
         let what = read_with(&self.host, |s| {
-            s.deployments
-                .get(&id)
-                .map(|d| (d.consumer.clone(), d.resource.clone(), d.version, d.status))
+            let (consumer, resource, version) = s.rollout_of(id)?;
+            let status = s.deployment_status(id)?;
+            Some((consumer.to_string(), resource.to_string(), version, status))
         });
         if let Some((consumer, resource, version, status)) = what {
             tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
@@ -235,7 +235,7 @@ impl Supervisor {
     fn end_deployment(&mut self, id: DeploymentId) {
         if let Some(addr) = self.deployments.remove(&id) {
             addr.do_send(Stop);
-            let status = read_with(&self.host, |s| s.deployments.get(&id).map(|d| d.status));
+            let status = read_with(&self.host, |s| s.deployment_status(id));
             tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
         }
     }
@@ -281,15 +281,8 @@ impl Supervisor {
         }
         let now = Instant::now();
         let liveness = &self.liveness;
-        let silent: Vec<String> = read_with(&self.host, |s| {
-            liveness.silent(
-                s.nodes
-                    .iter()
-                    .filter(|(_, n)| n.active && !n.consumers.is_empty())
-                    .map(|(id, _)| id.as_str()),
-                now,
-            )
-        });
+        let silent: Vec<String> =
+            read_with(&self.host, |s| liveness.silent(s.reporting_nodes(), now));
         self.check_forgetting(now, ctx);
         self.liveness.forget_stale(now);
         tracing::trace!(heard = self.liveness.len(), "liveness checked");
@@ -341,7 +334,7 @@ impl Supervisor {
         if !self.leader || self.pruning {
             return;
         }
-        let terminal = read_with(&self.host, |s| s.deployments.len() - s.active.len());
+        let terminal = read_with(&self.host, |s| s.terminal_deployments());
         if terminal == self.terminal_seen && !self.retention_due {
             return;
         }
@@ -477,17 +470,7 @@ impl Supervisor {
         let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
             reports
                 .iter()
-                .map(|r| {
-                    s.nodes.get(&r.node).and_then(|n| {
-                        n.consumers.first().cloned().or_else(|| {
-                            // Left every consumer but still removing what it held: any actor records
-                            // the removal (it names the node, not the consumer).
-                            (!n.removing.is_empty())
-                                .then(|| s.consumer_names().next().cloned())
-                                .flatten()
-                        })
-                    })
-                })
+                .map(|r| s.report_consumer(&r.node).map(str::to_string))
                 .collect()
         });
         let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();

@@ -1,0 +1,174 @@
+//! Named read-only queries over [`ClusterState`] for the leader's actors and the server: which
+//! deployments, group deployments and consumers exist and run, their deadlines, what a report changes.
+//! Nothing outside the domain reads a `ClusterState` field; it asks one of these (or a view).
+
+use super::deployment::Deployment;
+use super::forget::forgettable;
+use super::group_deployment::GroupStatus;
+use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use super::model::NodeReport;
+use super::retention::is_pruned;
+use super::state::ClusterState;
+use super::status::Status;
+use super::tokens::TokenTable;
+use std::collections::BTreeMap;
+
+impl ClusterState {
+    /// The earliest time-based rule over all active deployments (group deployments have none of their own:
+    /// they advance when their deployments end). A new leader logs it when it builds its actors; the
+    /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.active
+            .iter()
+            .filter_map(|id| self.deployments.get(id)?.deadline())
+            .min()
+    }
+
+    /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
+    pub fn deployment_deadline(&self, id: DeploymentId) -> Option<Timestamp> {
+        self.deployments.get(&id)?.deadline()
+    }
+
+    /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
+    /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
+    /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
+    pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
+        self.active
+            .iter()
+            .filter(|id| {
+                self.deployments
+                    .get(id)
+                    .and_then(Deployment::pulse_deadline)
+                    .is_some_and(|d| d <= now)
+            })
+            .copied()
+            .collect()
+    }
+
+    /// The API tokens (the HTTP layer authenticates every request against this applied table).
+    pub fn tokens(&self) -> &TokenTable {
+        &self.tokens
+    }
+
+    /// How many terminal deployments keep their per-node detail (for the leader's decision to
+    /// propose `Prune`): the terminal ones not pruned yet.
+    pub fn unpruned_terminal(&self) -> usize {
+        self.deployments
+            .values()
+            .filter(|d| d.status.is_terminal() && !is_pruned(d))
+            .count()
+    }
+
+    /// Active deployment ids (for the leader's supervisor).
+    pub fn active_deployments(&self) -> Vec<DeploymentId> {
+        self.active.iter().copied().collect()
+    }
+
+    /// Running group deployments (for the leader's supervisor), in id order.
+    pub fn running_group_deployments(&self) -> Vec<GroupDeploymentId> {
+        self.group_deployments
+            .values()
+            .filter(|gd| gd.status == GroupStatus::Running)
+            .map(|gd| gd.id)
+            .collect()
+    }
+
+    /// The running step (0-based) of a running group deployment; `None` when it is not running.
+    pub fn group_step(&self, id: GroupDeploymentId) -> Option<u32> {
+        let gd = self.group_deployments.get(&id)?;
+        (gd.status == GroupStatus::Running).then_some(gd.current_step)
+    }
+
+    /// How many steps a group deployment has.
+    pub fn group_step_count(&self, id: GroupDeploymentId) -> Option<u32> {
+        Some(self.group_deployments.get(&id)?.steps.len() as u32)
+    }
+
+    /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when
+    /// applying it would change nothing (a heartbeat), so heartbeats never reach the log.
+    pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
+        let ns = self.nodes.get(&report.node);
+        let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
+        let mut out = NodeReport {
+            node: report.node.clone(),
+            active: report.active,
+            resources: BTreeMap::new(),
+        };
+        for (r, rr) in &report.resources {
+            let changed = match ns.and_then(|n| n.resources.get(r)) {
+                None => true,
+                Some(c) => {
+                    rr.interested.is_some_and(|i| i != c.interested)
+                        || rr.current.is_some_and(|x| Some(x) != c.current)
+                        || (rr.removed && rr.current.is_none() && c.current.is_some())
+                        || !rr.versions.iter().eq(c.versions.iter())
+                }
+            };
+            if changed {
+                out.resources.insert(r.clone(), rr.clone());
+            }
+        }
+        (active_changed || !out.resources.is_empty()).then_some(out)
+    }
+
+    /// Whether consumer `name` exists (the leader runs one consumer actor per consumer).
+    pub fn has_consumer(&self, name: &str) -> bool {
+        self.consumers.contains_key(name)
+    }
+
+    /// Whether deployment `id` is active (not terminal): its actor runs on the leader.
+    pub fn is_active(&self, id: DeploymentId) -> bool {
+        self.active.contains(&id)
+    }
+
+    /// Deployment `id`'s status; `None` for an unknown id.
+    pub fn deployment_status(&self, id: DeploymentId) -> Option<Status> {
+        self.deployments.get(&id).map(|d| d.status)
+    }
+
+    /// What deployment `id` rolls out: its consumer, resource and version; `None` for an unknown id.
+    pub fn rollout_of(&self, id: DeploymentId) -> Option<(&str, &str, u64)> {
+        self.deployments
+            .get(&id)
+            .map(|d| (d.consumer.as_str(), d.resource.as_str(), d.version))
+    }
+
+    /// How many deployments are terminal, pruned or not (O(1): all deployments less the active ones).
+    pub fn terminal_deployments(&self) -> usize {
+        self.deployments.len() - self.active.len()
+    }
+
+    /// The nodes the leader expects reports from, in id order: those not marked inactive that belong
+    /// to a consumer (one silent longer than the node timeout is marked inactive).
+    pub fn reporting_nodes(&self) -> impl Iterator<Item = &str> + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.active && !n.consumers.is_empty())
+            .map(|(id, _)| id.as_str())
+    }
+
+    /// The consumer whose actor takes node `node`'s reports: its first consumer; for a node in no
+    /// consumer that still removes what it held, any consumer (the removal names the node, not the
+    /// consumer); `None` for a node the state does not know or has nothing to record.
+    pub fn report_consumer(&self, node: &str) -> Option<&str> {
+        let n = self.nodes.get(node)?;
+        match n.consumers.first() {
+            Some(c) => Some(c.as_str()),
+            None if !n.removing.is_empty() => self.consumer_names().next().map(String::as_str),
+            None => None,
+        }
+    }
+
+    /// The ids of nodes in no consumer and no active deployment, in id order (the leader forgets those
+    /// among them that stayed silent for `forget_nodes_after`).
+    pub fn forgettable_nodes(&self) -> impl Iterator<Item = &str> + '_ {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| forgettable(n))
+            .map(|(id, _)| id.as_str())
+    }
+}
+
+#[cfg(test)]
+#[path = "queries_test.rs"]
+mod tests;

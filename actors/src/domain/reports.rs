@@ -1,0 +1,279 @@
+//! Commands that move nodes in and out of running deployments: a consumer's node list changing
+//! (`UpdateConsumerNodes`), node reports (`ReportNodes`) and the leader marking silent nodes inactive
+//! (`MarkInactive`).
+//!
+//! These stay `impl ClusterState` rather than a handler borrowing a few maps: each report (or node) may
+//! end a deployment, and ending it (`touch`: leaving the active set, the node table and the consumer,
+//! holding back a rolled-back version) must happen before the next report of the same batch is read,
+//! since it changes which deployments that node is in. That follow-up reaches the deployments, the active
+//! set, the nodes and the consumers — nearly the whole state.
+
+use super::command::Response;
+use super::errors::{check_name, DomainError, Entity};
+use super::ids::DeploymentId;
+use super::model::{NodeReport, VersionProgress};
+use super::progress::{failure_reason, seen_bits};
+use super::registry::check_node_list;
+use super::removal::{mark_removal, unmark_removal};
+use super::seen::{Fact, Seen};
+use super::state::{ClusterState, Cx};
+use super::vecmap::VecMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What one node report means for one deployment the node is in: the typed summary `report_nodes` builds
+/// before touching any deployment.
+enum Effect {
+    /// The node leaves the deployment, counted as skipped, for this reason.
+    Skip {
+        /// The node's position in the deployment.
+        position: u32,
+        /// Why, recorded on the skip event.
+        why: &'static str,
+    },
+    /// The node's new facts about the deployment's versions, recorded and reacted to.
+    Record {
+        /// The node's position in the deployment.
+        position: u32,
+        /// What the merged report says (computed once the report is merged).
+        seen: Seen,
+        /// The node's error text when a fact is a failure.
+        reason: Option<String>,
+    },
+}
+
+impl Effect {
+    fn skip(position: u32, why: &'static str) -> Effect {
+        Effect::Skip { position, why }
+    }
+
+    fn record(position: u32) -> Effect {
+        Effect::Record {
+            position,
+            seen: Seen::NOTHING,
+            reason: None,
+        }
+    }
+}
+
+impl ClusterState {
+    /// Adds and removes nodes of consumer `name`; a removed node is skipped in the consumer's active
+    /// deployments and marks for removal what no consumer of it still subscribes to.
+    pub(crate) fn update_consumer_nodes(
+        &mut self,
+        name: String,
+        add: Vec<String>,
+        remove: Vec<String>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        let c = self
+            .consumers
+            .get(&name)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &name))?;
+        check_node_list(&add)?;
+        let members: BTreeSet<&String> = c.nodes.iter().collect();
+        if let Some(n) = add.iter().find(|n| members.contains(n)) {
+            return Err(DomainError::invalid(
+                "add",
+                n,
+                &format!("node is already in consumer \"{name}\""),
+            ));
+        }
+        if let Some(n) = remove.iter().find(|n| !members.contains(n)) {
+            return Err(DomainError::invalid(
+                "remove",
+                n,
+                &format!("node is not in consumer \"{name}\""),
+            ));
+        }
+        let gone: BTreeSet<String> = remove.into_iter().collect();
+        let actives: Vec<DeploymentId> = c.active.values().copied().collect();
+        for n in &gone {
+            let positions: Vec<(DeploymentId, u32)> = match self.nodes.get_mut(n) {
+                Some(ns) => {
+                    ns.consumers.remove(&name);
+                    ns.deployments
+                        .iter()
+                        .filter(|(d, _)| actives.contains(d))
+                        .map(|(d, p)| (*d, *p))
+                        .collect()
+                }
+                None => Vec::new(),
+            };
+            for (id, p) in positions {
+                if let Some(d) = self.deployments.get_mut(&id) {
+                    d.skip(p as usize, cx.at, "removed from the consumer");
+                    d.advance(cx.at);
+                }
+                if let Some(ns) = self.nodes.get_mut(n) {
+                    ns.deployments.remove(&id);
+                }
+                self.touch(id, cx);
+            }
+        }
+        for n in &add {
+            self.nodes
+                .get_or_default(n.clone())
+                .consumers
+                .insert(name.clone());
+        }
+        let c = self.consumers.get_mut(&name).expect("checked");
+        c.nodes.retain(|n| !gone.contains(n));
+        c.nodes.extend(add.iter().cloned());
+        let subscribed: Vec<String> = c.subscriptions.keys().cloned().collect();
+        for n in &gone {
+            mark_removal(&mut self.nodes, &self.consumers, n, None);
+        }
+        for n in &add {
+            for r in &subscribed {
+                unmark_removal(&mut self.nodes, n, r);
+            }
+        }
+        cx.reconcile = true;
+        Ok(Response::Done)
+    }
+
+    /// Merges node reports into the node states and records what each means for the deployments the
+    /// node is in (progress, a failure, a skip when it became inactive or lost interest).
+    pub(crate) fn report_nodes(
+        &mut self,
+        reports: Vec<NodeReport>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        for r in &reports {
+            if r.node.is_empty() || r.node.len() > 256 {
+                check_name("node", &r.node)?;
+            }
+        }
+        // Per affected deployment, in id order, what the report means for it. Inline for the usual one or two
+        // deployments, so a report allocates nothing here.
+        let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
+        for report in reports {
+            let NodeReport {
+                node,
+                active,
+                resources,
+            } = report;
+            let ns = self.nodes.get_or_default(node);
+            let was_active = ns.active;
+            let now_active = active.unwrap_or(true);
+            affected.clear();
+            for (id, p) in &ns.deployments {
+                let Some(d) = self.deployments.get(id) else {
+                    continue;
+                };
+                if was_active && !now_active {
+                    affected.insert(*id, Effect::skip(*p, "node became inactive"));
+                } else if let Some(rr) = resources.get(&d.resource) {
+                    let lost = rr.interested == Some(false) && ns.interested(&d.resource);
+                    let effect = if lost {
+                        Effect::skip(*p, "node lost interest in the resource")
+                    } else {
+                        Effect::record(*p)
+                    };
+                    affected.insert(*id, effect);
+                }
+            }
+            ns.active = now_active;
+            if !was_active && now_active {
+                cx.reconcile = true;
+            }
+            for (r, rr) in resources {
+                if rr.removed && !ns.removing.is_empty() {
+                    ns.removing.remove(&r);
+                }
+                let e = ns.resources.get_or_default(r);
+                if let Some(i) = rr.interested {
+                    e.interested = i;
+                }
+                if rr.removed {
+                    e.current = None;
+                }
+                if rr.current.is_some() {
+                    e.current = rr.current;
+                }
+                if e.versions.iter().any(|(v, p)| {
+                    p.is_failure() && !rr.versions.get(v).is_some_and(|x| x.is_failure())
+                }) {
+                    // A failure it no longer reports: a follow-up may take it now (reconverge.rs).
+                    cx.reconcile = true;
+                }
+                merge_versions(&mut e.versions, rr.versions);
+            }
+            for (id, effect) in affected.iter_mut() {
+                let Effect::Record {
+                    position,
+                    seen,
+                    reason,
+                } = effect
+                else {
+                    continue;
+                };
+                let Some(d) = self.deployments.get(id) else {
+                    continue;
+                };
+                let nr = ns.resources.get(&d.resource);
+                let from = d.nodes[*position as usize].from_version;
+                *seen = seen_bits(d.version, from, nr);
+                if seen.any(&[Fact::Fail, Fact::BackFail]) {
+                    *reason = failure_reason(d.version, from, nr);
+                }
+            }
+            for (&id, effect) in affected.iter_mut() {
+                if let Some(d) = self.deployments.get_mut(&id) {
+                    match effect {
+                        Effect::Skip { position, why } => d.skip(*position as usize, cx.at, why),
+                        Effect::Record {
+                            position,
+                            seen,
+                            reason,
+                        } => d.record(*position as usize, *seen, reason.take(), cx.at),
+                    }
+                    d.advance(cx.at);
+                }
+                self.touch(id, cx);
+            }
+        }
+        Ok(Response::Done)
+    }
+
+    /// Marks `nodes` inactive (the leader heard nothing from them for the node timeout): each is skipped
+    /// in every deployment it is in. Refused when one is unknown.
+    pub(crate) fn mark_inactive(
+        &mut self,
+        nodes: Vec<String>,
+        cx: &mut Cx,
+    ) -> Result<Response, DomainError> {
+        if let Some(n) = nodes.iter().find(|n| !self.nodes.contains_key(*n)) {
+            return Err(DomainError::not_found(Entity::Node, n));
+        }
+        for n in nodes {
+            let ns = self.nodes.get_mut(&n).expect("checked");
+            if !ns.active {
+                continue;
+            }
+            ns.active = false;
+            let positions: Vec<(DeploymentId, u32)> =
+                ns.deployments.iter().map(|(d, p)| (*d, *p)).collect();
+            for (id, p) in positions {
+                if let Some(d) = self.deployments.get_mut(&id) {
+                    d.skip(p as usize, cx.at, "node stopped reporting");
+                    d.advance(cx.at);
+                }
+                self.touch(id, cx);
+            }
+        }
+        Ok(Response::Done)
+    }
+}
+
+/// `*held = report` (the report replaces what the node holds). When it lists the same versions (a repeated
+/// report), the held entries are overwritten in place, keeping their storage.
+fn merge_versions(held: &mut VecMap<u64, VersionProgress>, report: BTreeMap<u64, VersionProgress>) {
+    if held.len() == report.len() && held.keys().eq(report.keys()) {
+        for ((_, h), (_, p)) in held.iter_mut().zip(report) {
+            *h = p;
+        }
+    } else {
+        held.assign_sorted(report);
+    }
+}
