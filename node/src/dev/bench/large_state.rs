@@ -40,6 +40,78 @@ fn last_line(cluster: &crate::dev::harness::Cluster, id: u64, what: &str) -> Opt
         .next_back()
 }
 
+/// The worst restart the shipped snapshot policy allows: the follower `id` keeps its large-state
+/// snapshot plus `--state-log-entries` entries after it (the default `snapshot_max_every`), then
+/// restarts. It is first restarted with an interval past those entries, so that it builds no
+/// snapshot meanwhile; each write is a new resource.
+async fn restart_with_long_log(
+    ctx: &mut Ctx,
+    cluster: &mut crate::dev::harness::Cluster,
+    id: u64,
+    base: &str,
+) -> anyhow::Result<()> {
+    let (n, entries) = (ctx.args.state_nodes, ctx.args.state_log_entries);
+    let http = ctx.http.clone();
+    let config = cluster.dir().join(format!("server-{id}.toml"));
+    let text = std::fs::read_to_string(&config)?;
+    let never = entries * 2 + 100_000;
+    let text: String = text
+        .lines()
+        .map(|l| match l.split('=').next().map(str::trim) {
+            Some("snapshot_every") => format!("snapshot_every = {never}\n"),
+            Some("snapshot_max_every") => format!("snapshot_max_every = {never}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&config, text)?;
+    cluster.get_mut(id).context("follower")?.kill();
+    cluster.restart(id)?;
+    let follower = cluster::addr(cluster, id);
+    cluster::wait_ready(&http, &follower, Duration::from_secs(600)).await?;
+    let from = last_applied(&http, &follower).await.unwrap_or(0);
+    let t = Instant::now();
+    let (h, url) = (http.clone(), Arc::new(format!("{base}/v1/resources")));
+    // Proposals are batched into entries, so write until the follower's index has moved enough.
+    let mut written = 0u64;
+    while last_applied(&http, &follower).await.unwrap_or(0) < from + entries {
+        anyhow::ensure!(
+            t.elapsed() < Duration::from_secs(3600),
+            "{entries} entries not written in an hour"
+        );
+        let (h, url, start) = (h.clone(), url.clone(), written);
+        let chunk = 100_000;
+        let done = fixed_count(256, chunk, Duration::from_secs(600), move |i| {
+            let (http, url) = (h.clone(), url.clone());
+            async move {
+                post_ok(&http, &url, &json!({"name": format!("log{}", start + i)}))
+                    .await
+                    .map(drop)
+            }
+        })
+        .await;
+        anyhow::ensure!(done.ok > 0, "{}", done.error_note());
+        written += chunk;
+    }
+    let now = last_applied(&http, &follower).await.unwrap_or(0);
+    eprintln!(
+        "  {} entries ({written} writes) after the snapshot, in {:.0} s",
+        now - from,
+        t.elapsed().as_secs_f64()
+    );
+    cluster.get_mut(id).context("follower")?.kill();
+    let t = Instant::now();
+    cluster.restart(id)?;
+    cluster::wait_ready(&http, &follower, Duration::from_secs(600)).await?;
+    ctx.results.add(
+        SCENARIO,
+        format!("restart one follower, {n} nodes + {} log entries", now - from),
+        Some(t.elapsed().as_secs_f64()),
+        "s",
+        format!("{written} resources written after its snapshot; SIGKILL, spawn, until GET /readyz = 200"),
+    );
+    Ok(())
+}
+
 /// The last applied index server `addr` reports.
 async fn last_applied(http: &reqwest::Client, addr: &str) -> Option<u64> {
     get_json(http, &format!("http://{addr}/v1/cluster"))
@@ -211,6 +283,10 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         "s",
         format!("SIGKILL, spawn, until GET /readyz = 200{restore}"),
     );
+
+    if ctx.args.state_log_entries > 0 {
+        restart_with_long_log(ctx, &mut cluster, restarted, &base).await?;
+    }
 
     // A wiped follower: removed, and a new member with an empty data dir added in its place.
     cluster.get_mut(wiped).context("follower")?.kill();

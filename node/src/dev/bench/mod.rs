@@ -113,6 +113,10 @@ pub struct BenchArgs {
     /// Fleet nodes of the `large-state` scenario.
     #[arg(long, default_value_t = 1_000_000)]
     pub state_nodes: usize,
+    /// Log entries a follower keeps after its large-state snapshot before a second restart
+    /// (`large-state`; 0 skips that restart).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub state_log_entries: u64,
     /// Objects of the `apply-pause-*` scenarios.
     #[arg(long, default_value_t = 1_000_000)]
     pub pause_objects: usize,
