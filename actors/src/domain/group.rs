@@ -11,7 +11,8 @@ use super::errors::{DomainError, Entity};
 use super::group_deployment::{GroupDeployment, GroupStatus, StepItem};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId};
 use super::policy::Policy;
-use super::state::{ClusterState, Cx};
+use super::settle::Cx;
+use super::state::ClusterState;
 use super::status::Status;
 use std::collections::BTreeMap;
 

@@ -15,7 +15,8 @@ use super::ids::{Actor, DeploymentId};
 use super::model::Consumer;
 use super::model::Mode;
 use super::ranges::parse_ranges;
-use super::state::{ClusterState, Cx};
+use super::settle::Cx;
+use super::state::ClusterState;
 use super::strategy::Settings;
 use std::collections::BTreeSet;
 

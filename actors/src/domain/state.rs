@@ -18,9 +18,11 @@ use super::outcome::Outcome;
 use super::pulse::PulseAnswer;
 use super::registry::Registry;
 use super::removal::Removal;
+use super::reports::Reports;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
-use super::subscriptions::Subscriptions;
+use super::settle::{Cx, Ending};
+use super::subscriptions::{Holds, Subscriptions};
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -53,17 +55,6 @@ pub struct ClusterState {
     pub(super) tokens: TokenTable,
 }
 
-/// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
-/// and what the leader's actors must hear of (`outcome`, completed from `touched` at the end).
-pub(crate) struct Cx {
-    pub at: Timestamp,
-    pub ended: Vec<DeploymentId>,
-    pub reconcile: bool,
-    /// Deployments changed by this apply (their deadline goes into the outcome once settled).
-    pub touched: BTreeSet<DeploymentId>,
-    pub outcome: Outcome,
-}
-
 impl ClusterState {
     /// Applies one command at the leader-stamped time `at`. A refused command changes nothing.
     pub fn apply(&mut self, cmd: Command, at: Timestamp) -> Result<Response, DomainError> {
@@ -78,13 +69,7 @@ impl ClusterState {
         cmd: Command,
         at: Timestamp,
     ) -> Result<(Response, Outcome), DomainError> {
-        let mut cx = Cx {
-            at,
-            ended: Vec::new(),
-            reconcile: false,
-            touched: BTreeSet::new(),
-            outcome: Outcome::default(),
-        };
+        let mut cx = Cx::new(at);
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -115,9 +100,9 @@ impl ClusterState {
                 self.registry().create_consumer(name, nodes)?;
                 Response::Done
             }
-            Command::UpdateConsumerNodes { name, add, remove } => {
-                self.update_consumer_nodes(name, add, remove, &mut cx)?
-            }
+            Command::UpdateConsumerNodes { name, add, remove } => self
+                .reports()
+                .update_consumer_nodes(name, add, remove, &mut cx)?,
             Command::Subscribe {
                 consumer,
                 resource,
@@ -180,8 +165,8 @@ impl ClusterState {
                 self.removal().delete_group(&name)?;
                 Response::Done
             }
-            Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
-            Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
+            Command::ReportNodes(reports) => self.reports().report_nodes(reports, &mut cx)?,
+            Command::MarkInactive { nodes } => self.reports().mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {
                 self.operate(id, message, by, Op::Pause, &mut cx)?
@@ -375,9 +360,11 @@ impl ClusterState {
         why: &str,
         cx: &mut Cx,
     ) -> Option<String> {
-        let message = self
-            .subscriptions()
-            .release_hold(consumer, resource, version, why, cx.at);
+        let message = Holds {
+            consumers: &mut self.consumers,
+            deployments: &mut self.deployments,
+        }
+        .release_hold(consumer, resource, version, why, cx.at);
         cx.reconcile |= message.is_some();
         message
     }
@@ -398,31 +385,29 @@ impl ClusterState {
         Response::Done
     }
 
-    /// Unregisters a deployment that became terminal, holds back its version if it rolled back, and
-    /// queues its follow-ups.
+    /// Settles deployment `id` after a change (see [`Ending::touch`]).
     pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
-        let Some(d) = self.deployments.get(&id) else {
-            return;
-        };
-        cx.touched.insert(id);
-        if d.status.is_active() || !self.active.remove(&id) {
-            return;
+        self.ending().touch(id, cx);
+    }
+
+    /// Ending a deployment, over the maps that register it.
+    fn ending(&mut self) -> Ending<'_> {
+        Ending {
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            nodes: &mut self.nodes,
+            consumers: &mut self.consumers,
         }
-        self.nodes
-            .leave_deployment(id, d.nodes.iter().map(|n| n.id.as_str()));
-        if let Some(c) = self.consumers.get_mut(&d.consumer) {
-            if c.active.get(&d.resource) == Some(&id) {
-                c.active.remove(&d.resource);
-            }
-            if d.status == super::status::Status::RolledForward && d.full {
-                if let Some(sub) = c.subscriptions.get_mut(&d.resource) {
-                    sub.version = Some(d.version);
-                }
-            }
+    }
+
+    /// The handler of node reports and node-list changes, borrowing the maps they change.
+    fn reports(&mut self) -> Reports<'_> {
+        Reports {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
         }
-        self.subscriptions().hold_rolled_back(id, cx.at);
-        cx.ended.push(id);
-        cx.outcome.deployment_ended(id);
     }
 
     /// A group deployment's status and running step, before a change (`None`: no such group deployment).
