@@ -130,7 +130,9 @@ impl ClusterState {
                 None => None,
             };
             let vertex = if existing.is_none()
-                && self.installed_at_least(&m.consumer, &m.resource, version)
+                && self
+                    .selection()
+                    .installed_at_least(&m.consumer, &m.resource, version)
             {
                 None
             } else {
@@ -165,7 +167,10 @@ impl ClusterState {
                     });
                 };
                 let holder = &g.members[mi].consumer;
-                if self.installed_at_least(holder, &dep.resource, dep.version) {
+                if self
+                    .selection()
+                    .installed_at_least(holder, &dep.resource, dep.version)
+                {
                     continue;
                 }
                 match vertex {
@@ -316,7 +321,10 @@ impl ClusterState {
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,
                 };
-                match self.start_deployment(spec, Actor::System, false, cx) {
+                match self
+                    .starts()
+                    .start_deployment(spec, Actor::System, false, cx)
+                {
                     Ok(Some(d)) => {
                         self.deployments.get_mut(&d).expect("created").group = Some(id);
                         self.group_deployments.get_mut(&id).expect("exists").steps[step][k]
@@ -351,13 +359,6 @@ impl ClusterState {
                 .expect("exists")
                 .current_step += 1;
         }
-    }
-
-    /// (consumer, resource) is planned in a running group deployment, which will deploy it.
-    pub(crate) fn held_by_group(&self, consumer: &str, resource: &str) -> bool {
-        self.group_deployments
-            .values()
-            .any(|gd| gd.plans(consumer, resource))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::command::DeploymentSpec;
 use super::errors::DomainError;
-use super::starts::spec_on_consumer;
+use super::starts::{check_startable, spec_on_consumer};
 use super::state::ClusterState;
 use super::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,7 @@ impl ClusterState {
     /// What starting `spec` would do; the same refusals as starting it (unknown consumer, resource or
     /// version, an active deployment, bad settings or ranges), and nothing changes.
     pub fn plan_deployment(&self, spec: &DeploymentSpec) -> Result<DeploymentPlan, DomainError> {
-        let consumer = self.check_startable(spec)?;
+        let consumer = check_startable(&self.consumers, &self.resources, spec)?;
         let (version, version_reason, passed_over) = match spec.version {
             Some(v) => (v, VersionReason::Given, Vec::new()),
             None => self.explain_selection(&spec.consumer, &spec.resource)?,
@@ -173,13 +173,13 @@ impl ClusterState {
                 let missing: Vec<String> = v
                     .depends_on
                     .iter()
-                    .filter(|d| !self.dependency_holds(consumer, resource, d))
+                    .filter(|d| !self.selection().dependency_holds(consumer, resource, d))
                     .map(|d| {
                         format!(
                             "needs {}@{} on consumer {:?}",
                             d.resource,
                             d.version,
-                            self.holder(consumer, resource, &d.resource)
+                            self.selection().holder(consumer, resource, &d.resource)
                         )
                     })
                     .collect();

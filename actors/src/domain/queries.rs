@@ -14,6 +14,12 @@ use super::tokens::TokenTable;
 use std::collections::BTreeMap;
 
 impl ClusterState {
+    /// The version `consumer` should run of `resource` (selection.rs, DEPLOYMENTS.md §3); `None`: none
+    /// selectable (unknown names, a pin on a held-back version, no version whose dependencies hold).
+    pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
+        self.selection().selected_version(consumer, resource)
+    }
+
     /// The earliest time-based rule over all active deployments (group deployments have none of their own:
     /// they advance when their deployments end). A new leader logs it when it builds its actors; the
     /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.

@@ -21,7 +21,9 @@ use super::removal::Removal;
 use super::reports::Reports;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
+use super::selection::Selection;
 use super::settle::{Cx, Ending};
+use super::starts::Starts;
 use super::subscriptions::{Holds, Subscriptions};
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
@@ -167,7 +169,7 @@ impl ClusterState {
             }
             Command::ReportNodes(reports) => self.reports().report_nodes(reports, &mut cx)?,
             Command::MarkInactive { nodes } => self.reports().mark_inactive(nodes, &mut cx)?,
-            Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
+            Command::StartDeployment(spec) => self.starts().start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {
                 self.operate(id, message, by, Op::Pause, &mut cx)?
             }
@@ -400,6 +402,30 @@ impl ClusterState {
         }
     }
 
+    /// The handler of starting deployments, borrowing the maps a start reads and changes.
+    pub(super) fn starts(&mut self) -> Starts<'_> {
+        Starts {
+            resources: &self.resources,
+            groups: &self.groups,
+            group_deployments: &self.group_deployments,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            next_deployment: &mut self.next_deployment,
+        }
+    }
+
+    /// The selection rules (selection.rs) over the whole state.
+    pub(crate) fn selection(&self) -> Selection<'_> {
+        Selection {
+            resources: &self.resources,
+            consumers: &self.consumers,
+            nodes: &self.nodes,
+            groups: &self.groups,
+        }
+    }
+
     /// The handler of node reports and node-list changes, borrowing the maps they change.
     fn reports(&mut self) -> Reports<'_> {
         Reports {
@@ -460,7 +486,7 @@ impl ClusterState {
             if cx.reconcile {
                 worked = true;
                 cx.reconcile = false;
-                self.reconcile(cx);
+                self.starts().reconcile(cx);
             }
             if !worked {
                 return;
