@@ -1,5 +1,5 @@
 //! A group deployment as replicated: its steps of (consumer, resource, version) items, the running step and
-//! its status. Planning and driving the steps are `impl ClusterState` in `group`.
+//! its status. Planning and driving the steps are in `group` (`plan_group`, `Groups`).
 
 use super::cow::CowMap;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};

@@ -60,12 +60,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "settle",
             "reports",
             "starts",
+            "group",
         ],
     ),
     ("state", &["state"]),
-    // `impl ClusterState` for the commands that start or end deployments as they go and so need nearly the
-    // whole state (each module doc says why), and the selection rules they consult.
-    ("handlers", &["group"]),
     // Read-only answers over the state: API views, pages, plans, checks before the log, the leader's queries.
     (
         "views",

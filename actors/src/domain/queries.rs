@@ -3,8 +3,10 @@
 //! Nothing outside the domain reads a `ClusterState` field; it asks one of these (or a view).
 
 use super::deployment::Deployment;
+use super::errors::DomainError;
 use super::forget::forgettable;
-use super::group_deployment::GroupStatus;
+use super::group::plan_group;
+use super::group_deployment::{GroupStatus, StepItem};
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::NodeReport;
 use super::retention::is_pruned;
@@ -18,6 +20,15 @@ impl ClusterState {
     /// selectable (unknown names, a pin on a held-back version, no version whose dependencies hold).
     pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
         self.selection().selected_version(consumer, resource)
+    }
+
+    /// Plans the steps of a group deployment of `group` without changing anything (group.rs).
+    pub fn plan_group(
+        &self,
+        group: &str,
+        versions: Option<&BTreeMap<String, u64>>,
+    ) -> Result<Vec<Vec<StepItem>>, DomainError> {
+        plan_group(self.selection(), &self.deployments, group, versions)
     }
 
     /// The earliest time-based rule over all active deployments (group deployments have none of their own:

@@ -7,6 +7,7 @@ use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::forget::Forget;
+use super::group::Groups;
 use super::group_abort::GroupAbort;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
@@ -24,7 +25,7 @@ use super::retract::{Retracted, Retractions};
 use super::selection::Selection;
 use super::settle::{Cx, Ending};
 use super::starts::Starts;
-use super::subscriptions::{Holds, Subscriptions};
+use super::subscriptions::Subscriptions;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -204,7 +205,9 @@ impl ClusterState {
                 versions,
                 overrides,
             } => {
-                let response = self.start_group_deployment(group, versions, overrides, &mut cx)?;
+                let response = self
+                    .group_runs()
+                    .start_group_deployment(group, versions, overrides, &mut cx)?;
                 if let Response::GroupDeploymentStarted { id, .. } = &response {
                     self.note_group(*id, None, &mut cx);
                 }
@@ -344,31 +347,13 @@ impl ClusterState {
     }
 
     /// The handler of subscriptions and holds, borrowing the consumers, nodes and deployments.
-    pub(super) fn subscriptions(&mut self) -> Subscriptions<'_> {
+    fn subscriptions(&mut self) -> Subscriptions<'_> {
         Subscriptions {
             consumers: &mut self.consumers,
             nodes: &mut self.nodes,
             deployments: &mut self.deployments,
             resources: &self.resources,
         }
-    }
-
-    /// Releases a hold (see [`Subscriptions::release_hold`]); one released asks for reconciliation.
-    pub(super) fn release_hold(
-        &mut self,
-        consumer: &str,
-        resource: &str,
-        version: u64,
-        why: &str,
-        cx: &mut Cx,
-    ) -> Option<String> {
-        let message = Holds {
-            consumers: &mut self.consumers,
-            deployments: &mut self.deployments,
-        }
-        .release_hold(consumer, resource, version, why, cx.at);
-        cx.reconcile |= message.is_some();
-        message
     }
 
     /// The handler of `ForgetNodes`, borrowing the node table.
@@ -402,8 +387,23 @@ impl ClusterState {
         }
     }
 
+    /// The handler of starting and driving group deployments, borrowing what starting a step needs too.
+    fn group_runs(&mut self) -> Groups<'_> {
+        Groups {
+            group_deployments: &mut self.group_deployments,
+            next_group_deployment: &mut self.next_group_deployment,
+            resources: &self.resources,
+            groups: &self.groups,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            next_deployment: &mut self.next_deployment,
+        }
+    }
+
     /// The handler of starting deployments, borrowing the maps a start reads and changes.
-    pub(super) fn starts(&mut self) -> Starts<'_> {
+    fn starts(&mut self) -> Starts<'_> {
         Starts {
             resources: &self.resources,
             groups: &self.groups,
@@ -479,7 +479,7 @@ impl ClusterState {
                 cx.reconcile = true;
                 if let Some(g) = self.deployments.get(&id).and_then(|d| d.group) {
                     let before = self.group_progress(g);
-                    self.drive_group(g, cx);
+                    self.group_runs().drive_group(g, cx);
                     self.note_group(g, before, cx);
                 }
             }
