@@ -1,6 +1,7 @@
 //! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
-//! `pub(super)`: only the domain reads them; the leader and the server ask named queries (`queries.rs`) and
-//! views, so the compiler refuses any other reader.
+//! private to this file: `apply` builds each command family's handler from disjoint borrows of them, and
+//! the rest of the domain reads them through the read-only accessors below; the leader and the server ask
+//! named queries (`queries.rs`) and views. The compiler refuses any other writer or reader.
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
@@ -37,25 +38,25 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterState {
     /// Resources by name, with their published versions.
-    pub(super) resources: CowMap<String, Resource>,
+    resources: CowMap<String, Resource>,
     /// Consumers by name: their nodes, subscriptions, holds and active deployment per resource.
-    pub(super) consumers: CowMap<String, Consumer>,
+    consumers: CowMap<String, Consumer>,
     /// Every node that reported or was named by a consumer, by id.
-    pub(super) nodes: NodeTable,
+    nodes: NodeTable,
     /// Every deployment by id, active or terminal (terminal ones pruned by `Prune`).
-    pub(super) deployments: CowMap<DeploymentId, Deployment>,
+    deployments: CowMap<DeploymentId, Deployment>,
     /// The ids of the deployments not yet terminal.
-    pub(super) active: BTreeSet<DeploymentId>,
+    active: BTreeSet<DeploymentId>,
     /// Consumer groups by name.
-    pub(super) groups: CowMap<String, Group>,
+    groups: CowMap<String, Group>,
     /// Every group deployment by id, running or ended.
-    pub(super) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
+    group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
     /// The number of the last deployment id given out (the next is one more).
-    pub(super) next_deployment: u64,
+    next_deployment: u64,
     /// The number of the last group deployment id given out (the next is one more).
-    pub(super) next_group_deployment: u64,
+    next_group_deployment: u64,
     /// API tokens (hashes only).
-    pub(super) tokens: TokenTable,
+    tokens: TokenTable,
 }
 
 impl ClusterState {
@@ -492,6 +493,46 @@ impl ClusterState {
                 return;
             }
         }
+    }
+
+    /// The resources by name (read-only).
+    pub(crate) fn resource_map(&self) -> &CowMap<String, Resource> {
+        &self.resources
+    }
+
+    /// The consumers by name (read-only).
+    pub(crate) fn consumer_map(&self) -> &CowMap<String, Consumer> {
+        &self.consumers
+    }
+
+    /// The node table (read-only).
+    pub(crate) fn node_table(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// Every deployment by id (read-only).
+    pub(crate) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
+        &self.deployments
+    }
+
+    /// The ids of the deployments not yet terminal (read-only).
+    pub(crate) fn active_set(&self) -> &BTreeSet<DeploymentId> {
+        &self.active
+    }
+
+    /// The consumer groups by name (read-only).
+    pub(crate) fn group_map(&self) -> &CowMap<String, Group> {
+        &self.groups
+    }
+
+    /// Every group deployment by id (read-only).
+    pub(crate) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
+        &self.group_deployments
+    }
+
+    /// The API tokens (the HTTP layer authenticates every request against this applied table).
+    pub fn tokens(&self) -> &TokenTable {
+        &self.tokens
     }
 
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.
