@@ -305,3 +305,7 @@ fn merge_versions(held: &mut VecMap<u64, VersionProgress>, report: BTreeMap<u64,
         held.assign_sorted(report);
     }
 }
+
+#[cfg(test)]
+#[path = "reports_test.rs"]
+mod tests;

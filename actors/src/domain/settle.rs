@@ -86,3 +86,7 @@ impl Ending<'_> {
         cx.outcome.deployment_ended(id);
     }
 }
+
+#[cfg(test)]
+#[path = "settle_test.rs"]
+mod tests;

@@ -322,3 +322,7 @@ pub(crate) fn spec_on_consumer(
     };
     Ok((settings, ordinals))
 }
+
+#[cfg(test)]
+#[path = "starts_test.rs"]
+mod tests;

@@ -374,7 +374,7 @@ impl ClusterState {
     }
 
     /// Settles deployment `id` after a change (see [`Ending::touch`]).
-    pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+    fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
         self.ending().touch(id, cx);
     }
 
