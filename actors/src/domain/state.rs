@@ -1,7 +1,8 @@
 //! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
 //! private to this file: `apply` builds each command family's handler from disjoint borrows of them, and
-//! the rest of the domain reads them through the read-only accessors below; the leader and the server ask
-//! named queries (`queries.rs`) and views. The compiler refuses any other writer or reader.
+//! the rest of the domain reads them through the read-only accessors below (`pub(super)`: the domain
+//! only); the leader and the server ask named queries (`queries.rs`) and views. The compiler refuses any
+//! other writer or reader.
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
@@ -418,7 +419,7 @@ impl ClusterState {
     }
 
     /// The selection rules (selection.rs) over the whole state.
-    pub(crate) fn selection(&self) -> Selection<'_> {
+    pub(super) fn selection(&self) -> Selection<'_> {
         Selection {
             resources: &self.resources,
             consumers: &self.consumers,
@@ -496,37 +497,37 @@ impl ClusterState {
     }
 
     /// The resources by name (read-only).
-    pub(crate) fn resource_map(&self) -> &CowMap<String, Resource> {
+    pub(super) fn resource_map(&self) -> &CowMap<String, Resource> {
         &self.resources
     }
 
     /// The consumers by name (read-only).
-    pub(crate) fn consumer_map(&self) -> &CowMap<String, Consumer> {
+    pub(super) fn consumer_map(&self) -> &CowMap<String, Consumer> {
         &self.consumers
     }
 
     /// The node table (read-only).
-    pub(crate) fn node_table(&self) -> &NodeTable {
+    pub(super) fn node_table(&self) -> &NodeTable {
         &self.nodes
     }
 
     /// Every deployment by id (read-only).
-    pub(crate) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
+    pub(super) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
         &self.deployments
     }
 
     /// The ids of the deployments not yet terminal (read-only).
-    pub(crate) fn active_set(&self) -> &BTreeSet<DeploymentId> {
+    pub(super) fn active_set(&self) -> &BTreeSet<DeploymentId> {
         &self.active
     }
 
     /// The consumer groups by name (read-only).
-    pub(crate) fn group_map(&self) -> &CowMap<String, Group> {
+    pub(super) fn group_map(&self) -> &CowMap<String, Group> {
         &self.groups
     }
 
     /// Every group deployment by id (read-only).
-    pub(crate) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
+    pub(super) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
         &self.group_deployments
     }
 
