@@ -130,9 +130,9 @@ fn now_words(d: &Deployment, phase: NodePhase) -> String {
 impl ClusterState {
     /// Every decision about `node` in deployment `id`; `None` if either is unknown.
     pub fn node_history(&self, id: DeploymentId, node: &str) -> Option<NodeHistory> {
-        let d = self.deployments.get(&id)?;
+        let d = self.deployment_map().get(&id)?;
         let indexed = self
-            .nodes
+            .node_table()
             .get(node)
             .and_then(|ns| ns.deployments.get(&id).copied());
         let position = indexed.or_else(|| {

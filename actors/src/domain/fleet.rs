@@ -38,11 +38,11 @@ impl ClusterState {
     pub fn node_page(&self, consumer: Option<&str>, offset: usize, limit: usize) -> FleetPage {
         let ids: Vec<&String> = match consumer {
             Some(c) => self
-                .consumers
+                .consumer_map()
                 .get(c)
                 .map(|c| c.nodes.iter().collect())
                 .unwrap_or_default(),
-            None => self.nodes.iter().map(|(id, _)| id).collect(),
+            None => self.node_table().iter().map(|(id, _)| id).collect(),
         };
         let nodes = ids
             .iter()
@@ -58,12 +58,17 @@ impl ClusterState {
 
     /// One node's line; `None` for a node the state does not know.
     pub fn node_line(&self, id: &str) -> Option<NodeLine> {
-        let n = self.nodes.get(id)?;
+        let n = self.node_table().get(id)?;
         let phases = n
             .deployments
             .iter()
             .filter_map(|(d, pos)| {
-                let phase = self.deployments.get(d)?.nodes.get(*pos as usize)?.phase;
+                let phase = self
+                    .deployment_map()
+                    .get(d)?
+                    .nodes
+                    .get(*pos as usize)?
+                    .phase;
                 Some((*d, phase))
             })
             .collect();

@@ -74,11 +74,11 @@ impl ClusterState {
             deployments_by_status: ALL_STATUSES.iter().map(|s| (*s, 0)).collect(),
             ..Gauges::default()
         };
-        for d in self.deployments.values() {
+        for d in self.deployment_map().values() {
             *g.deployments_by_status.entry(d.status).or_default() += 1;
         }
-        for id in &self.active {
-            let Some(d) = self.deployments.get(id) else {
+        for id in self.active_set() {
+            let Some(d) = self.deployment_map().get(id) else {
                 continue;
             };
             let mut phases: Vec<(NodePhase, u64)> = ALL_PHASES.iter().map(|p| (*p, 0)).collect();
@@ -104,7 +104,7 @@ impl ClusterState {
                 },
             );
         }
-        for (_, n) in self.nodes.iter() {
+        for (_, n) in self.node_table().iter() {
             g.nodes += 1;
             if n.active {
                 g.active_nodes += 1;

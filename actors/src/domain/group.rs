@@ -2,18 +2,27 @@
 //! (every dependency resolves inside the group — connectivity — and no cycle, both naming the offending path),
 //! topological steps, and driving the steps one after another. Aborting one is in `group_abort.rs`.
 //!
-//! Starting and driving stay `impl ClusterState` rather than a handler borrowing a few maps: planning reads
-//! the selection (resources, consumers, nodes, groups), and each step starts its deployments through
-//! `starts.rs` (which changes nearly the whole state) and reads their statuses to move on.
+//! [`Groups`] is the family's handler for starting and driving group deployments. It borrows the group
+//! deployments and their id counter, and everything [`Starts`] borrows, because each step starts its
+//! deployments through that handler and reads their statuses to move on; a deployment that ends at once is
+//! settled there and reported in `Cx`, and `apply` drives its group again (`ClusterState::settle`).
+//! Planning is a pure read ([`plan_group`]) over the selection and the deployments.
 
 use super::command::{DeploymentSpec, Response};
+use super::cow::CowMap;
+use super::deployment::Deployment;
 use super::errors::{DomainError, Entity};
 use super::group_deployment::{GroupDeployment, GroupStatus, StepItem};
 use super::ids::{Actor, DeploymentId, GroupDeploymentId};
+use super::model::{Consumer, Group, Resource};
+use super::nodes::NodeTable;
 use super::policy::Policy;
-use super::state::{ClusterState, Cx};
+use super::selection::Selection;
+use super::settle::Cx;
+use super::starts::Starts;
 use super::status::Status;
-use std::collections::BTreeMap;
+use super::subscriptions::Holds;
+use std::collections::{BTreeMap, BTreeSet};
 
 struct Vertex {
     consumer: String,
@@ -27,189 +36,232 @@ fn label(v: &Vertex) -> String {
     format!("{}/{}@{}", v.consumer, v.resource, v.version)
 }
 
-impl ClusterState {
-    /// Plans the steps of a group deployment without changing anything.
-    pub fn plan_group(
-        &self,
-        group: &str,
-        versions: Option<&BTreeMap<String, u64>>,
-    ) -> Result<Vec<Vec<StepItem>>, DomainError> {
-        let g = self
-            .groups
-            .get(group)
-            .ok_or_else(|| DomainError::not_found(Entity::Group, group))?;
-        if let Some(vs) = versions {
-            if let Some(r) = vs
-                .keys()
-                .find(|r| !g.members.iter().any(|m| &m.resource == *r))
-            {
-                return Err(DomainError::invalid(
-                    "versions",
-                    r,
-                    &format!("resource is not a member of group \"{group}\""),
-                ));
-            }
+/// Plans the steps of a group deployment of `group` without changing anything: over the selection and
+/// the deployments (a member's active deployment of the planned version is taken into the plan).
+pub(crate) fn plan_group(
+    selection: Selection<'_>,
+    deployments: &CowMap<DeploymentId, Deployment>,
+    group: &str,
+    versions: Option<&BTreeMap<String, u64>>,
+) -> Result<Vec<Vec<StepItem>>, DomainError> {
+    let g = selection
+        .groups
+        .get(group)
+        .ok_or_else(|| DomainError::not_found(Entity::Group, group))?;
+    if let Some(vs) = versions {
+        if let Some(r) = vs
+            .keys()
+            .find(|r| !g.members.iter().any(|m| &m.resource == *r))
+        {
+            return Err(DomainError::invalid(
+                "versions",
+                r,
+                &format!("resource is not a member of group \"{group}\""),
+            ));
         }
-        // Vertices: members that are not yet at their planned version.
-        let mut vertices: Vec<Vertex> = Vec::new();
-        let mut by_resource: BTreeMap<&str, (usize, Option<usize>, u64)> = BTreeMap::new();
-        for (i, m) in g.members.iter().enumerate() {
-            let res = self
-                .resources
-                .get(&m.resource)
-                .ok_or_else(|| DomainError::not_found(Entity::Resource, &m.resource))?;
-            let member = self.consumers.get(&m.consumer);
-            let pinned = member
-                .and_then(|c| c.subscriptions.get(&m.resource))
-                .and_then(|s| s.pin);
-            let held = |v: u64| member.is_some_and(|c| c.held(&m.resource, v));
-            let version = match versions.and_then(|vs| vs.get(&m.resource)) {
-                Some(v) if res.retracted(*v) => {
-                    return Err(DomainError::Retracted {
-                        resource: m.resource.clone(),
-                        version: *v,
-                    })
-                }
-                Some(v) => *v,
-                // Not named: the pin, else the newest version, never one held back on the member.
-                None => match pinned {
-                    Some(p) if held(p) => {
-                        return Err(DomainError::invalid(
-                            "versions",
-                            &m.resource,
-                            &format!(
-                                "the pinned version {p} is held back on consumer \"{}\"; name a version",
-                                m.consumer
-                            ),
-                        ))
-                    }
-                    Some(p) if !res.retracted(p) => Some(p),
-                    // A retracted pin (or none): the newest allowed version (below the pin).
-                    p => res
-                        .versions
-                        .range(..=p.unwrap_or(u64::MAX))
-                        .rev()
-                        .map(|(v, _)| *v)
-                        .find(|v| !held(*v) && !res.retracted(*v)),
-                }
-                .ok_or_else(|| {
-                    DomainError::invalid(
+    }
+    // Vertices: members that are not yet at their planned version.
+    let mut vertices: Vec<Vertex> = Vec::new();
+    let mut by_resource: BTreeMap<&str, (usize, Option<usize>, u64)> = BTreeMap::new();
+    for (i, m) in g.members.iter().enumerate() {
+        let res = selection
+            .resources
+            .get(&m.resource)
+            .ok_or_else(|| DomainError::not_found(Entity::Resource, &m.resource))?;
+        let member = selection.consumers.get(&m.consumer);
+        let pinned = member
+            .and_then(|c| c.subscriptions.get(&m.resource))
+            .and_then(|s| s.pin);
+        let held = |v: u64| member.is_some_and(|c| c.held(&m.resource, v));
+        let version = match versions.and_then(|vs| vs.get(&m.resource)) {
+            Some(v) if res.retracted(*v) => {
+                return Err(DomainError::Retracted {
+                    resource: m.resource.clone(),
+                    version: *v,
+                })
+            }
+            Some(v) => *v,
+            // Not named: the pin, else the newest version, never one held back on the member.
+            None => match pinned {
+                Some(p) if held(p) => {
+                    return Err(DomainError::invalid(
                         "versions",
                         &m.resource,
-                        "resource has no published version that is neither held back nor retracted",
-                    )
-                })?,
-            };
-            if !res.versions.contains_key(&version) {
-                return Err(DomainError::UnknownVersion {
-                    resource: m.resource.clone(),
-                    version,
-                });
+                        &format!(
+                        "the pinned version {p} is held back on consumer \"{}\"; name a version",
+                        m.consumer
+                    ),
+                    ))
+                }
+                Some(p) if !res.retracted(p) => Some(p),
+                // A retracted pin (or none): the newest allowed version (below the pin).
+                p => res
+                    .versions
+                    .range(..=p.unwrap_or(u64::MAX))
+                    .rev()
+                    .map(|(v, _)| *v)
+                    .find(|v| !held(*v) && !res.retracted(*v)),
             }
-            let consumer = self
-                .consumers
-                .get(&m.consumer)
-                .ok_or_else(|| DomainError::not_found(Entity::Consumer, &m.consumer))?;
-            let existing = match consumer.active.get(&m.resource) {
-                Some(id)
-                    if self
-                        .deployments
-                        .get(id)
-                        .is_some_and(|d| d.version == version) =>
-                {
-                    Some(*id)
-                }
-                Some(id) => {
-                    return Err(DomainError::ActiveDeployment {
-                        consumer: m.consumer.clone(),
-                        resource: m.resource.clone(),
-                        id: id.to_string(),
-                    })
-                }
-                None => None,
-            };
-            let vertex = if existing.is_none()
-                && self.installed_at_least(&m.consumer, &m.resource, version)
-            {
-                None
-            } else {
-                vertices.push(Vertex {
+            .ok_or_else(|| {
+                DomainError::invalid(
+                    "versions",
+                    &m.resource,
+                    "resource has no published version that is neither held back nor retracted",
+                )
+            })?,
+        };
+        if !res.versions.contains_key(&version) {
+            return Err(DomainError::UnknownVersion {
+                resource: m.resource.clone(),
+                version,
+            });
+        }
+        let consumer = selection
+            .consumers
+            .get(&m.consumer)
+            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &m.consumer))?;
+        let existing = match consumer.active.get(&m.resource) {
+            Some(id) if deployments.get(id).is_some_and(|d| d.version == version) => Some(*id),
+            Some(id) => {
+                return Err(DomainError::ActiveDeployment {
                     consumer: m.consumer.clone(),
                     resource: m.resource.clone(),
-                    version,
-                    existing,
-                    needs: Vec::new(),
+                    id: id.to_string(),
+                })
+            }
+            None => None,
+        };
+        let vertex = if existing.is_none()
+            && selection.installed_at_least(&m.consumer, &m.resource, version)
+        {
+            None
+        } else {
+            vertices.push(Vertex {
+                consumer: m.consumer.clone(),
+                resource: m.resource.clone(),
+                version,
+                existing,
+                needs: Vec::new(),
+            });
+            Some(vertices.len() - 1)
+        };
+        by_resource.insert(&m.resource, (i, vertex, version));
+    }
+    // Edges: a vertex needs the vertex of each dependency that is not installed yet.
+    #[allow(clippy::needless_range_loop)]
+    for a in 0..vertices.len() {
+        let deps = selection.resources[&vertices[a].resource].versions[&vertices[a].version]
+            .depends_on
+            .clone();
+        for dep in deps {
+            let edge = format!(
+                "{} -> {}@{}",
+                label(&vertices[a]),
+                dep.resource,
+                dep.version
+            );
+            let Some(&(mi, vertex, planned)) = by_resource.get(dep.resource.as_str()) else {
+                return Err(DomainError::Dangling {
+                    group: group.into(),
+                    path: format!("{edge}: resource is not a member of the group"),
                 });
-                Some(vertices.len() - 1)
             };
-            by_resource.insert(&m.resource, (i, vertex, version));
-        }
-        // Edges: a vertex needs the vertex of each dependency that is not installed yet.
-        #[allow(clippy::needless_range_loop)]
-        for a in 0..vertices.len() {
-            let deps = self.resources[&vertices[a].resource].versions[&vertices[a].version]
-                .depends_on
-                .clone();
-            for dep in deps {
-                let edge = format!(
-                    "{} -> {}@{}",
-                    label(&vertices[a]),
-                    dep.resource,
-                    dep.version
-                );
-                let Some(&(mi, vertex, planned)) = by_resource.get(dep.resource.as_str()) else {
+            let holder = &g.members[mi].consumer;
+            if selection.installed_at_least(holder, &dep.resource, dep.version) {
+                continue;
+            }
+            match vertex {
+                Some(b) if planned >= dep.version => vertices[a].needs.push(b),
+                _ => {
+                    let path = format!(
+                        "{} -> {holder}/{}@{}: the plan has version {planned}",
+                        label(&vertices[a]),
+                        dep.resource,
+                        dep.version
+                    );
                     return Err(DomainError::Dangling {
                         group: group.into(),
-                        path: format!("{edge}: resource is not a member of the group"),
+                        path,
                     });
-                };
-                let holder = &g.members[mi].consumer;
-                if self.installed_at_least(holder, &dep.resource, dep.version) {
-                    continue;
-                }
-                match vertex {
-                    Some(b) if planned >= dep.version => vertices[a].needs.push(b),
-                    _ => {
-                        let path = format!(
-                            "{} -> {holder}/{}@{}: the plan has version {planned}",
-                            label(&vertices[a]),
-                            dep.resource,
-                            dep.version
-                        );
-                        return Err(DomainError::Dangling {
-                            group: group.into(),
-                            path,
-                        });
-                    }
                 }
             }
         }
-        // Cycles (with their path) and levels by longest chain of needs.
-        let mut level: Vec<Option<usize>> = vec![None; vertices.len()];
-        let mut on_stack = vec![false; vertices.len()];
-        let mut stack = Vec::new();
-        for v in 0..vertices.len() {
-            depth(v, &vertices, &mut level, &mut on_stack, &mut stack).map_err(|path| {
-                DomainError::Cycle {
-                    group: group.into(),
-                    path,
-                }
-            })?;
+    }
+    // Cycles (with their path) and levels by longest chain of needs.
+    let mut level: Vec<Option<usize>> = vec![None; vertices.len()];
+    let mut on_stack = vec![false; vertices.len()];
+    let mut stack = Vec::new();
+    for v in 0..vertices.len() {
+        depth(v, &vertices, &mut level, &mut on_stack, &mut stack).map_err(|path| {
+            DomainError::Cycle {
+                group: group.into(),
+                path,
+            }
+        })?;
+    }
+    let steps_n = level.iter().flatten().map(|l| l + 1).max().unwrap_or(0);
+    let mut steps: Vec<Vec<StepItem>> = vec![Vec::new(); steps_n];
+    for (i, v) in vertices.iter().enumerate() {
+        let item = StepItem {
+            consumer: v.consumer.clone(),
+            resource: v.resource.clone(),
+            version: v.version,
+            deployment: v.existing,
+        };
+        steps[level[i].expect("computed")].push(item);
+    }
+    Ok(steps)
+}
+
+/// `StartGroupDeployment` and driving a group deployment's steps, over the maps they read and change.
+pub(crate) struct Groups<'a> {
+    /// The group deployments: a new one goes here; driving moves its step and status.
+    pub group_deployments: &'a mut CowMap<GroupDeploymentId, GroupDeployment>,
+    /// The number of the last group deployment id given out.
+    pub next_group_deployment: &'a mut u64,
+    /// The resources (read: planning, starting a step).
+    pub resources: &'a CowMap<String, Resource>,
+    /// The groups and their members (read).
+    pub groups: &'a CowMap<String, Group>,
+    /// The consumers: a step's starts register there; a named version releases a hold.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The nodes: a step's starts register there.
+    pub nodes: &'a mut NodeTable,
+    /// The deployments: a step's starts go here and are tagged with their group deployment.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The active deployments: a step's starts go here.
+    pub active: &'a mut BTreeSet<DeploymentId>,
+    /// The number of the last deployment id given out.
+    pub next_deployment: &'a mut u64,
+}
+
+impl Groups<'_> {
+    /// The handler that starts a step's deployments, over what this one borrows.
+    fn starts(&mut self) -> Starts<'_> {
+        Starts {
+            resources: self.resources,
+            groups: self.groups,
+            group_deployments: self.group_deployments,
+            consumers: self.consumers,
+            nodes: self.nodes,
+            deployments: self.deployments,
+            active: self.active,
+            next_deployment: self.next_deployment,
         }
-        let steps_n = level.iter().flatten().map(|l| l + 1).max().unwrap_or(0);
-        let mut steps: Vec<Vec<StepItem>> = vec![Vec::new(); steps_n];
-        for (i, v) in vertices.iter().enumerate() {
-            let item = StepItem {
-                consumer: v.consumer.clone(),
-                resource: v.resource.clone(),
-                version: v.version,
-                deployment: v.existing,
-            };
-            steps[level[i].expect("computed")].push(item);
-        }
-        Ok(steps)
     }
 
+    /// The selection rules over the maps this handler borrows.
+    fn selection(&self) -> Selection<'_> {
+        Selection {
+            resources: self.resources,
+            consumers: self.consumers,
+            nodes: self.nodes,
+            groups: self.groups,
+        }
+    }
+
+    /// `StartGroupDeployment`: plans the steps, refuses while one of `group` runs or with overrides of
+    /// non-members, releases the holds on versions named explicitly, and drives the first steps.
     pub(crate) fn start_group_deployment(
         &mut self,
         group: String,
@@ -228,7 +280,12 @@ impl ClusterState {
                 op: format!("start another deployment of group \"{group}\" while it runs"),
             });
         }
-        let steps = self.plan_group(&group, versions.as_ref())?;
+        let steps = plan_group(
+            self.selection(),
+            self.deployments,
+            &group,
+            versions.as_ref(),
+        )?;
         let members = &self.groups[&group].members;
         for (r, p) in &overrides {
             if !members.iter().any(|m| &m.resource == r) {
@@ -248,11 +305,16 @@ impl ClusterState {
                 Some((m.consumer.clone(), m.resource.clone(), v))
             })
             .collect();
-        self.next_group_deployment += 1;
-        let id = GroupDeploymentId(self.next_group_deployment);
+        *self.next_group_deployment += 1;
+        let id = GroupDeploymentId(*self.next_group_deployment);
         for (c, r, v) in named {
             let why = format!("named by group deployment {id}");
-            let _ = self.release_hold(&c, &r, v, &why, cx);
+            let released = Holds {
+                consumers: self.consumers,
+                deployments: self.deployments,
+            }
+            .release_hold(&c, &r, v, &why, cx.at);
+            cx.reconcile |= released.is_some();
         }
         let gd = GroupDeployment {
             id,
@@ -315,7 +377,10 @@ impl ClusterState {
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,
                 };
-                match self.start_deployment(spec, Actor::System, false, cx) {
+                match self
+                    .starts()
+                    .start_deployment(spec, Actor::System, false, cx)
+                {
                     Ok(Some(d)) => {
                         self.deployments.get_mut(&d).expect("created").group = Some(id);
                         self.group_deployments.get_mut(&id).expect("exists").steps[step][k]
@@ -350,13 +415,6 @@ impl ClusterState {
                 .expect("exists")
                 .current_step += 1;
         }
-    }
-
-    /// (consumer, resource) is planned in a running group deployment, which will deploy it.
-    pub(crate) fn held_by_group(&self, consumer: &str, resource: &str) -> bool {
-        self.group_deployments
-            .values()
-            .any(|gd| gd.plans(consumer, resource))
     }
 }
 

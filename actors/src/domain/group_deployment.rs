@@ -1,6 +1,7 @@
 //! A group deployment as replicated: its steps of (consumer, resource, version) items, the running step and
-//! its status. Planning and driving the steps are `impl ClusterState` in `group`.
+//! its status. Planning and driving the steps are in `group` (`plan_group`, `Groups`).
 
+use super::cow::CowMap;
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::policy::Policy;
 use serde::{Deserialize, Serialize};
@@ -63,4 +64,16 @@ impl GroupDeployment {
                 .flatten()
                 .any(|i| i.consumer == consumer && i.resource == resource)
     }
+}
+
+/// (consumer, resource) is planned in a running group deployment of `group_deployments`, which will
+/// deploy it (so no automatic deployment starts for it meanwhile).
+pub(crate) fn held_by_group(
+    group_deployments: &CowMap<GroupDeploymentId, GroupDeployment>,
+    consumer: &str,
+    resource: &str,
+) -> bool {
+    group_deployments
+        .values()
+        .any(|gd| gd.plans(consumer, resource))
 }

@@ -103,3 +103,52 @@ fn versions_must_name_member_resources_and_one_run_at_a_time() {
         "the refused start is not listed"
     );
 }
+
+/// The `Groups` handler on its own, over copies of the state's maps: starting a group deployment gives out
+/// its id and starts the first step through `Starts`; a step deployment that ends at once (`d-0` never
+/// reported, so the db deployment has no node) is settled there, and the handler drives on to the next step,
+/// reporting both in `Cx`.
+#[test]
+fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
+    use super::Groups;
+    use crate::domain::settle::Cx;
+    let k = setup();
+    let mut group_deployments = k.s.group_deployment_map().clone();
+    let mut consumers = k.s.consumer_map().clone();
+    let mut nodes = k.s.node_table().clone();
+    let mut deployments = k.s.deployment_map().clone();
+    let mut active = k.s.active_set().clone();
+    let (mut next_group, mut next) = (0, 0);
+    let mut cx = Cx::new(k.now);
+    let response = Groups {
+        group_deployments: &mut group_deployments,
+        next_group_deployment: &mut next_group,
+        resources: k.s.resource_map(),
+        groups: k.s.group_map(),
+        consumers: &mut consumers,
+        nodes: &mut nodes,
+        deployments: &mut deployments,
+        active: &mut active,
+        next_deployment: &mut next,
+    }
+    .start_group_deployment("g".into(), None, BTreeMap::new(), &mut cx)
+    .expect("started");
+    let gid = GroupDeploymentId(1);
+    let Response::GroupDeploymentStarted { id, steps } = response else {
+        panic!("{response:?}");
+    };
+    assert_eq!((id, next_group, next), (gid, 1, 2));
+    let db = steps[0][0].deployment.expect("the db step started");
+    let r = steps[1][0].deployment.expect("then the r step");
+    assert_eq!(deployments[&db].status, Status::RolledForward);
+    assert_eq!(deployments[&r].resource, "r");
+    assert_eq!(
+        (deployments[&db].group, deployments[&r].group),
+        (Some(gid), Some(gid))
+    );
+    assert_eq!(cx.ended, vec![db], "db ended at once, settled by Starts");
+    assert!(!active.contains(&db) && active.contains(&r));
+    let gd = &group_deployments[&gid];
+    assert_eq!((gd.status, gd.current_step), (GroupStatus::Running, 1));
+    assert_eq!(cx.outcome.started().collect::<Vec<_>>(), vec![db, r]);
+}

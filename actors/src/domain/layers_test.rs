@@ -55,15 +55,15 @@ const LAYERS: &[(&str, &[&str])] = &[
             "registry",
             "lifecycle",
             "group_abort",
+            "selection",
+            "reconverge",
+            "settle",
+            "reports",
+            "starts",
+            "group",
         ],
     ),
     ("state", &["state"]),
-    // `impl ClusterState` for the commands that start or end deployments as they go and so need nearly the
-    // whole state (each module doc says why), and the selection rules they consult.
-    (
-        "handlers",
-        &["reports", "starts", "group", "selection", "reconverge"],
-    ),
     // Read-only answers over the state: API views, pages, plans, checks before the log, the leader's queries.
     (
         "views",

@@ -39,6 +39,7 @@ mod retract;
 mod schema;
 mod seen;
 mod selection;
+mod settle;
 mod starts;
 mod state;
 mod status;

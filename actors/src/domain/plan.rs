@@ -4,7 +4,7 @@
 
 use super::command::DeploymentSpec;
 use super::errors::DomainError;
-use super::starts::spec_on_consumer;
+use super::starts::{check_startable, spec_on_consumer};
 use super::state::ClusterState;
 use super::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,7 @@ impl ClusterState {
     /// What starting `spec` would do; the same refusals as starting it (unknown consumer, resource or
     /// version, an active deployment, bad settings or ranges), and nothing changes.
     pub fn plan_deployment(&self, spec: &DeploymentSpec) -> Result<DeploymentPlan, DomainError> {
-        let consumer = self.check_startable(spec)?;
+        let consumer = check_startable(self.consumer_map(), self.resource_map(), spec)?;
         let (version, version_reason, passed_over) = match spec.version {
             Some(v) => (v, VersionReason::Given, Vec::new()),
             None => self.explain_selection(&spec.consumer, &spec.resource)?,
@@ -107,7 +107,7 @@ impl ClusterState {
                 skipped.push(skip(format!("outside the ordinal ranges {ranges:?}")));
                 continue;
             }
-            let Some(ns) = self.nodes.get(nid) else {
+            let Some(ns) = self.node_table().get(nid) else {
                 skipped.push(skip("never reported".into()));
                 continue;
             };
@@ -155,11 +155,11 @@ impl ClusterState {
             )
         };
         let selected = self.selected_version(consumer, resource).ok_or_else(none)?;
-        let c = self.consumers.get(consumer).ok_or_else(none)?;
+        let c = self.consumer_map().get(consumer).ok_or_else(none)?;
         if c.subscriptions.get(resource).and_then(|s| s.pin) == Some(selected) {
             return Ok((selected, VersionReason::Pin, Vec::new()));
         }
-        let res = self.resources.get(resource).ok_or_else(none)?;
+        let res = self.resource_map().get(resource).ok_or_else(none)?;
         let mut passed = Vec::new();
         for v in res
             .versions
@@ -173,13 +173,13 @@ impl ClusterState {
                 let missing: Vec<String> = v
                     .depends_on
                     .iter()
-                    .filter(|d| !self.dependency_holds(consumer, resource, d))
+                    .filter(|d| !self.selection().dependency_holds(consumer, resource, d))
                     .map(|d| {
                         format!(
                             "needs {}@{} on consumer {:?}",
                             d.resource,
                             d.version,
-                            self.holder(consumer, resource, &d.resource)
+                            self.selection().holder(consumer, resource, &d.resource)
                         )
                     })
                     .collect();
@@ -245,7 +245,7 @@ impl ClusterState {
         overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
     ) -> Result<GroupPlanItem, DomainError> {
         let pin = self
-            .consumers
+            .consumer_map()
             .get(&item.consumer)
             .and_then(|c| c.subscriptions.get(&item.resource))
             .and_then(|s| s.pin);

@@ -142,7 +142,8 @@ fn check_spec(state: &ClusterState, spec: &DeploymentSpec) -> Result<(), DomainE
     check_name("consumer", &spec.consumer)?;
     check_name("resource", &spec.resource)?;
     check_message(spec.message.as_deref())?;
-    if let (Some(ranges), Some(consumer)) = (&spec.nodes, state.consumers.get(&spec.consumer)) {
+    if let (Some(ranges), Some(consumer)) = (&spec.nodes, state.consumer_map().get(&spec.consumer))
+    {
         parse_ranges(ranges, &spec.consumer, consumer.nodes.len())?;
     }
     Ok(())

@@ -1,42 +1,59 @@
 //! Named read-only queries over [`ClusterState`] for the leader's actors and the server: which
 //! deployments, group deployments and consumers exist and run, their deadlines, what a report changes.
-//! Nothing outside the domain reads a `ClusterState` field; it asks one of these (or a view).
+//! `ClusterState`'s fields are private to state.rs; the domain reads them through its read-only accessors
+//! (`deployment_map`, `node_table`...), and everything outside the domain asks one of these (or a view).
 
 use super::deployment::Deployment;
+use super::errors::DomainError;
 use super::forget::forgettable;
-use super::group_deployment::GroupStatus;
+use super::group::plan_group;
+use super::group_deployment::{GroupStatus, StepItem};
 use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use super::model::NodeReport;
 use super::retention::is_pruned;
 use super::state::ClusterState;
 use super::status::Status;
-use super::tokens::TokenTable;
 use std::collections::BTreeMap;
 
 impl ClusterState {
+    /// The version `consumer` should run of `resource` (selection.rs, DEPLOYMENTS.md §3); `None`: none
+    /// selectable (unknown names, a pin on a held-back version, no version whose dependencies hold).
+    pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
+        self.selection().selected_version(consumer, resource)
+    }
+
+    /// Plans the steps of a group deployment of `group` without changing anything (group.rs).
+    pub fn plan_group(
+        &self,
+        group: &str,
+        versions: Option<&BTreeMap<String, u64>>,
+    ) -> Result<Vec<Vec<StepItem>>, DomainError> {
+        plan_group(self.selection(), self.deployment_map(), group, versions)
+    }
+
     /// The earliest time-based rule over all active deployments (group deployments have none of their own:
     /// they advance when their deployments end). A new leader logs it when it builds its actors; the
     /// global `Tick` (kept for old log entries) evaluated every deployment due at that time.
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.active
+        self.active_set()
             .iter()
-            .filter_map(|id| self.deployments.get(id)?.deadline())
+            .filter_map(|id| self.deployment_map().get(id)?.deadline())
             .min()
     }
 
     /// One deployment's earliest rule: pulse deadline, end of a healthy watch, completion timeout.
     pub fn deployment_deadline(&self, id: DeploymentId) -> Option<Timestamp> {
-        self.deployments.get(&id)?.deadline()
+        self.deployment_map().get(&id)?.deadline()
     }
 
     /// For a NEW leader, with its own clock: the coordinated deployments whose pulse countdown, re-armed from the
     /// replicated `last_pulse_at`, has already run out at `now`. Their actors tick at once (`TickDeployment`), which
     /// blocks them; the rest keep going and block at their deadline (see the `pulse` module).
     pub fn rearm_pulses(&self, now: Timestamp) -> Vec<DeploymentId> {
-        self.active
+        self.active_set()
             .iter()
             .filter(|id| {
-                self.deployments
+                self.deployment_map()
                     .get(id)
                     .and_then(Deployment::pulse_deadline)
                     .is_some_and(|d| d <= now)
@@ -45,15 +62,10 @@ impl ClusterState {
             .collect()
     }
 
-    /// The API tokens (the HTTP layer authenticates every request against this applied table).
-    pub fn tokens(&self) -> &TokenTable {
-        &self.tokens
-    }
-
     /// How many terminal deployments keep their per-node detail (for the leader's decision to
     /// propose `Prune`): the terminal ones not pruned yet.
     pub fn unpruned_terminal(&self) -> usize {
-        self.deployments
+        self.deployment_map()
             .values()
             .filter(|d| d.status.is_terminal() && !is_pruned(d))
             .count()
@@ -61,12 +73,12 @@ impl ClusterState {
 
     /// Active deployment ids (for the leader's supervisor).
     pub fn active_deployments(&self) -> Vec<DeploymentId> {
-        self.active.iter().copied().collect()
+        self.active_set().iter().copied().collect()
     }
 
     /// Running group deployments (for the leader's supervisor), in id order.
     pub fn running_group_deployments(&self) -> Vec<GroupDeploymentId> {
-        self.group_deployments
+        self.group_deployment_map()
             .values()
             .filter(|gd| gd.status == GroupStatus::Running)
             .map(|gd| gd.id)
@@ -75,19 +87,19 @@ impl ClusterState {
 
     /// The running step (0-based) of a running group deployment; `None` when it is not running.
     pub fn group_step(&self, id: GroupDeploymentId) -> Option<u32> {
-        let gd = self.group_deployments.get(&id)?;
+        let gd = self.group_deployment_map().get(&id)?;
         (gd.status == GroupStatus::Running).then_some(gd.current_step)
     }
 
     /// How many steps a group deployment has.
     pub fn group_step_count(&self, id: GroupDeploymentId) -> Option<u32> {
-        Some(self.group_deployments.get(&id)?.steps.len() as u32)
+        Some(self.group_deployment_map().get(&id)?.steps.len() as u32)
     }
 
     /// For the leader's consumer actor: the part of `report` that would change the state, or `None` when
     /// applying it would change nothing (a heartbeat), so heartbeats never reach the log.
     pub fn report_changes(&self, report: &NodeReport) -> Option<NodeReport> {
-        let ns = self.nodes.get(&report.node);
+        let ns = self.node_table().get(&report.node);
         let active_changed = ns.is_none_or(|n| n.active != report.active.unwrap_or(true));
         let mut out = NodeReport {
             node: report.node.clone(),
@@ -113,35 +125,35 @@ impl ClusterState {
 
     /// Whether consumer `name` exists (the leader runs one consumer actor per consumer).
     pub fn has_consumer(&self, name: &str) -> bool {
-        self.consumers.contains_key(name)
+        self.consumer_map().contains_key(name)
     }
 
     /// Whether deployment `id` is active (not terminal): its actor runs on the leader.
     pub fn is_active(&self, id: DeploymentId) -> bool {
-        self.active.contains(&id)
+        self.active_set().contains(&id)
     }
 
     /// Deployment `id`'s status; `None` for an unknown id.
     pub fn deployment_status(&self, id: DeploymentId) -> Option<Status> {
-        self.deployments.get(&id).map(|d| d.status)
+        self.deployment_map().get(&id).map(|d| d.status)
     }
 
     /// What deployment `id` rolls out: its consumer, resource and version; `None` for an unknown id.
     pub fn rollout_of(&self, id: DeploymentId) -> Option<(&str, &str, u64)> {
-        self.deployments
+        self.deployment_map()
             .get(&id)
             .map(|d| (d.consumer.as_str(), d.resource.as_str(), d.version))
     }
 
     /// How many deployments are terminal, pruned or not (O(1): all deployments less the active ones).
     pub fn terminal_deployments(&self) -> usize {
-        self.deployments.len() - self.active.len()
+        self.deployment_map().len() - self.active_set().len()
     }
 
     /// The nodes the leader expects reports from, in id order: those not marked inactive that belong
     /// to a consumer (one silent longer than the node timeout is marked inactive).
     pub fn reporting_nodes(&self) -> impl Iterator<Item = &str> + '_ {
-        self.nodes
+        self.node_table()
             .iter()
             .filter(|(_, n)| n.active && !n.consumers.is_empty())
             .map(|(id, _)| id.as_str())
@@ -151,7 +163,7 @@ impl ClusterState {
     /// consumer that still removes what it held, any consumer (the removal names the node, not the
     /// consumer); `None` for a node the state does not know or has nothing to record.
     pub fn report_consumer(&self, node: &str) -> Option<&str> {
-        let n = self.nodes.get(node)?;
+        let n = self.node_table().get(node)?;
         match n.consumers.first() {
             Some(c) => Some(c.as_str()),
             None if !n.removing.is_empty() => self.consumer_names().next().map(String::as_str),
@@ -162,7 +174,7 @@ impl ClusterState {
     /// The ids of nodes in no consumer and no active deployment, in id order (the leader forgets those
     /// among them that stayed silent for `forget_nodes_after`).
     pub fn forgettable_nodes(&self) -> impl Iterator<Item = &str> + '_ {
-        self.nodes
+        self.node_table()
             .iter()
             .filter(|(_, n)| forgettable(n))
             .map(|(id, _)| id.as_str())

@@ -56,7 +56,7 @@ fn a_report_goes_to_the_nodes_consumer_or_any_while_it_still_removes_something()
         nodes: vec![],
     });
     nodes(&mut k, &[], &["c-1"]);
-    assert!(!k.s.nodes.get("c-1").unwrap().removing.is_empty());
+    assert!(!k.s.node_table().get("c-1").unwrap().removing.is_empty());
     assert_eq!(k.s.report_consumer("c-1"), Some("c"));
     // A node that joined and left holding nothing has nothing to record.
     nodes(&mut k, &["c-9"], &[]);

@@ -3,12 +3,16 @@
 //! its last deployment — get a follow-up deployment of that version with the subscription's policy,
 //! started automatically once no deployment of the consumer's resource is active.
 //!
-//! Pure reads decide (`follow_up`); `reconcile` (lifecycle.rs) starts what they return.
+//! Pure reads decide ([`Reconverge::follow_up`], over borrowed maps); `reconcile` (starts.rs) starts what
+//! they return.
 
+use super::cow::CowMap;
 use super::deployment::{Deployment, NodePhase};
+use super::group_deployment::{held_by_group, GroupDeployment};
+use super::ids::{DeploymentId, GroupDeploymentId};
 use super::model::{Consumer, Mode, Subscription};
 use super::retention::is_pruned;
-use super::state::ClusterState;
+use super::selection::Selection;
 use super::status::Status;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -91,7 +95,17 @@ fn range_text((a, b): (u32, u32)) -> String {
     }
 }
 
-impl ClusterState {
+/// The follow-up rules, reading the maps they depend on.
+pub(crate) struct Reconverge<'a> {
+    /// The selection (a follow-up brings nodes to the still-selected version).
+    pub selection: Selection<'a>,
+    /// The deployments: the nodes' active ones and each consumer's latest one.
+    pub deployments: &'a CowMap<DeploymentId, Deployment>,
+    /// The group deployments: a running one that plans a member deploys it instead.
+    pub group_deployments: &'a CowMap<GroupDeploymentId, GroupDeployment>,
+}
+
+impl<'a> Reconverge<'a> {
     /// The follow-up deployment due for strong subscription `resource` of consumer `cname`, if any.
     ///
     /// Due when: the subscription is strong; no deployment of the resource is active on the consumer
@@ -107,13 +121,13 @@ impl ClusterState {
         let sub: &Subscription = c.subscriptions.get(resource)?;
         if sub.mode != Mode::Strong
             || c.active.contains_key(resource)
-            || self.held_by_group(cname, resource)
+            || held_by_group(self.group_deployments, cname, resource)
         {
             return None;
         }
         let version = sub.version?;
         if sub.last_started != Some(version)
-            || self.selected_version(cname, resource) != Some(version)
+            || self.selection.selected_version(cname, resource) != Some(version)
         {
             return None;
         }
@@ -122,7 +136,7 @@ impl ClusterState {
             .iter()
             .enumerate()
             .filter_map(|(o, id)| {
-                let ns = self.nodes.get(id)?;
+                let ns = self.selection.nodes.get(id)?;
                 let current = ns.current(resource);
                 let failed_there = ns
                     .resources
@@ -182,7 +196,7 @@ impl ClusterState {
     /// Every follow-up due now, by consumer and resource (name order).
     pub(crate) fn follow_ups(&self) -> Vec<(String, String, FollowUp)> {
         let mut out = Vec::new();
-        for (cname, c) in &self.consumers {
+        for (cname, c) in self.selection.consumers {
             let strong: BTreeSet<&String> = c
                 .subscriptions
                 .iter()
@@ -199,7 +213,7 @@ impl ClusterState {
     }
 
     /// The newest deployment of `resource` on consumer `cname` (any status).
-    fn latest_deployment(&self, cname: &str, resource: &str) -> Option<&Deployment> {
+    fn latest_deployment(&self, cname: &str, resource: &str) -> Option<&'a Deployment> {
         self.deployments
             .values()
             .rev()

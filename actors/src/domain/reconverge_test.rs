@@ -17,7 +17,7 @@ fn strong(k: &mut Kit, policy: Policy) -> DeploymentId {
         pin: None,
         policy,
     });
-    k.s.consumers["c"].active["r"]
+    k.s.consumer_map()["c"].active["r"]
 }
 
 fn inactive(k: &mut Kit, node: &str) {
@@ -27,7 +27,7 @@ fn inactive(k: &mut Kit, node: &str) {
 }
 
 fn active(k: &Kit) -> Option<DeploymentId> {
-    k.s.consumers["c"].active.get("r").copied()
+    k.s.consumer_map()["c"].active.get("r").copied()
 }
 
 fn node_ids(k: &Kit, id: DeploymentId) -> Vec<&str> {
@@ -80,7 +80,7 @@ fn a_node_silent_during_the_rollout_gets_a_follow_up_with_the_subscriptions_poli
     assert_eq!(k.d(follow).status, Status::RolledForward);
     // Converged: no more deployments.
     assert_eq!(active(&k), None);
-    assert_eq!(k.s.deployments.len(), 2);
+    assert_eq!(k.s.deployment_map().len(), 2);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
         None,
         "a node that failed in a follow-up is not retried"
     );
-    assert_eq!(k.s.deployments.len(), 2);
+    assert_eq!(k.s.deployment_map().len(), 2);
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn no_follow_up_after_an_abort_or_on_a_weak_subscription() {
     });
     inactive(&mut k, "c-1");
     k.report(1, Some(1), &[(1, vp(true, None))]);
-    assert!(k.s.deployments.is_empty());
+    assert!(k.s.deployment_map().is_empty());
 }
 
 #[test]

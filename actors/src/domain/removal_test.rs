@@ -55,7 +55,7 @@ fn deleting_a_subscription_uninstalls_the_resource_until_the_node_reports_it_rem
     removed(&mut k, 0);
     assert_eq!(target(&k, 0), None);
     assert_eq!(k.s.node("c-0").unwrap().resources["r"].current, None);
-    assert!(k.s.nodes.get("c-0").unwrap().removing.is_empty());
+    assert!(k.s.node_table().get("c-0").unwrap().removing.is_empty());
     // Subscribed again: sent the selected version, no longer told to remove it.
     subscribe(&mut k, "c");
     assert_eq!(

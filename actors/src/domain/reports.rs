@@ -2,21 +2,26 @@
 //! (`UpdateConsumerNodes`), node reports (`ReportNodes`) and the leader marking silent nodes inactive
 //! (`MarkInactive`).
 //!
-//! These stay `impl ClusterState` rather than a handler borrowing a few maps: each report (or node) may
-//! end a deployment, and ending it (`touch`: leaving the active set, the node table and the consumer,
-//! holding back a rolled-back version) must happen before the next report of the same batch is read,
-//! since it changes which deployments that node is in. That follow-up reaches the deployments, the active
-//! set, the nodes and the consumers — nearly the whole state.
+//! [`Reports`] is the family's handler. It borrows more than the others: the deployments it records
+//! progress and skips on, the nodes (their reports, their deployments), the consumers (their node lists),
+//! and the active set. The last is there because each report (or node) may end a deployment, and ending
+//! it ([`Ending::touch`]: leaving the active set, the node table and the consumer, holding back a
+//! rolled-back version) must happen before the next report of the same batch is read, since it changes
+//! which deployments that node is in. So the handler settles each deployment it changes itself, over what
+//! it borrows; `apply` then drives the group deployments of those that ended (`Cx::ended`).
 
 use super::command::Response;
+use super::cow::CowMap;
+use super::deployment::Deployment;
 use super::errors::{check_name, DomainError, Entity};
 use super::ids::DeploymentId;
-use super::model::{NodeReport, VersionProgress};
+use super::model::{Consumer, NodeReport, VersionProgress};
+use super::nodes::NodeTable;
 use super::progress::{failure_reason, seen_bits};
 use super::registry::check_node_list;
 use super::removal::{mark_removal, unmark_removal};
 use super::seen::{Fact, Seen};
-use super::state::{ClusterState, Cx};
+use super::settle::{Cx, Ending};
 use super::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,7 +60,30 @@ impl Effect {
     }
 }
 
-impl ClusterState {
+/// `UpdateConsumerNodes`, `ReportNodes` and `MarkInactive`, over the maps they change.
+pub(crate) struct Reports<'a> {
+    /// The consumers: their node lists change; an ended deployment is no longer their active one.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The nodes: their merged reports, their consumers, the deployments they are in.
+    pub nodes: &'a mut NodeTable,
+    /// The deployments that record each report, skip, failure.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The active deployments; one ended by a report leaves it.
+    pub active: &'a mut BTreeSet<DeploymentId>,
+}
+
+impl Reports<'_> {
+    /// Settles deployment `id` after a change (see [`Ending::touch`]).
+    fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+        Ending {
+            deployments: self.deployments,
+            active: self.active,
+            nodes: self.nodes,
+            consumers: self.consumers,
+        }
+        .touch(id, cx);
+    }
+
     /// Adds and removes nodes of consumer `name`; a removed node is skipped in the consumer's active
     /// deployments and marks for removal what no consumer of it still subscribes to.
     pub(crate) fn update_consumer_nodes(
@@ -121,11 +149,11 @@ impl ClusterState {
         c.nodes.extend(add.iter().cloned());
         let subscribed: Vec<String> = c.subscriptions.keys().cloned().collect();
         for n in &gone {
-            mark_removal(&mut self.nodes, &self.consumers, n, None);
+            mark_removal(self.nodes, self.consumers, n, None);
         }
         for n in &add {
             for r in &subscribed {
-                unmark_removal(&mut self.nodes, n, r);
+                unmark_removal(self.nodes, n, r);
             }
         }
         cx.reconcile = true;
@@ -277,3 +305,7 @@ fn merge_versions(held: &mut VecMap<u64, VersionProgress>, report: BTreeMap<u64,
         held.assign_sorted(report);
     }
 }
+
+#[cfg(test)]
+#[path = "reports_test.rs"]
+mod tests;

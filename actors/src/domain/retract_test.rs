@@ -58,14 +58,14 @@ fn a_retracted_version_leaves_weak_selection_and_comes_back_when_unretracted() {
 fn a_strong_subscription_on_a_retracted_version_is_deployed_to_the_newest_allowed_one() {
     let mut k = Kit::new(2);
     subscribe(&mut k, Mode::Strong, None);
-    let first = k.s.consumers["c"].active["r"];
+    let first = k.s.consumer_map()["c"].active["r"];
     k.installed(0);
     k.installed(1);
     assert_eq!(k.d(first).status, Status::RolledForward);
-    assert_eq!(k.s.consumers["c"].subscriptions["r"].version, Some(2));
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(2));
 
     retract(&mut k, 2);
-    let back = k.s.consumers["c"].active["r"];
+    let back = k.s.consumer_map()["c"].active["r"];
     assert_ne!(back, first);
     let d = k.s.deployment(back).unwrap();
     assert_eq!((d.version, d.events[0].by.name()), (1, "system"));
@@ -78,10 +78,10 @@ fn a_strong_subscription_on_a_retracted_version_is_deployed_to_the_newest_allowe
         k.report(i, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
     }
     assert_eq!(k.d(back).status, Status::RolledForward);
-    assert_eq!(k.s.consumers["c"].subscriptions["r"].version, Some(1));
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(1));
     // Unretracted, it is the selected version again and deployed again.
     unretract(&mut k, 2);
-    let again = k.s.consumers["c"].active["r"];
+    let again = k.s.consumer_map()["c"].active["r"];
     assert_eq!(k.d(again).version, 2);
 }
 

@@ -6,10 +6,28 @@
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
 //! R2 ≥ v2, or when every active, interested node of it runs R2 ≥ v2 (and there is at least one).
 
-use super::model::Dependency;
-use super::state::ClusterState;
+//!
+//! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
+//! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
-impl ClusterState {
+use super::cow::CowMap;
+use super::model::{Consumer, Dependency, Group, Resource};
+use super::nodes::NodeTable;
+
+/// The selection rules, reading the maps they depend on.
+#[derive(Clone, Copy)]
+pub(crate) struct Selection<'a> {
+    /// The resources and their versions (retractions, dependencies).
+    pub resources: &'a CowMap<String, Resource>,
+    /// The consumers: subscriptions, pins, holds, node lists, converged versions.
+    pub consumers: &'a CowMap<String, Consumer>,
+    /// The nodes: whether they are active, interested, and what they run.
+    pub nodes: &'a NodeTable,
+    /// The groups: where a dependency of a member must hold.
+    pub groups: &'a CowMap<String, Group>,
+}
+
+impl<'a> Selection<'a> {
     /// `version` of `resource` is published and retracted.
     pub(crate) fn is_retracted(&self, resource: &str, version: u64) -> bool {
         self.resources
@@ -21,7 +39,7 @@ impl ClusterState {
     /// A held-back version is never selected: a pin on one selects nothing (the nodes stay where they are)
     /// until the hold is cleared or the pin changed. A retracted version is never selected either: a pin on
     /// one selects the newest allowed version below it.
-    pub fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
+    pub(crate) fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
         let res = self.resources.get(resource)?;
         let c = self.consumers.get(consumer)?;
         let sub = c.subscriptions.get(resource);
@@ -50,7 +68,10 @@ impl ClusterState {
     }
 
     /// The consumer where `dep` must be installed for `(consumer, resource)`.
-    pub(crate) fn holder<'a>(&'a self, consumer: &'a str, resource: &str, dep: &str) -> &'a str {
+    pub(crate) fn holder<'b>(&self, consumer: &'b str, resource: &str, dep: &str) -> &'b str
+    where
+        'a: 'b,
+    {
         for g in self.groups.values() {
             if g.members
                 .iter()

@@ -2,24 +2,52 @@
 //! automatically (`reconcile`: strong subscriptions whose selection changed, and follow-ups of nodes left
 //! behind), DEPLOYMENTS.md §4–§6.
 //!
-//! These stay `impl ClusterState` rather than a handler borrowing a few maps: a start reads the selection
-//! (resources, consumers, nodes, groups and group deployments), changes the consumer, the nodes, the
-//! deployments, the active set and the id counter, releases a hold, and settles the new deployment at
-//! once (`touch`); `reconcile` is the follow-up `apply` runs after any command that may change a
-//! selection. That is nearly the whole state.
+//! [`Starts`] is the family's handler. It borrows more than the others: a start reads the selection
+//! (resources, consumers, nodes, groups) and, to reconcile, the running group deployments; it changes the
+//! consumer (its active deployment, its subscription's last start, a hold released by hand), the nodes
+//! (the deployments they are in), the deployments, the active set and the id counter. A new deployment
+//! may end at once (every node already there): the handler settles it itself ([`Ending::touch`]) over
+//! what it borrows, and reports it in `Cx` (`ended`, `reconcile`, the outcome) for `apply` to drive its
+//! group deployment and reconcile again.
 
 use super::command::{DeploymentSpec, Response};
+use super::cow::CowMap;
 use super::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use super::errors::{check_message, DomainError, Entity};
-use super::ids::{Actor, DeploymentId};
-use super::model::Consumer;
-use super::model::Mode;
+use super::group_deployment::{held_by_group, GroupDeployment};
+use super::ids::{Actor, DeploymentId, GroupDeploymentId};
+use super::model::{Consumer, Group, Mode, Resource};
+use super::nodes::NodeTable;
 use super::ranges::parse_ranges;
-use super::state::{ClusterState, Cx};
+use super::reconverge::Reconverge;
+use super::selection::Selection;
+use super::settle::{Cx, Ending};
 use super::strategy::Settings;
+use super::subscriptions::Holds;
 use std::collections::BTreeSet;
 
-impl ClusterState {
+/// `StartDeployment`, automatic starts (`reconcile`) and the starts of group steps, over the maps they
+/// read and change.
+pub(crate) struct Starts<'a> {
+    /// The resources a start names (read).
+    pub resources: &'a CowMap<String, Resource>,
+    /// The groups, where a member's dependencies must hold (read).
+    pub groups: &'a CowMap<String, Group>,
+    /// The group deployments; a running one that plans a member holds automatic starts back (read).
+    pub group_deployments: &'a CowMap<GroupDeploymentId, GroupDeployment>,
+    /// The consumers: their active deployment per resource, last starts, holds.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The nodes: the deployments they are in.
+    pub nodes: &'a mut NodeTable,
+    /// The deployments, where a new one goes.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The active deployments, where a new one goes (and an ended one leaves).
+    pub active: &'a mut BTreeSet<DeploymentId>,
+    /// The number of the last deployment id given out.
+    pub next_deployment: &'a mut u64,
+}
+
+impl Starts<'_> {
     /// `StartDeployment`: a deployment by hand (a person or a token names it), created even with no nodes.
     pub(crate) fn start_deployment_cmd(
         &mut self,
@@ -34,37 +62,25 @@ impl ClusterState {
         Ok(Response::DeploymentStarted { id, status })
     }
 
-    /// The refusals shared by starting `spec` and planning it: a bad message, an unknown consumer or
-    /// resource, an active deployment of that resource there, a given version that is retracted or
-    /// unknown. Answers the consumer.
-    pub(crate) fn check_startable(&self, spec: &DeploymentSpec) -> Result<&Consumer, DomainError> {
-        check_message(spec.message.as_deref())?;
-        let consumer = self
-            .consumers
-            .get(&spec.consumer)
-            .ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
-        let res = self
-            .resources
-            .get(&spec.resource)
-            .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
-        if let Some(id) = consumer.active.get(&spec.resource) {
-            return Err(DomainError::ActiveDeployment {
-                consumer: spec.consumer.clone(),
-                resource: spec.resource.clone(),
-                id: id.to_string(),
-            });
+    /// The selection rules over the maps this handler borrows.
+    fn selection(&self) -> Selection<'_> {
+        Selection {
+            resources: self.resources,
+            consumers: self.consumers,
+            nodes: self.nodes,
+            groups: self.groups,
         }
-        match spec.version {
-            Some(v) if res.retracted(v) => Err(DomainError::Retracted {
-                resource: spec.resource.clone(),
-                version: v,
-            }),
-            Some(v) if !res.versions.contains_key(&v) => Err(DomainError::UnknownVersion {
-                resource: spec.resource.clone(),
-                version: v,
-            }),
-            _ => Ok(consumer),
+    }
+
+    /// Settles deployment `id` after a change (see [`Ending::touch`]).
+    fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+        Ending {
+            deployments: self.deployments,
+            active: self.active,
+            nodes: self.nodes,
+            consumers: self.consumers,
         }
+        .touch(id, cx);
     }
 
     /// Validates and creates a deployment. With `require_nodes`, an empty node set creates nothing (`Ok(None)`).
@@ -75,10 +91,11 @@ impl ClusterState {
         require_nodes: bool,
         cx: &mut Cx,
     ) -> Result<Option<DeploymentId>, DomainError> {
-        let consumer = self.check_startable(&spec)?;
+        let consumer = check_startable(self.consumers, self.resources, &spec)?;
         let version = match spec.version {
             Some(v) => v,
             None => self
+                .selection()
                 .selected_version(&spec.consumer, &spec.resource)
                 .ok_or_else(|| {
                     DomainError::invalid(
@@ -138,8 +155,8 @@ impl ClusterState {
             }
             return Ok(None);
         }
-        self.next_deployment += 1;
-        let id = DeploymentId(self.next_deployment);
+        *self.next_deployment += 1;
+        let id = DeploymentId(*self.next_deployment);
         let mut d = Deployment::new(
             id,
             spec.consumer.clone(),
@@ -176,7 +193,13 @@ impl ClusterState {
         if explicit && c.held(&spec.resource, version) {
             // A person deploys a held-back version by hand: that is the decision the hold waited for.
             let why = format!("deployed by hand in {id}");
-            if let Some(m) = self.release_hold(&spec.consumer, &spec.resource, version, &why, cx) {
+            let released = Holds {
+                consumers: self.consumers,
+                deployments: self.deployments,
+            }
+            .release_hold(&spec.consumer, &spec.resource, version, &why, cx.at);
+            if let Some(m) = released {
+                cx.reconcile = true;
                 d.push_event(cx.at, EventKind::Released, None, by, Some(m));
             }
         }
@@ -192,18 +215,21 @@ impl ClusterState {
     /// version a strong consumer converged on get a follow-up deployment of it (`follow_up`).
     pub(crate) fn reconcile(&mut self, cx: &mut Cx) {
         let mut todo = Vec::new();
-        for (cname, c) in &self.consumers {
+        let selection = self.selection();
+        for (cname, c) in self.consumers.iter() {
             for (r, sub) in &c.subscriptions {
                 if sub.mode != Mode::Strong
                     || c.active.contains_key(r)
-                    || self.held_by_group(cname, r)
+                    || held_by_group(self.group_deployments, cname, r)
                 {
                     continue;
                 }
-                if let Some(v) = self.selected_version(cname, r) {
+                if let Some(v) = selection.selected_version(cname, r) {
                     if sub.last_started != Some(v) {
                         let mut why = format!("selected version changed to {v}");
-                        if let Some(old) = sub.last_started.filter(|o| self.is_retracted(r, *o)) {
+                        if let Some(old) =
+                            sub.last_started.filter(|o| selection.is_retracted(r, *o))
+                        {
                             why = format!("version {old} of {r} is retracted; {why}");
                         }
                         todo.push((cname.clone(), r.clone(), v, why));
@@ -222,7 +248,13 @@ impl ClusterState {
             let _ = self.start_deployment(spec, Actor::System, true, cx);
         }
         // Then nodes left behind the converged version get a follow-up (reconverge.rs).
-        for (consumer, resource, follow) in self.follow_ups() {
+        let follow_ups = Reconverge {
+            selection: self.selection(),
+            deployments: self.deployments,
+            group_deployments: self.group_deployments,
+        }
+        .follow_ups();
+        for (consumer, resource, follow) in follow_ups {
             let spec = DeploymentSpec {
                 consumer,
                 resource,
@@ -233,6 +265,41 @@ impl ClusterState {
             };
             let _ = self.start_deployment(spec, Actor::System, true, cx);
         }
+    }
+}
+
+/// The refusals shared by starting `spec` and planning it: a bad message, an unknown consumer or
+/// resource, an active deployment of that resource there, a given version that is retracted or
+/// unknown. Answers the consumer.
+pub(crate) fn check_startable<'c>(
+    consumers: &'c CowMap<String, Consumer>,
+    resources: &CowMap<String, Resource>,
+    spec: &DeploymentSpec,
+) -> Result<&'c Consumer, DomainError> {
+    check_message(spec.message.as_deref())?;
+    let consumer = consumers
+        .get(&spec.consumer)
+        .ok_or_else(|| DomainError::not_found(Entity::Consumer, &spec.consumer))?;
+    let res = resources
+        .get(&spec.resource)
+        .ok_or_else(|| DomainError::not_found(Entity::Resource, &spec.resource))?;
+    if let Some(id) = consumer.active.get(&spec.resource) {
+        return Err(DomainError::ActiveDeployment {
+            consumer: spec.consumer.clone(),
+            resource: spec.resource.clone(),
+            id: id.to_string(),
+        });
+    }
+    match spec.version {
+        Some(v) if res.retracted(v) => Err(DomainError::Retracted {
+            resource: spec.resource.clone(),
+            version: v,
+        }),
+        Some(v) if !res.versions.contains_key(&v) => Err(DomainError::UnknownVersion {
+            resource: spec.resource.clone(),
+            version: v,
+        }),
+        _ => Ok(consumer),
     }
 }
 
@@ -255,3 +322,7 @@ pub(crate) fn spec_on_consumer(
     };
     Ok((settings, ordinals))
 }
+
+#[cfg(test)]
+#[path = "starts_test.rs"]
+mod tests;

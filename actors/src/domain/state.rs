@@ -1,12 +1,15 @@
 //! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
-//! `pub(super)`: only the domain reads them; the leader and the server ask named queries (`queries.rs`) and
-//! views, so the compiler refuses any other reader.
+//! private to this file: `apply` builds each command family's handler from disjoint borrows of them, and
+//! the rest of the domain reads them through the read-only accessors below (`pub(super)`: the domain
+//! only); the leader and the server ask named queries (`queries.rs`) and views. The compiler refuses any
+//! other writer or reader.
 
 use super::command::{Command, Response};
 use super::cow::CowMap;
 use super::deployment::Deployment;
 use super::errors::DomainError;
 use super::forget::Forget;
+use super::group::Groups;
 use super::group_abort::GroupAbort;
 use super::group_deployment::GroupDeployment;
 use super::group_deployment::GroupStatus;
@@ -18,8 +21,12 @@ use super::outcome::Outcome;
 use super::pulse::PulseAnswer;
 use super::registry::Registry;
 use super::removal::Removal;
+use super::reports::Reports;
 use super::retention::Retention;
 use super::retract::{Retracted, Retractions};
+use super::selection::Selection;
+use super::settle::{Cx, Ending};
+use super::starts::Starts;
 use super::subscriptions::Subscriptions;
 use super::tokens::{Token, TokenTable};
 use serde::{Deserialize, Serialize};
@@ -32,36 +39,25 @@ pub const SNAPSHOT_LIMIT: usize = 1 << 30;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterState {
     /// Resources by name, with their published versions.
-    pub(super) resources: CowMap<String, Resource>,
+    resources: CowMap<String, Resource>,
     /// Consumers by name: their nodes, subscriptions, holds and active deployment per resource.
-    pub(super) consumers: CowMap<String, Consumer>,
+    consumers: CowMap<String, Consumer>,
     /// Every node that reported or was named by a consumer, by id.
-    pub(super) nodes: NodeTable,
+    nodes: NodeTable,
     /// Every deployment by id, active or terminal (terminal ones pruned by `Prune`).
-    pub(super) deployments: CowMap<DeploymentId, Deployment>,
+    deployments: CowMap<DeploymentId, Deployment>,
     /// The ids of the deployments not yet terminal.
-    pub(super) active: BTreeSet<DeploymentId>,
+    active: BTreeSet<DeploymentId>,
     /// Consumer groups by name.
-    pub(super) groups: CowMap<String, Group>,
+    groups: CowMap<String, Group>,
     /// Every group deployment by id, running or ended.
-    pub(super) group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
+    group_deployments: CowMap<GroupDeploymentId, GroupDeployment>,
     /// The number of the last deployment id given out (the next is one more).
-    pub(super) next_deployment: u64,
+    next_deployment: u64,
     /// The number of the last group deployment id given out (the next is one more).
-    pub(super) next_group_deployment: u64,
+    next_group_deployment: u64,
     /// API tokens (hashes only).
-    pub(super) tokens: TokenTable,
-}
-
-/// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
-/// and what the leader's actors must hear of (`outcome`, completed from `touched` at the end).
-pub(crate) struct Cx {
-    pub at: Timestamp,
-    pub ended: Vec<DeploymentId>,
-    pub reconcile: bool,
-    /// Deployments changed by this apply (their deadline goes into the outcome once settled).
-    pub touched: BTreeSet<DeploymentId>,
-    pub outcome: Outcome,
+    tokens: TokenTable,
 }
 
 impl ClusterState {
@@ -78,13 +74,7 @@ impl ClusterState {
         cmd: Command,
         at: Timestamp,
     ) -> Result<(Response, Outcome), DomainError> {
-        let mut cx = Cx {
-            at,
-            ended: Vec::new(),
-            reconcile: false,
-            touched: BTreeSet::new(),
-            outcome: Outcome::default(),
-        };
+        let mut cx = Cx::new(at);
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -115,9 +105,9 @@ impl ClusterState {
                 self.registry().create_consumer(name, nodes)?;
                 Response::Done
             }
-            Command::UpdateConsumerNodes { name, add, remove } => {
-                self.update_consumer_nodes(name, add, remove, &mut cx)?
-            }
+            Command::UpdateConsumerNodes { name, add, remove } => self
+                .reports()
+                .update_consumer_nodes(name, add, remove, &mut cx)?,
             Command::Subscribe {
                 consumer,
                 resource,
@@ -180,9 +170,9 @@ impl ClusterState {
                 self.removal().delete_group(&name)?;
                 Response::Done
             }
-            Command::ReportNodes(reports) => self.report_nodes(reports, &mut cx)?,
-            Command::MarkInactive { nodes } => self.mark_inactive(nodes, &mut cx)?,
-            Command::StartDeployment(spec) => self.start_deployment_cmd(spec, &mut cx)?,
+            Command::ReportNodes(reports) => self.reports().report_nodes(reports, &mut cx)?,
+            Command::MarkInactive { nodes } => self.reports().mark_inactive(nodes, &mut cx)?,
+            Command::StartDeployment(spec) => self.starts().start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {
                 self.operate(id, message, by, Op::Pause, &mut cx)?
             }
@@ -217,7 +207,9 @@ impl ClusterState {
                 versions,
                 overrides,
             } => {
-                let response = self.start_group_deployment(group, versions, overrides, &mut cx)?;
+                let response = self
+                    .group_runs()
+                    .start_group_deployment(group, versions, overrides, &mut cx)?;
                 if let Response::GroupDeploymentStarted { id, .. } = &response {
                     self.note_group(*id, None, &mut cx);
                 }
@@ -357,29 +349,13 @@ impl ClusterState {
     }
 
     /// The handler of subscriptions and holds, borrowing the consumers, nodes and deployments.
-    pub(super) fn subscriptions(&mut self) -> Subscriptions<'_> {
+    fn subscriptions(&mut self) -> Subscriptions<'_> {
         Subscriptions {
             consumers: &mut self.consumers,
             nodes: &mut self.nodes,
             deployments: &mut self.deployments,
             resources: &self.resources,
         }
-    }
-
-    /// Releases a hold (see [`Subscriptions::release_hold`]); one released asks for reconciliation.
-    pub(super) fn release_hold(
-        &mut self,
-        consumer: &str,
-        resource: &str,
-        version: u64,
-        why: &str,
-        cx: &mut Cx,
-    ) -> Option<String> {
-        let message = self
-            .subscriptions()
-            .release_hold(consumer, resource, version, why, cx.at);
-        cx.reconcile |= message.is_some();
-        message
     }
 
     /// The handler of `ForgetNodes`, borrowing the node table.
@@ -398,31 +374,68 @@ impl ClusterState {
         Response::Done
     }
 
-    /// Unregisters a deployment that became terminal, holds back its version if it rolled back, and
-    /// queues its follow-ups.
-    pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
-        let Some(d) = self.deployments.get(&id) else {
-            return;
-        };
-        cx.touched.insert(id);
-        if d.status.is_active() || !self.active.remove(&id) {
-            return;
+    /// Settles deployment `id` after a change (see [`Ending::touch`]).
+    fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+        self.ending().touch(id, cx);
+    }
+
+    /// Ending a deployment, over the maps that register it.
+    fn ending(&mut self) -> Ending<'_> {
+        Ending {
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            nodes: &mut self.nodes,
+            consumers: &mut self.consumers,
         }
-        self.nodes
-            .leave_deployment(id, d.nodes.iter().map(|n| n.id.as_str()));
-        if let Some(c) = self.consumers.get_mut(&d.consumer) {
-            if c.active.get(&d.resource) == Some(&id) {
-                c.active.remove(&d.resource);
-            }
-            if d.status == super::status::Status::RolledForward && d.full {
-                if let Some(sub) = c.subscriptions.get_mut(&d.resource) {
-                    sub.version = Some(d.version);
-                }
-            }
+    }
+
+    /// The handler of starting and driving group deployments, borrowing what starting a step needs too.
+    fn group_runs(&mut self) -> Groups<'_> {
+        Groups {
+            group_deployments: &mut self.group_deployments,
+            next_group_deployment: &mut self.next_group_deployment,
+            resources: &self.resources,
+            groups: &self.groups,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            next_deployment: &mut self.next_deployment,
         }
-        self.subscriptions().hold_rolled_back(id, cx.at);
-        cx.ended.push(id);
-        cx.outcome.deployment_ended(id);
+    }
+
+    /// The handler of starting deployments, borrowing the maps a start reads and changes.
+    fn starts(&mut self) -> Starts<'_> {
+        Starts {
+            resources: &self.resources,
+            groups: &self.groups,
+            group_deployments: &self.group_deployments,
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+            next_deployment: &mut self.next_deployment,
+        }
+    }
+
+    /// The selection rules (selection.rs) over the whole state.
+    pub(super) fn selection(&self) -> Selection<'_> {
+        Selection {
+            resources: &self.resources,
+            consumers: &self.consumers,
+            nodes: &self.nodes,
+            groups: &self.groups,
+        }
+    }
+
+    /// The handler of node reports and node-list changes, borrowing the maps they change.
+    fn reports(&mut self) -> Reports<'_> {
+        Reports {
+            consumers: &mut self.consumers,
+            nodes: &mut self.nodes,
+            deployments: &mut self.deployments,
+            active: &mut self.active,
+        }
     }
 
     /// A group deployment's status and running step, before a change (`None`: no such group deployment).
@@ -468,19 +481,59 @@ impl ClusterState {
                 cx.reconcile = true;
                 if let Some(g) = self.deployments.get(&id).and_then(|d| d.group) {
                     let before = self.group_progress(g);
-                    self.drive_group(g, cx);
+                    self.group_runs().drive_group(g, cx);
                     self.note_group(g, before, cx);
                 }
             }
             if cx.reconcile {
                 worked = true;
                 cx.reconcile = false;
-                self.reconcile(cx);
+                self.starts().reconcile(cx);
             }
             if !worked {
                 return;
             }
         }
+    }
+
+    /// The resources by name (read-only).
+    pub(super) fn resource_map(&self) -> &CowMap<String, Resource> {
+        &self.resources
+    }
+
+    /// The consumers by name (read-only).
+    pub(super) fn consumer_map(&self) -> &CowMap<String, Consumer> {
+        &self.consumers
+    }
+
+    /// The node table (read-only).
+    pub(super) fn node_table(&self) -> &NodeTable {
+        &self.nodes
+    }
+
+    /// Every deployment by id (read-only).
+    pub(super) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
+        &self.deployments
+    }
+
+    /// The ids of the deployments not yet terminal (read-only).
+    pub(super) fn active_set(&self) -> &BTreeSet<DeploymentId> {
+        &self.active
+    }
+
+    /// The consumer groups by name (read-only).
+    pub(super) fn group_map(&self) -> &CowMap<String, Group> {
+        &self.groups
+    }
+
+    /// Every group deployment by id (read-only).
+    pub(super) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
+        &self.group_deployments
+    }
+
+    /// The API tokens (the HTTP layer authenticates every request against this applied table).
+    pub fn tokens(&self) -> &TokenTable {
+        &self.tokens
     }
 
     /// Encodes the state (bincode 2, standard config). Equal states give identical bytes.

@@ -4,7 +4,7 @@
 //! [`Subscriptions`] is the family's handler: it borrows the consumers (subscriptions and holds), the nodes
 //! (a subscribed resource is no longer to be removed) and the deployments (the events of holds) mutably,
 //! and the resources to check against. Every command that succeeds may change selections, so `apply`
-//! reconciles after it; `release_hold` answers whether it released one (then `apply` reconciles too).
+//! reconciles after it; `Holds::release_hold` answers whether it released one (then `apply` reconciles too).
 
 use super::cow::CowMap;
 use super::deployment::{Deployment, EventKind};
@@ -152,10 +152,25 @@ impl Subscriptions<'_> {
                 format!("{consumer}/{resource}@{version}"),
             ));
         }
-        self.release_hold(consumer, resource, version, "cleared by a user", at);
+        Holds {
+            consumers: self.consumers,
+            deployments: self.deployments,
+        }
+        .release_hold(consumer, resource, version, "cleared by a user", at);
         Ok(())
     }
+}
 
+/// Holding back a rolled-back version and releasing a hold, over the consumers (their holds) and the
+/// deployments (whose events say so). Ending a deployment (`settle.rs`) and starting one by hand use it too.
+pub(crate) struct Holds<'a> {
+    /// The consumers whose holds change.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The deployments whose events record a hold put or released.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+}
+
+impl Holds<'_> {
     /// Holds back the version of deployment `id`, which ended ROLLED_BACK, on its consumer, and says so
     /// in its events.
     pub(crate) fn hold_rolled_back(&mut self, id: DeploymentId, at: Timestamp) {

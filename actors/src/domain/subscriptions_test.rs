@@ -76,14 +76,14 @@ fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared()
     let mut k = Kit::new(2);
     subscribe(&mut k, Mode::Strong, None, Policy::default());
     // The strong subscription deploys v2 automatically (default policy: rolling 1/2, rollback).
-    let auto = k.s.consumers["c"].active["r"];
+    let auto = k.s.consumer_map()["c"].active["r"];
     k.failed(0);
     assert_eq!(k.d(auto).status, Status::RolledBack);
     assert!(
-        k.s.consumers["c"].active.is_empty(),
+        k.s.consumer_map()["c"].active.is_empty(),
         "a held version must not be deployed again"
     );
-    assert_eq!(k.s.deployments.len(), 1);
+    assert_eq!(k.s.deployment_map().len(), 1);
 
     let e = k.err(Command::ClearHold {
         consumer: "c".into(),
@@ -100,7 +100,7 @@ fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared()
         version: 2,
     });
     assert!(k.s.consumer("c").unwrap().holds.is_empty());
-    let again = k.s.consumers["c"].active["r"];
+    let again = k.s.consumer_map()["c"].active["r"];
     assert_ne!(
         again, auto,
         "cleared: the selected version is deployed again"
@@ -168,7 +168,7 @@ fn patch_changes_only_the_fields_given() {
         }
     })
     .unwrap();
-    let sub = &k.s.consumers["c"].subscriptions["r"];
+    let sub = &k.s.consumer_map()["c"].subscriptions["r"];
     assert_eq!((sub.mode, sub.pin), (Mode::Strong, Some(1)));
     assert_eq!(sub.policy, policy);
 
@@ -180,7 +180,7 @@ fn patch_changes_only_the_fields_given() {
         }
     })
     .unwrap();
-    let sub = &k.s.consumers["c"].subscriptions["r"];
+    let sub = &k.s.consumer_map()["c"].subscriptions["r"];
     assert_eq!(sub.pin, None);
     assert_eq!(sub.policy.strategy, Some(rolling(2, 3)));
     assert_eq!(sub.policy.min_healthy_ms, None);
@@ -240,7 +240,7 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
     };
     subscribe(&mut k, Mode::Strong, None, policy.clone());
     // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.
-    let id = k.s.consumers["c"].active["r"];
+    let id = k.s.consumer_map()["c"].active["r"];
     assert_eq!(k.d(id).settings, policy.settings());
     assert_eq!(k.d(id).status, Status::RollForwardAwaitingPulse);
 }
@@ -293,7 +293,7 @@ fn group_steps_take_the_member_policy_under_the_group_override() {
         versions: None,
         overrides,
     });
-    let id = k.s.consumers["c"].active["r"];
+    let id = k.s.consumer_map()["c"].active["r"];
     let s = &k.d(id).settings;
     assert_eq!(s.strategy, rolling(2, 2));
     assert_eq!(s.min_healthy_ms, 50, "the override wins");
@@ -326,5 +326,5 @@ fn a_group_deployment_skips_held_versions_unless_it_names_them() {
         overrides: BTreeMap::new(),
     });
     assert!(k.s.consumer("c").unwrap().holds.is_empty());
-    assert_eq!(k.d(k.s.consumers["c"].active["r"]).version, 2);
+    assert_eq!(k.d(k.s.consumer_map()["c"].active["r"]).version, 2);
 }

@@ -311,7 +311,7 @@ fn pulse(d: &Deployment, now: Timestamp) -> Option<PulseView> {
 impl ClusterState {
     /// The summary of deployment `id` as seen at `now` (ms; the caller's clock: the core reads none).
     pub fn deployment_summary(&self, id: DeploymentId, now: Timestamp) -> Option<SummaryView> {
-        let d = self.deployments.get(&id)?;
+        let d = self.deployment_map().get(&id)?;
         let mut counts = PhaseCounts::default();
         let mut failing_total = 0u32;
         let mut failing = Vec::new();
@@ -356,7 +356,7 @@ impl ClusterState {
 
     /// The fingerprint of deployment `id` (see [`fingerprint`]), `None` if it does not exist.
     pub fn deployment_fingerprint(&self, id: DeploymentId) -> Option<u64> {
-        self.deployments.get(&id).map(fingerprint)
+        self.deployment_map().get(&id).map(fingerprint)
     }
 
     /// Failing nodes at `positions` with the reason of their newest failure: the message of their newest
@@ -387,7 +387,7 @@ impl ClusterState {
                 let n = &d.nodes[p];
                 let (message, at) = found.unwrap_or((None, 0));
                 let reason = message.or_else(|| {
-                    let nr = self.nodes.get(&n.id)?.resources.get(&d.resource);
+                    let nr = self.node_table().get(&n.id)?.resources.get(&d.resource);
                     super::progress::failure_reason(d.version, n.from_version, nr)
                 });
                 FailingNode {
@@ -408,7 +408,7 @@ impl ClusterState {
         id: DeploymentId,
         page: &NodePage,
     ) -> Option<(DeploymentView, PageInfo)> {
-        let d = self.deployments.get(&id)?;
+        let d = self.deployment_map().get(&id)?;
         let matching = d
             .nodes
             .iter()

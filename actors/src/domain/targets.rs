@@ -23,18 +23,18 @@ impl ClusterState {
     /// target; so does a node that a rollback returns to "no version".
     pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
         let mut out = BTreeMap::new();
-        let Some(ns) = self.nodes.get(node_id) else {
+        let Some(ns) = self.node_table().get(node_id) else {
             return out;
         };
         for (id, p) in &ns.deployments {
-            if let Some(d) = self.deployments.get(id) {
+            if let Some(d) = self.deployment_map().get(id) {
                 if let Some(t) = deployment_target(d, *p as usize, ns) {
                     out.insert(d.resource.clone(), t);
                 }
             }
         }
         for cname in &ns.consumers {
-            let Some(c) = self.consumers.get(cname) else {
+            let Some(c) = self.consumer_map().get(cname) else {
                 continue;
             };
             for (r, sub) in &c.subscriptions {

@@ -115,7 +115,7 @@ impl Kit {
     }
 
     pub fn d(&self, id: DeploymentId) -> &Deployment {
-        &self.s.deployments[&id]
+        &self.s.deployment_map()[&id]
     }
 
     pub fn phases(&self, id: DeploymentId) -> Vec<NodePhase> {

@@ -346,7 +346,7 @@ fn summary(d: &Deployment) -> DeploymentSummary {
 impl ClusterState {
     /// A resource and its versions.
     pub fn resource(&self, name: &str) -> Option<ResourceView> {
-        let r = self.resources.get(name)?;
+        let r = self.resource_map().get(name)?;
         let versions = r
             .versions
             .values()
@@ -369,7 +369,7 @@ impl ClusterState {
 
     /// Every resource.
     pub fn resources(&self) -> Vec<ResourceView> {
-        self.resources
+        self.resource_map()
             .keys()
             .filter_map(|n| self.resource(n))
             .collect()
@@ -377,7 +377,7 @@ impl ClusterState {
 
     /// A consumer, its nodes and subscriptions.
     pub fn consumer(&self, name: &str) -> Option<ConsumerView> {
-        let c = self.consumers.get(name)?;
+        let c = self.consumer_map().get(name)?;
         let subscriptions = c
             .subscriptions
             .iter()
@@ -423,12 +423,12 @@ impl ClusterState {
 
     /// The consumers' names, in order.
     pub fn consumer_names(&self) -> impl Iterator<Item = &String> + '_ {
-        self.consumers.keys()
+        self.consumer_map().keys()
     }
 
     /// Every consumer.
     pub fn consumers(&self) -> Vec<ConsumerView> {
-        self.consumers
+        self.consumer_map()
             .keys()
             .filter_map(|n| self.consumer(n))
             .collect()
@@ -436,7 +436,7 @@ impl ClusterState {
 
     /// A node's replicated state and targets.
     pub fn node(&self, id: &str) -> Option<NodeView> {
-        let n = self.nodes.get(id)?;
+        let n = self.node_table().get(id)?;
         Some(NodeView {
             id: id.to_string(),
             active: n.active,
@@ -453,7 +453,7 @@ impl ClusterState {
 
     /// A deployment with its nodes and events.
     pub fn deployment(&self, id: DeploymentId) -> Option<DeploymentView> {
-        let d = self.deployments.get(&id)?;
+        let d = self.deployment_map().get(&id)?;
         let nodes = d
             .nodes
             .iter()
@@ -483,7 +483,7 @@ impl ClusterState {
 
     /// Deployments matching `filter`, oldest first.
     pub fn deployments(&self, filter: &DeploymentFilter) -> Vec<DeploymentSummary> {
-        self.deployments
+        self.deployment_map()
             .values()
             .filter(|d| filter.consumer.as_ref().is_none_or(|c| *c == d.consumer))
             .filter(|d| filter.resource.as_ref().is_none_or(|r| *r == d.resource))
@@ -498,7 +498,7 @@ impl ClusterState {
 
     /// A consumer group.
     pub fn group(&self, name: &str) -> Option<GroupView> {
-        let g = self.groups.get(name)?;
+        let g = self.group_map().get(name)?;
         Some(GroupView {
             name: g.name.clone(),
             members: g.members.clone(),
@@ -507,12 +507,15 @@ impl ClusterState {
 
     /// Every consumer group.
     pub fn groups(&self) -> Vec<GroupView> {
-        self.groups.keys().filter_map(|n| self.group(n)).collect()
+        self.group_map()
+            .keys()
+            .filter_map(|n| self.group(n))
+            .collect()
     }
 
     /// Every group deployment with its steps, newest first.
     pub fn group_deployments(&self) -> Vec<GroupDeploymentView> {
-        self.group_deployments
+        self.group_deployment_map()
             .keys()
             .rev()
             .filter_map(|id| self.group_deployment(*id))
@@ -521,7 +524,7 @@ impl ClusterState {
 
     /// A group deployment and its steps.
     pub fn group_deployment(&self, id: GroupDeploymentId) -> Option<GroupDeploymentView> {
-        let gd = self.group_deployments.get(&id)?;
+        let gd = self.group_deployment_map().get(&id)?;
         let steps = gd
             .steps
             .iter()
@@ -545,7 +548,7 @@ impl ClusterState {
             deployment: i.deployment,
             status: i
                 .deployment
-                .and_then(|d| self.deployments.get(&d))
+                .and_then(|d| self.deployment_map().get(&d))
                 .map(|d| d.status),
         }
     }
@@ -570,12 +573,12 @@ pub struct TokenView {
 impl ClusterState {
     /// One API token, without its hash.
     pub fn token(&self, name: &str) -> Option<TokenView> {
-        self.tokens.get(name).map(token_view)
+        self.tokens().get(name).map(token_view)
     }
 
     /// Every API token by name, without hashes.
     pub fn token_views(&self) -> Vec<TokenView> {
-        self.tokens.iter().map(token_view).collect()
+        self.tokens().iter().map(token_view).collect()
     }
 }
 

@@ -1,0 +1,92 @@
+//! What a command that starts or ends deployments partway settles as it goes: the per-apply context
+//! ([`Cx`]) and ending a deployment ([`Ending::touch`]). The families that may end or start a deployment
+//! mid-command (`reports`, `starts`, `group`) and `ClusterState::apply` share them.
+
+use super::cow::CowMap;
+use super::deployment::Deployment;
+use super::ids::{DeploymentId, Timestamp};
+use super::model::Consumer;
+use super::nodes::NodeTable;
+use super::outcome::Outcome;
+use super::status::Status;
+use super::subscriptions::Holds;
+use std::collections::BTreeSet;
+
+/// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,
+/// and what the leader's actors must hear of (`outcome`, completed from `touched` at the end).
+pub(crate) struct Cx {
+    /// The leader-stamped time of the command.
+    pub at: Timestamp,
+    /// Deployments that became terminal, whose group deployment `apply` drives next.
+    pub ended: Vec<DeploymentId>,
+    /// Whether a selection may have changed (then `apply` reconciles strong subscriptions).
+    pub reconcile: bool,
+    /// Deployments changed by this apply (their deadline goes into the outcome once settled).
+    pub touched: BTreeSet<DeploymentId>,
+    /// What the leader's actors must hear of.
+    pub outcome: Outcome,
+}
+
+impl Cx {
+    /// A context at `at` with nothing to settle yet.
+    pub(crate) fn new(at: Timestamp) -> Cx {
+        Cx {
+            at,
+            ended: Vec::new(),
+            reconcile: false,
+            touched: BTreeSet::new(),
+            outcome: Outcome::default(),
+        }
+    }
+}
+
+/// Settling a changed deployment over the maps that register it: the deployments, the active set, the
+/// node table (which deployments each node is in) and the consumers (their active deployment per resource,
+/// their holds).
+pub(crate) struct Ending<'a> {
+    /// The deployments; a rolled-back one records the hold it puts.
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+    /// The active deployments; an ended one leaves it.
+    pub active: &'a mut BTreeSet<DeploymentId>,
+    /// The nodes; an ended deployment's nodes leave it.
+    pub nodes: &'a mut NodeTable,
+    /// The consumers; an ended deployment is no longer their active one, and may set or hold a version.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+}
+
+impl Ending<'_> {
+    /// Notes deployment `id` as changed; when it became terminal, unregisters it, holds back its version if
+    /// it rolled back, and queues its follow-ups (`cx.ended`, the outcome).
+    pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
+        let Some(d) = self.deployments.get(&id) else {
+            return;
+        };
+        cx.touched.insert(id);
+        if d.status.is_active() || !self.active.remove(&id) {
+            return;
+        }
+        self.nodes
+            .leave_deployment(id, d.nodes.iter().map(|n| n.id.as_str()));
+        if let Some(c) = self.consumers.get_mut(&d.consumer) {
+            if c.active.get(&d.resource) == Some(&id) {
+                c.active.remove(&d.resource);
+            }
+            if d.status == Status::RolledForward && d.full {
+                if let Some(sub) = c.subscriptions.get_mut(&d.resource) {
+                    sub.version = Some(d.version);
+                }
+            }
+        }
+        Holds {
+            consumers: self.consumers,
+            deployments: self.deployments,
+        }
+        .hold_rolled_back(id, cx.at);
+        cx.ended.push(id);
+        cx.outcome.deployment_ended(id);
+    }
+}
+
+#[cfg(test)]
+#[path = "settle_test.rs"]
+mod tests;
