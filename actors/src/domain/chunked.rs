@@ -69,16 +69,22 @@ impl<T: Clone> ChunkedVec<T> {
     }
 
     /// Item `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
         (i < self.len).then(|| &self.chunks[i / Self::CHUNK][i % Self::CHUNK])
     }
 
     /// Item `i`, mutably (copies its chunk if a clone shares it).
+    #[inline(always)]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         if i >= self.len {
             return None;
         }
-        Some(&mut Arc::make_mut(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
+        let chunk = &mut self.chunks[i / Self::CHUNK];
+        if Arc::strong_count(chunk) != 1 {
+            unshare(chunk);
+        }
+        Some(&mut Arc::make_mut(chunk)[i % Self::CHUNK])
     }
 
     /// The first item.
@@ -211,6 +217,14 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
+/// Replaces `chunk`, shared with a clone, by a copy of its own: the rare first write to a chunk after a
+/// snapshot, kept out of line so that the unshared write stays a few inlined instructions.
+#[cold]
+#[inline(never)]
+fn unshare<T: Clone>(chunk: &mut Arc<Vec<T>>) {
+    *chunk = Arc::new(Vec::clone(chunk));
+}
+
 /// How [`Iter`] walks into a chunk.
 type ChunkItems<'a, T> = fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>;
 
@@ -261,6 +275,7 @@ impl<'a, T: Clone> IntoIterator for &'a ChunkedVec<T> {
 
 impl<T: Clone> Index<usize> for ChunkedVec<T> {
     type Output = T;
+    #[inline]
     fn index(&self, i: usize) -> &T {
         match self.get(i) {
             Some(item) => item,
@@ -270,6 +285,7 @@ impl<T: Clone> Index<usize> for ChunkedVec<T> {
 }
 
 impl<T: Clone> IndexMut<usize> for ChunkedVec<T> {
+    #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
         let len = self.len;
         match self.get_mut(i) {
