@@ -75,6 +75,14 @@ pub(crate) fn failure_reason(
     of(v).or_else(|| from.and_then(of))
 }
 
+/// What forward admission needs of the strategy's plan, copied out of the settings.
+enum Admit {
+    /// The next batch's size, and whether to pause after each batch.
+    Batch { size: u32, autopause: bool },
+    /// The install and download windows.
+    Windows { install: u32, download: u32 },
+}
+
 impl Deployment {
     fn node_event(&mut self, at: Timestamp, kind: EventKind, p: usize, message: Option<String>) {
         self.push_event(at, kind, Some(p as u32), Actor::System, message);
@@ -131,9 +139,19 @@ impl Deployment {
                 NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded
             )
         };
-        let strategy = self.settings.strategy.clone();
-        match strategy.admission().plan {
-            Plan::Batches { sizes, autopause } => {
+        // Copied out of the settings rather than cloning the strategy (a batch strategy's sizes are a `Vec`)
+        // on every report.
+        let admit = match self.settings.strategy.admission().plan {
+            Plan::Batches { sizes, autopause } => Admit::Batch {
+                size: Strategy::batch_size(sizes, self.batches.len()),
+                autopause,
+            },
+            Plan::Windows {
+                install, download, ..
+            } => Admit::Windows { install, download },
+        };
+        match admit {
+            Admit::Batch { size, autopause } => {
                 if self.forward.batch_open > 0 {
                     return;
                 }
@@ -157,7 +175,6 @@ impl Deployment {
                     }
                     return;
                 }
-                let size = Strategy::batch_size(sizes, self.batches.len());
                 let mut count = 0;
                 while count < size && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
@@ -169,10 +186,9 @@ impl Deployment {
                 }
                 self.batches.push(count);
             }
-            Plan::Windows {
+            Admit::Windows {
                 install: iw,
                 download: dw,
-                ..
             } => {
                 while self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
