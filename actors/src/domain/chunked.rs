@@ -80,11 +80,7 @@ impl<T: Clone> ChunkedVec<T> {
         if i >= self.len {
             return None;
         }
-        let chunk = &mut self.chunks[i / Self::CHUNK];
-        if Arc::strong_count(chunk) != 1 {
-            unshare(chunk);
-        }
-        Some(&mut Arc::make_mut(chunk)[i % Self::CHUNK])
+        Some(&mut own(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
     }
 
     /// The first item.
@@ -100,7 +96,7 @@ impl<T: Clone> ChunkedVec<T> {
     /// Appends `item`.
     pub fn push(&mut self, item: T) {
         match self.chunks.last_mut() {
-            Some(last) if last.len() < Self::CHUNK => Arc::make_mut(last).push(item),
+            Some(last) if last.len() < Self::CHUNK => own(last).push(item),
             _ => {
                 let mut chunk = Vec::with_capacity(Self::CHUNK.min(self.len.max(4)));
                 chunk.push(item);
@@ -217,8 +213,19 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
+/// `chunk`'s items, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to
+/// an unshared chunk inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). No `Weak` to
+/// a chunk ever exists, so a strong count of 1 under `&mut` means unshared.
+#[inline(always)]
+fn own<T: Clone>(chunk: &mut Arc<Vec<T>>) -> &mut Vec<T> {
+    if Arc::strong_count(chunk) != 1 {
+        unshare(chunk);
+    }
+    Arc::get_mut(chunk).expect("a chunk is unshared after unshare()")
+}
+
 /// Replaces `chunk`, shared with a clone, by a copy of its own: the rare first write to a chunk after a
-/// snapshot, kept out of line so that the unshared write stays a few inlined instructions.
+/// snapshot.
 #[cold]
 #[inline(never)]
 fn unshare<T: Clone>(chunk: &mut Arc<Vec<T>>) {
