@@ -1,8 +1,9 @@
 //! `NodeTable`: the replicated node states, ordered by id, with an O(1) id lookup for the report hot path.
 //!
 //! Logically (serde, `PartialEq`, `Debug`, `iter`) it is exactly the `BTreeMap<String, NodeState>` it replaced:
-//! it encodes as a map in id order, so snapshots are byte-identical. Internally the states live in a vector by
-//! slot (insertion order), the ids in another by slot, `order` maps ids to slots in id order, and `index` is an
+//! it encodes as a map in id order, so snapshots are byte-identical. Internally each state lives beside its id
+//! in a vector by slot (insertion order; a lookup compares the id and then uses the state, which share cache
+//! lines), `order` maps ids to slots in id order, and `index` is an
 //! open-addressing hash table from id to slot (randomly keyed SipHash, so agents cannot force collisions), used
 //! only for lookups and never iterated. Slot numbers are an internal detail: they are never serialized or
 //! exposed, so a state restored from a snapshot (slots in id order) behaves identically to the original.
@@ -28,13 +29,18 @@ use std::sync::Arc;
 
 const EMPTY: u32 = u32::MAX;
 
+/// A node's id and state, side by side.
+#[derive(Clone)]
+struct Slot {
+    id: Box<str>,
+    state: NodeState,
+}
+
 /// Node states by id (see the module docs).
 #[derive(Clone)]
 pub(crate) struct NodeTable {
-    /// States by slot.
-    slots: ChunkedVec<NodeState>,
-    /// Ids by slot.
-    ids: ChunkedVec<Box<str>>,
+    /// Ids and states by slot.
+    slots: ChunkedVec<Slot>,
     /// Ids in id order, with their slot.
     order: OrdMap<String, u32>,
     /// Open addressing, linear probing, at most 3/4 full: `tag << bits | slot` (`bits` = log2 of the length, the
@@ -48,7 +54,6 @@ impl Default for NodeTable {
     fn default() -> Self {
         NodeTable {
             slots: ChunkedVec::new(),
-            ids: ChunkedVec::new(),
             order: OrdMap::new(),
             index: Arc::from([]),
             hasher: RandomState::new(),
@@ -71,7 +76,7 @@ impl NodeTable {
     }
 
     fn name(&self, slot: u32) -> &str {
-        &self.ids[slot as usize]
+        &self.slots[slot as usize].id
     }
 
     /// Where `id`'s entry is in the index and its slot, or where to insert it and the entry's tag part.
@@ -106,14 +111,14 @@ impl NodeTable {
     pub(crate) fn get<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&NodeState> {
         let id = id.as_ref();
         let slot = self.probe(id).ok()?;
-        Some(&self.slots[slot as usize])
+        Some(&self.slots[slot as usize].state)
     }
 
     /// The node `id`'s state, mutably.
     pub(crate) fn get_mut<Q: AsRef<str> + ?Sized>(&mut self, id: &Q) -> Option<&mut NodeState> {
         let id = id.as_ref();
         let slot = self.probe(id).ok()?;
-        Some(&mut self.slots[slot as usize])
+        Some(&mut self.slots[slot as usize].state)
     }
 
     /// Knows node `id`.
@@ -128,7 +133,7 @@ impl NodeTable {
             Ok(slot) => slot,
             Err(_) => self.insert(id, NodeState::default()),
         };
-        &mut self.slots[slot as usize]
+        &mut self.slots[slot as usize].state
     }
 
     fn insert(&mut self, id: String, state: NodeState) -> u32 {
@@ -136,8 +141,10 @@ impl NodeTable {
         if (self.slots.len() + 1) * 4 > self.index.len() * 3 {
             self.grow();
         }
-        self.slots.push(state);
-        self.ids.push(id.as_str().into());
+        self.slots.push(Slot {
+            id: id.as_str().into(),
+            state,
+        });
         let (i, tag) = self.probe(&id).expect_err("new id");
         self.index_mut()[i] = tag | slot;
         self.order.insert(id, slot);
@@ -170,8 +177,7 @@ impl NodeTable {
             index[moved_pos] = (index[moved_pos] >> bits << bits) | slot;
             self.order.insert(moved, slot);
         }
-        self.ids.swap_remove(slot as usize);
-        Some(self.slots.swap_remove(slot as usize))
+        Some(self.slots.swap_remove(slot as usize).state)
     }
 
     /// Empties index entry `pos` and shifts back the entries of its probe run that may move into the gap.
@@ -211,9 +217,9 @@ impl NodeTable {
     ) {
         if nodes.len() * 4 >= self.slots.len() {
             self.slots.update_where(
-                |ns| ns.deployments.contains_key(&id),
-                |ns| {
-                    ns.deployments.remove(&id);
+                |s| s.state.deployments.contains_key(&id),
+                |s| {
+                    s.state.deployments.remove(&id);
                 },
             );
         } else {
@@ -234,14 +240,13 @@ impl NodeTable {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &NodeState)> + '_ {
         self.order
             .iter()
-            .map(|(id, &s)| (id, &self.slots[s as usize]))
+            .map(|(id, &s)| (id, &self.slots[s as usize].state))
     }
 
     /// Shares every part with `other` (a clone of it, unchanged since).
     #[cfg(test)]
     pub(crate) fn shares_all_with(&self, other: &Self) -> bool {
         self.slots.shares_all_chunks_with(&other.slots)
-            && self.ids.shares_all_chunks_with(&other.ids)
             && Arc::ptr_eq(&self.index, &other.index)
             && self.order.ptr_eq(&other.order)
     }
@@ -281,7 +286,7 @@ impl FromIterator<(String, NodeState)> for NodeTable {
         let mut t = NodeTable::default();
         for (id, state) in iter {
             match t.probe(&id) {
-                Ok(s) => t.slots[s as usize] = state,
+                Ok(s) => t.slots[s as usize].state = state,
                 Err(_) => {
                     t.insert(id, state);
                 }
