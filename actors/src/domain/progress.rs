@@ -243,11 +243,11 @@ impl Deployment {
                     return;
                 }
                 if !bits.has(Fact::Done) {
-                    self.nodes[p].error_seen = false;
+                    self.clear_error_seen(p);
                     return;
                 }
                 if bits.has(Fact::Ok) && phase == NodePhase::Installing {
-                    self.nodes[p].error_seen = false;
+                    self.clear_error_seen(p);
                     if self.settings.min_healthy_ms == 0 {
                         self.succeed(p, at);
                     } else {
@@ -293,8 +293,18 @@ impl Deployment {
         }
     }
 
+    /// Forgets that node `p` reported an error. Writes only when it had: a write to a node goes through its
+    /// copy-on-write chunk (an atomic compare-exchange), a read does not.
+    fn clear_error_seen(&mut self, p: usize) {
+        if self.nodes[p].error_seen {
+            self.nodes[p].error_seen = false;
+        }
+    }
+
+    /// Ends node `p`'s watch, if any (writes only then, as [`Deployment::clear_error_seen`]).
     fn unwatch(&mut self, p: usize) {
-        if let Some(until) = self.nodes[p].watch_until.take() {
+        if let Some(until) = self.nodes[p].watch_until {
+            self.nodes[p].watch_until = None;
             self.watches.stop(until, p as u32);
         }
     }
