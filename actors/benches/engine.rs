@@ -1,7 +1,12 @@
 //! Domain core benchmark: node-progress applies/s for a 100,000-node rolling deployment, and state bytes per node.
+//!
+//! With `CONVOY_ENGINE_ONCE=<batch>` set it skips criterion and runs the timed loop once (`timed_applies`, never
+//! inlined) for that batch size, then prints the final snapshot's length and FNV-1a hash: the unit to count
+//! instructions of under callgrind (`--collect-atstart=no --toggle-collect='*timed_applies*'`), which a loaded
+//! machine does not disturb. See docs/BENCHMARKS.md.
 
 use convoy_actors::domain::*;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -90,6 +95,36 @@ fn progress_commands(batch: usize) -> Vec<Command> {
         .collect()
 }
 
+/// The timed part: applies `cmds` in order (and drops each), as the criterion loop does.
+#[inline(never)]
+fn timed_applies(s: &mut ClusterState, cmds: Vec<Command>) {
+    for (k, cmd) in cmds.into_iter().enumerate() {
+        black_box(s.apply(cmd, 10 + k as u64).unwrap());
+    }
+}
+
+/// FNV-1a over `bytes`: a fixed, dependency-free fingerprint of a snapshot, to show it did not change.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One timed loop for `batch` reports per command, outside criterion (for callgrind).
+fn once(batch: usize) {
+    let (mut s, id) = fleet();
+    let cmds = progress_commands(batch);
+    let n = cmds.len();
+    timed_applies(&mut s, cmds);
+    assert_eq!(s.deployment(id).unwrap().status, Status::RolledForward);
+    let snap = s.snapshot_bytes();
+    println!(
+        "batch {batch}: {n} commands, {NODES} reports applied; snapshot {} bytes, fnv1a {:016x}",
+        snap.len(),
+        fnv1a(&snap)
+    );
+}
+
 fn bench(c: &mut Criterion) {
     let (base, id) = fleet();
     {
@@ -100,8 +135,8 @@ fn bench(c: &mut Criterion) {
         }
         assert_eq!(s.deployment(id).unwrap().status, Status::RolledForward);
         let after = s.snapshot_bytes().len();
-        println!("state bytes per node: {:.1} at start of the deployment, {:.1} after it (snapshot {} bytes / {NODES} nodes)",
-            before as f64 / NODES as f64, after as f64 / NODES as f64, after);
+        println!("state bytes per node: {:.1} at start of the deployment, {:.1} after it (snapshot {} bytes / {NODES} nodes, fnv1a {:016x})",
+            before as f64 / NODES as f64, after as f64 / NODES as f64, after, fnv1a(&s.snapshot_bytes()));
     }
     let mut g = c.benchmark_group("domain_core");
     g.sample_size(10)
@@ -115,9 +150,7 @@ fn bench(c: &mut Criterion) {
                     let mut s = base.clone();
                     let cmds = progress_commands(batch);
                     let start = Instant::now();
-                    for (k, cmd) in cmds.into_iter().enumerate() {
-                        black_box(s.apply(cmd, 10 + k as u64).unwrap());
-                    }
+                    timed_applies(&mut s, cmds);
                     total += start.elapsed();
                     assert_eq!(s.deployment(id).unwrap().status, Status::RolledForward);
                 }
@@ -129,4 +162,12 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(batch) = std::env::var("CONVOY_ENGINE_ONCE") {
+        once(batch.parse().expect("CONVOY_ENGINE_ONCE is a batch size"));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -69,16 +69,18 @@ impl<T: Clone> ChunkedVec<T> {
     }
 
     /// Item `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
         (i < self.len).then(|| &self.chunks[i / Self::CHUNK][i % Self::CHUNK])
     }
 
     /// Item `i`, mutably (copies its chunk if a clone shares it).
+    #[inline(always)]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         if i >= self.len {
             return None;
         }
-        Some(&mut Arc::make_mut(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
+        Some(&mut own(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
     }
 
     /// The first item.
@@ -94,7 +96,7 @@ impl<T: Clone> ChunkedVec<T> {
     /// Appends `item`.
     pub fn push(&mut self, item: T) {
         match self.chunks.last_mut() {
-            Some(last) if last.len() < Self::CHUNK => Arc::make_mut(last).push(item),
+            Some(last) if last.len() < Self::CHUNK => own(last).push(item),
             _ => {
                 let mut chunk = Vec::with_capacity(Self::CHUNK.min(self.len.max(4)));
                 chunk.push(item);
@@ -211,6 +213,25 @@ impl<T: Clone> ChunkedVec<T> {
     }
 }
 
+/// `chunk`'s items, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to
+/// an unshared chunk inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). No `Weak` to
+/// a chunk ever exists, so a strong count of 1 under `&mut` means unshared.
+#[inline(always)]
+fn own<T: Clone>(chunk: &mut Arc<Vec<T>>) -> &mut Vec<T> {
+    if Arc::strong_count(chunk) != 1 {
+        unshare(chunk);
+    }
+    Arc::get_mut(chunk).expect("a chunk is unshared after unshare()")
+}
+
+/// Replaces `chunk`, shared with a clone, by a copy of its own: the rare first write to a chunk after a
+/// snapshot.
+#[cold]
+#[inline(never)]
+fn unshare<T: Clone>(chunk: &mut Arc<Vec<T>>) {
+    *chunk = Arc::new(Vec::clone(chunk));
+}
+
 /// How [`Iter`] walks into a chunk.
 type ChunkItems<'a, T> = fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>;
 
@@ -261,6 +282,7 @@ impl<'a, T: Clone> IntoIterator for &'a ChunkedVec<T> {
 
 impl<T: Clone> Index<usize> for ChunkedVec<T> {
     type Output = T;
+    #[inline]
     fn index(&self, i: usize) -> &T {
         match self.get(i) {
             Some(item) => item,
@@ -270,6 +292,7 @@ impl<T: Clone> Index<usize> for ChunkedVec<T> {
 }
 
 impl<T: Clone> IndexMut<usize> for ChunkedVec<T> {
+    #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
         let len = self.len;
         match self.get_mut(i) {

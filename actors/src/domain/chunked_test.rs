@@ -110,3 +110,17 @@ fn update_where_copies_only_the_chunks_it_changes() {
     assert!(Arc::ptr_eq(&v.chunks[1], &frozen.chunks[1]));
     assert!(!Arc::ptr_eq(&v.chunks[0], &frozen.chunks[0]));
 }
+
+#[test]
+fn a_push_after_a_clone_copies_only_the_last_chunk() {
+    let mut v: ChunkedVec<u32> = (0..2 * CHUNK as u32 + 3).collect();
+    let frozen = v.clone();
+    v.push(99);
+    assert!(Arc::ptr_eq(&v.chunks[0], &frozen.chunks[0]));
+    assert!(!Arc::ptr_eq(&v.chunks[2], &frozen.chunks[2]));
+    assert_eq!((v.len(), frozen.len()), (2 * CHUNK + 4, 2 * CHUNK + 3));
+    assert_eq!(frozen.chunks[2].len(), 3, "the frozen chunk did not grow");
+    assert_eq!(v.last(), Some(&99));
+    v.push(100);
+    assert_eq!(Arc::strong_count(&v.chunks[2]), 1, "written again in place");
+}

@@ -54,7 +54,7 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     where
         K: Borrow<Q>,
     {
-        self.0.get_mut(key).map(Arc::make_mut)
+        self.0.get_mut(key).map(own)
     }
 
     /// Has `key`.
@@ -82,7 +82,7 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
 
     /// The value of `key`, inserted from `make` if absent (`BTreeMap::entry(key).or_insert_with(make)`).
     pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
-        Arc::make_mut(self.0.entry(key).or_insert_with(|| Arc::new(make())))
+        own(self.0.entry(key).or_insert_with(|| Arc::new(make())))
     }
 
     /// The entries in key order.
@@ -136,6 +136,23 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     pub fn ptr_eq(&self, other: &Self) -> bool {
         self.0.ptr_eq(&other.0)
     }
+}
+
+/// `value`, writable: `Arc::make_mut` with its rare copying path out of line (no `Weak` to a value ever
+/// exists, so a strong count of 1 under `&mut` means unshared), so the unshared write inlines.
+#[inline(always)]
+fn own<V: Clone>(value: &mut Arc<V>) -> &mut V {
+    if Arc::strong_count(value) != 1 {
+        unshare(value);
+    }
+    Arc::get_mut(value).expect("a value is unshared after unshare()")
+}
+
+/// Replaces `value`, shared with a clone of the map, by a copy of its own.
+#[cold]
+#[inline(never)]
+fn unshare<V: Clone>(value: &mut Arc<V>) {
+    *value = Arc::new(V::clone(value));
 }
 
 impl<'a, K: Ord + Clone, V: Clone> IntoIterator for &'a CowMap<K, V> {

@@ -1,15 +1,19 @@
 //! `NodeTable`: the replicated node states, ordered by id, with an O(1) id lookup for the report hot path.
 //!
 //! Logically (serde, `PartialEq`, `Debug`, `iter`) it is exactly the `BTreeMap<String, NodeState>` it replaced:
-//! it encodes as a map in id order, so snapshots are byte-identical. Internally the states live in a vector by
-//! slot (insertion order), the ids in another by slot, `order` maps ids to slots in id order, and `index` is an
+//! it encodes as a map in id order, so snapshots are byte-identical. Internally each state lives beside its id
+//! in a vector by slot (insertion order; a lookup compares the id and then uses the state, which share cache
+//! lines), `order` maps ids to slots in id order, and `index` is an
 //! open-addressing hash table from id to slot (randomly keyed SipHash, so agents cannot force collisions), used
 //! only for lookups and never iterated. Slot numbers are an internal detail: they are never serialized or
 //! exposed, so a state restored from a snapshot (slots in id order) behaves identically to the original.
 //!
-//! Every part is copy-on-write ([`ChunkedVec`] chunks, a persistent `imbl::OrdMap`), so a clone (the frozen
-//! state a snapshot is written from) costs O(chunks) and a write after it copies one chunk of each part it
-//! touches, not the table.
+//! Every part is copy-on-write ([`ChunkedVec`] chunks, a persistent `imbl::OrdMap`, one `Arc` for the index), so
+//! a clone (the frozen state a snapshot is written from) costs O(chunks) and a write after it copies one chunk of
+//! each part it touches, not the table. The index is the exception: it is one shared block, so that a probe is a
+//! single load from it, and the first node added or removed after a clone copies it whole (4 bytes an entry,
+//! 4 to 8 MB at 1M nodes, about a millisecond) — once per snapshot, while reports, which never add a node after
+//! the first, never copy it.
 
 use super::chunked::ChunkedVec;
 use super::ids::DeploymentId;
@@ -20,34 +24,64 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::hash_map::RandomState;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 
 const EMPTY: u32 = u32::MAX;
 
+/// A node's id and state, side by side.
+#[derive(Clone)]
+struct Slot {
+    id: Box<str>,
+    state: NodeState,
+}
+
 /// Node states by id (see the module docs).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct NodeTable {
-    /// States by slot.
-    slots: ChunkedVec<NodeState>,
-    /// Ids by slot.
-    ids: ChunkedVec<Box<str>>,
+    /// Ids and states by slot.
+    slots: ChunkedVec<Slot>,
     /// Ids in id order, with their slot.
     order: OrdMap<String, u32>,
     /// Open addressing, linear probing, at most 3/4 full: `tag << bits | slot` (`bits` = log2 of the length, the
     /// tag is high hash bits that spare most name comparisons), or `EMPTY`. Four bytes an entry keep it small
-    /// enough to stay cached between reports. Never iterated.
-    index: ChunkedVec<u32>,
+    /// enough to stay cached between reports. Never iterated. One block behind one `Arc` (see the module docs).
+    index: Arc<[u32]>,
     hasher: RandomState,
 }
 
+impl Default for NodeTable {
+    fn default() -> Self {
+        NodeTable {
+            slots: ChunkedVec::new(),
+            order: OrdMap::new(),
+            index: Arc::from([]),
+            hasher: RandomState::new(),
+        }
+    }
+}
+
 impl NodeTable {
+    /// The index, writable: copied first if a clone (a frozen snapshot) shares it.
+    fn index_mut(&mut self) -> &mut [u32] {
+        Arc::make_mut(&mut self.index)
+    }
+
+    /// `id`'s keyed hash: SipHash-1-3 of its bytes in one `write` (`hash_one(id)` adds a second call for a
+    /// terminator byte, which only a hash of several fields needs).
+    fn hash(&self, id: &str) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        h.write(id.as_bytes());
+        h.finish()
+    }
+
     fn name(&self, slot: u32) -> &str {
-        &self.ids[slot as usize]
+        &self.slots[slot as usize].id
     }
 
     /// Where `id`'s entry is in the index and its slot, or where to insert it and the entry's tag part.
     fn find(&self, id: &str) -> Result<(usize, u32), (usize, u32)> {
-        let hash = self.hasher.hash_one(id);
+        let hash = self.hash(id);
         if self.index.is_empty() {
             return Err((0, 0));
         }
@@ -77,14 +111,14 @@ impl NodeTable {
     pub(crate) fn get<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&NodeState> {
         let id = id.as_ref();
         let slot = self.probe(id).ok()?;
-        Some(&self.slots[slot as usize])
+        Some(&self.slots[slot as usize].state)
     }
 
     /// The node `id`'s state, mutably.
     pub(crate) fn get_mut<Q: AsRef<str> + ?Sized>(&mut self, id: &Q) -> Option<&mut NodeState> {
         let id = id.as_ref();
         let slot = self.probe(id).ok()?;
-        Some(&mut self.slots[slot as usize])
+        Some(&mut self.slots[slot as usize].state)
     }
 
     /// Knows node `id`.
@@ -99,7 +133,7 @@ impl NodeTable {
             Ok(slot) => slot,
             Err(_) => self.insert(id, NodeState::default()),
         };
-        &mut self.slots[slot as usize]
+        &mut self.slots[slot as usize].state
     }
 
     fn insert(&mut self, id: String, state: NodeState) -> u32 {
@@ -107,10 +141,12 @@ impl NodeTable {
         if (self.slots.len() + 1) * 4 > self.index.len() * 3 {
             self.grow();
         }
-        self.slots.push(state);
-        self.ids.push(id.as_str().into());
+        self.slots.push(Slot {
+            id: id.as_str().into(),
+            state,
+        });
         let (i, tag) = self.probe(&id).expect_err("new id");
-        self.index[i] = tag | slot;
+        self.index_mut()[i] = tag | slot;
         self.order.insert(id, slot);
         slot
     }
@@ -122,7 +158,7 @@ impl NodeTable {
         self.index = vec![EMPTY; len].into();
         for slot in 0..self.slots.len() as u32 {
             let (i, tag) = self.probe(self.name(slot)).expect_err("ids are unique");
-            self.index[i] = tag | slot;
+            self.index_mut()[i] = tag | slot;
         }
     }
 
@@ -137,18 +173,18 @@ impl NodeTable {
             let moved = self.name(last).to_string();
             let (moved_pos, _) = self.find(&moved).expect("the last slot is indexed");
             let bits = self.index.len().trailing_zeros();
-            self.index[moved_pos] = (self.index[moved_pos] >> bits << bits) | slot;
+            let index = self.index_mut();
+            index[moved_pos] = (index[moved_pos] >> bits << bits) | slot;
             self.order.insert(moved, slot);
         }
-        self.ids.swap_remove(slot as usize);
-        Some(self.slots.swap_remove(slot as usize))
+        Some(self.slots.swap_remove(slot as usize).state)
     }
 
     /// Empties index entry `pos` and shifts back the entries of its probe run that may move into the gap.
     fn delete_entry(&mut self, mut pos: usize) {
         let mask = self.index.len() - 1;
         let slot_mask = (1u32 << self.index.len().trailing_zeros()) - 1;
-        self.index[pos] = EMPTY;
+        self.index_mut()[pos] = EMPTY;
         let mut j = pos;
         loop {
             j = (j + 1) & mask;
@@ -156,7 +192,7 @@ impl NodeTable {
             if e == EMPTY {
                 return;
             }
-            let home = self.hasher.hash_one(self.name(e & slot_mask)) as usize & mask;
+            let home = self.hash(self.name(e & slot_mask)) as usize & mask;
             // The entry at `j` may move to `pos` unless its home lies cyclically in (pos, j].
             let stays = if pos <= j {
                 pos < home && home <= j
@@ -164,8 +200,9 @@ impl NodeTable {
                 pos < home || home <= j
             };
             if !stays {
-                self.index[pos] = e;
-                self.index[j] = EMPTY;
+                let index = self.index_mut();
+                index[pos] = e;
+                index[j] = EMPTY;
                 pos = j;
             }
         }
@@ -180,9 +217,9 @@ impl NodeTable {
     ) {
         if nodes.len() * 4 >= self.slots.len() {
             self.slots.update_where(
-                |ns| ns.deployments.contains_key(&id),
-                |ns| {
-                    ns.deployments.remove(&id);
+                |s| s.state.deployments.contains_key(&id),
+                |s| {
+                    s.state.deployments.remove(&id);
                 },
             );
         } else {
@@ -203,15 +240,14 @@ impl NodeTable {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &NodeState)> + '_ {
         self.order
             .iter()
-            .map(|(id, &s)| (id, &self.slots[s as usize]))
+            .map(|(id, &s)| (id, &self.slots[s as usize].state))
     }
 
     /// Shares every part with `other` (a clone of it, unchanged since).
     #[cfg(test)]
     pub(crate) fn shares_all_with(&self, other: &Self) -> bool {
         self.slots.shares_all_chunks_with(&other.slots)
-            && self.ids.shares_all_chunks_with(&other.ids)
-            && self.index.shares_all_chunks_with(&other.index)
+            && Arc::ptr_eq(&self.index, &other.index)
             && self.order.ptr_eq(&other.order)
     }
 }
@@ -250,7 +286,7 @@ impl FromIterator<(String, NodeState)> for NodeTable {
         let mut t = NodeTable::default();
         for (id, state) in iter {
             match t.probe(&id) {
-                Ok(s) => t.slots[s as usize] = state,
+                Ok(s) => t.slots[s as usize].state = state,
                 Err(_) => {
                     t.insert(id, state);
                 }

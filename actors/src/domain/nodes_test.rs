@@ -52,4 +52,23 @@ fn a_clone_shares_everything_and_never_sees_later_writes() {
     assert!(frozen.get("n-new").is_none() && frozen.get("n-7").is_some());
     assert!(t.get("n-42").unwrap().active && t.get("n-7").is_none());
     assert_eq!((frozen.len(), t.len()), (5000, 5000));
+    assert!(
+        !Arc::ptr_eq(&t.index, &frozen.index),
+        "adding a node copied the index"
+    );
+    for i in (0..5000).filter(|i| *i != 7) {
+        let id = format!("n-{i}");
+        assert!(t.contains_key(&id) && frozen.contains_key(&id), "{id}");
+    }
+}
+
+#[test]
+fn reports_of_known_nodes_leave_the_index_shared() {
+    let mut t: NodeTable = (0..100).map(|i| (format!("n-{i}"), state(false))).collect();
+    let frozen = t.clone();
+    for i in 0..100 {
+        t.get_or_default(format!("n-{i}")).active = true;
+    }
+    assert!(Arc::ptr_eq(&t.index, &frozen.index));
+    assert!(frozen.iter().all(|(_, n)| !n.active) && t.iter().all(|(_, n)| n.active));
 }

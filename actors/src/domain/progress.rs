@@ -75,6 +75,14 @@ pub(crate) fn failure_reason(
     of(v).or_else(|| from.and_then(of))
 }
 
+/// What forward admission needs of the strategy's plan, copied out of the settings.
+enum Admit {
+    /// The next batch's size, and whether to pause after each batch.
+    Batch { size: u32, autopause: bool },
+    /// The install and download windows.
+    Windows { install: u32, download: u32 },
+}
+
 impl Deployment {
     fn node_event(&mut self, at: Timestamp, kind: EventKind, p: usize, message: Option<String>) {
         self.push_event(at, kind, Some(p as u32), Actor::System, message);
@@ -131,9 +139,19 @@ impl Deployment {
                 NodePhase::Pending | NodePhase::Downloading | NodePhase::Downloaded
             )
         };
-        let strategy = self.settings.strategy.clone();
-        match strategy.admission().plan {
-            Plan::Batches { sizes, autopause } => {
+        // Copied out of the settings rather than cloning the strategy (a batch strategy's sizes are a `Vec`)
+        // on every report.
+        let admit = match self.settings.strategy.admission().plan {
+            Plan::Batches { sizes, autopause } => Admit::Batch {
+                size: Strategy::batch_size(sizes, self.batches.len()),
+                autopause,
+            },
+            Plan::Windows {
+                install, download, ..
+            } => Admit::Windows { install, download },
+        };
+        match admit {
+            Admit::Batch { size, autopause } => {
                 if self.forward.batch_open > 0 {
                     return;
                 }
@@ -157,7 +175,6 @@ impl Deployment {
                     }
                     return;
                 }
-                let size = Strategy::batch_size(sizes, self.batches.len());
                 let mut count = 0;
                 while count < size && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
@@ -169,10 +186,9 @@ impl Deployment {
                 }
                 self.batches.push(count);
             }
-            Plan::Windows {
+            Admit::Windows {
                 install: iw,
                 download: dw,
-                ..
             } => {
                 while self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
@@ -227,11 +243,11 @@ impl Deployment {
                     return;
                 }
                 if !bits.has(Fact::Done) {
-                    self.nodes[p].error_seen = false;
+                    self.clear_error_seen(p);
                     return;
                 }
                 if bits.has(Fact::Ok) && phase == NodePhase::Installing {
-                    self.nodes[p].error_seen = false;
+                    self.clear_error_seen(p);
                     if self.settings.min_healthy_ms == 0 {
                         self.succeed(p, at);
                     } else {
@@ -277,8 +293,18 @@ impl Deployment {
         }
     }
 
+    /// Forgets that node `p` reported an error. Writes only when it had: a write to a node goes through its
+    /// copy-on-write chunk (an atomic compare-exchange), a read does not.
+    fn clear_error_seen(&mut self, p: usize) {
+        if self.nodes[p].error_seen {
+            self.nodes[p].error_seen = false;
+        }
+    }
+
+    /// Ends node `p`'s watch, if any (writes only then, as [`Deployment::clear_error_seen`]).
     fn unwatch(&mut self, p: usize) {
-        if let Some(until) = self.nodes[p].watch_until.take() {
+        if let Some(until) = self.nodes[p].watch_until {
+            self.nodes[p].watch_until = None;
             self.watches.stop(until, p as u32);
         }
     }
