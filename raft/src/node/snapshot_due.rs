@@ -24,8 +24,8 @@ use crate::types::Raft;
 /// after the last one (when that is more than `snapshot_every`).
 pub const SNAPSHOT_BYTES_PER_ENTRY: u64 = 64;
 
-/// How often the replica checks whether a snapshot is due.
-const CHECK_EVERY: Duration = Duration::from_millis(100);
+/// The least time between two checks of whether a snapshot is due.
+const CHECK_GAP: Duration = Duration::from_millis(5);
 
 /// Entries between two snapshots, given the size of the last one: `snapshot_bytes /`
 /// [`SNAPSHOT_BYTES_PER_ENTRY`], at least `every` and at most `max_every` (never below `every`).
@@ -41,6 +41,12 @@ pub struct Due {
 }
 
 impl Due {
+    /// Whether a snapshot can be due with any interval of at least `every` entries: a cheap test
+    /// before [`Due::check`] needs the interval.
+    pub fn may_be_due(&self, applied: u64, snapshot: u64, every: u64) -> bool {
+        applied >= self.asked_at.max(snapshot).saturating_add(every)
+    }
+
     /// True (and remembered) when `applied` is at least `between` entries past both the last
     /// snapshot and the last request for one.
     pub fn check(&mut self, applied: u64, snapshot: u64, between: u64) -> bool {
@@ -63,10 +69,14 @@ pub(super) fn spawn(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut due = Due::default();
+        let mut metrics = raft.metrics();
         loop {
-            tokio::time::sleep(CHECK_EVERY).await;
+            // Checked when something was applied (as openraft checks its own policy), at most
+            // every CHECK_GAP: metrics change with every applied batch.
+            if metrics.changed().await.is_err() {
+                return;
+            }
             let (applied, snapshot) = {
-                let metrics = raft.metrics();
                 let m = metrics.borrow_watched();
                 if m.running_state.is_err() {
                     return;
@@ -75,13 +85,17 @@ pub(super) fn spawn(
                     |l: &Option<LogIdOf<crate::TypeConfig>>| l.as_ref().map_or(0, |l| l.index);
                 (index(&m.last_applied), index(&m.snapshot))
             };
-            let bytes = std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
-            if due.check(applied, snapshot, entries_between(every, max_every, bytes)) {
-                tracing::debug!(applied, snapshot, bytes, "a snapshot is due");
-                if raft.trigger().snapshot().await.is_err() {
-                    return;
+            // The file's size matters only once the smallest interval has passed.
+            if due.may_be_due(applied, snapshot, every) {
+                let bytes = std::fs::metadata(&snapshot_file).map_or(0, |m| m.len());
+                if due.check(applied, snapshot, entries_between(every, max_every, bytes)) {
+                    tracing::debug!(applied, snapshot, bytes, "a snapshot is due");
+                    if raft.trigger().snapshot().await.is_err() {
+                        return;
+                    }
                 }
             }
+            tokio::time::sleep(CHECK_GAP).await;
         }
     })
 }

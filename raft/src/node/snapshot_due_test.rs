@@ -34,3 +34,15 @@ fn due_counts_from_the_later_of_the_snapshot_and_the_last_request() {
     assert!(!due.check(299, 100, 100));
     assert!(due.check(300, 100, 100));
 }
+
+#[test]
+fn may_be_due_is_the_smallest_interval_from_the_same_base() {
+    let mut due = Due::default();
+    assert!(!due.may_be_due(9, 0, 10));
+    assert!(due.may_be_due(10, 0, 10));
+    assert!(due.check(10, 0, 10));
+    assert!(!due.may_be_due(19, 0, 10));
+    assert!(due.may_be_due(20, 0, 10));
+    // Never true where check could be for a larger interval, never false where it could be true.
+    assert!(!due.check(19, 0, 10));
+}
