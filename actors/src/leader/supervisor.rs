@@ -351,11 +351,16 @@ impl Supervisor {
         tracing::info!(unpruned, keep, "pruning the oldest finished deployments");
         self.pruning = true;
         let fut = self.host.propose(Command::Prune { keep });
-        ctx.spawn(fut.into_actor(self).map(|result, act, _| {
+        ctx.spawn(fut.into_actor(self).map(|result, act, ctx| {
             act.pruning = false;
-            if let Err(e) = result {
-                act.retention_due = true;
-                tracing::warn!(error = %e, "Prune not committed");
+            match result {
+                // Deployments that ended while this Prune was committed were skipped by the
+                // checks meanwhile (one Prune at a time): look again now.
+                Ok(_) => act.check_retention(ctx),
+                Err(e) => {
+                    act.retention_due = true;
+                    tracing::warn!(error = %e, "Prune not committed");
+                }
             }
         }));
     }

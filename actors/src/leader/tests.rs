@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix::Actor as _;
 use futures::future::BoxFuture;
@@ -40,6 +40,10 @@ struct FakeHost {
     stalled: AtomicBool,
     held: AtomicBool,
     release: Gate,
+    /// With `held`: after a held proposal is applied, its answer waits for a permit here too (when
+    /// `answer_held` is set), as a commit's answer reaches the proposer some time after the apply.
+    answer_held: AtomicBool,
+    answer: Gate,
     ticks: AtomicUsize,
     /// The merged outcome of everything applied since the supervisor last took it.
     outcome: Arc<Mutex<Outcome>>,
@@ -103,9 +107,17 @@ impl Host for FakeHost {
                 self.outcome.clone(),
                 self.release.clone(),
             );
+            let answer = self
+                .answer_held
+                .load(Ordering::SeqCst)
+                .then(|| self.answer.clone());
             return async move {
                 release.0.acquire().await.expect("semaphore open").forget();
-                apply_to(&state, &outcome, command, wall_ms())
+                let result = apply_to(&state, &outcome, command, wall_ms());
+                if let Some(answer) = answer {
+                    answer.0.acquire().await.expect("semaphore open").forget();
+                }
+                result
             }
             .boxed();
         }
@@ -875,4 +887,73 @@ async fn a_group_deployment_actor_follows_its_steps_and_stops_when_the_group_end
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(!group.connected(), "the group actor did not stop");
+}
+
+/// Starts a deployment of version 2 on "web" and aborts it: one more terminal deployment.
+fn ended_deployment(host: &FakeHost) -> DeploymentId {
+    let spec = DeploymentSpec {
+        consumer: "web".into(),
+        resource: "app".into(),
+        version: Some(2),
+        ..Default::default()
+    };
+    let id = match host.apply(Command::StartDeployment(spec)) {
+        Response::DeploymentStarted { id, .. } => id,
+        other => panic!("unexpected {other:?}"),
+    };
+    host.apply(Command::Abort {
+        id,
+        message: None,
+        by: crate::domain::Actor::Pulse,
+    });
+    id
+}
+
+#[actix::test]
+async fn a_deployment_that_ends_while_a_prune_is_committed_is_pruned_after_it() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 2);
+    let (first, second) = (ended_deployment(&host), ended_deployment(&host));
+    host.held.store(true, Ordering::SeqCst);
+    host.answer_held.store(true, Ordering::SeqCst);
+    let supervisor = Supervisor::new(
+        host.clone(),
+        SupervisorConfig {
+            node_timeout: Duration::from_secs(60),
+            deployment_history: 1,
+            forget_nodes_after: Duration::ZERO,
+        },
+    )
+    .start();
+    // Two finished, one kept: a Prune is proposed and applied (the first is pruned) ...
+    supervisor.send(Leadership(true)).await.unwrap();
+    host.release.0.add_permits(1);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !status(&host, first).pruned {
+        assert!(
+            Instant::now() < deadline,
+            "the first Prune was never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // ... but its answer has not reached the supervisor when a third deployment ends.
+    let third = ended_deployment(&host);
+    supervisor.send(StateChanged(0)).await.unwrap();
+    assert!(!status(&host, second).pruned);
+    // The answer arrives: the supervisor looks again and prunes the second as well.
+    host.release.0.add_permits(1);
+    host.answer.0.add_permits(2);
+    while !status(&host, second).pruned {
+        assert!(
+            Instant::now() < deadline,
+            "the deployment that ended during the Prune was never pruned"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        !status(&host, third).pruned,
+        "the newest one keeps its detail"
+    );
+    let prunes = host.count(|c| matches!(c, Command::Prune { .. }));
+    assert_eq!(prunes, 2, "one Prune per look, no more");
 }
