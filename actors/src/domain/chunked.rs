@@ -1,20 +1,29 @@
-//! `ChunkedVec<T>`: a copy-on-write vector in shared chunks, so a clone of the state costs O(chunks), not O(items).
+//! `ChunkedVec<T>`: a copy-on-write vector in shared chunks, so a clone of the state costs O(groups), not O(items).
 //!
-//! Items live in chunks of about [`CHUNK_BYTES`] behind `Arc`s; every chunk but the last is full, so item `i` is
-//! in chunk `i / per_chunk`. A clone copies only the chunk pointers; the first write to a chunk still shared with a clone (a
-//! frozen snapshot) copies that one chunk (`Arc::make_mut`). Logically it is a `Vec<T>`: it indexes, iterates,
-//! compares and debug-prints like one, and its serde encoding is exactly `Vec<T>`'s (a sequence), so snapshots are
-//! byte-identical to those of the `Vec` it replaces.
+//! Items live in chunks of about [`CHUNK_BYTES`] behind `Arc`s, and the chunks in groups of [`GROUP`] chunk
+//! pointers behind `Arc`s too; every chunk but the last is full and every group but the last holds [`GROUP`]
+//! chunks, so item `i` is in chunk `i / per_chunk`, and that chunk in group `chunk / GROUP`. A clone copies only
+//! the group pointers (about 120 for a million node states). The first write to a group still shared with a
+//! clone (a frozen snapshot) copies that group's chunk pointers, and the first write to a chunk copies that one
+//! chunk (both `Arc::make_mut`). Logically it is a `Vec<T>`: it indexes, iterates, compares and debug-prints like
+//! one, and its serde encoding is exactly `Vec<T>`'s (a sequence), so snapshots are byte-identical to those of
+//! the `Vec` it replaces.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, Serializer};
 use std::fmt;
+use std::iter::{Chain, FlatMap};
 use std::ops::{Index, IndexMut};
+use std::slice;
 use std::sync::Arc;
 
-/// Bytes of items per chunk: the first write to a chunk after a snapshot copies (clones) this much, and a million
-/// items of 100 B need 12,000 chunk pointers (100 kB to copy when the state is frozen).
+/// Bytes of items per chunk: the first write to a chunk after a snapshot copies (clones) this much.
 pub const CHUNK_BYTES: usize = 8192;
+
+/// Chunks per group. A freeze clones one pointer per group, and the first write to a group after it copies
+/// this many chunk pointers: 128 keeps both near a microsecond-scale cost at a million items (about 120 groups
+/// of 128 pointers). Tests use 4, so that a few thousand items already span many groups.
+pub const GROUP: usize = if cfg!(test) { 4 } else { 128 };
 
 /// Items per chunk for `T`: [`CHUNK_BYTES`] of them, a power of two between 16 and 4096.
 const fn per_chunk<T>() -> usize {
@@ -33,17 +42,22 @@ const fn per_chunk<T>() -> usize {
     }
 }
 
+/// A run of items, shared between clones until one writes to it.
+type Chunk<T> = Arc<Vec<T>>;
+/// Up to [`GROUP`] chunk pointers, shared between clones until one writes to a chunk in it.
+type Group<T> = Arc<Vec<Chunk<T>>>;
+
 /// A `Vec<T>` in shared copy-on-write chunks (see the module docs).
 #[derive(Clone)]
 pub struct ChunkedVec<T> {
-    chunks: Vec<Arc<Vec<T>>>,
+    groups: Vec<Group<T>>,
     len: usize,
 }
 
 impl<T> Default for ChunkedVec<T> {
     fn default() -> Self {
         ChunkedVec {
-            chunks: Vec::new(),
+            groups: Vec::new(),
             len: 0,
         }
     }
@@ -71,16 +85,22 @@ impl<T: Clone> ChunkedVec<T> {
     /// Item `i`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
-        (i < self.len).then(|| &self.chunks[i / Self::CHUNK][i % Self::CHUNK])
+        if i >= self.len {
+            return None;
+        }
+        let c = i / Self::CHUNK;
+        Some(&self.groups[c / GROUP][c % GROUP][i % Self::CHUNK])
     }
 
-    /// Item `i`, mutably (copies its chunk if a clone shares it).
+    /// Item `i`, mutably (copies its group and chunk if a clone shares them).
     #[inline(always)]
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         if i >= self.len {
             return None;
         }
-        Some(&mut own(&mut self.chunks[i / Self::CHUNK])[i % Self::CHUNK])
+        let c = i / Self::CHUNK;
+        let group = own(&mut self.groups[c / GROUP]);
+        Some(&mut own(&mut group[c % GROUP])[i % Self::CHUNK])
     }
 
     /// The first item.
@@ -95,23 +115,40 @@ impl<T: Clone> ChunkedVec<T> {
 
     /// Appends `item`.
     pub fn push(&mut self, item: T) {
-        match self.chunks.last_mut() {
-            Some(last) if last.len() < Self::CHUNK => own(last).push(item),
-            _ => {
-                let mut chunk = Vec::with_capacity(Self::CHUNK.min(self.len.max(4)));
-                chunk.push(item);
-                self.chunks.push(Arc::new(chunk));
+        if self.len % Self::CHUNK == 0 {
+            // The last chunk is full (or there is none): start a chunk, and a group if the last one is full.
+            let chunks = self.len / Self::CHUNK;
+            if chunks % GROUP == 0 {
+                self.groups
+                    .push(Arc::new(Vec::with_capacity(GROUP.min(chunks.max(1)))));
             }
+            let capacity = Self::CHUNK.min(self.len.max(4));
+            self.last_group()
+                .push(Arc::new(Vec::with_capacity(capacity)));
         }
+        let chunk = self.last_group().last_mut().expect("a group has a chunk");
+        own(chunk).push(item);
         self.len += 1;
+    }
+
+    /// The last group, writable (copied first if a clone shares it). Panics when there is none.
+    fn last_group(&mut self) -> &mut Vec<Chunk<T>> {
+        own(self.groups.last_mut().expect("not empty"))
     }
 
     /// Removes and returns the last item.
     pub fn pop(&mut self) -> Option<T> {
-        let last = self.chunks.last_mut()?;
-        let item = Arc::make_mut(last).pop();
-        if last.is_empty() {
-            self.chunks.pop();
+        if self.len == 0 {
+            return None;
+        }
+        let group = self.last_group();
+        let chunk = group.last_mut().expect("a group has a chunk");
+        let item = own(chunk).pop();
+        if chunk.is_empty() {
+            group.pop();
+            if group.is_empty() {
+                self.groups.pop();
+            }
         }
         self.len -= 1;
         item
@@ -133,28 +170,28 @@ impl<T: Clone> ChunkedVec<T> {
 
     /// Removes every item.
     pub fn clear(&mut self) {
-        self.chunks.clear();
+        self.groups.clear();
         self.len = 0;
     }
 
     /// The items in order.
     pub fn iter(&self) -> Iter<'_, T> {
-        Iter {
-            inner: self
-                .chunks
-                .iter()
-                .flat_map(chunk_items::<T> as fn(&Arc<Vec<T>>) -> std::slice::Iter<'_, T>),
-            left: self.len,
-        }
+        self.iter_from(0)
     }
 
     /// The items from position `start` on, in order (`vec[start..].iter()`, without walking the first ones).
     pub fn iter_from(&self, start: usize) -> Iter<'_, T> {
         let start = start.min(self.len);
-        let skip_chunks = start / Self::CHUNK;
-        let mut inner = self.chunks[skip_chunks..]
-            .iter()
-            .flat_map(chunk_items::<T> as fn(&Arc<Vec<T>>) -> std::slice::Iter<'_, T>);
+        let c = start / Self::CHUNK;
+        let (g, in_group) = (c / GROUP, c % GROUP);
+        // The rest of `start`'s group, then the groups after it.
+        let first: &[Chunk<T>] = self.groups.get(g).map_or(&[], |group| &group[in_group..]);
+        let rest = self.groups.get(g + 1..).unwrap_or(&[]);
+        let chunks = first.iter().chain(
+            rest.iter()
+                .flat_map(group_chunks::<T> as GroupChunks<'_, T>),
+        );
+        let mut inner = chunks.flat_map(chunk_items::<T> as ChunkItems<'_, T>);
         for _ in 0..start % Self::CHUNK {
             inner.next();
         }
@@ -164,19 +201,26 @@ impl<T: Clone> ChunkedVec<T> {
         }
     }
 
-    /// The items in order, mutably: copies every chunk a clone shares (prefer [`ChunkedVec::update_where`]).
+    /// The items in order, mutably: copies every group and chunk a clone shares (prefer
+    /// [`ChunkedVec::update_where`]).
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut T> + '_ {
-        self.chunks
+        self.groups
             .iter_mut()
-            .flat_map(|c| Arc::make_mut(c).iter_mut())
+            .flat_map(|g| own(g).iter_mut())
+            .flat_map(|c| own(c).iter_mut())
     }
 
-    /// Calls `f` on every item `wants` selects, copying only the chunks holding one.
+    /// Calls `f` on every item `wants` selects, copying only the groups and chunks holding one.
     pub fn update_where(&mut self, wants: impl Fn(&T) -> bool, mut f: impl FnMut(&mut T)) {
-        for chunk in &mut self.chunks {
-            if chunk.iter().any(&wants) {
-                for item in Arc::make_mut(chunk).iter_mut().filter(|x| wants(x)) {
-                    f(item);
+        for group in &mut self.groups {
+            if !group.iter().any(|c| c.iter().any(&wants)) {
+                continue;
+            }
+            for chunk in own(group) {
+                if chunk.iter().any(&wants) {
+                    for item in own(chunk).iter_mut().filter(|x| wants(x)) {
+                        f(item);
+                    }
                 }
             }
         }
@@ -205,48 +249,64 @@ impl<T: Clone> ChunkedVec<T> {
     /// Shares every chunk with `other` (both are clones of one vector, unchanged since).
     pub fn shares_all_chunks_with(&self, other: &Self) -> bool {
         self.len == other.len
-            && self
-                .chunks
-                .iter()
-                .zip(&other.chunks)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+            && self.groups.len() == other.groups.len()
+            && self.groups.iter().zip(&other.groups).all(|(a, b)| {
+                Arc::ptr_eq(a, b)
+                    || (a.len() == b.len()
+                        && a.iter().zip(b.iter()).all(|(x, y)| Arc::ptr_eq(x, y)))
+            })
+    }
+
+    /// Chunk number `c` (tests look at what is shared).
+    #[cfg(test)]
+    fn chunk(&self, c: usize) -> &Chunk<T> {
+        &self.groups[c / GROUP][c % GROUP]
     }
 }
 
-/// `chunk`'s items, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to
-/// an unshared chunk inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). No `Weak` to
-/// a chunk ever exists, so a strong count of 1 under `&mut` means unshared.
+/// `shared`, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to an
+/// unshared group or chunk inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). No
+/// `Weak` to a group or chunk ever exists, so a strong count of 1 under `&mut` means unshared.
 #[inline(always)]
-fn own<T: Clone>(chunk: &mut Arc<Vec<T>>) -> &mut Vec<T> {
-    if Arc::strong_count(chunk) != 1 {
-        unshare(chunk);
+fn own<V: Clone>(shared: &mut Arc<V>) -> &mut V {
+    if Arc::strong_count(shared) != 1 {
+        unshare(shared);
     }
-    Arc::get_mut(chunk).expect("a chunk is unshared after unshare()")
+    Arc::get_mut(shared).expect("unshared after unshare()")
 }
 
-/// Replaces `chunk`, shared with a clone, by a copy of its own: the rare first write to a chunk after a
-/// snapshot.
+/// Replaces `shared`, shared with a clone, by a copy of its own: the rare first write to a group or chunk
+/// after a snapshot.
 #[cold]
 #[inline(never)]
-fn unshare<T: Clone>(chunk: &mut Arc<Vec<T>>) {
-    *chunk = Arc::new(Vec::clone(chunk));
+fn unshare<V: Clone>(shared: &mut Arc<V>) {
+    *shared = Arc::new(V::clone(shared));
+}
+
+/// How [`Iter`] walks into a group.
+type GroupChunks<'a, T> = fn(&'a Group<T>) -> slice::Iter<'a, Chunk<T>>;
+
+fn group_chunks<T>(group: &Group<T>) -> slice::Iter<'_, Chunk<T>> {
+    group.iter()
 }
 
 /// How [`Iter`] walks into a chunk.
-type ChunkItems<'a, T> = fn(&'a Arc<Vec<T>>) -> std::slice::Iter<'a, T>;
+type ChunkItems<'a, T> = fn(&'a Chunk<T>) -> slice::Iter<'a, T>;
 
-fn chunk_items<T>(chunk: &Arc<Vec<T>>) -> std::slice::Iter<'_, T> {
+fn chunk_items<T>(chunk: &Chunk<T>) -> slice::Iter<'_, T> {
     chunk.iter()
 }
+
+/// The chunks from some chunk on: the rest of its group, then every later group's.
+type Chunks<'a, T> = Chain<
+    slice::Iter<'a, Chunk<T>>,
+    FlatMap<slice::Iter<'a, Group<T>>, slice::Iter<'a, Chunk<T>>, GroupChunks<'a, T>>,
+>;
 
 /// An iterator over a [`ChunkedVec`]'s items, with an exact length.
 #[derive(Clone)]
 pub struct Iter<'a, T> {
-    inner: std::iter::FlatMap<
-        std::slice::Iter<'a, Arc<Vec<T>>>,
-        std::slice::Iter<'a, T>,
-        ChunkItems<'a, T>,
-    >,
+    inner: FlatMap<Chunks<'a, T>, slice::Iter<'a, T>, ChunkItems<'a, T>>,
     left: usize,
 }
 
@@ -305,24 +365,36 @@ impl<T: Clone> IndexMut<usize> for ChunkedVec<T> {
 impl<T: Clone> From<Vec<T>> for ChunkedVec<T> {
     fn from(items: Vec<T>) -> Self {
         let len = items.len();
-        if len <= Self::CHUNK {
-            let chunks = if len == 0 {
-                Vec::new()
-            } else {
-                vec![Arc::new(items)]
-            };
-            return ChunkedVec { chunks, len };
+        if len == 0 {
+            return ChunkedVec::new();
         }
-        let mut chunks = Vec::with_capacity(len.div_ceil(Self::CHUNK));
+        if len <= Self::CHUNK {
+            return ChunkedVec {
+                groups: vec![Arc::new(vec![Arc::new(items)])],
+                len,
+            };
+        }
+        let chunk_count = len.div_ceil(Self::CHUNK);
+        let mut groups = Vec::with_capacity(chunk_count.div_ceil(GROUP));
+        let mut group = Vec::with_capacity(GROUP.min(chunk_count));
         let mut items = items.into_iter();
         loop {
             let chunk: Vec<T> = items.by_ref().take(Self::CHUNK).collect();
             if chunk.is_empty() {
                 break;
             }
-            chunks.push(Arc::new(chunk));
+            group.push(Arc::new(chunk));
+            if group.len() == GROUP {
+                groups.push(Arc::new(std::mem::replace(
+                    &mut group,
+                    Vec::with_capacity(GROUP),
+                )));
+            }
         }
-        ChunkedVec { chunks, len }
+        if !group.is_empty() {
+            groups.push(Arc::new(group));
+        }
+        ChunkedVec { groups, len }
     }
 }
 

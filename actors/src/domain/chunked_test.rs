@@ -1,7 +1,10 @@
-//! `ChunkedVec` behaves and encodes like `Vec` under any sequence of operations, and a clone shares its chunks.
+//! `ChunkedVec` behaves and encodes like `Vec` under any sequence of operations, and a clone shares its groups and
+//! chunks.
 
 use super::*;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use serde::{Deserialize, Serialize};
 
 const CHUNK: usize = ChunkedVec::<u32>::CHUNK;
 
@@ -26,39 +29,91 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Runs `ops` on a `ChunkedVec` and a `Vec` of `bulk` items made by `item`, and checks they agree throughout.
+/// `key` reads back the `u16` an item was made from.
+fn agrees_with_vec<T>(
+    ops: Vec<Op>,
+    bulk: usize,
+    item: impl Fn(u16) -> T,
+    key: impl Fn(&T) -> u16,
+) -> Result<(), TestCaseError>
+where
+    T: Clone + PartialEq + fmt::Debug + Serialize + for<'de> Deserialize<'de>,
+{
+    let mut v: ChunkedVec<T> = (0..bulk as u16).map(&item).collect();
+    let mut b: Vec<T> = (0..bulk as u16).map(&item).collect();
+    let mut frozen = Vec::new();
+    for op in ops {
+        match op {
+            Op::Push(x) => {
+                v.push(item(x));
+                b.push(item(x));
+            }
+            Op::Pop => prop_assert_eq!(v.pop(), b.pop()),
+            Op::Set(i, x) if !b.is_empty() => {
+                let i = i % b.len();
+                v[i] = item(x);
+                b[i] = item(x);
+            }
+            Op::SwapRemove(i) if !b.is_empty() => {
+                let i = i % b.len();
+                prop_assert_eq!(v.swap_remove(i), b.swap_remove(i));
+            }
+            Op::Retain(x) => {
+                let keep = |y: &T| key(y) % 7 != x % 7;
+                v.retain(keep);
+                b.retain(keep);
+            }
+            Op::Clone => frozen.push((v.clone(), b.clone())),
+            _ => {}
+        }
+        prop_assert_eq!(v.len(), b.len());
+    }
+    prop_assert_eq!(v.iter().cloned().collect::<Vec<_>>(), b.clone());
+    prop_assert_eq!(
+        v.iter().rev().cloned().collect::<Vec<_>>(),
+        b.iter().rev().cloned().collect::<Vec<_>>()
+    );
+    prop_assert_eq!(v.iter().len(), b.len());
+    for start in [
+        0,
+        1,
+        b.len() / 2,
+        b.len().saturating_sub(1),
+        b.len(),
+        b.len() + 3,
+    ] {
+        prop_assert!(
+            v.iter_from(start).eq(b.iter().skip(start)),
+            "iter_from({})",
+            start
+        );
+    }
+    prop_assert_eq!(format!("{v:?}"), format!("{b:?}"));
+    let cfg = bincode::config::standard();
+    let bytes = bincode::serde::encode_to_vec(&v, cfg).unwrap();
+    prop_assert_eq!(&bytes, &bincode::serde::encode_to_vec(&b, cfg).unwrap());
+    let (back, _): (ChunkedVec<T>, _) = bincode::serde::decode_from_slice(&bytes, cfg).unwrap();
+    prop_assert_eq!(&back, &v);
+    for (fv, fb) in frozen {
+        prop_assert_eq!(fv, fb, "a clone never sees later writes");
+    }
+    Ok(())
+}
+
+/// An item of 256 bytes: 32 to a chunk, so a few thousand span many groups.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Wide(u16, Vec<u8>, [u64; 28]);
+
 proptest! {
     #[test]
     fn chunked_vec_is_a_vec(ops in proptest::collection::vec(op(), 0..200), bulk in 0usize..10_000) {
-        let mut v: ChunkedVec<u16> = (0..bulk as u16).collect();
-        let mut b: Vec<u16> = (0..bulk as u16).collect();
-        let mut frozen = Vec::new();
-        for op in ops {
-            match op {
-                Op::Push(x) => { v.push(x); b.push(x); }
-                Op::Pop => prop_assert_eq!(v.pop(), b.pop()),
-                Op::Set(i, x) if !b.is_empty() => { let i = i % b.len(); v[i] = x; b[i] = x; }
-                Op::SwapRemove(i) if !b.is_empty() => {
-                    let i = i % b.len();
-                    prop_assert_eq!(v.swap_remove(i), b.swap_remove(i));
-                }
-                Op::Retain(x) => { v.retain(|y| y % 7 != x % 7); b.retain(|y| y % 7 != x % 7); }
-                Op::Clone => frozen.push((v.clone(), b.clone())),
-                _ => {}
-            }
-            prop_assert_eq!(v.len(), b.len());
-        }
-        prop_assert_eq!(v.iter().copied().collect::<Vec<_>>(), b.clone());
-        prop_assert_eq!(v.iter().rev().copied().collect::<Vec<_>>(), b.iter().rev().copied().collect::<Vec<_>>());
-        prop_assert_eq!(v.iter().len(), b.len());
-        prop_assert_eq!(format!("{v:?}"), format!("{b:?}"));
-        let cfg = bincode::config::standard();
-        let bytes = bincode::serde::encode_to_vec(&v, cfg).unwrap();
-        prop_assert_eq!(&bytes, &bincode::serde::encode_to_vec(&b, cfg).unwrap());
-        let (back, _): (ChunkedVec<u16>, _) = bincode::serde::decode_from_slice(&bytes, cfg).unwrap();
-        prop_assert_eq!(&back, &v);
-        for (fv, fb) in frozen {
-            prop_assert_eq!(fv, fb, "a clone never sees later writes");
-        }
+        agrees_with_vec(ops, bulk, |x| x, |y| *y)?;
+    }
+
+    #[test]
+    fn chunked_vec_of_many_groups_is_a_vec(ops in proptest::collection::vec(op(), 0..200), bulk in 0usize..3_000) {
+        agrees_with_vec(ops, bulk, |x| Wide(x, vec![x as u8], [u64::from(x); 28]), |w| w.0)?;
     }
 }
 
@@ -90,11 +145,8 @@ fn a_clone_shares_chunks_until_one_is_written() {
     let frozen = v.clone();
     assert!(v.shares_all_chunks_with(&frozen));
     v[3 * CHUNK + 5] = 7;
-    let shared = v
-        .chunks
-        .iter()
-        .zip(&frozen.chunks)
-        .filter(|(a, b)| Arc::ptr_eq(a, b))
+    let shared = (0..10)
+        .filter(|&c| Arc::ptr_eq(v.chunk(c), frozen.chunk(c)))
         .count();
     assert_eq!(shared, 9, "only the written chunk was copied");
     assert_eq!(frozen[3 * CHUNK + 5], (3 * CHUNK + 5) as u32);
@@ -107,8 +159,8 @@ fn update_where_copies_only_the_chunks_it_changes() {
     let frozen = v.clone();
     v.update_where(|x| *x == 1, |x| *x = 100);
     assert_eq!(v[1], 100);
-    assert!(Arc::ptr_eq(&v.chunks[1], &frozen.chunks[1]));
-    assert!(!Arc::ptr_eq(&v.chunks[0], &frozen.chunks[0]));
+    assert!(Arc::ptr_eq(v.chunk(1), frozen.chunk(1)));
+    assert!(!Arc::ptr_eq(v.chunk(0), frozen.chunk(0)));
 }
 
 #[test]
@@ -116,11 +168,47 @@ fn a_push_after_a_clone_copies_only_the_last_chunk() {
     let mut v: ChunkedVec<u32> = (0..2 * CHUNK as u32 + 3).collect();
     let frozen = v.clone();
     v.push(99);
-    assert!(Arc::ptr_eq(&v.chunks[0], &frozen.chunks[0]));
-    assert!(!Arc::ptr_eq(&v.chunks[2], &frozen.chunks[2]));
+    assert!(Arc::ptr_eq(v.chunk(0), frozen.chunk(0)));
+    assert!(!Arc::ptr_eq(v.chunk(2), frozen.chunk(2)));
     assert_eq!((v.len(), frozen.len()), (2 * CHUNK + 4, 2 * CHUNK + 3));
-    assert_eq!(frozen.chunks[2].len(), 3, "the frozen chunk did not grow");
+    assert_eq!(frozen.chunk(2).len(), 3, "the frozen chunk did not grow");
     assert_eq!(v.last(), Some(&99));
     v.push(100);
-    assert_eq!(Arc::strong_count(&v.chunks[2]), 1, "written again in place");
+    assert_eq!(Arc::strong_count(v.chunk(2)), 1, "written again in place");
+}
+
+#[test]
+fn a_write_after_a_clone_copies_one_group_and_one_chunk() {
+    let mut v: ChunkedVec<u32> = (0..(3 * GROUP * CHUNK) as u32).collect();
+    assert_eq!(v.groups.len(), 3, "a clone copies one pointer per group");
+    let frozen = v.clone();
+    v[GROUP * CHUNK + 1] = 7;
+    let shared_groups = v
+        .groups
+        .iter()
+        .zip(&frozen.groups)
+        .filter(|(a, b)| Arc::ptr_eq(a, b))
+        .count();
+    assert_eq!(shared_groups, 2, "only the written group was copied");
+    let shared_chunks = (0..3 * GROUP)
+        .filter(|&c| Arc::ptr_eq(v.chunk(c), frozen.chunk(c)))
+        .count();
+    assert_eq!(
+        shared_chunks,
+        3 * GROUP - 1,
+        "and in it only the written chunk"
+    );
+    assert!(!v.shares_all_chunks_with(&frozen));
+    assert!(v.shares_all_chunks_with(&v.clone()));
+    assert_eq!(frozen[GROUP * CHUNK + 1], (GROUP * CHUNK + 1) as u32);
+}
+
+#[test]
+fn popping_past_a_group_boundary_drops_the_empty_group() {
+    let mut v: ChunkedVec<u32> = (0..(GROUP * CHUNK + 1) as u32).collect();
+    assert_eq!(v.groups.len(), 2);
+    assert_eq!(v.pop(), Some((GROUP * CHUNK) as u32));
+    assert_eq!(v.groups.len(), 1);
+    v.push(5);
+    assert_eq!((v.groups.len(), v.last()), (2, Some(&5)));
 }
