@@ -11,6 +11,7 @@ use clap::Args;
 
 use crate::config_checks as checks;
 use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
+use convoy_raft::log_store::{StorageTuning, MAX_LOG_MEMTABLE_MB};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
@@ -88,6 +89,9 @@ pub struct FileConfig {
     snapshot_every: Option<u64>,
     snapshot_max_every: Option<u64>,
     snapshot_chunk_bytes: Option<usize>,
+    log_memtable_mb: Option<u64>,
+    log_compaction: Option<String>,
+    background_io_mb_per_sec: Option<u64>,
     node_timeout_ms: Option<u64>,
     deployment_history: Option<u32>,
     forget_nodes_after: Option<String>,
@@ -149,6 +153,17 @@ pub struct ServerArgs {
     /// 1..=16 MiB); tests lower it so that a small snapshot is many chunks.
     #[arg(long, env = "CONVOY_SNAPSHOT_CHUNK_BYTES")]
     pub snapshot_chunk_bytes: Option<usize>,
+    /// Size of the raft log's RocksDB memtable in MiB (default 8, at most 1024): larger flushes less
+    /// often, and a restart after a crash replays more.
+    #[arg(long, env = "CONVOY_LOG_MEMTABLE_MB")]
+    pub log_memtable_mb: Option<u64>,
+    /// Compaction style of the raft log's RocksDB files: "level" (default) or "universal".
+    #[arg(long, env = "CONVOY_LOG_COMPACTION")]
+    pub log_compaction: Option<String>,
+    /// Cap on what RocksDB's flushes and compactions write, MiB/s (default 0: no cap), so that they
+    /// leave the disk to the log's fsyncs.
+    #[arg(long, env = "CONVOY_BACKGROUND_IO_MB_PER_SEC")]
+    pub background_io_mb_per_sec: Option<u64>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
     #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub node_timeout_ms: Option<u64>,
@@ -239,6 +254,7 @@ impl ServerArgs {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        let storage = self.storage_tuning(&file)?;
         let id = self.id.or(file.id).ok_or(ConfigError::Missing {
             key: "id",
             flag: "id",
@@ -390,6 +406,7 @@ impl ServerArgs {
             ));
         }
         raft.snapshot_chunk_bytes = chunk;
+        raft.storage = storage;
         let node_timeout_ms = self
             .node_timeout_ms
             .or(file.node_timeout_ms)
@@ -539,6 +556,48 @@ impl From<checks::Refusal> for ConfigError {
             value: r.value,
             reason: r.reason,
         }
+    }
+}
+
+impl ServerArgs {
+    /// The log's RocksDB tuning from the flags and `file` (flags win), checked.
+    fn storage_tuning(&self, file: &FileConfig) -> Result<StorageTuning, ConfigError> {
+        let mut tuning = StorageTuning::default();
+        if let Some(mb) = self.log_memtable_mb.or(file.log_memtable_mb) {
+            if mb == 0 || mb > MAX_LOG_MEMTABLE_MB {
+                return Err(invalid(
+                    "log_memtable_mb",
+                    &mb.to_string(),
+                    &format!("must be 1..={MAX_LOG_MEMTABLE_MB}"),
+                ));
+            }
+            tuning.log_memtable_bytes = (mb as usize) << 20;
+        }
+        if let Some(style) = self
+            .log_compaction
+            .as_ref()
+            .or(file.log_compaction.as_ref())
+        {
+            tuning.log_compaction = style.parse().map_err(|reason: String| {
+                let shown: String = style.chars().take(32).collect();
+                invalid("log_compaction", &shown, &reason)
+            })?;
+        }
+        match self
+            .background_io_mb_per_sec
+            .or(file.background_io_mb_per_sec)
+        {
+            None | Some(0) => {}
+            Some(mb) if mb > 1 << 20 => {
+                return Err(invalid(
+                    "background_io_mb_per_sec",
+                    &mb.to_string(),
+                    "must be at most 1048576 (0: no cap)",
+                ))
+            }
+            Some(mb) => tuning.background_io_bytes_per_sec = Some(mb << 20),
+        }
+        Ok(tuning)
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use convoy_raft::log_store::LogCompaction;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -123,6 +124,45 @@ fn refuses_bad_values_naming_the_key() {
         small_chunks.resolve().unwrap().raft.snapshot_chunk_bytes,
         1024
     );
+
+    let tuned = ServerArgs {
+        log_memtable_mb: Some(64),
+        log_compaction: Some("universal".into()),
+        background_io_mb_per_sec: Some(16),
+        ..base.clone()
+    };
+    let storage = tuned.resolve().unwrap().raft.storage;
+    assert_eq!(storage.log_memtable_bytes, 64 << 20);
+    assert_eq!(storage.log_compaction, LogCompaction::Universal);
+    assert_eq!(storage.background_io_bytes_per_sec, Some(16 << 20));
+    let untuned = base.clone().resolve().unwrap().raft.storage;
+    assert_eq!(untuned, StorageTuning::default(), "no cap unless asked");
+    for (bad, key) in [
+        (
+            ServerArgs {
+                log_memtable_mb: Some(0),
+                ..base.clone()
+            },
+            "log_memtable_mb",
+        ),
+        (
+            ServerArgs {
+                log_compaction: Some("fifo".repeat(1000)),
+                ..base.clone()
+            },
+            "log_compaction",
+        ),
+        (
+            ServerArgs {
+                background_io_mb_per_sec: Some(u64::MAX),
+                ..base.clone()
+            },
+            "background_io_mb_per_sec",
+        ),
+    ] {
+        let err = bad.resolve().unwrap_err().to_string();
+        assert!(err.contains(key) && err.len() < 300, "{err}");
+    }
 
     let not_founder = ServerArgs {
         id: Some(9),

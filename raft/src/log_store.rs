@@ -62,9 +62,11 @@ use crate::types::TypeConfig;
 
 mod read;
 mod readahead;
+mod tuning;
 
 use read::{capacity, read_entries, ReadMode};
 use readahead::ReadAhead;
+pub use tuning::{LogCompaction, StorageTuning, DEFAULT_LOG_MEMTABLE_BYTES, MAX_LOG_MEMTABLE_MB};
 
 /// Column family of the log entries, keyed by big-endian index.
 pub const CF_LOGS: &str = "logs";
@@ -80,16 +82,6 @@ const KEY_LAST_PURGED: &[u8] = b"last_purged";
 /// How many encoded bytes of entries one `limited_get_log_entries` returns at most (at least one
 /// entry is always returned): bounds replication messages to lagging followers.
 pub const READ_BUDGET_BYTES: usize = 4 * 1024 * 1024;
-
-/// The `logs` memtable's size. Opening the database after a crash replays the WAL written since
-/// the last flush into memtables and flushes them, before anything else can run: RocksDB's default
-/// (64 MiB) let a million entries pile up in the WAL, and reopening took 1.2 s. This bounds it.
-const LOGS_WRITE_BUFFER_BYTES: usize = 8 * 1024 * 1024;
-
-/// The most WAL RocksDB keeps: past it, it flushes the column families that keep old WAL files
-/// alive (`meta` takes a few bytes per commit and never fills its memtable), so that the WAL a
-/// restart replays stays about one `logs` memtable long.
-const MAX_WAL_BYTES: u64 = 32 * 1024 * 1024;
 
 /// A key greater than every 8-byte index key: the exclusive end of "everything after".
 const END_OF_LOGS: [u8; 9] = [0xff; 9];
@@ -181,19 +173,23 @@ impl From<StoreError> for io::Error {
 /// A damaged WAL, MANIFEST or SST is refused with [`RaftError::Corrupt`] (see the module's
 /// "Integrity").
 pub fn open_db(dir: &Path) -> Result<Arc<DB>, RaftError> {
+    open_db_tuned(dir, &StorageTuning::default())
+}
+
+/// [`open_db`] with the log's RocksDB tuned by `tuning`.
+pub fn open_db_tuned(dir: &Path, tuning: &StorageTuning) -> Result<Arc<DB>, RaftError> {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);
-    opts.set_max_total_wal_size(MAX_WAL_BYTES);
     opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
     opts.set_paranoid_checks(true);
-    let cfs = [CF_LOGS, CF_META, CF_SNAPSHOTS].map(|name| {
-        let mut cf_opts = Options::default();
-        if name == CF_LOGS {
-            cf_opts.set_write_buffer_size(LOGS_WRITE_BUFFER_BYTES);
-        }
-        ColumnFamilyDescriptor::new(name, cf_opts)
-    });
+    let mut logs = Options::default();
+    tuning.apply(&mut opts, &mut logs);
+    let cfs = [
+        ColumnFamilyDescriptor::new(CF_LOGS, logs),
+        ColumnFamilyDescriptor::new(CF_META, Options::default()),
+        ColumnFamilyDescriptor::new(CF_SNAPSHOTS, Options::default()),
+    ];
     DB::open_cf_descriptors(&opts, dir, cfs)
         .map(Arc::new)
         .map_err(|e| match e.kind() {

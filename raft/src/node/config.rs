@@ -7,6 +7,7 @@ use std::time::Duration;
 use openraft::SnapshotPolicy;
 
 use crate::error::RaftError;
+use crate::log_store::StorageTuning;
 use crate::network::inbox::DEFAULT_SNAPSHOT_CHUNK_BYTES;
 use crate::types::{Member, NodeId};
 
@@ -50,6 +51,8 @@ pub struct RaftConfig {
     /// [`crate::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES`]). A test knob: only
     /// tests lower it, to send a small snapshot as many chunks.
     pub snapshot_chunk_bytes: usize,
+    /// How the RocksDB under the log is tuned.
+    pub storage: StorageTuning,
 }
 
 impl RaftConfig {
@@ -71,6 +74,7 @@ impl RaftConfig {
             snapshot_max_every: DEFAULT_SNAPSHOT_MAX_EVERY,
             request_timeout: Duration::from_secs(10),
             snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
+            storage: StorageTuning::default(),
         }
     }
 

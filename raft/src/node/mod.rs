@@ -20,7 +20,7 @@ use openraft::ServerState;
 
 use crate::codec;
 use crate::error::RaftError;
-use crate::log_store::{open_db, RocksLogStore};
+use crate::log_store::{open_db_tuned, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
 use crate::network::server::{ServerConfig, TransportServer};
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
@@ -55,7 +55,7 @@ impl<S: StateMachine> RaftNode<S> {
             path: config.data_dir.display().to_string(),
             reason: e.to_string(),
         })?;
-        let db = open_db(&config.data_dir)?;
+        let db = open_db_tuned(&config.data_dir, &config.storage)?;
         let log_store = RocksLogStore::new(db.clone());
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();

@@ -10,12 +10,14 @@ use super::load::get_json;
 use super::Ctx;
 use crate::dev::harness::{Cluster, ClusterOptions};
 
-/// Server settings for benchmarks, with the servers' log filter from `--server-log`.
+/// Server settings for benchmarks, with the servers' log filter from `--server-log` and the config
+/// lines of `--server-config`.
 pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
     ClusterOptions {
         snapshot_every,
         node_timeout_ms: Some(600_000),
         log_filter: ctx.args.server_log.clone(),
+        extra: ctx.args.server_config.join("\n"),
         bootstrap_token: Some(ctx.token.clone()),
         ..ClusterOptions::default()
     }

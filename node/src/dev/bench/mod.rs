@@ -123,6 +123,11 @@ pub struct BenchArgs {
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
+    /// A line added to every convoy server's config file, e.g. `--server-config 'log_compaction =
+    /// "universal"'` (repeatable): runs the scenarios with the servers tuned differently, to compare
+    /// settings back to back.
+    #[arg(long = "server-config", value_name = "KEY = VALUE")]
+    pub server_config: Vec<String>,
     /// Keep data dirs and logs here (default: a temp dir under /var/tmp, removed).
     #[arg(long)]
     pub dir: Option<PathBuf>,
