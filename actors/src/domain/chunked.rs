@@ -115,10 +115,11 @@ impl<T: Clone> ChunkedVec<T> {
 
     /// Appends `item`.
     pub fn push(&mut self, item: T) {
-        if self.len % Self::CHUNK == 0 {
+        let (chunks, in_last_chunk) = (self.len / Self::CHUNK, self.len % Self::CHUNK);
+        if in_last_chunk == 0 {
             // The last chunk is full (or there is none): start a chunk, and a group if the last one is full.
-            let chunks = self.len / Self::CHUNK;
-            if chunks % GROUP == 0 {
+            let in_last_group = chunks % GROUP;
+            if in_last_group == 0 {
                 self.groups
                     .push(Arc::new(Vec::with_capacity(GROUP.min(chunks.max(1)))));
             }
