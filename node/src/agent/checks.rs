@@ -23,7 +23,7 @@ impl Executor {
             let Some(vs) = self
                 .state
                 .version(&resource, version)
-                .filter(|v| current && v.installed && !v.failed())
+                .filter(|v| current && v.progress.installed && !v.failed())
             else {
                 self.watches.remove(&resource);
                 continue;
@@ -83,12 +83,12 @@ impl Executor {
         let healthy = self.watches.get(resource).map(|w| w.healthy());
         let vs = self.state.version_mut(resource, version);
         if let Some(healthy) = healthy {
-            vs.healthy = Some(healthy);
+            vs.progress.healthy = Some(healthy);
         }
         match decision {
             Decision::Keep => {}
             Decision::Proven => {
-                vs.done = true;
+                vs.progress.done = true;
                 tracing::info!(resource, version, "healthy: version done");
             }
             Decision::Recovered => tracing::info!(resource, version, "healthy again"),
@@ -111,7 +111,7 @@ impl Executor {
             Decision::Fail(reason) => {
                 tracing::warn!(resource, version, error = %reason, "version failed");
                 vs.fail(reason, now_ms());
-                vs.healthy = Some(false);
+                vs.progress.healthy = Some(false);
                 self.watches.remove(resource);
                 self.stop_process(resource).await;
             }

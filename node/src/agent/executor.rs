@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use convoy_actors::domain::Target;
+use convoy_actors::domain::{Target, VersionProgress};
 use tokio::sync::watch;
 
 pub use super::config::{AgentConfig, ResourceDoc, VersionDoc};
@@ -100,7 +100,7 @@ impl Executor {
                             (Phase::Failed, Some(v))
                         } else if restarting {
                             (Phase::Restarting, Some(v))
-                        } else if vs.is_some_and(|s| s.installed && !s.done)
+                        } else if vs.is_some_and(|s| s.progress.installed && !s.progress.done)
                             || self.watches.get(name).is_some_and(|w| !w.proven())
                         {
                             (Phase::Watching, Some(v))
@@ -170,9 +170,9 @@ impl Executor {
             let Some(vs) = r.versions.get(&v) else {
                 continue;
             };
-            if vs.installed && !vs.failed() && (vs.health_port.is_some() || has_process) {
+            if vs.progress.installed && !vs.failed() && (vs.health_port.is_some() || has_process) {
                 self.watches
-                    .insert(name.clone(), HealthWatch::new(v, now, vs.done));
+                    .insert(name.clone(), HealthWatch::new(v, now, vs.progress.done));
             }
         }
     }
@@ -263,10 +263,13 @@ impl Executor {
     fn retry(&mut self, resource: &str, version: u64) {
         let artifact = self.version_dir(resource, version).join(ARTIFACT);
         let vs = self.state.version_mut(resource, version);
-        tracing::info!(resource, version, error = ?vs.error, "retrying a failed version");
-        let keep = vs.downloaded && (!vs.has_artifact || artifact.exists());
+        tracing::info!(resource, version, error = ?vs.progress.error, "retrying a failed version");
+        let keep = vs.progress.downloaded && (!vs.has_artifact || artifact.exists());
         *vs = VersionState {
-            downloaded: keep,
+            progress: VersionProgress {
+                downloaded: keep,
+                ..VersionProgress::default()
+            },
             has_artifact: vs.has_artifact && keep,
             health_port: vs.health_port,
             ..VersionState::default()
@@ -317,13 +320,13 @@ impl Executor {
         vs.health_port = doc.health_port;
         match result {
             Ok(has_artifact) => {
-                vs.downloaded = true;
+                vs.progress.downloaded = true;
                 vs.has_artifact = has_artifact;
                 tracing::info!(resource, version, has_artifact, "downloaded");
             }
             Err(e) => {
                 tracing::warn!(resource, version, error = %e, "download failed");
-                vs.downloaded = false;
+                vs.progress.downloaded = false;
                 vs.fail(e, now_ms());
             }
         }
@@ -335,7 +338,7 @@ impl Executor {
         if !self
             .state
             .version(resource, version)
-            .is_some_and(|v| v.downloaded)
+            .is_some_and(|v| v.progress.downloaded)
         {
             tracing::debug!(resource, version, "not downloaded (yet): install waits");
             return;
@@ -347,16 +350,16 @@ impl Executor {
                 version,
                 "artifact missing: downloading it again before install"
             );
-            vs.downloaded = false;
+            vs.progress.downloaded = false;
             vs.has_artifact = false;
             return;
         }
         let port = health_port.or(vs.health_port);
         vs.health_port = port;
-        vs.installed = false;
-        vs.done = false;
-        vs.error = None;
-        vs.healthy = None;
+        vs.progress.installed = false;
+        vs.progress.done = false;
+        vs.progress.error = None;
+        vs.progress.healthy = None;
         let previous = self.state.current(resource);
         tracing::info!(resource, version, ?previous, "installing");
         self.set_activity(resource, Some((Phase::Installing, version)));
@@ -381,7 +384,7 @@ impl Executor {
                 .get_mut(resource)
                 .and_then(|r| r.versions.get_mut(&prev))
             {
-                p.installed = false;
+                p.progress.installed = false;
             }
         }
         self.state
@@ -392,10 +395,10 @@ impl Executor {
         let watched = port.is_some() || self.config.run_command.is_some();
         let now = now_ms();
         let vs = self.state.version_mut(resource, version);
-        vs.installed = true;
+        vs.progress.installed = true;
         vs.installed_at_ms = Some(now);
-        vs.healthy = Some(!watched);
-        vs.done = !watched;
+        vs.progress.healthy = Some(!watched);
+        vs.progress.done = !watched;
         if watched {
             self.watches
                 .insert(resource.to_string(), HealthWatch::new(version, now, false));
@@ -437,25 +440,29 @@ impl Executor {
                 continue;
             };
             let r = self.state.resources.get_mut(&name).expect("listed");
-            if r.current == Some(linked) || !r.versions.get(&linked).is_some_and(|v| v.downloaded) {
+            if r.current == Some(linked)
+                || !r
+                    .versions
+                    .get(&linked)
+                    .is_some_and(|v| v.progress.downloaded)
+            {
                 continue;
             }
             tracing::warn!(resource = %name, linked, recorded = ?r.current, "current link and state differ: following the link");
             if let Some(prev) = r.current.and_then(|p| r.versions.get_mut(&p)) {
-                prev.installed = false;
+                prev.progress.installed = false;
             }
             r.current = Some(linked);
             let vs = r.versions.get_mut(&linked).expect("checked");
             let port = vs.health_port;
-            *vs = VersionState {
+            vs.progress = VersionProgress {
                 downloaded: true,
                 installed: true,
                 done: port.is_none(),
+                error: None,
                 healthy: Some(port.is_none()),
-                installed_at_ms: Some(now_ms()),
-                ..vs.clone()
             };
-            vs.error = None;
+            vs.installed_at_ms = Some(now_ms());
         }
         self.save();
     }

@@ -150,8 +150,11 @@ async fn downloads_checks_sha256_and_switches_current() {
     assert!(!w.web().join("current.tmp").exists());
     let s = ex.state();
     assert_eq!(s.current("web"), Some(2));
-    assert!(!s.version("web", 1).unwrap().installed && s.version("web", 1).unwrap().downloaded);
-    assert!(s.version("web", 2).unwrap().done);
+    assert!(
+        !s.version("web", 1).unwrap().progress.installed
+            && s.version("web", 1).unwrap().progress.downloaded
+    );
+    assert!(s.version("web", 2).unwrap().progress.done);
 }
 
 #[tokio::test]
@@ -166,12 +169,12 @@ async fn a_bad_checksum_fails_cleanly_and_leaves_current_alone() {
     let v2 = ex.state().version("web", 2).unwrap().clone();
     let expected =
         format!("sha256 mismatch: the artifact is not the one published with sha256 {wrong}");
-    assert_eq!(v2.error.as_deref(), Some(expected.as_str()));
+    assert_eq!(v2.progress.error.as_deref(), Some(expected.as_str()));
     assert!(
         !expected.contains(&sha256_hex(b"tampered")),
         "the hash of a file the server cannot see is not echoed"
     );
-    assert!(v2.done && !v2.downloaded && !v2.installed);
+    assert!(v2.progress.done && !v2.progress.downloaded && !v2.progress.installed);
     assert!(
         files(&w.web().join("2")).is_empty(),
         "{:?}",
@@ -201,14 +204,16 @@ async fn a_version_without_artifact_downloads_nothing() {
     let mut ex = Executor::open(w.config()).unwrap();
     ex.step(&install(1), &w.views()).await;
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.downloaded && v1.installed && v1.done && !v1.has_artifact);
+    assert!(
+        v1.progress.downloaded && v1.progress.installed && v1.progress.done && !v1.has_artifact
+    );
     assert!(files(&w.web().join("1")).is_empty());
     // A version the server has not published (yet) is left alone.
     ex.step(&install(9), &w.views()).await;
     assert!(ex
         .state()
         .version("web", 9)
-        .is_none_or(|v| !v.downloaded && !v.done));
+        .is_none_or(|v| !v.progress.downloaded && !v.progress.done));
 }
 
 #[tokio::test]
@@ -229,7 +234,7 @@ async fn install_command_success_and_failure() {
         "one"
     );
     assert_eq!(ex.state().current("web"), Some(1));
-    assert!(ex.state().version("web", 1).unwrap().done);
+    assert!(ex.state().version("web", 1).unwrap().progress.done);
     assert_eq!(
         read_current(&w.web()),
         None,
@@ -238,8 +243,8 @@ async fn install_command_success_and_failure() {
 
     ex.step(&install(2), &w.views()).await;
     let v2 = ex.state().version("web", 2).unwrap();
-    let error = v2.error.clone().unwrap();
-    assert!(v2.done && !v2.installed, "{v2:?}");
+    let error = v2.progress.error.clone().unwrap();
+    assert!(v2.progress.done && !v2.progress.installed, "{v2:?}");
     assert!(
         error.contains("exit status: 4") && error.contains("no space left on device"),
         "{error}"
@@ -258,7 +263,7 @@ async fn health_check_gates_done_tolerates_failures_and_snooze_counts_healthy() 
     ex.step(&install(1), &w.views()).await;
     let v1 = ex.state().version("web", 1).unwrap();
     assert!(
-        v1.installed && !v1.done && v1.healthy == Some(false),
+        v1.progress.installed && !v1.progress.done && v1.progress.healthy == Some(false),
         "{v1:?}"
     );
     assert!(server.saw("GET /health"));
@@ -267,18 +272,21 @@ async fn health_check_gates_done_tolerates_failures_and_snooze_counts_healthy() 
     ex.check_health().await;
     let v1 = ex.state().version("web", 1).unwrap();
     assert!(
-        v1.done && v1.healthy == Some(true) && v1.error.is_none(),
+        v1.progress.done && v1.progress.healthy == Some(true) && v1.progress.error.is_none(),
         "{v1:?}"
     );
 
     // One failed check after healthy is tolerated (max_consecutive_failures = 1); two are not.
     server.set("dying");
     ex.check_health().await;
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(true));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(true)
+    );
     ex.check_health().await;
     let v1 = ex.state().version("web", 1).unwrap();
     assert!(
-        v1.done && v1.healthy == Some(false) && v1.error.is_none(),
+        v1.progress.done && v1.progress.healthy == Some(false) && v1.progress.error.is_none(),
         "no process to restart: reported unhealthy, not failed: {v1:?}"
     );
 
@@ -286,11 +294,17 @@ async fn health_check_gates_done_tolerates_failures_and_snooze_counts_healthy() 
     let asked = server.seen.lock().unwrap().len();
     std::fs::write(w.web().join(SNOOZE_FILE), b"").unwrap();
     ex.check_health().await;
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(true));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(true)
+    );
     std::fs::remove_file(w.web().join(SNOOZE_FILE)).unwrap();
     std::fs::write(w.web().join("1").join(SNOOZE_FILE), b"").unwrap();
     ex.check_health().await;
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(true));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(true)
+    );
     assert_eq!(
         server.seen.lock().unwrap().len(),
         asked,
@@ -299,7 +313,10 @@ async fn health_check_gates_done_tolerates_failures_and_snooze_counts_healthy() 
     std::fs::remove_file(w.web().join("1").join(SNOOZE_FILE)).unwrap();
     ex.check_health().await;
     ex.check_health().await;
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(false));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(false)
+    );
 }
 
 #[tokio::test]
@@ -314,7 +331,10 @@ async fn a_snooze_during_the_grace_lets_the_version_be_done() {
     std::fs::write(w.web().join(SNOOZE_FILE), b"").unwrap();
     ex.step(&install(1), &w.views()).await;
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.done && v1.healthy == Some(true), "{v1:?}");
+    assert!(
+        v1.progress.done && v1.progress.healthy == Some(true),
+        "{v1:?}"
+    );
 }
 
 #[tokio::test]
@@ -329,15 +349,19 @@ async fn a_version_that_never_gets_healthy_fails_after_the_grace() {
     ex.step(&install(1), &w.views()).await;
     ex.check_health().await;
     assert!(
-        !ex.state().version("web", 1).unwrap().done,
+        !ex.state().version("web", 1).unwrap().progress.done,
         "failures in the grace do not count"
     );
     tokio::time::sleep(Duration::from_millis(250)).await;
     ex.check_health().await;
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.done && v1.healthy == Some(false), "{v1:?}");
     assert!(
-        v1.error
+        v1.progress.done && v1.progress.healthy == Some(false),
+        "{v1:?}"
+    );
+    assert!(
+        v1.progress
+            .error
             .as_deref()
             .unwrap()
             .starts_with("health check failed: "),
@@ -359,8 +383,11 @@ async fn rollback_reswitches_current_without_downloading_and_state_survives_a_re
     ex.step(&install(1), &BTreeMap::new()).await;
     assert_eq!(read_current(&w.web()), Some(1));
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.installed && v1.done && v1.error.is_none(), "{v1:?}");
-    assert!(!ex.state().version("web", 2).unwrap().installed);
+    assert!(
+        v1.progress.installed && v1.progress.done && v1.progress.error.is_none(),
+        "{v1:?}"
+    );
+    assert!(!ex.state().version("web", 2).unwrap().progress.installed);
 
     let before = ex.report_body();
     drop(ex);
@@ -387,8 +414,8 @@ async fn a_restart_follows_the_current_link_after_a_crash_before_saving() {
     after_v2.save(&w.state.path().join("state.json")).unwrap();
     let ex = Executor::open(w.config()).unwrap();
     assert_eq!(ex.state().current("web"), Some(1));
-    assert!(ex.state().version("web", 1).unwrap().installed);
-    assert!(!ex.state().version("web", 2).unwrap().installed);
+    assert!(ex.state().version("web", 1).unwrap().progress.installed);
+    assert!(!ex.state().version("web", 2).unwrap().progress.installed);
 }
 
 #[tokio::test]

@@ -210,8 +210,11 @@ async fn the_executor_retries_a_stalled_download_then_reports_the_version_failed
     );
     assert_eq!(source.connections.load(Ordering::SeqCst), 2, "two attempts");
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.done && !v1.downloaded && !v1.installed, "{v1:?}");
-    let error = v1.error.clone().unwrap();
+    assert!(
+        v1.progress.done && !v1.progress.downloaded && !v1.progress.installed,
+        "{v1:?}"
+    );
+    let error = v1.progress.error.clone().unwrap();
     assert!(error.contains("stalled: no data for 200 ms"), "{error}");
     assert!(
         !error.contains("hunter2") && !error.contains("s3cr3t"),

@@ -104,11 +104,11 @@ pub fn plan(
                 }
                 continue;
             }
-            if v.installed && state.current(resource) == Some(t.version) {
+            if v.progress.installed && state.current(resource) == Some(t.version) {
                 continue;
             }
         }
-        if !held.is_some_and(|v| v.downloaded) {
+        if !held.is_some_and(|v| v.progress.downloaded) {
             out.push(action(|resource, version| Action::Download {
                 resource,
                 version,

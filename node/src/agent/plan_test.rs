@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use convoy_actors::domain::Target;
+use convoy_actors::domain::{Target, VersionProgress};
 
 use super::plan::{needs_views, plan, valid_name, Action};
 use super::state::{AgentState, VersionState};
@@ -38,13 +38,16 @@ fn held() -> AgentState {
     let mut s = AgentState::default();
     s.resources.entry("web".into()).or_default().current = Some(1);
     *s.version_mut("web", 1) = VersionState {
-        downloaded: true,
-        installed: true,
-        done: true,
-        healthy: Some(true),
+        progress: VersionProgress {
+            downloaded: true,
+            installed: true,
+            done: true,
+            error: None,
+            healthy: Some(true),
+        },
         ..Default::default()
     };
-    s.version_mut("web", 2).downloaded = true;
+    s.version_mut("web", 2).progress.downloaded = true;
     s.version_mut("web", 3).fail("sha256 mismatch".into(), 1000);
     s
 }
@@ -101,8 +104,8 @@ fn a_rollback_to_a_held_version_reinstalls_without_downloading() {
     let mut s = held();
     // Now on 2; the deployment rolls back to 1, which is still held.
     s.resources.get_mut("web").unwrap().current = Some(2);
-    s.version_mut("web", 1).installed = false;
-    s.version_mut("web", 2).installed = true;
+    s.version_mut("web", 1).progress.installed = false;
+    s.version_mut("web", 2).progress.installed = true;
     assert_eq!(plan(&s, &t(1, false, true), 0, 0), vec![inst(1)]);
 }
 

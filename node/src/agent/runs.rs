@@ -42,7 +42,7 @@ impl Executor {
                 tracing::warn!(resource, version, error = %e, "run command could not start");
                 self.watches.remove(resource);
                 let vs = self.state.version_mut(resource, version);
-                vs.healthy = Some(false);
+                vs.progress.healthy = Some(false);
                 vs.fail(format!("run command could not start: {e}"), now_ms());
             }
         }
@@ -70,7 +70,7 @@ impl Executor {
             .filter_map(|(name, r)| {
                 let v = r.current?;
                 let vs = r.versions.get(&v)?;
-                (vs.installed && !vs.failed()).then(|| (name.clone(), v, vs.done))
+                (vs.progress.installed && !vs.failed()).then(|| (name.clone(), v, vs.progress.done))
             })
             .collect();
         let rules = self.config.health.clone();

@@ -37,21 +37,10 @@ pub struct ResourceState {
 /// One held version: the reported progress plus what the agent needs to carry on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct VersionState {
-    /// Fetched (or nothing to fetch).
-    #[serde(default)]
-    pub downloaded: bool,
-    /// Installed (it is `current`).
-    #[serde(default)]
-    pub installed: bool,
-    /// Installation finished; success when `error` is empty.
-    #[serde(default)]
-    pub done: bool,
-    /// Why the attempt failed.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Last health result; `None` before install.
-    #[serde(default)]
-    pub healthy: Option<bool>,
+    /// What the node reports of this version (the domain's own type; its fields sit at the top level of
+    /// `state.json`, as before).
+    #[serde(flatten)]
+    pub progress: VersionProgress,
     /// Whether the version has an artifact file (`artifact` in its version dir).
     #[serde(default)]
     pub has_artifact: bool,
@@ -69,25 +58,14 @@ pub struct VersionState {
 impl VersionState {
     /// Finished with an error.
     pub fn failed(&self) -> bool {
-        self.done && self.error.is_some()
+        self.progress.done && self.progress.error.is_some()
     }
 
     /// Records a failed attempt: finished, with `error`.
     pub fn fail(&mut self, error: String, now_ms: u64) {
-        self.done = true;
-        self.error = Some(error);
+        self.progress.done = true;
+        self.progress.error = Some(error);
         self.failed_at_ms = Some(now_ms);
-    }
-
-    /// The progress as reported to the server.
-    pub fn progress(&self) -> VersionProgress {
-        VersionProgress {
-            downloaded: self.downloaded,
-            installed: self.installed,
-            done: self.done,
-            error: self.error.clone(),
-            healthy: self.healthy,
-        }
     }
 }
 
@@ -118,7 +96,11 @@ impl AgentState {
                 let report = ResourceReport {
                     interested: Some(!self.uninterested.contains(name)),
                     current: r.current,
-                    versions: r.versions.iter().map(|(v, s)| (*v, s.progress())).collect(),
+                    versions: r
+                        .versions
+                        .iter()
+                        .map(|(v, s)| (*v, s.progress.clone()))
+                        .collect(),
                     removed: r.removed,
                 };
                 (name.clone(), report)
@@ -204,10 +186,10 @@ mod tests {
         let mut s = AgentState::default();
         s.resources.entry("web".into()).or_default().current = Some(2);
         let v = s.version_mut("web", 2);
-        v.downloaded = true;
-        v.installed = true;
-        v.done = true;
-        v.healthy = Some(true);
+        v.progress.downloaded = true;
+        v.progress.installed = true;
+        v.progress.done = true;
+        v.progress.healthy = Some(true);
         s.version_mut("web", 3).fail("sha256 mismatch".into(), 5);
         s.save(&path).unwrap();
         assert!(!tmp_path(&path).exists());
@@ -218,6 +200,24 @@ mod tests {
         assert_eq!(report["web"]["interested"], true);
         assert_eq!(report["web"]["versions"]["2"]["done"], true);
         assert_eq!(report["web"]["versions"]["3"]["error"], "sha256 mismatch");
+    }
+
+    #[test]
+    fn a_state_file_keeps_its_flat_layout() {
+        // What an agent wrote before `VersionState` held the domain's `VersionProgress`: an upgraded agent
+        // reads it, and writes the same keys at the same level.
+        let old = serde_json::json!({"resources": {"web": {"current": 2, "versions": {"2": {
+            "downloaded": true, "installed": true, "done": true, "error": null, "healthy": true,
+            "has_artifact": true, "health_port": 8080, "installed_at_ms": 7, "failed_at_ms": null
+        }}, "removed": false}}});
+        let s: AgentState = serde_json::from_value(old.clone()).unwrap();
+        let v = s.version("web", 2).unwrap();
+        assert!(v.progress.installed && v.progress.done && v.has_artifact);
+        assert_eq!(
+            (v.progress.healthy, v.health_port),
+            (Some(true), Some(8080))
+        );
+        assert_eq!(serde_json::to_value(&s).unwrap(), old);
     }
 
     #[test]

@@ -66,7 +66,7 @@ async fn a_crash_looping_process_backs_off_and_the_version_fails_after_max_resta
     let mut ever_done = false;
     let failed = drive(&mut ex, &w, Duration::from_secs(10), |ex| {
         let v = ex.state().version("web", 1);
-        ever_done |= v.is_some_and(|v| v.done && v.error.is_none());
+        ever_done |= v.is_some_and(|v| v.progress.done && v.progress.error.is_none());
         v.is_some_and(|v| v.failed())
     })
     .await;
@@ -77,10 +77,10 @@ async fn a_crash_looping_process_backs_off_and_the_version_fails_after_max_resta
     );
     let v1 = ex.state().version("web", 1).unwrap();
     assert_eq!(
-        v1.error.as_deref(),
+        v1.progress.error.as_deref(),
         Some("run command exited: exit status: 3 (gave up after 2 restarts)")
     );
-    assert_eq!(v1.healthy, Some(false));
+    assert_eq!(v1.progress.healthy, Some(false));
     let at: Vec<u64> = lines(&starts).iter().map(|l| l.parse().unwrap()).collect();
     assert_eq!(at.len(), 3, "the first start and two restarts: {at:?}");
     assert!(
@@ -104,31 +104,35 @@ async fn without_a_health_port_a_process_is_healthy_while_it_stays_up_and_restar
     let mut ex = Executor::open(fast(&w, run)).unwrap();
     let started = Instant::now();
     ex.step(&install(1), &w.views()).await;
-    assert!(!ex.state().version("web", 1).unwrap().done);
+    assert!(!ex.state().version("web", 1).unwrap().progress.done);
     assert_eq!(ex.phases()["web"].phase, Phase::Watching);
     assert!(
         drive(&mut ex, &w, Duration::from_secs(5), |ex| ex
             .state()
             .version("web", 1)
-            .is_some_and(|v| v.done))
+            .is_some_and(|v| v.progress.done))
         .await
     );
     assert!(
         started.elapsed() >= Duration::from_millis(50),
         "up one interval first"
     );
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(true));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(true)
+    );
     let first = wait_pid(&pids).await;
     kill(Pid::from_raw(first), Signal::SIGKILL).unwrap();
     let mut saw_down = false;
     let restarted = drive(&mut ex, &w, Duration::from_secs(5), |ex| {
-        saw_down |= ex.state().version("web", 1).unwrap().healthy == Some(false);
-        lines(&pids).len() == 2 && ex.state().version("web", 1).unwrap().healthy == Some(true)
+        saw_down |= ex.state().version("web", 1).unwrap().progress.healthy == Some(false);
+        lines(&pids).len() == 2
+            && ex.state().version("web", 1).unwrap().progress.healthy == Some(true)
     })
     .await;
     assert!(restarted && saw_down, "{:?}", lines(&pids));
     let v1 = ex.state().version("web", 1).unwrap();
-    assert!(v1.done && v1.error.is_none(), "{v1:?}");
+    assert!(v1.progress.done && v1.progress.error.is_none(), "{v1:?}");
     assert_eq!(ex.watches["web"].restarts(), 1);
     ex.shutdown().await;
 }
@@ -145,14 +149,17 @@ async fn a_flapping_endpoint_is_tolerated_and_an_unhealthy_process_is_torn_down_
     let mut ex = Executor::open(config).unwrap();
     ex.step(&install(1), &w.views()).await;
     ex.check_health().await;
-    assert!(ex.state().version("web", 1).unwrap().done);
+    assert!(ex.state().version("web", 1).unwrap().progress.done);
     let first = wait_pid(&pids).await;
 
     // Flapping: failed, passed, failed, passed... never two failures in a row.
     for _ in 0..5 {
         server.set("flap");
         ex.check_health().await;
-        assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(true));
+        assert_eq!(
+            ex.state().version("web", 1).unwrap().progress.healthy,
+            Some(true)
+        );
         server.set("ok");
         ex.check_health().await;
     }
@@ -162,12 +169,15 @@ async fn a_flapping_endpoint_is_tolerated_and_an_unhealthy_process_is_torn_down_
     server.set("broken");
     ex.check_health().await;
     ex.check_health().await;
-    assert_eq!(ex.state().version("web", 1).unwrap().healthy, Some(false));
+    assert_eq!(
+        ex.state().version("web", 1).unwrap().progress.healthy,
+        Some(false)
+    );
     assert!(!alive(first), "the unhealthy process was torn down");
     assert_eq!(ex.phases()["web"].phase, Phase::Restarting);
     server.set("ok");
     let back = drive(&mut ex, &w, Duration::from_secs(5), |ex| {
-        ex.state().version("web", 1).unwrap().healthy == Some(true)
+        ex.state().version("web", 1).unwrap().progress.healthy == Some(true)
     })
     .await;
     assert!(back);
@@ -180,7 +190,13 @@ async fn a_flapping_endpoint_is_tolerated_and_an_unhealthy_process_is_torn_down_
     assert_eq!(all.len(), 2, "{all:?}");
     let second: i32 = all[1].parse().unwrap();
     assert!(alive(second));
-    assert!(ex.state().version("web", 1).unwrap().error.is_none());
+    assert!(ex
+        .state()
+        .version("web", 1)
+        .unwrap()
+        .progress
+        .error
+        .is_none());
     assert!(server.saw("POST /quitquitquit"));
     ex.shutdown().await;
     assert!(!alive(second));
