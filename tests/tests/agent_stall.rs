@@ -137,9 +137,5 @@ async fn a_stalling_artifact_server_fails_the_version_and_never_hangs_the_agent(
     };
     let cluster = Cluster::start_with(options).await?;
     let api = cluster.client_except(0);
-    let result = scenario(&cluster, &api).await;
-    if result.is_err() {
-        eprintln!("{}", cluster.logs());
-    }
-    result
+    cluster.logs_on_error(scenario(&cluster, &api).await)
 }

@@ -169,8 +169,5 @@ async fn policies_reach_automatic_and_group_deployments_and_defaults_are_safe() 
         names_the_agent_refuses(&api).await.context("names")
     }
     .await;
-    if result.is_err() {
-        eprintln!("{}", cluster.logs());
-    }
-    result
+    cluster.logs_on_error(result)
 }

@@ -189,8 +189,5 @@ async fn liveness_holds_and_subscription_patch_on_real_fleets() -> anyhow::Resul
             .context("subscribe --pin")
     }
     .await;
-    if result.is_err() {
-        eprintln!("{}", cluster.logs());
-    }
-    result
+    cluster.logs_on_error(result)
 }

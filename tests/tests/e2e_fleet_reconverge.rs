@@ -142,9 +142,5 @@ async fn strong_consumers_reconverge_returned_and_joined_nodes_through_follow_up
     };
     let cluster = Cluster::start_with(options).await?;
     let api = cluster.client_except(0);
-    let result = scenario(&cluster, &api).await;
-    if result.is_err() {
-        eprintln!("{}", cluster.logs());
-    }
-    result
+    cluster.logs_on_error(scenario(&cluster, &api).await)
 }

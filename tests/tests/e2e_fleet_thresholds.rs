@@ -81,9 +81,5 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
 async fn percentage_thresholds_and_timeouts_that_roll_back() -> anyhow::Result<()> {
     let cluster = Cluster::start(3).await?;
     let api = cluster.client_except(0);
-    let result = scenario(&cluster, &api).await;
-    if result.is_err() {
-        eprintln!("{}", cluster.logs());
-    }
-    result
+    cluster.logs_on_error(scenario(&cluster, &api).await)
 }

@@ -694,6 +694,15 @@ impl Cluster {
             .collect::<Vec<_>>()
             .join("\n")
     }
+
+    /// `result`, after printing the tail of every server's log if it is an error: a failed test shows what
+    /// the servers did.
+    pub fn logs_on_error<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
+        if result.is_err() {
+            eprintln!("{}", self.logs());
+        }
+        result
+    }
 }
 
 /// Waits until a server `api` reaches names a leader other than `not` (the survivors keep naming a
