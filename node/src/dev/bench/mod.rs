@@ -123,6 +123,10 @@ pub struct BenchArgs {
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
+    /// `wrk`: at each size and level also run convoy's own load generator (the `throughput` scenario's)
+    /// against both systems, so that the two generators' numbers come from the same run.
+    #[arg(long)]
+    pub own_client: bool,
     /// A line added to every convoy server's config file, e.g. `--server-config 'log_compaction =
     /// "universal"'` (repeatable): runs the scenarios with the servers tuned differently, to compare
     /// settings back to back.

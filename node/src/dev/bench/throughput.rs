@@ -13,24 +13,29 @@ use super::{cluster, Ctx};
 const SCENARIO: &str = "throughput";
 
 fn record(results: &mut Results, who: &str, r: &LoadResult) {
+    record_as(results, SCENARIO, who, r);
+}
+
+/// Writes/s, p50 and p99 of `r` as rows of `scenario`, labelled `who, N clients`.
+pub fn record_as(results: &mut Results, scenario: &str, who: &str, r: &LoadResult) {
     let n = r.clients;
     let note = r.error_note();
     results.add(
-        SCENARIO,
+        scenario,
         format!("{who}, {n} clients: writes/s"),
         Some(r.rate()),
         "ops/s",
         note,
     );
     results.add(
-        SCENARIO,
+        scenario,
         format!("{who}, {n} clients: p50"),
         r.percentile_ms(0.5),
         "ms",
         "",
     );
     results.add(
-        SCENARIO,
+        scenario,
         format!("{who}, {n} clients: p99"),
         r.percentile_ms(0.99),
         "ms",
@@ -46,6 +51,20 @@ pub async fn convoy_load(ctx: &Ctx, addr: &str, tag: &str, clients: usize) -> Lo
     closed_loop(clients, ctx.args.duration, move |c, seq| {
         let (http, url) = (http.clone(), url.clone());
         let body = json!({"name": format!("t-{tag}-{c}-{seq}")});
+        async move { post_ok(&http, &url, &body).await.map(|_| ()) }
+    })
+    .await
+}
+
+/// Puts keys `t-<tag>-<client>-<seq>` into etcd at `client_url` with `clients` loops for the configured
+/// time: the same load as [`convoy_load`].
+pub async fn etcd_load(ctx: &Ctx, client_url: &str, tag: &str, clients: usize) -> LoadResult {
+    let http = ctx.etcd_http.clone();
+    let url = Arc::new(format!("{client_url}{}", etcd::PUT_PATH));
+    let tag = tag.to_string();
+    closed_loop(clients, ctx.args.duration, move |c, seq| {
+        let (http, url) = (http.clone(), url.clone());
+        let body = etcd::put_body(&format!("t-{tag}-{c}-{seq}"), "v");
         async move { post_ok(&http, &url, &body).await.map(|_| ()) }
     })
     .await
@@ -83,14 +102,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
         .await?;
     for &n in &levels {
         let leader = etcd.leader(&ctx.etcd_http).await.unwrap_or(0);
-        let url = Arc::new(format!("{}{}", etcd.client_urls()[leader], etcd::PUT_PATH));
-        let http = ctx.etcd_http.clone();
-        let r = closed_loop(n, ctx.args.duration, move |c, seq| {
-            let (http, url) = (http.clone(), url.clone());
-            let body = etcd::put_body(&format!("t-{n}-{c}-{seq}"), "v");
-            async move { post_ok(&http, &url, &body).await.map(|_| ()) }
-        })
-        .await;
+        let r = etcd_load(ctx, &etcd.client_urls()[leader], &n.to_string(), n).await;
         record(&mut ctx.results, "etcd → leader", &r);
         let convoy = ctx
             .results

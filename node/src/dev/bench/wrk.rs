@@ -14,6 +14,7 @@ use super::cpu::{CpuMark, CpuSpent};
 use super::etcd::{self, EtcdCluster};
 use super::load::{fixed_count, post_ok};
 use super::report::{ratio, Results};
+use super::throughput::{convoy_load, etcd_load, record_as};
 use super::{cluster, Ctx};
 
 const SCENARIO: &str = "wrk";
@@ -301,6 +302,11 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                 eprintln!("  convoy, {size} objects, {n} clients: {r:?}, {spent:?}");
                 record(&mut ctx.results, "convoy → leader", size, n, &r);
                 record_cpu(&mut ctx.results, "convoy → leader", size, n, &r, spent);
+                if ctx.args.own_client {
+                    let own = convoy_load(ctx, &addr, &format!("o{size}-{n}"), n).await;
+                    let who = format!("convoy (own client) → leader, {size} objects");
+                    record_as(&mut ctx.results, SCENARIO, &who, &own);
+                }
             }
         }
     }
@@ -359,6 +365,21 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                 "x",
                 "wrk, both to the leader",
             );
+            if ctx.args.own_client {
+                let own = etcd_load(ctx, &url, &format!("o{size}-{n}"), n).await;
+                let who = format!("etcd (own client) → leader, {size} objects");
+                record_as(&mut ctx.results, SCENARIO, &who, &own);
+                let convoy = ctx.results.value(&format!(
+                    "convoy (own client) → leader, {size} objects, {n} clients: writes/s"
+                ));
+                ctx.results.add(
+                    SCENARIO,
+                    format!("convoy/etcd writes/s, own client, {size} objects, {n} clients"),
+                    ratio(convoy, Some(own.rate())),
+                    "x",
+                    "convoy's own load generator, both to the leader",
+                );
+            }
         }
     }
     Ok(())
