@@ -54,7 +54,8 @@ impl StateMachine for Machine {
     }
 
     /// Clones the state: every map and large vector in it is copy-on-write (`CowMap`, `ChunkedVec`), so the
-    /// clone costs O(chunks), and the snapshot is serialized from it after the apply lock is released.
+    /// clone costs one pointer per group of chunks, and the snapshot is serialized from it after the apply lock is
+    /// released.
     fn freeze(&self) -> Option<FrozenState> {
         let state = self.state.clone();
         Some(Box::new(move |out: &mut dyn Write| {

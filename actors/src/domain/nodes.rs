@@ -9,8 +9,8 @@
 //! exposed, so a state restored from a snapshot (slots in id order) behaves identically to the original.
 //!
 //! Every part is copy-on-write ([`ChunkedVec`] chunks, a persistent `imbl::OrdMap`, one `Arc` for the index), so
-//! a clone (the frozen state a snapshot is written from) costs O(chunks) and a write after it copies one chunk of
-//! each part it touches, not the table. The index is the exception: it is one shared block, so that a probe is a
+//! a clone (the frozen state a snapshot is written from) costs one pointer per group of chunks and a write after it
+//! copies one group and one chunk of each part it touches, not the table. The index is the exception: it is one shared block, so that a probe is a
 //! single load from it, and the first node added or removed after a clone copies it whole (4 bytes an entry,
 //! 4 to 8 MB at 1M nodes, about a millisecond) — once per snapshot, while reports, which never add a node after
 //! the first, never copy it.
