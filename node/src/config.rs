@@ -11,7 +11,7 @@ use clap::Args;
 
 use crate::config_checks as checks;
 use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
-use convoy_raft::log_store::{StorageTuning, MAX_LOG_MEMTABLE_MB};
+use convoy_raft::log_store::{StorageTuning, MAX_BACKGROUND_IO_MB_PER_SEC, MAX_LOG_MEMTABLE_MB};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
 use convoy_raft::{Member, NodeId, RaftConfig};
 use serde::Deserialize;
@@ -588,11 +588,11 @@ impl ServerArgs {
             .or(file.background_io_mb_per_sec)
         {
             None | Some(0) => {}
-            Some(mb) if mb > 1 << 20 => {
+            Some(mb) if mb > MAX_BACKGROUND_IO_MB_PER_SEC => {
                 return Err(invalid(
                     "background_io_mb_per_sec",
                     &mb.to_string(),
-                    "must be at most 1048576 (0: no cap)",
+                    &format!("must be at most {MAX_BACKGROUND_IO_MB_PER_SEC} (0: no cap)"),
                 ))
             }
             Some(mb) => tuning.background_io_bytes_per_sec = Some(mb << 20),

@@ -66,7 +66,7 @@ mod tuning;
 
 use read::{capacity, read_entries, ReadMode};
 use readahead::ReadAhead;
-pub use tuning::{LogCompaction, StorageTuning, DEFAULT_LOG_MEMTABLE_BYTES, MAX_LOG_MEMTABLE_MB};
+pub use tuning::{LogCompaction, StorageTuning, MAX_BACKGROUND_IO_MB_PER_SEC, MAX_LOG_MEMTABLE_MB};
 
 /// Column family of the log entries, keyed by big-endian index.
 pub const CF_LOGS: &str = "logs";

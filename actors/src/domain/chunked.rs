@@ -17,6 +17,8 @@ use std::ops::{Index, IndexMut};
 use std::slice;
 use std::sync::Arc;
 
+use super::cow::own;
+
 /// Bytes of items per chunk: the first write to a chunk after a snapshot copies (clones) this much.
 pub const CHUNK_BYTES: usize = 8192;
 
@@ -263,25 +265,6 @@ impl<T: Clone> ChunkedVec<T> {
     fn chunk(&self, c: usize) -> &Chunk<T> {
         &self.groups[c / GROUP][c % GROUP]
     }
-}
-
-/// `shared`, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to an
-/// unshared group or chunk inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). No
-/// `Weak` to a group or chunk ever exists, so a strong count of 1 under `&mut` means unshared.
-#[inline(always)]
-fn own<V: Clone>(shared: &mut Arc<V>) -> &mut V {
-    if Arc::strong_count(shared) != 1 {
-        unshare(shared);
-    }
-    Arc::get_mut(shared).expect("unshared after unshare()")
-}
-
-/// Replaces `shared`, shared with a clone, by a copy of its own: the rare first write to a group or chunk
-/// after a snapshot.
-#[cold]
-#[inline(never)]
-fn unshare<V: Clone>(shared: &mut Arc<V>) {
-    *shared = Arc::new(V::clone(shared));
 }
 
 /// How [`Iter`] walks into a group.

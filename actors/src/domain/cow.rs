@@ -138,21 +138,23 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
     }
 }
 
-/// `value`, writable: `Arc::make_mut` with its rare copying path out of line (no `Weak` to a value ever
-/// exists, so a strong count of 1 under `&mut` means unshared), so the unshared write inlines.
+/// `shared`, writable: `Arc::make_mut` with its rare copying path out of line, so that the write to an unshared
+/// value inlines to a count check and `Arc::get_mut` (one atomic compare-exchange). For the copy-on-write
+/// containers here (`CowMap`'s values, `ChunkedVec`'s groups and chunks), which never hand out a `Weak`, so a
+/// strong count of 1 under `&mut` means unshared.
 #[inline(always)]
-fn own<V: Clone>(value: &mut Arc<V>) -> &mut V {
-    if Arc::strong_count(value) != 1 {
-        unshare(value);
+pub(super) fn own<V: Clone>(shared: &mut Arc<V>) -> &mut V {
+    if Arc::strong_count(shared) != 1 {
+        unshare(shared);
     }
-    Arc::get_mut(value).expect("a value is unshared after unshare()")
+    Arc::get_mut(shared).expect("unshared after unshare()")
 }
 
-/// Replaces `value`, shared with a clone of the map, by a copy of its own.
+/// Replaces `shared`, shared with a clone, by a copy of its own: the rare first write after a snapshot.
 #[cold]
 #[inline(never)]
-fn unshare<V: Clone>(value: &mut Arc<V>) {
-    *value = Arc::new(V::clone(value));
+fn unshare<V: Clone>(shared: &mut Arc<V>) {
+    *shared = Arc::new(V::clone(shared));
 }
 
 impl<'a, K: Ord + Clone, V: Clone> IntoIterator for &'a CowMap<K, V> {

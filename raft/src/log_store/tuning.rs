@@ -16,6 +16,9 @@ pub const DEFAULT_LOG_MEMTABLE_BYTES: usize = 8 * 1024 * 1024;
 /// The largest `log_memtable_mb` accepted: a memtable is held in memory twice while it is flushed.
 pub const MAX_LOG_MEMTABLE_MB: u64 = 1024;
 
+/// The largest `background_io_mb_per_sec` accepted (1 TiB/s: any real disk; 0 means no cap).
+pub const MAX_BACKGROUND_IO_MB_PER_SEC: u64 = 1 << 20;
+
 /// How the `logs` column family compacts its files (`log_compaction`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LogCompaction {
