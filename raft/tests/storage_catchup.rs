@@ -136,14 +136,30 @@ async fn a_wiped_follower_catches_up_from_the_snapshot_file() {
         len > 10 * CHUNK as u64,
         "a snapshot of {len} bytes is many {CHUNK}-byte chunks"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(dir.join(SNAPSHOT_DIR))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("tmp-"))
-        .collect();
+    let temporaries = |prefix: &str| -> Vec<String> {
+        std::fs::read_dir(dir.join(SNAPSHOT_DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(prefix))
+            .collect()
+    };
+    // A completed transfer's file is unlinked when it is handed over, before the install.
+    let received = temporaries("tmp-recv-");
     assert!(
-        leftovers.is_empty(),
-        "received chunks left behind: {leftovers:?}"
+        received.is_empty(),
+        "received chunks left behind: {received:?}"
+    );
+    // The follower may be building a snapshot of its own (or installing a newer one) right now;
+    // such a temporary file must go once that work ends, committed or dropped.
+    let settle = Instant::now() + Duration::from_secs(10);
+    let mut left = temporaries("tmp-");
+    while !left.is_empty() && Instant::now() < settle {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        left = temporaries("tmp-");
+    }
+    assert!(
+        left.is_empty(),
+        "temporary snapshot files left behind: {left:?}"
     );
 
     // Its own snapshot file brings it back after a restart.
