@@ -25,7 +25,7 @@ pub enum ConfigError {
     /// The config file could not be read.
     #[error("cannot read config file {path}: {source}")]
     Read {
-        /// The file.
+        /// The file that could not be read: the config file, or the cluster secret file.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
@@ -33,7 +33,7 @@ pub enum ConfigError {
     /// The config file is not valid TOML for convoy.
     #[error("invalid config file {path}: {source}")]
     Parse {
-        /// The file.
+        /// The config file's path, as given.
         path: PathBuf,
         /// What the parser said.
         source: Box<toml::de::Error>,
@@ -51,11 +51,12 @@ pub enum ConfigError {
     /// A key has a value convoy cannot use.
     #[error("invalid `{key}` = {value:?}: {reason}")]
     Invalid {
-        /// The key.
+        /// The TOML key whose value is refused, whether the value came from the file, a flag or a
+        /// variable.
         key: &'static str,
         /// The offending value.
         value: String,
-        /// Why.
+        /// Why the value is refused, e.g. `expected host:port`.
         reason: String,
     },
 }

@@ -17,9 +17,10 @@ pub enum TlsError {
     File {
         /// What the file should hold.
         what: &'static str,
-        /// The file.
+        /// The PEM file (or, for `tls init`, the directory or output file) that failed.
         path: PathBuf,
-        /// Why.
+        /// The underlying error (I/O, PEM parsing, the HTTP client's), or
+        /// `no PEM certificate in the file`.
         reason: String,
     },
     /// rustls refused the combination (a key that does not match the certificate, ...).
@@ -28,9 +29,10 @@ pub enum TlsError {
     /// A certificate could not be made or written.
     #[error("cannot make {what}: {reason}")]
     Generate {
-        /// Which certificate.
+        /// Which key or certificate: `the CA key`, `the CA`, `the server key` or
+        /// `the server certificate`.
         what: String,
-        /// Why.
+        /// The error rcgen gives.
         reason: String,
     },
 }

@@ -282,7 +282,7 @@ pub enum Command {
     /// and no active deployment and were silent for `forget_nodes_after`. Apply checks the first two
     /// again and skips a node that no longer meets them.
     ForgetNodes {
-        /// Node ids.
+        /// The ids of the nodes to forget, chosen by the leader.
         nodes: Vec<String>,
     },
     /// The leader's deployment actor: evaluate the time-based rules of deployment `id` alone, if one

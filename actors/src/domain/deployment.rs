@@ -23,7 +23,8 @@ pub enum NodePhase {
     Installing,
     /// Installed, healthy, inside `min_healthy`.
     Watching,
-    /// Done.
+    /// Installed and stayed healthy for `min_healthy` (at once when it is 0), or already ran the
+    /// version when the deployment was created.
     Succeeded,
     /// Out of retries (forward) or its rollback failed.
     Failed,
@@ -38,13 +39,13 @@ pub enum NodePhase {
 /// One node of a deployment, at its position in the fixed order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeploymentNode {
-    /// Node id.
+    /// The node's id, as listed in the consumer.
     pub id: String,
     /// Its ordinal in the consumer at creation.
     pub ordinal: u32,
     /// The version it ran before (rollback target).
     pub from_version: Option<u64>,
-    /// State.
+    /// Where the node stands in this deployment (the API's `state`).
     pub phase: NodePhase,
     /// Failed attempts so far.
     pub failures: u32,
@@ -69,13 +70,14 @@ pub enum EventKind {
     Install,
     /// Healthy; watch started.
     Watch,
-    /// Succeeded.
+    /// A node succeeded: it stayed healthy for `min_healthy` after its install.
     Succeeded,
     /// A failed attempt with retries left.
     Retry,
-    /// Failed.
+    /// A node failed: out of retries going forward, or its rollback failed; the message says why.
     Failed,
-    /// Skipped.
+    /// A node left the deployment without counting (activity, interest or membership changed); the
+    /// message says why.
     Skipped,
     /// Re-targeted at its from-version.
     Rollback,
@@ -94,38 +96,40 @@ pub enum EventKind {
 /// A compact event: node events carry the node's position, not its id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
-    /// When.
+    /// When it happened: leader-stamped ms since the Unix epoch.
     pub at: Timestamp,
-    /// What.
+    /// What happened; node kinds carry `node`, [`EventKind::Status`] carries `status`.
     pub kind: EventKind,
     /// Status entered (status events).
     pub status: Option<Status>,
     /// Node position (node events).
     pub node: Option<u32>,
-    /// Who.
+    /// Who caused it: a user or token, the pulse service, a leader timer, or convoy itself.
     pub by: Actor,
-    /// Why.
+    /// The operator's message on a user operation, or convoy's reason (a failed attempt, a skip,
+    /// a hold, a quorum met); `None` when there is none.
     pub message: Option<String>,
 }
 
 /// A deployment and its progress. Counters are maintained incrementally so a node report is O(log n).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Deployment {
-    /// Id.
+    /// Its id (`d-N`), allocated from a counter in the replicated state.
     pub id: DeploymentId,
-    /// Consumer.
+    /// The consumer whose nodes it moves.
     pub consumer: String,
-    /// Resource.
+    /// The resource it moves them to a version of.
     pub resource: String,
-    /// Target version.
+    /// The version each node is moved to; a rollback moves each back to its `from_version`.
     pub version: u64,
-    /// Status.
+    /// Where it stands; changed only by `transition`, which records a status event.
     pub status: Status,
     /// Why it is held.
     pub paused_by: Option<PausedBy>,
-    /// Settings.
+    /// The resolved settings (strategy, watch time, failure limits, pulse, completion), fixed at
+    /// creation.
     pub settings: Settings,
-    /// Creation time.
+    /// When it was created: leader-stamped ms since the Unix epoch.
     pub created_at: Timestamp,
     /// Last pulse (replicated, so a new leader can re-arm the countdown).
     pub last_pulse_at: Option<Timestamp>,
@@ -135,7 +139,7 @@ pub struct Deployment {
     pub full: bool,
     /// The group deployment that started it.
     pub group: Option<GroupDeploymentId>,
-    /// Events.
+    /// Its events, oldest first; retention drops the node events of old finished deployments.
     pub events: ChunkedVec<Event>,
     /// Forward admission: cursors over the fixed order and window slots taken.
     pub forward: ForwardCursor,

@@ -37,7 +37,7 @@ pub enum DomainError {
     AlreadyExists {
         /// What kind of thing.
         entity: Entity,
-        /// The name.
+        /// The name that is taken.
         name: String,
     },
     /// A version that was never published.
@@ -61,7 +61,7 @@ pub enum DomainError {
     InUse {
         /// What kind of thing.
         entity: Entity,
-        /// Its name.
+        /// Its name (`consumer/resource` for a subscription).
         name: String,
         /// What uses it.
         reason: String,
@@ -81,7 +81,7 @@ pub enum DomainError {
     /// A status change that the transition table forbids.
     #[error("deployment \"{id}\" is {from}; cannot {op}")]
     Transition {
-        /// The deployment.
+        /// The deployment's id (`d-N`).
         id: String,
         /// Its current status.
         from: Status,
@@ -123,7 +123,7 @@ pub enum DomainError {
     /// A dependency cycle inside a group.
     #[error("dependency cycle in group \"{group}\": {path}")]
     Cycle {
-        /// The group.
+        /// The group's name.
         group: String,
         /// The cycle, `a/r@1 -> b/s@2 -> a/r@1`.
         path: String,
@@ -131,7 +131,7 @@ pub enum DomainError {
     /// A dependency that points outside the group or at nothing.
     #[error("dangling dependency in group \"{group}\": {path}")]
     Dangling {
-        /// The group.
+        /// The group's name.
         group: String,
         /// The offending edge and why.
         path: String,

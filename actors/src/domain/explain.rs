@@ -23,9 +23,9 @@ pub struct Decision {
 /// `GET /v1/deployments/{id}/nodes/{node}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeHistory {
-    /// The deployment.
+    /// The deployment asked about.
     pub deployment: DeploymentId,
-    /// Node id.
+    /// The node asked about, by id.
     pub node: String,
     /// Its ordinal in the consumer.
     pub ordinal: u32,

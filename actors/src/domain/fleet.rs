@@ -12,7 +12,7 @@ use super::state::ClusterState;
 /// One node as `GET /v1/nodes` lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeLine {
-    /// Id.
+    /// The node's id, as it reports it and consumers list it.
     pub id: String,
     /// Reporting (not marked inactive).
     pub active: bool,
@@ -29,7 +29,7 @@ pub struct NodeLine {
 pub struct FleetPage {
     /// Nodes matching the filter (all pages).
     pub total: usize,
-    /// This page.
+    /// At most `limit` nodes from `offset`, in id order (a consumer's nodes: in ordinal order).
     pub nodes: Vec<NodeLine>,
 }
 

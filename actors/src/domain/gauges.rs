@@ -19,18 +19,19 @@ pub struct Gauges {
     pub overdue_pulses: u64,
     /// Nodes known to the state.
     pub nodes: u64,
-    /// Active nodes.
+    /// Nodes of `nodes` not marked inactive (by `MarkInactive`, or a report saying so).
     pub active_nodes: u64,
 }
 
 /// One active deployment's counts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ActiveGauges {
-    /// Consumer.
+    /// The consumer whose nodes the deployment moves (a metric label).
     pub consumer: String,
-    /// Resource.
+    /// The resource it deploys (a metric label).
     pub resource: String,
-    /// Status.
+    /// The deployment's status; always `Some` from [`ClusterState::gauges`], `None` only in a
+    /// default value.
     pub status: Option<Status>,
     /// Nodes in each phase, every phase of [`ALL_PHASES`] in its order (zero or not).
     pub phases: Vec<(NodePhase, u64)>,

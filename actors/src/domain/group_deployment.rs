@@ -17,18 +17,20 @@ pub enum GroupStatus {
     Succeeded,
     /// A step failed.
     Failed,
-    /// Aborted.
+    /// A person aborted it: the running step's active deployments are aborted with it and later
+    /// steps never start.
     Aborted,
 }
 
 /// One member deployment of a step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StepItem {
-    /// Consumer.
+    /// The member consumer the deployment runs on.
     pub consumer: String,
-    /// Resource.
+    /// The member resource it deploys.
     pub resource: String,
-    /// Version.
+    /// The version planned for the member: the one named at creation, else the pin, else the
+    /// newest neither held back nor retracted.
     pub version: u64,
     /// The deployment, once started (or the already-active one it waits on).
     pub deployment: Option<DeploymentId>,
@@ -37,17 +39,18 @@ pub struct StepItem {
 /// A replicated plan of steps and its progress.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupDeployment {
-    /// Id.
+    /// Its id (`g-N`), allocated from a counter in the replicated state.
     pub id: GroupDeploymentId,
-    /// Group.
+    /// The name of the consumer group it deploys.
     pub group: String,
-    /// Status.
+    /// RUNNING until every step rolled forward (SUCCEEDED), a step's deployment ends otherwise or
+    /// cannot start (FAILED), or a person aborts it (ABORTED).
     pub status: GroupStatus,
     /// Index of the running step.
     pub current_step: u32,
     /// Steps, fixed at creation.
     pub steps: Vec<Vec<StepItem>>,
-    /// Creation time.
+    /// When it was created: leader-stamped ms since the Unix epoch.
     pub created_at: Timestamp,
     /// Per member resource, settings that win over the member subscription's policy.
     #[serde(default)]

@@ -40,11 +40,14 @@ pub struct Version {
     pub version: u64,
     /// Optional human label.
     pub label: Option<String>,
-    /// Optional artifact.
+    /// Where the agent fetches it and the sha256 it checks; `None` for a version with nothing to
+    /// fetch.
     pub artifact: Option<Artifact>,
-    /// Free metadata.
+    /// Free key/value pairs given at publication (at most 64); convoy stores them but does not
+    /// read them.
     pub metadata: BTreeMap<String, String>,
-    /// Dependency links.
+    /// Minimum versions of other resources it needs installed (DEPLOYMENTS.md §3); selection
+    /// passes it over on a consumer where one does not hold.
     pub depends_on: Vec<Dependency>,
     /// Port the agent health-checks, if any.
     pub health_port: Option<u16>,
@@ -69,7 +72,7 @@ pub struct Retraction {
 /// A named, versioned artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resource {
-    /// Name.
+    /// Its name, unique among resources (1-200 bytes of letters, digits, '-', '_' and '.').
     pub name: String,
     /// Versions by number.
     pub versions: BTreeMap<u64, Version>,
@@ -120,7 +123,7 @@ pub struct Subscription {
 /// A named group of nodes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Consumer {
-    /// Name.
+    /// Its name, unique among consumers (1-200 bytes of letters, digits, '-', '_' and '.').
     pub name: String,
     /// Node ids; a node's ordinal is its index here.
     pub nodes: ChunkedVec<String>,
@@ -165,16 +168,19 @@ impl Hold {
 /// What a node holds of one version.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct VersionProgress {
-    /// Fetched.
+    /// The artifact is fetched and on the node's disk (at once for a version with nothing to
+    /// fetch).
     #[serde(default)]
     pub downloaded: bool,
-    /// Installed.
+    /// The node switched to it; cleared when another version is installed over it or an install
+    /// of it starts again.
     #[serde(default)]
     pub installed: bool,
     /// Installation finished (success if `error` is empty).
     #[serde(default)]
     pub done: bool,
-    /// Installation error.
+    /// Why the attempt failed (download, install or run command, health check), in the node's
+    /// words; `None` unless it failed.
     #[serde(default)]
     pub error: Option<String>,
     /// Health check result; `None` means the version has no health check (counts as healthy).
@@ -274,7 +280,7 @@ pub struct ResourceReport {
 /// One node's report. A report is proof of life: `active: None` means active.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeReport {
-    /// Node id.
+    /// The reporting node's id; an id not seen before gets a new node entry.
     pub node: String,
     /// Active flag; `None` = active.
     #[serde(default)]
@@ -289,7 +295,7 @@ pub struct NodeReport {
     Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
 )]
 pub struct Member {
-    /// Consumer.
+    /// The consumer whose nodes take the resource.
     pub consumer: String,
     /// Resource (at most once per group).
     pub resource: String,
@@ -298,7 +304,7 @@ pub struct Member {
 /// A named set of (consumer, resource) members.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Group {
-    /// Name.
+    /// Its name, unique among groups (1-200 bytes of letters, digits, '-', '_' and '.').
     pub name: String,
     /// Members, in the order given.
     pub members: Vec<Member>,

@@ -26,7 +26,7 @@ pub enum VersionReason {
 /// A newer version passed over, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PassedOver {
-    /// The version.
+    /// A published version newer than the one selected.
     pub version: u64,
     /// `held back: rolled back by d-4`, `needs db@3 on consumer "x"`.
     pub why: String,
@@ -35,7 +35,7 @@ pub struct PassedOver {
 /// A node the deployment would take, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PlannedNode {
-    /// Node id.
+    /// The node's id, as listed in the consumer.
     pub id: String,
     /// Its ordinal in the consumer.
     pub ordinal: u32,
@@ -51,9 +51,9 @@ pub struct PlannedNode {
 /// A node of the consumer the deployment would leave out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SkippedNode {
-    /// Node id.
+    /// The node's id, as listed in the consumer.
     pub id: String,
-    /// Its ordinal.
+    /// Its ordinal in the consumer (its index in the consumer's node list).
     pub ordinal: u32,
     /// `outside the ordinal ranges 0-9`, `inactive`, `not interested in app`, `never reported`.
     pub why: String,
@@ -62,9 +62,9 @@ pub struct SkippedNode {
 /// What `POST /v1/deployments?dry_run=true` answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DeploymentPlan {
-    /// Consumer.
+    /// The consumer whose nodes it would move.
     pub consumer: String,
-    /// Resource.
+    /// The resource it would deploy.
     pub resource: String,
     /// The version it would deploy.
     pub version: u64,
@@ -202,11 +202,11 @@ impl ClusterState {
 /// One member deployment of a planned group step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GroupPlanItem {
-    /// Consumer.
+    /// The member consumer the deployment would run on.
     pub consumer: String,
-    /// Resource.
+    /// The member resource it would deploy.
     pub resource: String,
-    /// Version.
+    /// The version it would deploy to the member's nodes.
     pub version: u64,
     /// Why that version: named in the request (`given`), the member's `pin`, or the `newest` not held back.
     pub version_reason: VersionReason,

@@ -121,9 +121,9 @@ impl<T> Change<T> {
 /// Field-by-field changes to a [`Policy`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PolicyPatch {
-    /// Strategy.
+    /// Change to the strategy (replaced as a whole).
     pub strategy: Change<Strategy>,
-    /// Watch time.
+    /// Change to the watch time (ms) a healthy node waits out before it succeeds.
     pub min_healthy_ms: Change<u64>,
     /// Retries per node.
     pub max_failures_per_node: Change<u32>,
@@ -131,7 +131,8 @@ pub struct PolicyPatch {
     pub max_failed_nodes: Change<FailedNodes>,
     /// Roll back on failure.
     pub rollback_on_failure: Change<bool>,
-    /// Pulse interval.
+    /// Change to the pulse interval (ms) of later deployments; a set interval makes them
+    /// coordinated.
     pub pulse_interval_ms: Change<u64>,
     /// Completion conditions (replaced as a whole).
     pub completion: Change<Completion>,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PulseAnswer {
-    /// Keep pulsing.
+    /// Keep pulsing: the pulse is recorded (and unblocks the deployment if it awaited one).
     Ok,
     /// Stop: finished, unknown, or held by a person.
     Stop,

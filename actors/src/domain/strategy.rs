@@ -223,7 +223,7 @@ impl Completion {
 /// A deployment's settings, fixed at creation (DEPLOYMENTS.md §5).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Settings {
-    /// Strategy.
+    /// How nodes are admitted: all at once, rolling install and download windows, or batches.
     pub strategy: Strategy,
     /// Watch time after a healthy install before a node succeeds.
     pub min_healthy_ms: u64,
@@ -235,7 +235,8 @@ pub struct Settings {
     pub rollback_on_failure: bool,
     /// Coordinated when set.
     pub pulse_interval_ms: Option<u64>,
-    /// Completion conditions.
+    /// When it may end before every node finished: a quorum of successes, a timeout from creation
+    /// (default: every node, no timeout).
     pub completion: Completion,
 }
 

@@ -34,11 +34,11 @@ pub struct PhaseCounts {
     pub installing: u32,
     /// Installed and healthy, inside `min_healthy`.
     pub watching: u32,
-    /// Done.
+    /// Stayed healthy for `min_healthy` after installing, or already ran the version at creation.
     pub succeeded: u32,
-    /// Failed.
+    /// Out of retries going forward, or their rollback failed.
     pub failed: u32,
-    /// Skipped.
+    /// Left without counting: their activity, interest or membership changed.
     pub skipped: u32,
     /// Being re-targeted at their from-version.
     pub rolling_back: u32,
@@ -84,7 +84,7 @@ impl PhaseCounts {
 /// One window: the slots taken and its size (absent when unbounded: all at once).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WindowUse {
-    /// Slots taken.
+    /// Nodes holding one of the window's slots now.
     pub used: u32,
     /// Its size, if bounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,13 +96,15 @@ pub struct WindowUse {
 pub struct BatchUse {
     /// 1-based number of the current batch (0 before the first).
     pub number: u32,
-    /// Its size.
+    /// The strategy's size for this batch (the last size repeats; the first size before the first
+    /// batch); the batch holds fewer nodes when the order runs out.
     pub size: u32,
     /// Its nodes not finished yet.
     pub open: u32,
 }
 
-/// Window occupancy.
+/// How full a deployment's windows are: install and download slots, the current batch, rollback
+/// slots.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Windows {
     /// Install slots (installing, watching and, rolling forward, failed nodes).
@@ -138,11 +140,11 @@ pub struct PulseView {
 /// A failing node: failed, or retrying after failed attempts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FailingNode {
-    /// Node id.
+    /// The failing node's id, as listed in the consumer.
     pub id: String,
     /// Its ordinal in the consumer.
     pub ordinal: u32,
-    /// Its state.
+    /// Its state in the deployment: `failed`, or any state but `succeeded` after a failed attempt.
     pub state: NodePhase,
     /// Failed attempts so far.
     pub failures: u32,
@@ -157,17 +159,18 @@ pub struct FailingNode {
 /// `GET /v1/deployments/{id}/summary`: what a watcher draws, of a size independent of the node count.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SummaryView {
-    /// Id.
+    /// The deployment's id (`d-N`).
     pub id: DeploymentId,
-    /// Consumer.
+    /// The consumer whose nodes it moves.
     pub consumer: String,
-    /// Resource.
+    /// The resource it moves them to a version of.
     pub resource: String,
-    /// Target version.
+    /// The version each node is moved to.
     pub version: u64,
-    /// Status.
+    /// Its status (`ROLLING_FORWARD`, `ROLL_FORWARD_PAUSED`, `ROLLED_FORWARD`, ...).
     pub status: Status,
-    /// Why held.
+    /// Why it is held (user, pulse timeout, batch autopause); absent unless paused or awaiting a
+    /// pulse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
     /// Creation (leader-stamped ms).
@@ -183,7 +186,7 @@ pub struct SummaryView {
     pub nodes: u32,
     /// Nodes per state.
     pub counts: PhaseCounts,
-    /// Window occupancy.
+    /// Slots taken in its install, download and rollback windows, and its current batch.
     pub windows: Windows,
     /// Pulse countdown (coordinated deployments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,7 +197,8 @@ pub struct SummaryView {
     pub failing_total: u32,
     /// The newest events, oldest first.
     pub events: Vec<EventView>,
-    /// All events.
+    /// How many events the deployment has in all; `events` carries only the newest
+    /// [`SUMMARY_EVENTS`].
     pub events_total: u32,
     /// Changes whenever the deployment's progress does (see [`fingerprint`]).
     pub fingerprint: u64,

@@ -319,7 +319,7 @@ impl<K, V, P: Pair<(K, V)>> VecMap<K, V, P> {
         self.0.as_slice().len()
     }
 
-    /// No entries.
+    /// True when the map holds no entries.
     pub fn is_empty(&self) -> bool {
         self.0.as_slice().is_empty()
     }
@@ -499,7 +499,7 @@ impl<T, P: Pair<T>> VecSet<T, P> {
         self.0.as_slice().len()
     }
 
-    /// No items.
+    /// True when the set holds no items.
     pub fn is_empty(&self) -> bool {
         self.0.as_slice().is_empty()
     }

@@ -14,7 +14,7 @@ use super::process::TeardownTimes;
 /// `GET /v1/resources/{name}`, read leniently: only what the agent needs.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct ResourceDoc {
-    /// Published versions.
+    /// Every published version of the resource, oldest first; empty when the answer has none.
     #[serde(default)]
     pub versions: Vec<VersionDoc>,
 }
@@ -22,7 +22,7 @@ pub struct ResourceDoc {
 /// One published version, as the agent needs it.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct VersionDoc {
-    /// Number.
+    /// Its number: 1, 2, ... per resource.
     pub version: u64,
     /// What to download, if anything.
     #[serde(default)]
@@ -56,7 +56,8 @@ pub struct AgentConfig {
     pub install_timeout: Duration,
     /// Wait before a failed version that is still targeted is tried again.
     pub retry: Duration,
-    /// Teardown waits.
+    /// Waits of the run command's teardown: after /quitquitquit, /abortabortabort, SIGTERM and
+    /// SIGKILL.
     pub teardown: TeardownTimes,
     /// Resources this node does not want (reported `interested: false`; the server has them removed).
     pub uninterested: BTreeSet<String>,

@@ -73,7 +73,8 @@ pub enum Check {
 /// What the executor must do after an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Nothing changes.
+    /// Nothing to do or report: a pass while healthy, a failure inside the grace or (while
+    /// unhealthy) within `max_consecutive_failures`, or any event after the version failed.
     Keep,
     /// The first passed check: the version is done and healthy.
     Proven,
@@ -94,7 +95,7 @@ pub enum Decision {
         at_ms: u64,
         /// Restarts so far, this one included.
         restarts: u32,
-        /// Why.
+        /// Why it restarts: the failed health check, or the run command's exit status.
         reason: String,
     },
     /// The version failed for good: tear its process down and report this error.
@@ -151,7 +152,8 @@ impl HealthWatch {
         self.proven
     }
 
-    /// Healthy now.
+    /// Healthy now (what is reported): set by a passed check, cleared once failures run past
+    /// `max_consecutive_failures` or the process exits.
     pub fn healthy(&self) -> bool {
         self.healthy
     }

@@ -12,28 +12,28 @@ use super::state::AgentState;
 pub enum Action {
     /// Forget a failed attempt so it can be tried again.
     Retry {
-        /// Resource.
+        /// The resource whose failed version is retried.
         resource: String,
-        /// Version.
+        /// The failed version, still the server's target.
         version: u64,
     },
     /// Fetch the artifact into the version dir.
     Download {
-        /// Resource.
+        /// The resource to fetch a version of.
         resource: String,
-        /// Version.
+        /// The target version whose artifact to fetch.
         version: u64,
     },
     /// Make it current: the install command or the `current` symlink switch (also a rollback).
     Install {
-        /// Resource.
+        /// The resource to switch.
         resource: String,
-        /// Version.
+        /// The target version to make current.
         version: u64,
     },
     /// Remove the resource: tear its process down, delete its directory, report it removed.
     Uninstall {
-        /// Resource.
+        /// The resource to remove.
         resource: String,
         /// The version the server saw running.
         version: u64,

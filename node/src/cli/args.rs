@@ -44,7 +44,7 @@ pub struct GlobalOpts {
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Output {
-    /// Aligned columns.
+    /// Aligned columns for people (the default).
     Table,
     /// The server's JSON, pretty-printed.
     Json,
@@ -55,23 +55,23 @@ pub enum Output {
 pub enum ResourceCommand {
     /// Create a resource.
     Create {
-        /// Resource name.
+        /// Name of the new resource: 1-200 bytes of letters, digits, '-', '_' and '.'.
         name: String,
     },
     /// Publish a new version of a resource.
     Publish(PublishArgs),
-    /// List resources.
+    /// List resources: how many versions each has, the newest and its label.
     List,
     /// Show a resource and its versions.
     Show {
-        /// Resource name.
+        /// Name of the resource to show.
         name: String,
     },
     /// Retract (yank) a version: no consumer selects it any more; its active deployments stop.
     Retract {
-        /// Resource name.
+        /// Name of the resource the version belongs to.
         name: String,
-        /// The version.
+        /// The number of the version to retract.
         version: u64,
         /// Why (recorded on the version and in deployment events).
         #[arg(long, short)]
@@ -79,9 +79,9 @@ pub enum ResourceCommand {
     },
     /// Undo a retraction: the version may be selected again.
     Unretract {
-        /// Resource name.
+        /// Name of the resource the version belongs to.
         name: String,
-        /// The version.
+        /// The number of the retracted version.
         version: u64,
     },
 }
@@ -89,7 +89,7 @@ pub enum ResourceCommand {
 /// `convoy resource publish`.
 #[derive(Debug, Args)]
 pub struct PublishArgs {
-    /// Resource name.
+    /// Name of the resource to publish a version of (it must exist).
     pub name: String,
     /// Human label of the version (e.g. a git tag).
     #[arg(long)]
@@ -122,7 +122,7 @@ pub struct PublishArgs {
 pub enum ConsumerCommand {
     /// Create a consumer with its nodes.
     Create {
-        /// Consumer name.
+        /// Name of the new consumer: 1-200 bytes of letters, digits, '-', '_' and '.'.
         name: String,
         /// Node ids, comma-separated, in ordinal order.
         #[arg(long, value_delimiter = ',', value_name = "NODE,...")]
@@ -130,7 +130,7 @@ pub enum ConsumerCommand {
     },
     /// Add nodes to a consumer (and/or remove some).
     AddNodes {
-        /// Consumer name.
+        /// Name of the consumer whose nodes change.
         name: String,
         /// Node ids to add.
         nodes: Vec<String>,
@@ -142,9 +142,9 @@ pub enum ConsumerCommand {
     Subscribe(SubscribeArgs),
     /// Lift the hold on a version a deployment rolled back, so it may be selected again.
     ClearHold {
-        /// Consumer name.
+        /// Name of the consumer that holds the version back.
         consumer: String,
-        /// Resource name.
+        /// Name of the resource the held version belongs to.
         resource: String,
         /// The held version.
         version: u64,
@@ -152,22 +152,22 @@ pub enum ConsumerCommand {
     /// Delete a subscription: the consumer's nodes uninstall the resource (unless another of their
     /// consumers subscribes to it).
     Unsubscribe {
-        /// Consumer name.
+        /// Name of the subscribed consumer.
         consumer: String,
-        /// Resource name.
+        /// Name of the resource it stops subscribing to.
         resource: String,
     },
     /// Delete a consumer: its nodes uninstall what no other consumer of theirs subscribes to.
     Delete {
-        /// Consumer name.
+        /// Name of the consumer to delete.
         name: String,
     },
     /// Show a consumer, its nodes and subscriptions.
     Show {
-        /// Consumer name.
+        /// Name of the consumer to show.
         name: String,
     },
-    /// List consumers.
+    /// List consumers: how many nodes each has and the resources it subscribes to.
     List,
 }
 
@@ -183,9 +183,9 @@ pub enum ModeArg {
 /// `convoy consumer subscribe`: creates the subscription, or changes only the fields given.
 #[derive(Debug, Args)]
 pub struct SubscribeArgs {
-    /// Consumer name.
+    /// Name of the consumer to subscribe (or whose subscription changes).
     pub consumer: String,
-    /// Resource name.
+    /// Name of the resource it subscribes to.
     pub resource: String,
     /// Consistency mode (the server's default is weak).
     #[arg(long, value_enum)]
@@ -220,7 +220,7 @@ pub struct SubscribeArgs {
 /// A subscription field `consumer subscribe --clear` can unset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ClearField {
-    /// The pin.
+    /// The pin (selection takes the newest version allowed again).
     Pin,
     /// The strategy (back to rolling, install 1, download 2).
     Strategy,
@@ -307,7 +307,7 @@ pub enum DeployCommand {
         /// Deployment id (d-N).
         id: String,
     },
-    /// List deployments.
+    /// List deployments, manual and automatic: status and node counts, narrowed by the flags.
     List {
         /// Only this consumer's.
         #[arg(long)]
@@ -341,7 +341,7 @@ pub enum DeployCommand {
     Why {
         /// Deployment id (d-N).
         id: String,
-        /// Node id.
+        /// Id of the node, as the deployment's consumer lists it.
         node: String,
     },
     /// Follow a deployment until it ends; exit 1 unless it rolled forward.
@@ -357,9 +357,9 @@ pub enum DeployCommand {
 /// `--status` of `deploy list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StatusArg {
-    /// Not terminal.
+    /// Still running: rolling, paused or awaiting a pulse.
     Active,
-    /// Terminal.
+    /// Ended: rolled forward, rolled back, aborted, failed or errored.
     Terminal,
 }
 
@@ -423,7 +423,7 @@ pub struct StartArgs {
 pub enum GroupCommand {
     /// Create a consumer group.
     Create {
-        /// Group name.
+        /// Name of the new group: 1-200 bytes of letters, digits, '-', '_' and '.'.
         name: String,
         /// A member `CONSUMER:RESOURCE` (repeatable).
         #[arg(long = "member", required = true, value_name = "CONSUMER:RESOURCE", value_parser = parse_member)]
@@ -433,17 +433,17 @@ pub enum GroupCommand {
     List,
     /// Show a consumer group.
     Show {
-        /// Group name.
+        /// Name of the group to show.
         name: String,
     },
     /// Delete a consumer group (refused while one of its group deployments runs).
     Delete {
-        /// Group name.
+        /// Name of the group to delete.
         name: String,
     },
     /// Start a group deployment across the group's members in dependency order.
     Deploy {
-        /// Group name.
+        /// Name of the group to deploy.
         name: String,
         /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).
         #[arg(long = "version", value_name = "RESOURCE=N", value_parser = parse_resource_version)]
@@ -452,7 +452,7 @@ pub enum GroupCommand {
     /// Show what `group deploy` would do (steps, versions and why, each member's node plan), changing
     /// nothing.
     Plan {
-        /// Group name.
+        /// Name of the group whose deployment to plan.
         name: String,
         /// Version of a resource `RESOURCE=N` (repeatable; default: each member's selected version).
         #[arg(long = "version", value_name = "RESOURCE=N", value_parser = parse_resource_version)]
@@ -481,7 +481,7 @@ pub enum NodeCommand {
     },
     /// Show a node: versions, deployments, targets and when it last reported.
     Show {
-        /// Node id.
+        /// Id of the node to show.
         id: String,
     },
 }

@@ -17,22 +17,24 @@ use super::error::CliError;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartRequest {
-    /// Consumer.
+    /// The consumer to deploy to (the positional argument, else the file's); empty until given.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub consumer: String,
-    /// Resource.
+    /// The resource to deploy (the positional argument, else the file's); empty until given.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub resource: String,
-    /// Version.
+    /// The version to roll out; absent: the server selects one (pin, else the newest allowed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
-    /// Strategy.
+    /// How nodes are admitted; absent: the subscription's strategy, else rolling (install 1,
+    /// download 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Strategy>,
-    /// Ordinal ranges.
+    /// Ordinal ranges of the consumer's nodes to deploy to (`0-1,5`); absent: every node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<String>,
-    /// Watch time.
+    /// Watch time (ms) a healthy node waits out before it succeeds; absent: the subscription's,
+    /// else 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_healthy_ms: Option<u64>,
     /// Retries per node.
@@ -47,10 +49,11 @@ pub struct StartRequest {
     /// Coordinated when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pulse_interval_ms: Option<u64>,
-    /// Completion conditions.
+    /// When the deployment may end before every node finished (quorum, timeout); absent: the
+    /// subscription's, else every node and no timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion: Option<Completion>,
-    /// Message.
+    /// Why, recorded on the deployment's creation event (at most 1024 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

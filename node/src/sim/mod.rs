@@ -60,7 +60,7 @@ pub struct SimArgs {
 /// Counters a fleet keeps while it runs.
 #[derive(Debug, Default)]
 pub struct FleetStats {
-    /// Reports answered.
+    /// Reports the server answered with targets, summed over every node of the fleet.
     pub reports: AtomicU64,
     /// Reports refused or failed.
     pub errors: AtomicU64,
@@ -69,9 +69,9 @@ pub struct FleetStats {
 /// One piece of work as the fleet saw it: from the answer that allowed it to the step that ended it.
 #[derive(Clone, Debug)]
 pub struct Span {
-    /// The node.
+    /// Id of the simulated node that did the work.
     pub node: String,
-    /// The resource.
+    /// The resource worked on.
     pub resource: String,
     /// The version worked on.
     pub version: u64,
@@ -98,7 +98,7 @@ pub struct FleetPlan {
 pub struct Fleet {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
-    /// Counters.
+    /// Reports answered and reports refused or failed, summed over the fleet's nodes, live.
     pub stats: Arc<FleetStats>,
     spans: Arc<Mutex<Vec<Span>>>,
 }

@@ -44,7 +44,7 @@ pub struct ClusterAnswer {
     pub term: u64,
     /// The last log index it applied.
     pub last_applied: u64,
-    /// Every member.
+    /// Every server in the membership it knows, voters and learners, each with its role.
     pub members: Vec<MemberAnswer>,
     /// The index of its last snapshot.
     pub snapshot: Option<u64>,
@@ -65,14 +65,14 @@ pub struct DigestAnswer {
     pub last_applied: u64,
     /// Hex sha256 of the snapshot bytes.
     pub sha256: String,
-    /// Their length.
+    /// The length of those snapshot bytes.
     pub bytes: u64,
 }
 
 /// `POST /v1/deployments`: the new deployment.
 #[derive(Serialize, ToSchema)]
 pub struct DeploymentStarted {
-    /// Its id.
+    /// The new deployment's id (`d-N`).
     pub id: DeploymentId,
     /// Its first status.
     pub status: Status,
@@ -90,7 +90,7 @@ pub struct PulseReply {
 /// `POST /v1/group-deployments`: the new group deployment and its steps.
 #[derive(Serialize, ToSchema)]
 pub struct GroupDeploymentStarted {
-    /// Its id.
+    /// The new group deployment's id (`g-N`).
     pub id: GroupDeploymentId,
     /// The planned steps, each a set of member deployments.
     pub steps: Vec<Vec<StepItem>>,
@@ -106,7 +106,7 @@ pub struct GroupPlan {
 /// `POST /v1/resources/{name}/versions`.
 #[derive(Serialize, ToSchema)]
 pub struct VersionPublished {
-    /// The resource.
+    /// The resource the version is published to.
     pub resource: String,
     /// The new version.
     pub version: u64,
@@ -123,9 +123,9 @@ pub struct TargetsAnswer {
 #[derive(ToSchema)]
 #[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct TokenCreated {
-    /// Its name.
+    /// The token's name (1-64 characters of `A-Z a-z 0-9 . _ -`); events name it as the actor.
     pub name: String,
-    /// Its role.
+    /// What it may do: `admin`, `operator`, `pulser`, `agent` or `reader`.
     pub role: Role,
     /// Agent tokens: the node-id glob.
     pub nodes: Option<String>,
@@ -141,7 +141,7 @@ pub struct TokenCreated {
 #[derive(ToSchema)]
 #[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct NodeLineAnswer {
-    /// Its id.
+    /// The node's id, as consumers list it and its reports name it.
     pub id: String,
     /// Whether it is active.
     pub active: bool,
@@ -161,7 +161,7 @@ pub struct NodeLineAnswer {
 pub struct NodeListAnswer {
     /// How many nodes match, over all pages.
     pub total: u64,
-    /// This page.
+    /// At most `limit` nodes from `offset`, in id order (a consumer's nodes: in ordinal order).
     pub nodes: Vec<NodeLineAnswer>,
 }
 
@@ -169,7 +169,7 @@ pub struct NodeListAnswer {
 #[derive(ToSchema)]
 #[allow(dead_code)] // schema only: the handler adds fields to a view
 pub struct NodeAnswer {
-    /// Its id.
+    /// The node's id, as consumers list it and its reports name it.
     pub id: String,
     /// Whether it is active.
     pub active: bool,

@@ -14,7 +14,7 @@ pub struct Row {
     pub metric: String,
     /// The number; `None` when it could not be measured.
     pub value: Option<f64>,
-    /// Its unit.
+    /// The unit `value` is in, as printed: `ms`, `µs`, `ops/s`, `MiB`, `nodes`, ...
     pub unit: String,
     /// How it was measured, or why it is missing.
     pub note: String,
@@ -29,7 +29,7 @@ pub struct Machine {
     pub cpu_model: String,
     /// Total RAM, MiB.
     pub ram_mib: u64,
-    /// Kernel release.
+    /// Kernel release (`/proc/sys/kernel/osrelease`); empty when unreadable.
     pub kernel: String,
 }
 
@@ -63,9 +63,9 @@ pub fn proc_field(text: &str, key: &str) -> Option<String> {
 /// Everything a run saved.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Saved {
-    /// Where.
+    /// The machine the rows were measured on.
     pub machine: Machine,
-    /// What.
+    /// Every measured number, in measurement order.
     pub rows: Vec<Row>,
 }
 

@@ -60,7 +60,7 @@ pub struct Planned {
     pub at: Duration,
     /// How long it lasts before it is healed.
     pub hold: Duration,
-    /// What.
+    /// Which fault to inject: a kill, a pause, a partition, lossy links or a membership change.
     pub kind: FaultKind,
     /// A random number choosing targets (which follower, which link).
     pub pick: u32,
@@ -91,7 +91,7 @@ pub fn schedule(seed: u64, duration: Duration, kinds: &[FaultKind]) -> Vec<Plann
 
 /// Injects and heals faults on a shared local cluster.
 pub struct Injector {
-    /// The cluster.
+    /// The local servers the faults hit, shared with the workload (kills restart servers in it).
     pub cluster: Arc<Mutex<Cluster>>,
     /// Where faults are recorded.
     pub history: Arc<History>,

@@ -50,7 +50,7 @@ impl Acked {
 /// One pulse sent to a coordinated deployment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pulse {
-    /// The deployment.
+    /// Id of the coordinated deployment pulsed (`d-N`).
     pub deployment: String,
     /// When it was sent.
     pub sent_ms: u64,
@@ -62,9 +62,9 @@ pub struct Pulse {
 /// One read of a deployment and the wall-clock window it happened in.
 #[derive(Clone, Debug)]
 pub struct Observation {
-    /// Request sent.
+    /// When the read was sent: wall-clock ms since the Unix epoch ([`now_ms`]).
     pub start_ms: u64,
-    /// Answer received.
+    /// When the answer arrived (wall-clock ms); the state read is from somewhere in between.
     pub end_ms: u64,
     /// Read with `?consistent=true` (linearizable).
     pub consistent: bool,
@@ -77,11 +77,11 @@ pub struct Observation {
 /// A node's targets read while a deployment containing it was active (in that same read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TargetSample {
-    /// The node.
+    /// Id of the node whose targets were read.
     pub node: String,
     /// The active deployment.
     pub deployment: String,
-    /// Its version.
+    /// The version the active deployment rolls out.
     pub version: u64,
     /// The node's version before it.
     pub from_version: Option<u64>,
@@ -93,9 +93,9 @@ pub struct TargetSample {
 /// everywhere, or held back on one consumer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ban {
-    /// The resource.
+    /// The resource the banned version belongs to.
     pub resource: String,
-    /// The version.
+    /// The banned version's number.
     pub version: u64,
     /// The consumer it is held back on; `None`: retracted, on every consumer.
     pub consumer: Option<String>,
@@ -108,11 +108,11 @@ pub struct Ban {
 /// A node's target for one resource, read (linearizably) outside any deployment of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeTarget {
-    /// The node.
+    /// Id of the node whose target was read.
     pub node: String,
     /// Its consumers in that read.
     pub consumers: Vec<String>,
-    /// The resource.
+    /// The resource the target is for.
     pub resource: String,
     /// The version it is targeted at.
     pub version: u64,
@@ -125,7 +125,7 @@ pub struct NodeTarget {
 /// A node report the cluster answered 200 to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReportAck {
-    /// The node.
+    /// Id of the node the report was for.
     pub node: String,
     /// When it was sent.
     pub sent_ms: u64,
@@ -136,7 +136,7 @@ pub struct ReportAck {
 /// A linearizable read of a node's `active` flag.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LivenessRead {
-    /// The node.
+    /// Id of the node whose flag was read.
     pub node: String,
     /// When the read was sent.
     pub start_ms: u64,
@@ -160,13 +160,14 @@ pub struct FaultRecord {
 /// Everything recorded during one run; shared by the workload tasks.
 #[derive(Debug, Default)]
 pub struct History {
-    /// Acknowledged writes.
+    /// Writes the cluster acknowledged, in the order recorded; each must be in every server's
+    /// final state.
     pub acked: Mutex<Vec<Acked>>,
-    /// Pulses.
+    /// Every pulse sent to a coordinated deployment, answered or not.
     pub pulses: Mutex<Vec<Pulse>>,
-    /// Deployment reads.
+    /// Deployment reads that got an answer, with their wall-clock windows.
     pub observations: Mutex<Vec<Observation>>,
-    /// Faults.
+    /// Every fault injected, recorded once it is healed.
     pub faults: Mutex<Vec<FaultRecord>>,
     /// Node targets sampled during deployments.
     pub targets: Mutex<Vec<TargetSample>>,

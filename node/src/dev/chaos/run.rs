@@ -27,26 +27,26 @@ const LIVENESS_GRACE_MS: u64 = 2_000;
 /// What one seed did and found.
 #[derive(Debug)]
 pub struct SeedReport {
-    /// The seed.
+    /// The seed that draws the fault schedule and the workload's random choices.
     pub seed: u64,
-    /// Faults injected.
+    /// Every fault injected, with when it began and when it was healed.
     pub faults: Vec<FaultRecord>,
-    /// Acknowledged writes.
+    /// Writes the cluster acknowledged, each checked against every server's final state.
     pub acked: usize,
-    /// Operations attempted.
+    /// Operations the workload attempted (writes, pulses, steering), answered or not.
     pub operations: u64,
-    /// Deployments started.
+    /// Distinct deployments the workload started (or found active), read again at the end.
     pub deployments: usize,
     /// Group deployments started.
     pub groups: usize,
-    /// Reads checked.
+    /// Deployment reads that got an answer, checked against the final states and the pulses.
     pub observations: usize,
     /// Node targets sampled during deployments.
     pub targets: usize,
     /// Fleet samples: node targets outside deployments, liveness reads, and bans (retracted or
     /// held-back versions) they were checked against.
     pub fleet: (usize, usize, usize),
-    /// Broken rules.
+    /// Broken rules the checks found; empty when the seed passes.
     pub violations: Vec<Violation>,
     /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
     /// deployment progress (an event stamped after it).
@@ -60,7 +60,7 @@ pub struct RunConfig {
     pub duration: Duration,
     /// Fault kinds to draw from.
     pub kinds: Vec<FaultKind>,
-    /// Simulated nodes.
+    /// Simulated nodes in the fleet's consumer (`--nodes`).
     pub nodes: usize,
     /// Print each fault as it strikes.
     pub verbose: bool,

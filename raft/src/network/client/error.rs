@@ -23,7 +23,8 @@ pub enum TransportError {
     Handshake {
         /// The peer address.
         addr: String,
-        /// Why.
+        /// How the handshake failed: timeout, wrong secret, protocol version, peer id, malformed
+        /// message.
         source: AuthError,
     },
     /// Sending the request or reading the response on the connection to `addr` failed.
@@ -31,7 +32,8 @@ pub enum TransportError {
     Frame {
         /// The peer address.
         addr: String,
-        /// Why.
+        /// How the exchange failed: connection closed or reset, frame too large, undecodable or
+        /// not authentic.
         source: FrameError,
     },
     /// No answer from `addr` within the deadline.
@@ -39,7 +41,7 @@ pub enum TransportError {
     Timeout {
         /// The peer address.
         addr: String,
-        /// The deadline.
+        /// The timeout the whole call runs under, connecting and handshake included.
         after: Duration,
     },
     /// The raft core at `addr` refused the RPC (it is shutting down or failed).
@@ -65,7 +67,7 @@ pub enum TransportError {
     Local {
         /// The peer address.
         addr: String,
-        /// Why.
+        /// What failed on this side, e.g. `cannot read the snapshot at byte N: ...`.
         reason: String,
     },
     /// The fault policy blocks traffic to node `target` at `addr`.
