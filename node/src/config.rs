@@ -93,6 +93,7 @@ pub struct FileConfig {
     log_memtable_mb: Option<u64>,
     log_compaction: Option<String>,
     background_io_mb_per_sec: Option<u64>,
+    log_wal_dir: Option<PathBuf>,
     node_timeout_ms: Option<u64>,
     deployment_history: Option<u32>,
     forget_nodes_after: Option<String>,
@@ -165,6 +166,10 @@ pub struct ServerArgs {
     /// leave the disk to the log's fsyncs.
     #[arg(long, env = "CONVOY_BACKGROUND_IO_MB_PER_SEC")]
     pub background_io_mb_per_sec: Option<u64>,
+    /// Directory of the raft log's write-ahead log, e.g. on a disk of its own (default: inside the
+    /// data dir). Fixed when the data dir is created; a later start with another is refused.
+    #[arg(long, env = "CONVOY_LOG_WAL_DIR")]
+    pub log_wal_dir: Option<PathBuf>,
     /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
     #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
     pub node_timeout_ms: Option<u64>,
@@ -255,7 +260,7 @@ impl ServerArgs {
             .and_then(Path::parent)
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let storage = self.storage_tuning(&file)?;
+        let storage = self.storage_tuning(&file, &base_dir)?;
         let id = self.id.or(file.id).ok_or(ConfigError::Missing {
             key: "id",
             flag: "id",
@@ -561,9 +566,23 @@ impl From<checks::Refusal> for ConfigError {
 }
 
 impl ServerArgs {
-    /// The log's RocksDB tuning from the flags and `file` (flags win), checked.
-    fn storage_tuning(&self, file: &FileConfig) -> Result<StorageTuning, ConfigError> {
-        let mut tuning = StorageTuning::default();
+    /// The log's RocksDB tuning from the flags and `file` (flags win; a relative path in `file` is
+    /// relative to `base_dir`, the file's directory), checked.
+    fn storage_tuning(
+        &self,
+        file: &FileConfig,
+        base_dir: &Path,
+    ) -> Result<StorageTuning, ConfigError> {
+        let mut tuning = StorageTuning {
+            wal_dir: self
+                .log_wal_dir
+                .clone()
+                .or(file.log_wal_dir.clone().map(|d| relative_to(base_dir, d))),
+            ..StorageTuning::default()
+        };
+        if tuning.wal_dir.as_deref() == Some(Path::new("")) {
+            return Err(invalid("log_wal_dir", "", "must name a directory"));
+        }
         if let Some(mb) = self.log_memtable_mb.or(file.log_memtable_mb) {
             if mb == 0 || mb > MAX_LOG_MEMTABLE_MB {
                 return Err(invalid(

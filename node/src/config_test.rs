@@ -55,6 +55,35 @@ fn reads_the_file_and_resolves_paths_next_to_it() {
 }
 
 #[test]
+fn a_wal_dir_in_the_file_is_next_to_it_and_a_flag_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    write_secret(dir.path(), SECRET);
+    let config = write(
+        dir.path(),
+        "convoy.toml",
+        &format!("log_wal_dir = \"wal/2\"\n{FILE}"),
+    );
+    let args = ServerArgs {
+        config: Some(config),
+        ..Default::default()
+    };
+    let from_file = args.resolve().unwrap().raft.storage.wal_dir;
+    assert_eq!(from_file, Some(dir.path().join("wal/2")));
+    let flagged = ServerArgs {
+        log_wal_dir: Some("/fast/wal".into()),
+        ..args.clone()
+    };
+    let from_flag = flagged.resolve().unwrap().raft.storage.wal_dir;
+    assert_eq!(from_flag, Some(PathBuf::from("/fast/wal")));
+    let empty = ServerArgs {
+        log_wal_dir: Some(PathBuf::new()),
+        ..args
+    };
+    let err = empty.resolve().unwrap_err().to_string();
+    assert!(err.contains("log_wal_dir"), "{err}");
+}
+
+#[test]
 fn flags_override_the_file() {
     let dir = tempfile::tempdir().unwrap();
     write_secret(dir.path(), SECRET);

@@ -65,7 +65,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// Run a server of the replicated cluster.
-    Server(config::ServerArgs),
+    Server(Box<config::ServerArgs>),
     /// Run the agent of a fleet machine: report, download, install, health-check.
     Agent(agent::AgentArgs),
     /// Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill.
@@ -120,7 +120,7 @@ fn main() {
     };
     convoy_node::logging::init(format);
     let result = match cli.command {
-        Cmd::Server(args) => server::run(args),
+        Cmd::Server(args) => server::run(*args),
         Cmd::Agent(args) => agent::run(args),
         Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(args) => demo::run(args),

@@ -63,6 +63,19 @@ pub enum RaftError {
         /// What was found.
         reason: String,
     },
+    /// The data dir's write-ahead log is kept in another directory than `log_wal_dir` names:
+    /// opened there, RocksDB would start with an empty WAL and drop every entry not yet flushed.
+    #[error("data dir {path} keeps its write-ahead log in {recorded}, but log_wal_dir is {configured}: \
+set log_wal_dir to where the WAL is (recorded in {path}/convoy-wal-dir); to move it, stop the server, \
+move the WAL's files and write the new path into both")]
+    WalDirMismatch {
+        /// The data directory.
+        path: String,
+        /// Where the data dir's WAL is, as recorded when the data dir was created.
+        recorded: String,
+        /// Where the configuration says it is.
+        configured: String,
+    },
     /// The raft core stopped (fatal error or shutdown).
     #[error("raft core stopped: {0}")]
     Stopped(String),

@@ -63,6 +63,7 @@ use crate::types::TypeConfig;
 mod read;
 mod readahead;
 mod tuning;
+pub mod wal_dir;
 
 use read::{capacity, read_entries, ReadMode};
 use readahead::ReadAhead;
@@ -177,7 +178,11 @@ pub fn open_db(dir: &Path) -> Result<Arc<DB>, RaftError> {
 }
 
 /// [`open_db`] with the log's RocksDB tuned by `tuning`.
+///
+/// A data dir opened with another `wal_dir` than it was created with is refused first
+/// ([`RaftError::WalDirMismatch`], see [`wal_dir`]).
 pub fn open_db_tuned(dir: &Path, tuning: &StorageTuning) -> Result<Arc<DB>, RaftError> {
+    wal_dir::check(dir, tuning.wal_dir.as_deref())?;
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);

@@ -43,6 +43,7 @@ fn a_data_dir_reopens_under_every_tuning() {
             log_compaction: LogCompaction::Universal,
             log_memtable_bytes: 1 << 20,
             background_io_bytes_per_sec: Some(32 << 20),
+            ..StorageTuning::default()
         },
         StorageTuning {
             log_memtable_bytes: 64 << 20,

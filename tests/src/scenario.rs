@@ -169,3 +169,16 @@ pub fn names(list: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Waits until the server of `api` lists exactly the resources `want`, in order.
+pub async fn wait_resources(
+    api: &RawClient,
+    want: &[String],
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    eventually(timeout, || async move {
+        let (_, list) = api.get("/v1/resources").await.ok()?;
+        (names(&list) == want).then_some(())
+    })
+    .await
+}

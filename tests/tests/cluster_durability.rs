@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use convoy_tests::Cluster;
-use convoy_tests::{eventually, names, ClusterOptions};
+use convoy_tests::scenario::wait_resources;
+use convoy_tests::{Cluster, ClusterOptions};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -27,16 +27,11 @@ async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
     }
     let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
     for id in cluster.running() {
-        let client = cluster.server(id).client();
-        let want = written.clone();
-        eventually(Duration::from_secs(10), || {
-            let client = client.clone();
-            let want = want.clone();
-            async move {
-                let (_, list) = client.get("/v1/resources").await.ok()?;
-                (names(&list) == want).then_some(())
-            }
-        })
+        wait_resources(
+            &cluster.server(id).client(),
+            &written,
+            Duration::from_secs(10),
+        )
         .await
         .map_err(|e| anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs()))?;
     }
@@ -81,16 +76,9 @@ async fn a_server_far_behind_catches_up_through_a_snapshot() -> anyhow::Result<(
 
     cluster.restart(lagging)?;
     let lagging_client = cluster.server(lagging).client();
-    eventually(Duration::from_secs(15), || {
-        let client = lagging_client.clone();
-        let want = written.clone();
-        async move {
-            let (_, list) = client.get("/v1/resources").await.ok()?;
-            (names(&list) == want).then_some(())
-        }
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("lagging server {lagging}: {e}\n{}", cluster.logs()))?;
+    wait_resources(&lagging_client, &written, Duration::from_secs(15))
+        .await
+        .map_err(|e| anyhow::anyhow!("lagging server {lagging}: {e}\n{}", cluster.logs()))?;
     let (_, info) = lagging_client.get("/v1/cluster").await?;
     assert!(
         info["snapshot"].as_u64().unwrap_or(0) > 0,

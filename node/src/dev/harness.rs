@@ -49,6 +49,9 @@ pub struct ClusterOptions {
     pub netns: bool,
     /// Lines appended to every server's config file.
     pub extra: String,
+    /// Keep each server's write-ahead log in `WAL_ROOT/<id>` (`log_wal_dir`) instead of its data
+    /// dir, e.g. on another disk; `None`: in the data dir.
+    pub wal_root: Option<PathBuf>,
     /// The `convoy` binary to run; `None`: [`convoy_bin`].
     pub exe: Option<PathBuf>,
     /// Serve the API over HTTPS with a development CA made for the cluster (`dir/tls`).
@@ -75,6 +78,7 @@ impl Default for ClusterOptions {
             log_filter: "warn".into(),
             netns: false,
             extra: String::new(),
+            wal_root: None,
             exe: None,
             tls: false,
             tls_client_auth: false,
@@ -279,7 +283,8 @@ pub struct Cluster {
     /// The namespaces and bridge, with `netns`.
     pub netlab: Option<NetLab>,
     dir: PathBuf,
-    _temp: Option<tempfile::TempDir>,
+    /// Temp dirs removed when the cluster is dropped (its own directory, WAL directories).
+    _temps: Vec<tempfile::TempDir>,
     options: ClusterOptions,
     exe: PathBuf,
     founders: String,
@@ -313,7 +318,7 @@ impl Cluster {
     pub async fn start_with(options: ClusterOptions) -> anyhow::Result<Self> {
         let temp = tempfile::Builder::new().prefix("convoy-test-").tempdir()?;
         let mut cluster = Self::spawn_in(temp.path(), options)?;
-        cluster._temp = Some(temp);
+        cluster._temps.push(temp);
         cluster.wait_leader(START_PATIENCE).await?;
         cluster.wait_ready(START_PATIENCE).await?;
         cluster.wait_token_known(START_PATIENCE).await?;
@@ -410,7 +415,7 @@ impl Cluster {
             servers: BTreeMap::new(),
             netlab,
             dir: dir.to_path_buf(),
-            _temp: None,
+            _temps: Vec::new(),
             options,
             exe,
             founders,
@@ -422,9 +427,9 @@ impl Cluster {
         Ok(cluster)
     }
 
-    /// Keeps `temp` (the directory the cluster was spawned in) until the cluster is dropped.
+    /// Keeps `temp` (e.g. the directory the cluster was spawned in) until the cluster is dropped.
     pub fn keeping(mut self, temp: tempfile::TempDir) -> Self {
-        self._temp = Some(temp);
+        self._temps.push(temp);
         self
     }
 
@@ -456,6 +461,9 @@ impl Cluster {
         } else if self.netlab.is_some() {
             // A namespace lab's servers listen on private 10.213.x.y addresses, without tokens.
             text.push_str("insecure_no_auth = true\n");
+        }
+        if let Some(root) = &o.wal_root {
+            text.push_str(&format!("log_wal_dir = {:?}\n", root.join(id.to_string())));
         }
         if let Some(ms) = o.node_timeout_ms {
             text.push_str(&format!("node_timeout_ms = {ms}\n"));

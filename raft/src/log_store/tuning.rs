@@ -1,8 +1,11 @@
 //! How the RocksDB under the log is tuned ([`StorageTuning`]): the `logs` memtable's size, the `logs`
-//! compaction style and a cap on background (flush and compaction) writes. Every setting is safe to change
-//! between restarts of a server; none changes what is stored or how it is read.
+//! compaction style, a cap on background (flush and compaction) writes, and the directory of the
+//! write-ahead log. The first three are safe to change between restarts of a server; none changes
+//! what is stored or how it is read. The WAL directory is fixed when the data dir is created
+//! (checked at every open, see `wal_dir.rs`).
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use rocksdb::{DBCompactionStyle, Options};
@@ -63,6 +66,9 @@ pub struct StorageTuning {
     /// Cap on the bytes per second flushes and compactions write (RocksDB's rate limiter), so that they
     /// leave the disk to the WAL's fsyncs; `None`: no cap.
     pub background_io_bytes_per_sec: Option<u64>,
+    /// Where RocksDB keeps the write-ahead log (every append is fsynced there), e.g. on a disk of
+    /// its own; `None`: in the data dir. Recorded when the data dir is created and fixed after.
+    pub wal_dir: Option<PathBuf>,
 }
 
 impl Default for StorageTuning {
@@ -71,6 +77,7 @@ impl Default for StorageTuning {
             log_memtable_bytes: DEFAULT_LOG_MEMTABLE_BYTES,
             log_compaction: LogCompaction::Level,
             background_io_bytes_per_sec: None,
+            wal_dir: None,
         }
     }
 }
@@ -87,6 +94,9 @@ impl StorageTuning {
         if let Some(rate) = self.background_io_bytes_per_sec {
             // Refill every 100 ms (RocksDB's default period); fairness 10 is RocksDB's default too.
             db.set_ratelimiter(rate.min(i64::MAX as u64) as i64, 100_000, 10);
+        }
+        if let Some(dir) = &self.wal_dir {
+            db.set_wal_dir(dir);
         }
     }
 }

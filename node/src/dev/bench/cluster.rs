@@ -18,14 +18,31 @@ pub fn options(ctx: &Ctx, snapshot_every: u64) -> ClusterOptions {
         node_timeout_ms: Some(600_000),
         log_filter: ctx.args.server_log.clone(),
         extra: ctx.args.server_config.join("\n"),
+        wal_root: ctx.args.wal_root.clone(),
         bootstrap_token: Some(ctx.token.clone()),
         ..ClusterOptions::default()
     }
 }
 
-/// Starts a cluster under `dir` and waits until it has a leader and every server is ready.
-pub async fn start(dir: &Path, options: ClusterOptions) -> anyhow::Result<Cluster> {
-    let cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
+/// Starts a cluster under `dir` and waits until it has a leader and every server is ready. With a
+/// `wal_root`, the servers' WALs go into a fresh directory under it, removed with the cluster.
+pub async fn start(dir: &Path, mut options: ClusterOptions) -> anyhow::Result<Cluster> {
+    let wal_temp = match &options.wal_root {
+        Some(root) => {
+            std::fs::create_dir_all(root)
+                .with_context(|| format!("creating --wal-root {}", root.display()))?;
+            let temp = tempfile::Builder::new()
+                .prefix("convoy-wal-")
+                .tempdir_in(root)?;
+            options.wal_root = Some(temp.path().to_path_buf());
+            Some(temp)
+        }
+        None => None,
+    };
+    let mut cluster = Cluster::spawn_in(dir, options).context("starting the cluster")?;
+    if let Some(temp) = wal_temp {
+        cluster = cluster.keeping(temp);
+    }
     cluster.wait_ready(Duration::from_secs(60)).await?;
     cluster.wait_token_known(Duration::from_secs(60)).await?;
     Ok(cluster)

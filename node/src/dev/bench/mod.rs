@@ -132,6 +132,10 @@ pub struct BenchArgs {
     /// settings back to back.
     #[arg(long = "server-config", value_name = "KEY = VALUE")]
     pub server_config: Vec<String>,
+    /// Keep each server's write-ahead log under this directory (`log_wal_dir`, a fresh directory
+    /// per cluster, removed with it), e.g. on another disk, to measure what the WAL's fsyncs cost.
+    #[arg(long, value_name = "DIR")]
+    pub wal_root: Option<PathBuf>,
     /// Keep data dirs and logs here (default: a temp dir under /var/tmp, removed).
     #[arg(long)]
     pub dir: Option<PathBuf>,
