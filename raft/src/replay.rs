@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::codec;
 use crate::error::RaftError;
-use crate::log_store::{open_db, RocksLogStore};
+use crate::log_store::{open_db_tuned, wal_dir, RocksLogStore, StorageTuning};
 use crate::sm_store::SmStore;
 use crate::state_machine::StateMachine;
 
@@ -108,7 +108,12 @@ pub async fn replay<S: StateMachine>(
         dir: dir.clone(),
         reason: e.to_string(),
     };
-    let db = open_db(data_dir)?;
+    // The WAL is wherever the data dir recorded it (`log_wal_dir`); replay has no config to ask.
+    let tuning = StorageTuning {
+        wal_dir: wal_dir::recorded(data_dir)?,
+        ..StorageTuning::default()
+    };
+    let db = open_db_tuned(data_dir, &tuning)?;
     let sm_store = SmStore::<S>::open(db.clone())?;
     let applied = sm_store.applied();
     let snapshot_index = applied.last_applied_log_id().map(|id| id.index);

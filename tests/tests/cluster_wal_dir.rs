@@ -1,13 +1,13 @@
 //! Servers keeping their write-ahead logs outside their data dirs (`log_wal_dir`, as on a disk of
 //! their own): a whole cluster killed and restarted has every write, read back from those WALs;
 //! a server restarted without the setting refuses to start, saying where its WAL is, instead of
-//! starting on an empty log; with the setting back it rejoins.
+//! starting on an empty log; `convoy replay` reads it where it is; with the setting back it rejoins.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use convoy_tests::scenario::wait_resources;
-use convoy_tests::{Cluster, ClusterOptions};
+use convoy_tests::{convoy_bin, Cluster, ClusterOptions};
 use serde_json::json;
 
 /// RocksDB's WAL files (`000012.log`) in `dir`.
@@ -96,6 +96,25 @@ async fn wals_apart_from_the_data_dirs_keep_every_write_and_are_never_opened_wit
             && log.contains("log_wal_dir"),
         "the refusal names where the WAL is and the setting:\n{log}"
     );
+
+    // `convoy replay` (no config) finds the stopped server's WAL where its data dir recorded it.
+    let replay = std::process::Command::new(convoy_bin())
+        .arg("replay")
+        .arg(cluster.dir().join(format!("data/{follower}")))
+        .output()?;
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success() && stdout.contains("digest"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let last_index: u64 = stdout
+        .split("up to index ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no index in {stdout}"));
+    assert!(last_index >= 30, "every write was replayed: {stdout}");
 
     // With the setting back it starts, and the cluster's writes go on.
     std::fs::write(&config_path, &config)?;

@@ -46,8 +46,7 @@ pub(crate) fn check(data_dir: &Path, configured: Option<&Path>) -> Result<(), Ra
         return start_new(data_dir, &record, configured.as_deref())
             .map_err(|e| storage(e.to_string()));
     }
-    let recorded = read_record(&record)
-        .map_err(|e| storage(format!("cannot read {}: {e}", record.display())))?;
+    let recorded = recorded(data_dir)?;
     if recorded != configured {
         let shown = |dir: &Option<PathBuf>| match dir {
             Some(dir) => dir.display().to_string(),
@@ -72,6 +71,16 @@ pub(crate) fn check(data_dir: &Path, configured: Option<&Path>) -> Result<(), Ra
         }
     }
     Ok(())
+}
+
+/// Where `data_dir` keeps its WAL, as recorded when it was created (`None`: in the data dir), for
+/// tools that open a stopped server's data dir without its config (`convoy replay`).
+pub fn recorded(data_dir: &Path) -> Result<Option<PathBuf>, RaftError> {
+    let record = data_dir.join(WAL_DIR_FILE);
+    read_record(&record).map_err(|e| RaftError::Storage {
+        path: data_dir.display().to_string(),
+        reason: format!("cannot read {}: {e}", record.display()),
+    })
 }
 
 /// A data dir without a database yet: records where its WAL goes (removing a record a crash
