@@ -5,7 +5,7 @@ use crate::network::ClientError;
 /// What an operator does with a data dir that [`RaftError::Corrupt`] refuses (also part of
 /// [`crate::log_store::StoreError::Corrupt`]'s message).
 pub const REJOIN: &str = "stop this server, remove it from the cluster (`convoy cluster remove ID` on a healthy server), \
-delete the directory, start this server again without bootstrapping, then add it back \
+delete the directory (and the files in its log_wal_dir, if it has one), start this server again without bootstrapping, then add it back \
 (`convoy cluster add ID --raft-addr A --http-addr B`); it catches up from the leader";
 
 /// Why a proposal, read or membership change did not succeed.

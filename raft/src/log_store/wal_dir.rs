@@ -96,8 +96,8 @@ fn start_new(data_dir: &Path, record: &Path, wal_dir: Option<&Path>) -> io::Resu
     fs::create_dir_all(wal_dir)?;
     if let Some(log) = first_wal_file(wal_dir)? {
         return Err(io::Error::other(format!(
-            "log_wal_dir {} already holds a write-ahead log ({}) of another database; \
-             give every data dir a WAL directory of its own",
+            "log_wal_dir {} already holds a write-ahead log ({}) of another data dir: give every \
+             data dir a WAL directory of its own, and empty this one if its data dir was wiped",
             wal_dir.display(),
             log.display()
         )));
