@@ -33,13 +33,12 @@ pub(crate) fn check(data_dir: &Path, configured: Option<&Path>) -> Result<(), Ra
     };
     let data_abs = std::path::absolute(data_dir)
         .map_err(|e| storage(format!("cannot resolve the data dir's path: {e}")))?;
-    let configured =
-        match configured {
-            Some(dir) => Some(std::path::absolute(dir).map_err(|e| {
-                storage(format!("cannot resolve log_wal_dir {}: {e}", dir.display()))
-            })?),
-            None => None,
-        }
+    let configured = configured
+        .map(|dir| {
+            std::path::absolute(dir)
+                .map_err(|e| storage(format!("cannot resolve log_wal_dir {}: {e}", dir.display())))
+        })
+        .transpose()?
         .filter(|dir| *dir != data_abs);
     let record = data_dir.join(WAL_DIR_FILE);
     if !data_dir.join(ROCKSDB_CURRENT).exists() {
