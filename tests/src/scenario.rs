@@ -7,7 +7,7 @@ use anyhow::{bail, ensure, Context};
 use serde_json::{json, Value};
 
 use crate::eventually;
-use crate::RawClient;
+use crate::{Cluster, RawClient};
 
 /// `POST` that must succeed (2xx); returns the body.
 pub async fn post_ok(api: &RawClient, path: &str, body: Value) -> anyhow::Result<Value> {
@@ -181,4 +181,37 @@ pub async fn wait_resources(
         (names(&list) == want).then_some(())
     })
     .await
+}
+
+/// Creates resources `res-00`, `res-01`, … (`n` of them) through `api`; returns their names.
+pub async fn create_resources(api: &RawClient, n: usize) -> anyhow::Result<Vec<String>> {
+    let mut written = Vec::with_capacity(n);
+    for i in 0..n {
+        let name = format!("res-{i:02}");
+        let (status, body) = api.post("/v1/resources", &json!({"name": name})).await?;
+        ensure!(status == 201, "creating {name}: {status} {body}");
+        written.push(name);
+    }
+    Ok(written)
+}
+
+/// Kills every running server of `cluster` at once (SIGKILL), restarts them all from their data
+/// dirs, and waits until each lists exactly the resources `want`; returns the new leader.
+pub async fn kill_all_and_restart(cluster: &mut Cluster, want: &[String]) -> anyhow::Result<u64> {
+    let ids = cluster.running();
+    for id in &ids {
+        cluster.server_mut(*id).kill();
+    }
+    for id in &ids {
+        cluster.restart(*id)?;
+    }
+    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
+    for id in ids {
+        wait_resources(&cluster.server(id).client(), want, Duration::from_secs(10))
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs())
+            })?;
+    }
+    Ok(leader)
 }

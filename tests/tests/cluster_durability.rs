@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use convoy_tests::scenario::wait_resources;
+use convoy_tests::scenario::{create_resources, kill_all_and_restart, wait_resources};
 use convoy_tests::{Cluster, ClusterOptions};
 use serde_json::json;
 
@@ -12,29 +12,8 @@ async fn restarted_cluster_has_every_committed_write() -> anyhow::Result<()> {
     let mut cluster = Cluster::start(3).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     let client = cluster.server(leader).client();
-    let mut written = Vec::new();
-    for i in 0..40 {
-        let name = format!("res-{i:02}");
-        let (status, body) = client.post("/v1/resources", &json!({"name": name})).await?;
-        assert_eq!(status, 201, "{body}");
-        written.push(name);
-    }
-    for id in cluster.running() {
-        cluster.server_mut(id).kill();
-    }
-    for id in 1..=3 {
-        cluster.restart(id)?;
-    }
-    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
-    for id in cluster.running() {
-        wait_resources(
-            &cluster.server(id).client(),
-            &written,
-            Duration::from_secs(10),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs()))?;
-    }
+    let written = create_resources(&client, 40).await?;
+    let leader = kill_all_and_restart(&mut cluster, &written).await?;
     // The restarted cluster keeps accepting writes.
     let (status, _) = cluster
         .server(leader)

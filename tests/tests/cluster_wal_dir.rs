@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use convoy_tests::scenario::wait_resources;
+use convoy_tests::scenario::{create_resources, kill_all_and_restart, wait_resources};
 use convoy_tests::{convoy_bin, Cluster, ClusterOptions};
 use serde_json::json;
 
@@ -33,13 +33,7 @@ async fn wals_apart_from_the_data_dirs_keep_every_write_and_are_never_opened_wit
     let mut cluster = Cluster::start_with(options).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     let client = cluster.server(leader).client();
-    let mut written = Vec::new();
-    for i in 0..30 {
-        let name = format!("res-{i:02}");
-        let (status, body) = client.post("/v1/resources", &json!({"name": name})).await?;
-        assert_eq!(status, 201, "{body}");
-        written.push(name);
-    }
+    let written = create_resources(&client, 30).await?;
     for id in 1..=3u64 {
         let data = cluster.dir().join(format!("data/{id}"));
         assert!(
@@ -50,22 +44,7 @@ async fn wals_apart_from_the_data_dirs_keep_every_write_and_are_never_opened_wit
     }
 
     // Killed at once: the writes are only in the WALs (far below a memtable flush).
-    for id in cluster.running() {
-        cluster.server_mut(id).kill();
-    }
-    for id in 1..=3 {
-        cluster.restart(id)?;
-    }
-    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
-    for id in cluster.running() {
-        wait_resources(
-            &cluster.server(id).client(),
-            &written,
-            Duration::from_secs(10),
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("server {id} (leader {leader}): {e}\n{}", cluster.logs()))?;
-    }
+    let leader = kill_all_and_restart(&mut cluster, &written).await?;
 
     // A follower restarted with the setting gone from its config refuses to start.
     let follower = (1..=3).find(|id| *id != leader).expect("a follower");
