@@ -11,6 +11,7 @@ pub mod config_checks;
 pub mod dev;
 pub mod engine;
 pub mod leader;
+pub mod listener;
 pub mod logging;
 pub mod machine;
 pub mod measure;

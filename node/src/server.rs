@@ -125,10 +125,15 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     if args.dev {
         // The temp dir lives until the server stops, then is removed.
         let dev = crate::dev::devmode::prepare(args)?;
-        let served = run(dev.args.clone());
+        let served = serve(dev.args.clone(), Some(&dev.banner));
         drop(dev);
         return served;
     }
+    serve(args, None)
+}
+
+/// [`run`] for resolved-to-be arguments; prints `banner` once the API's address is bound.
+fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     let config = args.resolve()?;
     crate::metrics::scrape::mark_start();
     let http_addr = config.raft.http_addr.clone();
@@ -137,6 +142,11 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         Some(files) => Some((tls::server_config(files)?, Forwarder::tls(files)?)),
         None => None,
     };
+    // So is the API's address: one in use stops the server before its raft node starts.
+    let listeners = crate::listener::bind(&http_addr)?;
+    if let Some(banner) = banner {
+        println!("{banner}");
+    }
     let id = config.raft.id;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -225,13 +235,15 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
         .keep_alive(KEEP_ALIVE)
         .shutdown_timeout(5)
         .disable_signals();
-        let server = match rustls {
-            Some(rustls) => server.bind_rustls_0_23(&http_addr, rustls),
-            None => server.bind(&http_addr),
-        };
-        let server = server
-            .with_context(|| format!("cannot listen on http_addr {http_addr}"))?
-            .run();
+        let mut server = server;
+        for listener in listeners {
+            server = match &rustls {
+                Some(rustls) => server.listen_rustls_0_23(listener, rustls.clone()),
+                None => server.listen(listener),
+            }
+            .with_context(|| format!("cannot serve http_addr {http_addr}"))?;
+        }
+        let server = server.run();
         actix_web::rt::spawn(stop_on_signal(
             engine.node().clone(),
             handle.clone(),

@@ -24,10 +24,12 @@ pub struct DevServer {
     pub token_file: PathBuf,
     /// Data dir, cluster secret and token file; removed on drop.
     pub dir: tempfile::TempDir,
+    /// What to print once the server listens: the dashboard, the token and the next commands.
+    pub banner: String,
 }
 
 /// Makes the temp dir, the cluster secret and the admin token, fills `args` for a one-server cluster and
-/// prints how to use it. Refuses a non-loopback `--http-addr`: dev mode is for one machine.
+/// writes how to use it (`banner`, printed once the server listens). Refuses a non-loopback `--http-addr`: dev mode is for one machine.
 pub fn prepare(mut args: ServerArgs) -> anyhow::Result<DevServer> {
     let http = args
         .http_addr
@@ -58,12 +60,13 @@ pub fn prepare(mut args: ServerArgs) -> anyhow::Result<DevServer> {
     args.initial_cluster_state = Some("new".into());
     args.bootstrap_token_file = Some(token_file.clone());
     args.dev = false;
-    println!("{}", banner(&http, &token, &token_file, dir.path()));
+    let banner = banner(&http, &token, &token_file, dir.path());
     Ok(DevServer {
         args,
         token,
         token_file,
         dir,
+        banner,
     })
 }
 
