@@ -10,20 +10,28 @@ use socket2::{Domain, Protocol, Socket, Type};
 /// Connections the kernel queues before the server accepts them (actix's default).
 pub const BACKLOG: i32 = 2048;
 
-/// Binds every address `addr` resolves to (`localhost:7700` may be two).
+/// Binds the addresses `addr` resolves to (`localhost:7700` may be two): every one that can be
+/// bound, as actix would; an error only when none can.
 pub fn bind(addr: &str) -> anyhow::Result<Vec<TcpListener>> {
     let resolved: Vec<SocketAddr> = addr
         .to_socket_addrs()
         .with_context(|| format!("cannot listen on http_addr {addr}: it does not resolve"))?
         .collect();
-    anyhow::ensure!(
-        !resolved.is_empty(),
-        "cannot listen on http_addr {addr}: it resolves to no address"
-    );
-    resolved
-        .into_iter()
-        .map(|at| bind_one(at).with_context(|| format!("cannot listen on http_addr {addr}")))
-        .collect()
+    let mut bound = Vec::with_capacity(resolved.len());
+    let mut last_error = None;
+    for at in resolved {
+        match bind_one(at) {
+            Ok(listener) => bound.push(listener),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    match (bound.is_empty(), last_error) {
+        (false, _) => Ok(bound),
+        (true, Some(e)) => Err(e).with_context(|| format!("cannot listen on http_addr {addr}")),
+        (true, None) => {
+            anyhow::bail!("cannot listen on http_addr {addr}: it resolves to no address")
+        }
+    }
 }
 
 fn bind_one(at: SocketAddr) -> std::io::Result<TcpListener> {

@@ -132,7 +132,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     serve(args, None)
 }
 
-/// [`run`] for resolved-to-be arguments; prints `banner` once the API's address is bound.
+/// [`run`] for resolved-to-be arguments; prints `banner` once both addresses are bound.
 fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     let config = args.resolve()?;
     crate::metrics::scrape::mark_start();
@@ -144,9 +144,6 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     };
     // So is the API's address: one in use stops the server before its raft node starts.
     let listeners = crate::listener::bind(&http_addr)?;
-    if let Some(banner) = banner {
-        println!("{banner}");
-    }
     let id = config.raft.id;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -158,6 +155,9 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         .block_on(RaftNode::start(config.raft.clone()))
         .with_context(|| format!("cannot start server {id}"))?;
     tracing::info!(id, http = %http_addr, raft = %config.raft.raft_addr, "server started");
+    if let Some(banner) = banner {
+        println!("{banner}");
+    }
     let engine = Engine::new(node.clone(), rt.handle().clone());
     rt.spawn(exit_on_fatal(engine.clone()));
 

@@ -10,6 +10,6 @@ pub mod stub;
 
 pub use agent::Agent;
 pub use convoy_node::client::RawClient;
-pub use convoy_node::dev::harness::{convoy_bin, eventually, Cluster, ClusterOptions};
+pub use convoy_node::dev::harness::{convoy_bin, eventually, free_port, Cluster, ClusterOptions};
 pub use fleet::{Fleet, FleetConfig, Phase};
 pub use scenario::names;

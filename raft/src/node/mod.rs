@@ -48,6 +48,13 @@ impl<S: StateMachine> RaftNode<S> {
     /// Opens (or creates) the data dir, starts raft and the transport, and bootstraps a new
     /// cluster when configured to and the data dir was empty. A restart never bootstraps again.
     pub async fn start(config: RaftConfig) -> Result<Arc<Self>, RaftError> {
+        // The transport's address first: one in use stops the server before it opens anything.
+        let listener = tokio::net::TcpListener::bind(&config.raft_addr)
+            .await
+            .map_err(|e| RaftError::Listen {
+                addr: config.raft_addr.clone(),
+                reason: e.to_string(),
+            })?;
         let fresh = std::fs::read_dir(&config.data_dir)
             .map(|mut d| d.next().is_none())
             .unwrap_or(true);
@@ -83,12 +90,6 @@ impl<S: StateMachine> RaftNode<S> {
             snapshot_file,
         );
         let local = LocalHandler::spawn(raft.clone(), config.request_timeout * 2 / 3);
-        let listener = tokio::net::TcpListener::bind(&config.raft_addr)
-            .await
-            .map_err(|e| RaftError::Listen {
-                addr: config.raft_addr.clone(),
-                reason: e.to_string(),
-            })?;
         // Received snapshot chunks go to `tmp-recv-*` files in the snapshot directory: on this
         // file system, and removed with a crash's other leftovers when the data dir is opened.
         let server_config = ServerConfig {
