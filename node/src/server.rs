@@ -132,7 +132,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     serve(args, None)
 }
 
-/// [`run`] for resolved-to-be arguments; prints `banner` once both addresses are bound.
+/// Runs a server from `args`; prints `banner` (dev mode's) once both its addresses are bound.
 fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     let config = args.resolve()?;
     crate::metrics::scrape::mark_start();
