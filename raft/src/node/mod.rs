@@ -38,7 +38,8 @@ pub struct RaftNode<S: StateMachine> {
     applied: Arc<AppliedState<S>>,
     network: Network<SnapshotData>,
     local: LocalHandler<S>,
-    server: TransportServer,
+    /// The transport's server; taken by `shutdown`, which waits for its listener to close.
+    server: std::sync::Mutex<Option<TransportServer>>,
     /// The task that asks for snapshots when due (module `snapshot_due`).
     snapshots: tokio::task::JoinHandle<()>,
     _state: PhantomData<S>,
@@ -136,7 +137,7 @@ impl<S: StateMachine> RaftNode<S> {
             applied,
             network,
             local,
-            server,
+            server: std::sync::Mutex::new(Some(server)),
             snapshots,
             _state: PhantomData,
         }))

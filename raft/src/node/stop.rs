@@ -64,12 +64,19 @@ impl<S: StateMachine> RaftNode<S> {
         }
     }
 
-    /// Stops raft and the transport; the data dir stays consistent.
+    /// Stops raft and the transport; the data dir stays consistent. Returns once the transport's
+    /// listener is closed, so that a server started again in this process can bind its address.
     pub async fn shutdown(&self) {
         self.snapshots.abort();
-        self.server.stop();
+        let server = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(server) = &server {
+            server.stop();
+        }
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "raft shutdown");
+        }
+        if let Some(server) = server {
+            server.shutdown().await;
         }
     }
 }
