@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use convoy_raft::log_store::wal_dir::WAL_DIR_FILE;
+use convoy_raft::log_store::wal_dir::{self, WAL_DIR_FILE};
 use convoy_raft::log_store::{open_db_tuned, StorageTuning, CF_LOGS};
 use convoy_raft::RaftError;
 use rocksdb::{WriteOptions, DB};
@@ -39,10 +39,7 @@ fn entries_there(db: &DB) -> u64 {
 }
 
 fn wal_files(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension() == Some("log".as_ref()))
-        .count()
+    wal_dir::wal_files(dir).unwrap().len()
 }
 
 /// A data dir created with its WAL in `wal`, holding `ENTRIES` unflushed entries.

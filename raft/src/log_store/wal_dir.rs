@@ -93,7 +93,7 @@ fn start_new(data_dir: &Path, record: &Path, wal_dir: Option<&Path>) -> io::Resu
         };
     };
     fs::create_dir_all(wal_dir)?;
-    if let Some(log) = first_wal_file(wal_dir)? {
+    if let Some(log) = wal_files(wal_dir)?.first() {
         return Err(io::Error::other(format!(
             "log_wal_dir {} already holds a write-ahead log ({}) of another data dir: give every \
              data dir a WAL directory of its own, and empty this one if its data dir was wiped",
@@ -119,16 +119,17 @@ fn read_record(record: &Path) -> io::Result<Option<PathBuf>> {
     }
 }
 
-/// A RocksDB WAL file (digits, then `.log`: `000012.log`) in `dir`, if there is one.
-fn first_wal_file(dir: &Path) -> io::Result<Option<PathBuf>> {
+/// The RocksDB WAL files (digits, then `.log`: `000012.log`) in `dir`.
+pub fn wal_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
         let numbered = path
             .file_stem()
             .is_some_and(|stem| !stem.is_empty() && stem.as_bytes().iter().all(u8::is_ascii_digit));
         if numbered && path.extension() == Some(OsStr::new("log")) {
-            return Ok(Some(path));
+            found.push(path);
         }
     }
-    Ok(None)
+    Ok(found)
 }
