@@ -1,4 +1,4 @@
-//! convoy-actors: the deployment domain as a pure, deterministic core, and the leader-side actors.
+//! convoy-actors: the leader-side actors that drive the deployment domain (`convoy-domain`, re-exported as `domain`).
 #![warn(missing_docs)]
-pub mod domain;
+pub use convoy_domain as domain;
 pub mod leader;

@@ -17,7 +17,7 @@ use std::ops::{Index, IndexMut};
 use std::slice;
 use std::sync::Arc;
 
-use super::cow::own;
+use crate::cow::own;
 
 /// Bytes of items per chunk: the first write to a chunk after a snapshot copies (clones) this much.
 pub const CHUNK_BYTES: usize = 8192;

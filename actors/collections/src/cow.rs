@@ -143,7 +143,7 @@ impl<K: Ord + Clone, V: Clone> CowMap<K, V> {
 /// containers here (`CowMap`'s values, `ChunkedVec`'s groups and chunks), which never hand out a `Weak`, so a
 /// strong count of 1 under `&mut` means unshared.
 #[inline(always)]
-pub(super) fn own<V: Clone>(shared: &mut Arc<V>) -> &mut V {
+pub fn own<V: Clone>(shared: &mut Arc<V>) -> &mut V {
     if Arc::strong_count(shared) != 1 {
         unshare(shared);
     }

@@ -5,7 +5,7 @@
 //! instructions of under callgrind (`--collect-atstart=no --toggle-collect='*timed_applies*'`), which a loaded
 //! machine does not disturb. See docs/BENCHMARKS.md.
 
-use convoy_actors::domain::*;
+use convoy_domain::*;
 use criterion::{criterion_group, Criterion, Throughput};
 use std::collections::BTreeMap;
 use std::hint::black_box;

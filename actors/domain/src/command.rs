@@ -1,14 +1,14 @@
 //! Commands (everything the API can write, plus the leader's `MarkInactive` and `Tick`) and their responses.
 
-use super::group_deployment::{GroupStatus, StepItem};
-use super::ids::{Actor, DeploymentId, GroupDeploymentId};
-use super::model::{Artifact, Dependency, Member, Mode, NodeReport};
-use super::policy::{Change, Policy, PolicyPatch};
-use super::pulse::PulseAnswer;
-use super::status::Status;
-use super::strategy::{Completion, Strategy};
-use super::threshold::FailedNodes;
-use super::tokens::{Role, SecretHash};
+use crate::deployment::pulse::PulseAnswer;
+use crate::entities::group_deployment::{GroupStatus, StepItem};
+use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeReport};
+use crate::entities::policy::{Change, Policy, PolicyPatch};
+use crate::entities::tokens::{Role, SecretHash};
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
+use crate::values::status::Status;
+use crate::values::strategy::{Completion, Strategy};
+use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

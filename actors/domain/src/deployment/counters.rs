@@ -2,7 +2,7 @@
 //! finished nodes, the rollback cursor, and the healthy watches. Each is a run of consecutive `Deployment` fields it replaced, in
 //! the same order, so snapshots keep their bytes (bincode writes a struct's fields one after another).
 
-use super::ids::Timestamp;
+use crate::values::ids::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

@@ -1,5 +1,5 @@
-use crate::domain::testkit::Kit;
-use crate::domain::{Deployment, FailedNodes, Strategy};
+use crate::testing::Kit;
+use crate::{Deployment, FailedNodes, Strategy};
 
 /// `d` encoded the way it was before its counters were grouped: every field flat, in declaration order, the
 /// watches as the plain set they were.

@@ -1,12 +1,17 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
-use super::chunked::ChunkedVec;
-use super::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
-use super::errors::DomainError;
-use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use super::seen::Seen;
-use super::status::{self, PausedBy, Status};
-use super::strategy::Settings;
+pub mod counters;
+pub mod progress;
+pub mod pulse;
+pub mod seen;
+
+use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
+use crate::deployment::seen::Seen;
+use crate::errors::DomainError;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use crate::values::status::{self, PausedBy, Status};
+use crate::values::strategy::Settings;
+use convoy_collections::chunked::ChunkedVec;
 use serde::{Deserialize, Serialize};
 
 /// A node's state inside one deployment (API.md: `pending` ... `rolled_back`).

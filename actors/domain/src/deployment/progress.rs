@@ -3,13 +3,13 @@
 //! Every step touches one node position and O(1) counters (plus O(log n) for watches), so a node report costs
 //! O(log n) and never scans the node set. Admission walks cursors over the fixed order; each node is passed once.
 
-use super::deployment::{Deployment, EventKind, NodePhase};
-use super::errors::DomainError;
-use super::ids::{Actor, Timestamp};
-use super::model::NodeResource;
-use super::seen::{Fact, Seen};
-use super::status::{PausedBy, Status};
-use super::strategy::{Plan, Strategy};
+use crate::deployment::seen::{Fact, Seen};
+use crate::deployment::{Deployment, EventKind, NodePhase};
+use crate::entities::model::NodeResource;
+use crate::errors::DomainError;
+use crate::values::ids::{Actor, Timestamp};
+use crate::values::status::{PausedBy, Status};
+use crate::values::strategy::{Plan, Strategy};
 
 fn clip(s: &str) -> String {
     s.chars().take(200).collect()

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn rolling(iw: u32, dw: u32) -> impl FnOnce(&mut DeploymentSpec) {
     move |s| {
@@ -99,13 +99,13 @@ fn retries_count_distinct_failures() {
     k.failed(0);
     k.failed(0);
     assert_eq!(k.d(id).nodes[0].failures, 1);
-    k.report(0, Some(1), &[(2, vp(false, None))]);
+    k.report(0, Some(1), &[(2, vp(true, false, None))]);
     k.failed(0);
     assert_eq!(
         (k.d(id).nodes[0].failures, k.phases(id)[0]),
         (2, NodePhase::Installing)
     );
-    k.report(0, Some(1), &[(2, vp(false, None))]);
+    k.report(0, Some(1), &[(2, vp(true, false, None))]);
     k.failed(0);
     assert_eq!(
         (k.phases(id)[0], k.d(id).status),
@@ -122,7 +122,7 @@ fn unhealthy_during_watch_is_a_failure() {
     });
     k.installed(0);
     assert_eq!(k.phases(id), vec![NodePhase::Watching]);
-    let mut sick = vp(true, None);
+    let mut sick = vp(true, true, None);
     sick.healthy = Some(false);
     k.report(0, Some(2), &[(2, sick)]);
     assert_eq!(k.d(id).status, Status::Failed);
@@ -233,10 +233,10 @@ fn rollback_restores_from_versions_in_reverse_with_the_window() {
     assert_eq!(k.flags(4).0, vec![1, 2]);
     let t = k.s.targets("c-2")["r"];
     assert_eq!((t.version, t.install), (1, true));
-    k.report(2, Some(1), &[(1, vp(true, None))]);
+    k.report(2, Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(k.flags(4).0, vec![0, 1]);
-    k.report(1, Some(1), &[(1, vp(true, None))]);
-    k.report(0, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
+    k.report(0, Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(k.d(id).status, Status::RolledBack);
 }
 
@@ -257,12 +257,20 @@ fn a_node_counted_back_mid_install_is_rolled_back_again_when_it_lands_on_the_new
         !k.s.targets("c-3")["r"].install,
         "no third install in a window of 2"
     );
-    k.report(1, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+    k.report(
+        1,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
     assert_eq!(k.phases(id)[3], NodePhase::RollingBack);
     let t = k.s.targets("c-3")["r"];
     assert_eq!((t.version, t.install), (1, true));
     for i in [3, 2, 0] {
-        k.report(i, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+        k.report(
+            i,
+            Some(1),
+            &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+        );
     }
     assert_eq!(k.d(id).status, Status::RolledBack);
 }
@@ -289,7 +297,11 @@ fn a_late_install_during_rollback_waits_for_a_slot_of_the_window() {
         "the install window of 1 holds during the rollback"
     );
     assert_eq!(k.phases(id)[2], NodePhase::RolledBack, "c-2 waits");
-    k.report(1, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+    k.report(
+        1,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
     assert_eq!(
         k.phases(id)[2],
         NodePhase::RollingBack,
@@ -301,8 +313,16 @@ fn a_late_install_during_rollback_waits_for_a_slot_of_the_window() {
         Status::RolledBack,
         "not done while c-2 runs version 2"
     );
-    k.report(2, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
-    k.report(0, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+    k.report(
+        2,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    k.report(
+        0,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
     assert_eq!(k.d(id).status, Status::RolledBack);
 }
 
@@ -325,7 +345,10 @@ fn failure_while_rolling_back_fails_the_deployment() {
     k.report(
         0,
         Some(2),
-        &[(1, vp(true, Some("cannot restore"))), (2, vp(true, None))],
+        &[
+            (1, vp(true, true, Some("cannot restore"))),
+            (2, vp(true, true, None)),
+        ],
     );
     assert_eq!(k.d(id).status, Status::Failed);
     assert!(k

@@ -1,17 +1,17 @@
 //! Coordinated deployments (DEPLOYMENTS.md §7) and every time-based rule: pulse deadline, healthy watch, timeout.
 //!
 //! How a leader uses this: after `apply`, its per-deployment actor arms one timer at
-//! [`ClusterState::deployment_deadline`](super::ClusterState::deployment_deadline) and proposes
+//! [`ClusterState::deployment_deadline`](crate::ClusterState::deployment_deadline) and proposes
 //! `Command::TickDeployment` for its deployment when it fires. A NEW leader first calls
-//! [`ClusterState::rearm_pulses`](super::ClusterState::rearm_pulses) with its own clock: every id returned has a
+//! [`ClusterState::rearm_pulses`](crate::ClusterState::rearm_pulses) with its own clock: every id returned has a
 //! pulse deadline (computed from the replicated `last_pulse_at`) that has already passed, so their actors tick at
 //! once, which blocks them (AWAITING_PULSE,
 //! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
-use super::deployment::Deployment;
-use super::ids::{Actor, Timestamp};
-use super::status::{PausedBy, Status};
+use crate::deployment::Deployment;
+use crate::values::ids::{Actor, Timestamp};
+use crate::values::status::{PausedBy, Status};
 use serde::{Deserialize, Serialize};
 
 /// Answer to a pulse.

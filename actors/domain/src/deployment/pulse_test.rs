@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn coordinated(k: &mut Kit) -> DeploymentId {
     k.start_with(|s| s.pulse_interval_ms = Some(1_000))

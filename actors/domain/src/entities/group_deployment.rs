@@ -1,9 +1,9 @@
 //! A group deployment as replicated: its steps of (consumer, resource, version) items, the running step and
 //! its status. Planning and driving the steps are in `group` (`plan_group`, `Groups`).
 
-use super::cow::CowMap;
-use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use super::policy::Policy;
+use crate::entities::policy::Policy;
+use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use convoy_collections::cow::CowMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

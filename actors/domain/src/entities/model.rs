@@ -1,9 +1,9 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
-use super::chunked::ChunkedVec;
-use super::ids::{Actor, DeploymentId, Timestamp};
-use super::policy::Policy;
-use super::vecmap::{OneInline, VecMap, VecSet};
+use crate::entities::policy::Policy;
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use convoy_collections::chunked::ChunkedVec;
+use convoy_collections::vecmap::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

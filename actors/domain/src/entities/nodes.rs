@@ -15,9 +15,9 @@
 //! 4 to 8 MB at 1M nodes, about a millisecond) — once per snapshot, while reports, which never add a node after
 //! the first, never copy it.
 
-use super::chunked::ChunkedVec;
-use super::ids::DeploymentId;
-use super::model::NodeState;
+use crate::entities::model::NodeState;
+use crate::values::ids::DeploymentId;
+use convoy_collections::chunked::ChunkedVec;
 use imbl::OrdMap;
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeMap, Serializer};

@@ -2,10 +2,10 @@
 //! deployment's settings are resolved from it (start → subscription → safe defaults), and field-by-field
 //! changes to it (`PATCH`).
 
-use super::errors::DomainError;
-use super::strategy::default_strategy;
-use super::strategy::{Completion, Settings, Strategy};
-use super::threshold::FailedNodes;
+use crate::errors::DomainError;
+use crate::values::strategy::default_strategy;
+use crate::values::strategy::{Completion, Settings, Strategy};
+use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
 /// The settings of the deployments of a subscription; `None` = not set here (the next level decides).

@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::ErrorKind;
+use crate::ErrorKind;
 
 fn rolling(i: u32, d: u32) -> Strategy {
     Strategy::Rolling {

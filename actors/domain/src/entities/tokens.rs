@@ -1,8 +1,8 @@
 //! API tokens: who may call the HTTP API and with which role. Only a sha256 hash of each secret is kept
 //! (hashing happens on the server that receives the secret); lookups compare hashes in constant time.
 
-use super::errors::{DomainError, Entity};
-use super::ids::{Actor, Timestamp, RESERVED_ACTOR_NAMES};
+use crate::errors::{DomainError, Entity};
+use crate::values::ids::{Actor, Timestamp, RESERVED_ACTOR_NAMES};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

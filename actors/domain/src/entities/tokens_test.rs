@@ -2,7 +2,7 @@
 //! actors are written in JSON and in snapshots.
 
 use super::*;
-use crate::domain::{ClusterState, Command, ErrorKind};
+use crate::{ClusterState, Command, ErrorKind};
 
 fn hash(byte: u8) -> SecretHash {
     [byte; HASH_LEN]
@@ -270,7 +270,7 @@ fn constant_time_equality_is_equality() {
 
 #[test]
 fn a_token_name_is_recorded_as_by_on_start_and_user_operations() {
-    use crate::domain::testkit::{pause, Kit};
+    use crate::testing::{pause, Kit};
     let mut k = Kit::new(2);
     let ops = Actor::Token("ops".into());
     let id = k.start_with(|spec| spec.by = ops.clone());

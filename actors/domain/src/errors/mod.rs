@@ -1,9 +1,11 @@
 //! Domain errors: every refusal names the thing and the value; `kind()` maps them to 404/409/400.
 
-pub use super::ids::Entity;
-use super::ids::UnknownId;
-pub use super::invalid::{clip, quote, Invalid};
-use super::status::{Status, TransitionRefused};
+pub mod ranges;
+
+pub use crate::values::ids::Entity;
+use crate::values::ids::UnknownId;
+pub use crate::values::invalid::{clip, quote, Invalid};
+use crate::values::status::{Status, TransitionRefused};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

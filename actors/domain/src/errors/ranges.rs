@@ -1,6 +1,6 @@
 //! Ordinal ranges such as `0-1,5` narrowing a deployment's node set (canaries).
 
-use super::errors::{clip, quote, DomainError};
+use crate::errors::{clip, quote, DomainError};
 use std::collections::BTreeSet;
 
 /// Parses `"0-1,5"` into the set of ordinals, refusing ranges outside `0..count`. The cost is
@@ -52,7 +52,7 @@ pub fn parse_ranges(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ErrorKind;
+    use crate::ErrorKind;
 
     #[test]
     fn parses_ranges_and_singles() {

@@ -11,8 +11,8 @@
 //! [`Forget`] is the family's handler: it borrows the node table only, and reports how many nodes it
 //! removed. Which nodes are forgettable now is a query (`ClusterState::forgettable_nodes`, `queries.rs`).
 
-use super::model::NodeState;
-use super::nodes::NodeTable;
+use crate::entities::model::NodeState;
+use crate::entities::nodes::NodeTable;
 
 /// A node the state no longer needs: in no consumer and no active deployment.
 pub(crate) fn forgettable(n: &NodeState) -> bool {

@@ -2,8 +2,8 @@
 //! agree byte for byte, and a forgotten node that reports again is a new node.
 
 use super::forgettable;
-use crate::domain::testkit::{abort, vp, Kit};
-use crate::domain::{Actor, ClusterState, Command, DeploymentId, NodeState, Response};
+use crate::testing::{abort, vp, Kit};
+use crate::{Actor, ClusterState, Command, DeploymentId, NodeState, Response};
 
 fn leave(k: &mut Kit, nodes: &[&str]) {
     k.ok(Command::UpdateConsumerNodes {
@@ -72,7 +72,7 @@ fn replicas_and_a_restored_state_forget_identically() {
     assert_eq!(a.s.snapshot_bytes(), b.s.snapshot_bytes());
     // Both go on applying alike: c-4 reports, then is forgotten; c-2 comes back as a new node.
     for k in [&mut a, &mut b] {
-        k.report(4, Some(2), &[(2, vp(true, None))]);
+        k.report(4, Some(2), &[(2, vp(true, true, None))]);
         assert_eq!(forget(k, &["c-4"]), 1);
         k.ok(Command::UpdateConsumerNodes {
             name: "c".into(),

@@ -8,20 +8,20 @@
 //! settled there and reported in `Cx`, and `apply` drives its group again (`ClusterState::settle`).
 //! Planning is a pure read ([`plan_group`]) over the selection and the deployments.
 
-use super::command::{DeploymentSpec, Response};
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::errors::{DomainError, Entity};
-use super::group_deployment::{GroupDeployment, GroupStatus, StepItem};
-use super::ids::{Actor, DeploymentId, GroupDeploymentId};
-use super::model::{Consumer, Group, Resource};
-use super::nodes::NodeTable;
-use super::policy::Policy;
-use super::selection::Selection;
-use super::settle::Cx;
-use super::starts::Starts;
-use super::status::Status;
-use super::subscriptions::Holds;
+use crate::command::{DeploymentSpec, Response};
+use crate::deployment::Deployment;
+use crate::entities::group_deployment::{GroupDeployment, GroupStatus, StepItem};
+use crate::entities::model::{Consumer, Group, Resource};
+use crate::entities::nodes::NodeTable;
+use crate::entities::policy::Policy;
+use crate::errors::{DomainError, Entity};
+use crate::families::selection::Selection;
+use crate::families::settle::Cx;
+use crate::families::starts::Starts;
+use crate::families::subscriptions::Holds;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
+use crate::values::status::Status;
+use convoy_collections::cow::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 struct Vertex {

@@ -5,11 +5,11 @@
 //! command changes) and reports the deployments of the running step ([`GroupAborted`]); `apply` settles
 //! them (`touch`) and records in the outcome that the group deployment ended.
 
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::errors::{DomainError, Entity};
-use super::group_deployment::{GroupDeployment, GroupStatus};
-use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use crate::deployment::Deployment;
+use crate::entities::group_deployment::{GroupDeployment, GroupStatus};
+use crate::errors::{DomainError, Entity};
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use convoy_collections::cow::CowMap;
 
 /// `AbortGroupDeployment`, over the maps it touches.
 pub(crate) struct GroupAbort<'a> {

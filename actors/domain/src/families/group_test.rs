@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 fn setup() -> Kit {
@@ -56,7 +56,7 @@ fn installed_members_are_left_out_and_satisfy_dependencies() {
     let rr = ResourceReport {
         interested: None,
         current: Some(1),
-        versions: [(1, vp(true, None))].into(),
+        versions: [(1, vp(true, true, None))].into(),
         removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
@@ -111,7 +111,7 @@ fn versions_must_name_member_resources_and_one_run_at_a_time() {
 #[test]
 fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
     use super::Groups;
-    use crate::domain::settle::Cx;
+    use crate::families::settle::Cx;
     let k = setup();
     let mut group_deployments = k.s.group_deployment_map().clone();
     let mut consumers = k.s.consumer_map().clone();

@@ -6,12 +6,12 @@
 //! one), so it borrows the deployments and reads the active set, and reports which deployment it
 //! changed; `ClusterState::apply` settles it (`touch`: unregisters it when it became terminal).
 
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::errors::{check_message, DomainError, Entity};
-use super::ids::{Actor, DeploymentId, Timestamp};
-use super::pulse::PulseAnswer;
-use super::status::Status;
+use crate::deployment::pulse::PulseAnswer;
+use crate::deployment::Deployment;
+use crate::errors::{check_message, DomainError, Entity};
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use crate::values::status::Status;
+use convoy_collections::cow::CowMap;
 use std::collections::BTreeSet;
 
 /// A user operation on a deployment.

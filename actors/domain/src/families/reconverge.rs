@@ -6,14 +6,14 @@
 //! Pure reads decide ([`Reconverge::follow_up`], over borrowed maps); `reconcile` (starts.rs) starts what
 //! they return.
 
-use super::cow::CowMap;
-use super::deployment::{Deployment, NodePhase};
-use super::group_deployment::{held_by_group, GroupDeployment};
-use super::ids::{DeploymentId, GroupDeploymentId};
-use super::model::{Consumer, Mode, Subscription};
-use super::retention::is_pruned;
-use super::selection::Selection;
-use super::status::Status;
+use crate::deployment::{Deployment, NodePhase};
+use crate::entities::group_deployment::{held_by_group, GroupDeployment};
+use crate::entities::model::{Consumer, Mode, Subscription};
+use crate::families::retention::is_pruned;
+use crate::families::selection::Selection;
+use crate::values::ids::{DeploymentId, GroupDeploymentId};
+use crate::values::status::Status;
+use convoy_collections::cow::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a node is in a follow-up deployment.

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn rolling(i: u32, d: u32) -> Strategy {
     Strategy::Rolling {
@@ -58,7 +58,7 @@ fn a_node_silent_during_the_rollout_gets_a_follow_up_with_the_subscriptions_poli
     assert_eq!(k.s.targets("c-2").get("r").map(|t| t.version), Some(1));
 
     // Back: a follow-up of version 2 for it alone, with the subscription's strategy.
-    k.report(2, Some(1), &[(1, vp(true, None))]);
+    k.report(2, Some(1), &[(1, vp(true, true, None))]);
     let follow = active(&k).expect("a follow-up deployment");
     assert_ne!(follow, first);
     assert_eq!(node_ids(&k, follow), vec!["c-2"]);
@@ -128,7 +128,7 @@ fn returned_and_joined_nodes_share_one_follow_up_in_the_consumers_order() {
     inactive(&mut k, "c-1");
     inactive(&mut k, "c-3");
     // Marked inactive before the deployment ended: skipped. Node 1 is back before the end.
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     k.installed(0);
     k.installed(2);
     assert_eq!(k.d(first).status, Status::RolledForward);
@@ -136,7 +136,7 @@ fn returned_and_joined_nodes_share_one_follow_up_in_the_consumers_order() {
     assert_eq!(node_ids(&k, follow), vec!["c-1"]);
     k.installed(1);
     // Node 3 returns after node 1's follow-up: it was not in that one, so it "returned".
-    k.report(3, Some(1), &[(1, vp(true, None))]);
+    k.report(3, Some(1), &[(1, vp(true, true, None))]);
     let again = active(&k).expect("node 3 is back");
     assert_eq!(node_ids(&k, again), vec!["c-3"]);
     assert_eq!(
@@ -163,7 +163,7 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
     // It still says version 2 failed: left to a person, no deployment that would fail at once.
     assert_eq!(active(&k), None);
     // It reports version 2 gone (reinstalled, cleaned up): followed up.
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     let follow = active(&k).expect("a follow-up for the failed node");
     assert_eq!(
         created(&k, follow).0,
@@ -173,7 +173,7 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
     k.failed(1);
     assert_eq!(k.d(follow).status, Status::RolledForward);
     assert_eq!(active(&k), None);
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(
         active(&k),
         None,
@@ -190,11 +190,11 @@ fn no_follow_up_after_an_abort_or_on_a_weak_subscription() {
     k.installed(0);
     assert_eq!(k.d(first).status, Status::RolledForward);
     // A person aborts the follow-up of the returned node: nothing starts it again.
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     let follow = active(&k).expect("follow-up");
     k.op(abort, follow).unwrap();
     assert_eq!(active(&k), None);
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(active(&k), None);
 
     let mut k = Kit::new(2);
@@ -206,7 +206,7 @@ fn no_follow_up_after_an_abort_or_on_a_weak_subscription() {
         policy: Policy::default(),
     });
     inactive(&mut k, "c-1");
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     assert!(k.s.deployment_map().is_empty());
 }
 

@@ -5,11 +5,11 @@
 //! published version may change selections, so `apply` reconciles after it. Changing a consumer's node
 //! list and node reports move nodes out of running deployments, so they live in `reports.rs`.
 
-use super::cow::CowMap;
-use super::errors::{check_message, check_name, DomainError, Entity};
-use super::ids::Timestamp;
-use super::model::{Artifact, Consumer, Dependency, Group, Member, Resource, Version};
-use super::nodes::NodeTable;
+use crate::entities::model::{Artifact, Consumer, Dependency, Group, Member, Resource, Version};
+use crate::entities::nodes::NodeTable;
+use crate::errors::{check_message, check_name, DomainError, Entity};
+use crate::values::ids::Timestamp;
+use convoy_collections::cow::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `CreateResource`, `PublishVersion`, `CreateConsumer` and `CreateGroup`, over the maps they touch.

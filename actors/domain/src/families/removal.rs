@@ -7,12 +7,12 @@
 //! there is nothing for `apply` to settle: each answers `Ok(())` or refuses. Marking and unmarking a
 //! node's removals are free functions here, also called when a consumer's nodes or subscriptions change.
 
-use super::cow::CowMap;
-use super::errors::{DomainError, Entity};
-use super::group_deployment::{GroupDeployment, GroupStatus};
-use super::ids::GroupDeploymentId;
-use super::model::{Consumer, Group};
-use super::nodes::NodeTable;
+use crate::entities::group_deployment::{GroupDeployment, GroupStatus};
+use crate::entities::model::{Consumer, Group};
+use crate::entities::nodes::NodeTable;
+use crate::errors::{DomainError, Entity};
+use crate::values::ids::GroupDeploymentId;
+use convoy_collections::cow::CowMap;
 
 /// `Unsubscribe`, `DeleteConsumer` and `DeleteGroup`, over the maps they touch.
 pub(crate) struct Removal<'a> {

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 fn subscribe(k: &mut Kit, consumer: &str) {
@@ -101,7 +101,7 @@ fn lost_interest_uninstalls() {
     let rr = ResourceReport {
         interested: Some(false),
         current: Some(1),
-        versions: BTreeMap::from([(1, vp(true, None))]),
+        versions: BTreeMap::from([(1, vp(true, true, None))]),
         removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
@@ -166,7 +166,7 @@ fn a_rollback_of_a_node_with_no_previous_version_uninstalls_it() {
     let id = k.start_with(|_| {});
     let rr = ResourceReport {
         current: Some(2),
-        versions: BTreeMap::from([(2, vp(true, None))]),
+        versions: BTreeMap::from([(2, vp(true, true, None))]),
         ..ResourceReport::default()
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
@@ -179,7 +179,7 @@ fn a_rollback_of_a_node_with_no_previous_version_uninstalls_it() {
     assert_eq!(target(&k, 2), Some(Target::uninstall(2)));
     assert_eq!(k.d(id).nodes[2].phase, NodePhase::RollingBack);
     removed(&mut k, 2);
-    k.report(1, Some(1), &[(1, vp(true, None))]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(k.d(id).status, Status::RolledBack);
     let events = k.s.deployment(id).unwrap().events;
     assert!(events.iter().any(|e| e.node.as_deref() == Some("c-2")

@@ -10,19 +10,19 @@
 //! which deployments that node is in. So the handler settles each deployment it changes itself, over what
 //! it borrows; `apply` then drives the group deployments of those that ended (`Cx::ended`).
 
-use super::command::Response;
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::errors::{check_name, DomainError, Entity};
-use super::ids::DeploymentId;
-use super::model::{Consumer, NodeReport, VersionProgress};
-use super::nodes::NodeTable;
-use super::progress::{failure_reason, seen_bits};
-use super::registry::check_node_list;
-use super::removal::{mark_removal, unmark_removal};
-use super::seen::{Fact, Seen};
-use super::settle::{Cx, Ending};
-use super::vecmap::VecMap;
+use crate::command::Response;
+use crate::deployment::progress::{failure_reason, seen_bits};
+use crate::deployment::seen::{Fact, Seen};
+use crate::deployment::Deployment;
+use crate::entities::model::{Consumer, NodeReport, VersionProgress};
+use crate::entities::nodes::NodeTable;
+use crate::errors::{check_name, DomainError, Entity};
+use crate::families::registry::check_node_list;
+use crate::families::removal::{mark_removal, unmark_removal};
+use crate::families::settle::{Cx, Ending};
+use crate::values::ids::DeploymentId;
+use convoy_collections::cow::CowMap;
+use convoy_collections::vecmap::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What one node report means for one deployment the node is in: the typed summary `report_nodes` builds

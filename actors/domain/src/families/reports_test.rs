@@ -2,9 +2,9 @@
 //! by the handler before the next report of the same batch is read.
 
 use super::Reports;
-use crate::domain::settle::Cx;
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::families::settle::Cx;
+use crate::testing::*;
+use crate::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Node `node` reports version 2 of `r` installed and running.
@@ -12,7 +12,7 @@ fn installed(node: &str) -> NodeReport {
     let rr = ResourceReport {
         interested: None,
         current: Some(2),
-        versions: BTreeMap::from([(1, vp(true, None)), (2, vp(true, None))]),
+        versions: BTreeMap::from([(1, vp(true, true, None)), (2, vp(true, true, None))]),
         removed: false,
     };
     NodeReport {

@@ -9,10 +9,10 @@
 //!
 //! [`Retention`] is the family's handler: it borrows the deployments only, and reports how many it pruned.
 
-use super::chunked::ChunkedVec;
-use super::cow::CowMap;
-use super::deployment::{Deployment, Event, EventKind};
-use super::ids::{Actor, DeploymentId, Timestamp};
+use crate::deployment::{Deployment, Event, EventKind};
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use convoy_collections::chunked::ChunkedVec;
+use convoy_collections::cow::CowMap;
 
 /// Whether `d` was pruned.
 pub fn is_pruned(d: &Deployment) -> bool {

@@ -1,8 +1,8 @@
 //! Retention: which deployments `Prune` strips, what it keeps, and that replicas agree.
 
 use super::*;
-use crate::domain::testkit::Kit;
-use crate::domain::{ClusterState, Command, Response, Status};
+use crate::testing::Kit;
+use crate::{ClusterState, Command, Response, Status};
 
 /// A kit whose fleet of 3 nodes went through `n` finished deployments (aborted at once), each
 /// ending one ms after the previous one.

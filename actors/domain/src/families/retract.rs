@@ -5,11 +5,11 @@
 //! resources, the deployments) and the active set it reads, and reports what happened ([`Retracted`]);
 //! `ClusterState::apply` settles the stopped deployments and the reconciliation.
 
-use super::cow::CowMap;
-use super::deployment::{Deployment, EventKind};
-use super::errors::{check_message, DomainError, Entity};
-use super::ids::{Actor, DeploymentId, Timestamp};
-use super::model::{Resource, Retraction, Version};
+use crate::deployment::{Deployment, EventKind};
+use crate::entities::model::{Resource, Retraction, Version};
+use crate::errors::{check_message, DomainError, Entity};
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use convoy_collections::cow::CowMap;
 use std::collections::BTreeSet;
 
 /// "version 3 of app retracted by ci: broken TLS config" (the message clipped by `check_message`).

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn retract(k: &mut Kit, version: u64) {
     k.ok(Command::RetractVersion {
@@ -75,7 +75,11 @@ fn a_strong_subscription_on_a_retracted_version_is_deployed_to_the_newest_allowe
     );
     assert_eq!(k.flags(2).0, vec![0, 1], "both nodes are sent version 1");
     for i in 0..2 {
-        k.report(i, Some(1), &[(1, vp(true, None)), (2, vp(true, None))]);
+        k.report(
+            i,
+            Some(1),
+            &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+        );
     }
     assert_eq!(k.d(back).status, Status::RolledForward);
     assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(1));

@@ -10,9 +10,9 @@
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
 //! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
-use super::cow::CowMap;
-use super::model::{Consumer, Dependency, Group, Resource};
-use super::nodes::NodeTable;
+use crate::entities::model::{Consumer, Dependency, Group, Resource};
+use crate::entities::nodes::NodeTable;
+use convoy_collections::cow::CowMap;
 
 /// The selection rules, reading the maps they depend on.
 #[derive(Clone, Copy)]

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn other(k: &mut Kit) {
     k.ok(Command::CreateResource { name: "lib".into() });
@@ -33,7 +33,7 @@ fn newest_pin_and_dependency_invariant_in_priority_order() {
     let rr = ResourceReport {
         interested: None,
         current: Some(2),
-        versions: [(2, vp(true, None))].into(),
+        versions: [(2, vp(true, true, None))].into(),
         removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {

@@ -2,14 +2,14 @@
 //! ([`Cx`]) and ending a deployment ([`Ending::touch`]). The families that may end or start a deployment
 //! mid-command (`reports`, `starts`, `group`) and `ClusterState::apply` share them.
 
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::ids::{DeploymentId, Timestamp};
-use super::model::Consumer;
-use super::nodes::NodeTable;
-use super::outcome::Outcome;
-use super::status::Status;
-use super::subscriptions::Holds;
+use crate::deployment::Deployment;
+use crate::entities::model::Consumer;
+use crate::entities::nodes::NodeTable;
+use crate::families::subscriptions::Holds;
+use crate::values::ids::{DeploymentId, Timestamp};
+use crate::values::outcome::Outcome;
+use crate::values::status::Status;
+use convoy_collections::cow::CowMap;
 use std::collections::BTreeSet;
 
 /// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,

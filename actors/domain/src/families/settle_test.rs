@@ -2,8 +2,8 @@
 //! changed; a terminal one leaves every map that registers it, once.
 
 use super::{Cx, Ending};
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 #[test]
 fn an_active_deployment_is_only_noted_and_a_terminal_one_unregistered_once() {

@@ -10,20 +10,20 @@
 //! what it borrows, and reports it in `Cx` (`ended`, `reconcile`, the outcome) for `apply` to drive its
 //! group deployment and reconcile again.
 
-use super::command::{DeploymentSpec, Response};
-use super::cow::CowMap;
-use super::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
-use super::errors::{check_message, DomainError, Entity};
-use super::group_deployment::{held_by_group, GroupDeployment};
-use super::ids::{Actor, DeploymentId, GroupDeploymentId};
-use super::model::{Consumer, Group, Mode, Resource};
-use super::nodes::NodeTable;
-use super::ranges::parse_ranges;
-use super::reconverge::Reconverge;
-use super::selection::Selection;
-use super::settle::{Cx, Ending};
-use super::strategy::Settings;
-use super::subscriptions::Holds;
+use crate::command::{DeploymentSpec, Response};
+use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
+use crate::entities::group_deployment::{held_by_group, GroupDeployment};
+use crate::entities::model::{Consumer, Group, Mode, Resource};
+use crate::entities::nodes::NodeTable;
+use crate::errors::ranges::parse_ranges;
+use crate::errors::{check_message, DomainError, Entity};
+use crate::families::reconverge::Reconverge;
+use crate::families::selection::Selection;
+use crate::families::settle::{Cx, Ending};
+use crate::families::subscriptions::Holds;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
+use crate::values::strategy::Settings;
+use convoy_collections::cow::CowMap;
 use std::collections::BTreeSet;
 
 /// `StartDeployment`, automatic starts (`reconcile`) and the starts of group steps, over the maps they
@@ -126,8 +126,11 @@ impl Starts<'_> {
             } else {
                 NodePhase::Pending
             };
-            let seen =
-                super::progress::seen_bits(version, from_version, ns.resources.get(&spec.resource));
+            let seen = crate::deployment::progress::seen_bits(
+                version,
+                from_version,
+                ns.resources.get(&spec.resource),
+            );
             nodes.push(DeploymentNode {
                 id: nid.clone(),
                 ordinal,

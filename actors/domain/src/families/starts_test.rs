@@ -2,9 +2,9 @@
 //! settled by the handler and reported in `Cx` for `apply`.
 
 use super::Starts;
-use crate::domain::settle::Cx;
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::families::settle::Cx;
+use crate::testing::*;
+use crate::*;
 
 #[test]
 fn a_start_whose_nodes_already_run_the_version_ends_at_once_and_is_reported() {

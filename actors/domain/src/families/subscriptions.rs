@@ -6,15 +6,15 @@
 //! and the resources to check against. Every command that succeeds may change selections, so `apply`
 //! reconciles after it; `Holds::release_hold` answers whether it released one (then `apply` reconciles too).
 
-use super::cow::CowMap;
-use super::deployment::{Deployment, EventKind};
-use super::errors::{DomainError, Entity};
-use super::ids::{Actor, DeploymentId, Timestamp};
-use super::model::{Consumer, Hold, Mode, Resource, Subscription};
-use super::nodes::NodeTable;
-use super::policy::{Change, Policy, PolicyPatch};
-use super::removal::unmark_removal;
-use super::status::Status;
+use crate::deployment::{Deployment, EventKind};
+use crate::entities::model::{Consumer, Hold, Mode, Resource, Subscription};
+use crate::entities::nodes::NodeTable;
+use crate::entities::policy::{Change, Policy, PolicyPatch};
+use crate::errors::{DomainError, Entity};
+use crate::families::removal::unmark_removal;
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use crate::values::status::Status;
+use convoy_collections::cow::CowMap;
 
 /// `Subscribe`, `PatchSubscription` and `ClearHold`, and holding back a rolled-back version, over the maps
 /// they touch.

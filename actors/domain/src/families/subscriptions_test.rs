@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 fn subscribe(k: &mut Kit, mode: Mode, pin: Option<u64>, policy: Policy) {
@@ -41,7 +41,7 @@ fn roll_back_v2(k: &mut Kit) -> DeploymentId {
 
 /// Node 0 drops its failed attempt at version 2 (as an agent does before trying again).
 fn forget_failure(k: &mut Kit) {
-    k.report(0, Some(1), &[(1, vp(true, None))]);
+    k.report(0, Some(1), &[(1, vp(true, true, None))]);
 }
 
 #[test]

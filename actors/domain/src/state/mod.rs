@@ -1,34 +1,34 @@
 //! `ClusterState`: the replicated state, `apply` (the only place it changes) and snapshots. Its fields are
 //! private to this file: `apply` builds each command family's handler from disjoint borrows of them, and
-//! the rest of the domain reads them through the read-only accessors below (`pub(super)`: the domain
+//! the rest of the domain reads them through the read-only accessors below (`pub(crate)`: the domain
 //! only); the leader and the server ask named queries (`queries.rs`) and views. The compiler refuses any
 //! other writer or reader.
 
-use super::command::{Command, Response};
-use super::cow::CowMap;
-use super::deployment::Deployment;
-use super::errors::DomainError;
-use super::forget::Forget;
-use super::group::Groups;
-use super::group_abort::GroupAbort;
-use super::group_deployment::GroupDeployment;
-use super::group_deployment::GroupStatus;
-use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use super::lifecycle::{Lifecycle, Op};
-use super::model::{Consumer, Group, Resource};
-use super::nodes::NodeTable;
-use super::outcome::Outcome;
-use super::pulse::PulseAnswer;
-use super::registry::Registry;
-use super::removal::Removal;
-use super::reports::Reports;
-use super::retention::Retention;
-use super::retract::{Retracted, Retractions};
-use super::selection::Selection;
-use super::settle::{Cx, Ending};
-use super::starts::Starts;
-use super::subscriptions::Subscriptions;
-use super::tokens::{Token, TokenTable};
+use crate::command::{Command, Response};
+use crate::deployment::pulse::PulseAnswer;
+use crate::deployment::Deployment;
+use crate::entities::group_deployment::GroupDeployment;
+use crate::entities::group_deployment::GroupStatus;
+use crate::entities::model::{Consumer, Group, Resource};
+use crate::entities::nodes::NodeTable;
+use crate::entities::tokens::{Token, TokenTable};
+use crate::errors::DomainError;
+use crate::families::forget::Forget;
+use crate::families::group::Groups;
+use crate::families::group_abort::GroupAbort;
+use crate::families::lifecycle::{Lifecycle, Op};
+use crate::families::registry::Registry;
+use crate::families::removal::Removal;
+use crate::families::reports::Reports;
+use crate::families::retention::Retention;
+use crate::families::retract::{Retracted, Retractions};
+use crate::families::selection::Selection;
+use crate::families::settle::{Cx, Ending};
+use crate::families::starts::Starts;
+use crate::families::subscriptions::Subscriptions;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use crate::values::outcome::Outcome;
+use convoy_collections::cow::CowMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -419,7 +419,7 @@ impl ClusterState {
     }
 
     /// The selection rules (selection.rs) over the whole state.
-    pub(super) fn selection(&self) -> Selection<'_> {
+    pub(crate) fn selection(&self) -> Selection<'_> {
         Selection {
             resources: &self.resources,
             consumers: &self.consumers,
@@ -497,37 +497,37 @@ impl ClusterState {
     }
 
     /// The resources by name (read-only).
-    pub(super) fn resource_map(&self) -> &CowMap<String, Resource> {
+    pub(crate) fn resource_map(&self) -> &CowMap<String, Resource> {
         &self.resources
     }
 
     /// The consumers by name (read-only).
-    pub(super) fn consumer_map(&self) -> &CowMap<String, Consumer> {
+    pub(crate) fn consumer_map(&self) -> &CowMap<String, Consumer> {
         &self.consumers
     }
 
     /// The node table (read-only).
-    pub(super) fn node_table(&self) -> &NodeTable {
+    pub(crate) fn node_table(&self) -> &NodeTable {
         &self.nodes
     }
 
     /// Every deployment by id (read-only).
-    pub(super) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
+    pub(crate) fn deployment_map(&self) -> &CowMap<DeploymentId, Deployment> {
         &self.deployments
     }
 
     /// The ids of the deployments not yet terminal (read-only).
-    pub(super) fn active_set(&self) -> &BTreeSet<DeploymentId> {
+    pub(crate) fn active_set(&self) -> &BTreeSet<DeploymentId> {
         &self.active
     }
 
     /// The consumer groups by name (read-only).
-    pub(super) fn group_map(&self) -> &CowMap<String, Group> {
+    pub(crate) fn group_map(&self) -> &CowMap<String, Group> {
         &self.groups
     }
 
     /// Every group deployment by id (read-only).
-    pub(super) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
+    pub(crate) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
         &self.group_deployments
     }
 

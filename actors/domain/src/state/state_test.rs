@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 #[test]
@@ -178,7 +178,7 @@ fn report_changes_filters_heartbeats() {
     let rr = ResourceReport {
         interested: None,
         current: Some(1),
-        versions: [(1, vp(true, None))].into(),
+        versions: [(1, vp(true, true, None))].into(),
         removed: false,
     };
     let hb = NodeReport {
@@ -304,7 +304,7 @@ fn a_restored_state_applies_like_the_original() {
             ResourceReport {
                 interested: None,
                 current: Some(v),
-                versions: held.iter().map(|h| (*h, vp(true, None))).collect(),
+                versions: held.iter().map(|h| (*h, vp(true, true, None))).collect(),
                 removed: false,
             },
         )]),

@@ -3,7 +3,7 @@
 //! ended, and consumers created or deleted. Part of the pure apply: the same command at the same
 //! time gives the same outcome on every server. Outcomes of many applies merge into one.
 
-use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Entries a merged outcome holds before it gives up the detail and asks for a full re-sync (a

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 /// Applies `cmd` at the kit's clock and returns what the actors would hear of.
@@ -32,7 +32,7 @@ fn second_consumer(k: &mut Kit) {
     let rr = ResourceReport {
         interested: None,
         current: Some(1),
-        versions: [(1, vp(true, None))].into(),
+        versions: [(1, vp(true, true, None))].into(),
         removed: false,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
@@ -90,7 +90,7 @@ fn a_deployment_that_ends_is_reported_ended_with_no_deadline() {
     let rr = ResourceReport {
         interested: None,
         current: Some(2),
-        versions: [(1, vp(true, None)), (2, vp(true, None))].into(),
+        versions: [(1, vp(true, true, None)), (2, vp(true, true, None))].into(),
         removed: false,
     };
     let o = outcome(
@@ -190,7 +190,7 @@ fn report(k: &mut Kit, node: &str, resource: &str, version: u64) -> Outcome {
     let rr = ResourceReport {
         interested: None,
         current: Some(version),
-        versions: [(version, vp(true, None))].into(),
+        versions: [(version, vp(true, true, None))].into(),
         removed: false,
     };
     outcome(

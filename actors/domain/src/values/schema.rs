@@ -1,8 +1,8 @@
 //! OpenAPI schemas (utoipa) of the domain types whose JSON is written by hand rather than derived: ids are
 //! strings, an actor is one string, a failed-node threshold is a count or a percentage string.
 
-use super::ids::{Actor, DeploymentId, GroupDeploymentId};
-use super::threshold::FailedNodes;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
+use crate::values::threshold::FailedNodes;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};

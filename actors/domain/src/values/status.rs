@@ -1,6 +1,6 @@
 //! Deployment statuses and the transition table of DEPLOYMENTS.md §6, as data, with its check.
 
-use super::ids::DeploymentId;
+use crate::values::ids::DeploymentId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

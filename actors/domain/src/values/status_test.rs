@@ -1,8 +1,8 @@
 use super::*;
-use crate::domain::deployment::Deployment;
-use crate::domain::ids::{Actor, DeploymentId};
-use crate::domain::strategy::Settings;
-use crate::domain::ErrorKind;
+use crate::deployment::Deployment;
+use crate::values::ids::{Actor, DeploymentId};
+use crate::values::strategy::Settings;
+use crate::ErrorKind;
 
 /// Checks one row of the table: every target status is allowed exactly when listed.
 fn row(from: Status, expected: &[Status]) {
@@ -133,7 +133,7 @@ fn at(status: Status) -> Deployment {
     d
 }
 
-type OpFn = fn(&mut Deployment) -> Result<bool, crate::domain::DomainError>;
+type OpFn = fn(&mut Deployment) -> Result<bool, crate::DomainError>;
 
 /// Expected outcome of an operation from each status: `Some(status after)` or `None` for a refusal.
 fn op_table(name: &str, op: OpFn, table: &[(Status, Option<Status>)]) {

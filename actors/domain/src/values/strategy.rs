@@ -1,7 +1,7 @@
 //! Strategies, completion conditions and deployment settings, with their validation (DEPLOYMENTS.md §5, §9).
 
-use super::invalid::Invalid;
-use super::threshold::FailedNodes;
+use crate::values::invalid::Invalid;
+use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
 /// Install window of the default strategy (no strategy on the start nor on the subscription).

@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::ErrorKind;
+use crate::ErrorKind;
 
 #[test]
 fn zero_windows_and_batch_sizes_are_refused() {

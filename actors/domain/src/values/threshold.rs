@@ -1,6 +1,6 @@
 //! `max_failed_nodes` as a count (`3`) or a percentage of the deployment's nodes (`"10%"`).
 
-use super::invalid::{quote, Invalid};
+use crate::values::invalid::{quote, Invalid};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;

@@ -2,11 +2,11 @@
 //! events record about one node of a deployment — its own events, and the deployment's status changes that
 //! held it or moved it — each with its reason in words.
 
-use super::deployment::{Deployment, Event, EventKind, NodePhase};
-use super::ids::{Actor, DeploymentId, Timestamp};
-use super::state::ClusterState;
-use super::status::Status;
-use super::views::EventView;
+use crate::deployment::{Deployment, Event, EventKind, NodePhase};
+use crate::state::ClusterState;
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
+use crate::values::status::Status;
+use crate::views::EventView;
 use serde::{Deserialize, Serialize};
 
 /// One decision about the node.
@@ -156,7 +156,7 @@ impl ClusterState {
             };
             decisions.push(Decision {
                 at: e.at,
-                event: super::views::event_view(d, e),
+                event: crate::views::event_view(d, e),
                 why,
             });
         }

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 #[test]
 fn a_node_history_lists_its_decisions_with_reasons() {

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::deployment::NodePhase;
-use super::ids::DeploymentId;
-use super::state::ClusterState;
+use crate::deployment::NodePhase;
+use crate::state::ClusterState;
+use crate::values::ids::DeploymentId;
 
 /// One node as `GET /v1/nodes` lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

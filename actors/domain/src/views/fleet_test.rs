@@ -1,6 +1,6 @@
 //! Tests of the fleet views: versions and phases per node, pages, a consumer's nodes in ordinal order.
 
-use crate::domain::testkit::*;
+use crate::testing::*;
 
 #[test]
 fn a_node_line_has_its_version_and_its_phase_in_the_active_deployment() {

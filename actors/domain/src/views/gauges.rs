@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::deployment::NodePhase;
-use super::ids::{DeploymentId, Timestamp};
-use super::state::ClusterState;
-use super::status::Status;
+use crate::deployment::NodePhase;
+use crate::state::ClusterState;
+use crate::values::ids::{DeploymentId, Timestamp};
+use crate::values::status::Status;
 
 /// What the state looks like at `now`, counted once per scrape.
 #[derive(Clone, Debug, Default, PartialEq)]

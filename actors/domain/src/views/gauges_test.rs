@@ -1,7 +1,7 @@
 //! Tests of the monitoring counts: they agree with the deployments they count.
 
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn count(g: &ActiveGauges, phase: NodePhase) -> u64 {
     g.phases

@@ -1,14 +1,23 @@
 //! Read-only queries returning serde view structs whose JSON matches API.md.
 
-use super::deployment::{Deployment, EventKind, NodePhase};
-use super::group_deployment::{GroupStatus, StepItem};
-use super::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
-use super::state::ClusterState;
-use super::status::{PausedBy, Status};
-use super::strategy::{Completion, Settings, Strategy};
-use super::threshold::FailedNodes;
-use super::tokens::{Role, Token};
+pub mod explain;
+pub mod fleet;
+pub mod gauges;
+pub mod plan;
+pub mod precheck;
+pub mod queries;
+pub mod summary;
+pub mod targets;
+
+use crate::deployment::{Deployment, EventKind, NodePhase};
+use crate::entities::group_deployment::{GroupStatus, StepItem};
+use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
+use crate::entities::tokens::{Role, Token};
+use crate::state::ClusterState;
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
+use crate::values::status::{PausedBy, Status};
+use crate::values::strategy::{Completion, Settings, Strategy};
+use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -315,7 +324,7 @@ pub struct GroupDeploymentView {
 }
 
 /// An event as the API shows it: the node's id instead of its position.
-pub(crate) fn event_view(d: &Deployment, e: &super::deployment::Event) -> EventView {
+pub(crate) fn event_view(d: &Deployment, e: &crate::deployment::Event) -> EventView {
     EventView {
         at: e.at,
         status: e.status,
@@ -477,7 +486,7 @@ impl ClusterState {
             settings: d.settings.clone(),
             nodes,
             events,
-            pruned: super::retention::is_pruned(d),
+            pruned: crate::families::retention::is_pruned(d),
         })
     }
 

@@ -2,11 +2,11 @@
 //! would select and why, the node set in order with the batch or wave each node falls in, the nodes left
 //! out and why — computed from the state without changing it (the same rules as `lifecycle.rs`).
 
-use super::command::DeploymentSpec;
-use super::errors::DomainError;
-use super::starts::{check_startable, spec_on_consumer};
-use super::state::ClusterState;
-use super::strategy::{Settings, Strategy};
+use crate::command::DeploymentSpec;
+use crate::errors::DomainError;
+use crate::families::starts::{check_startable, spec_on_consumer};
+use crate::state::ClusterState;
+use crate::values::strategy::{Settings, Strategy};
 use serde::{Deserialize, Serialize};
 
 /// Why a version was chosen.
@@ -212,7 +212,7 @@ pub struct GroupPlanItem {
     pub version_reason: VersionReason,
     /// An active deployment of the member the step would wait on instead of starting one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waits_on: Option<super::ids::DeploymentId>,
+    pub waits_on: Option<crate::values::ids::DeploymentId>,
     /// The member deployment's plan (absent when it waits on an active one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<DeploymentPlan>,
@@ -225,7 +225,7 @@ impl ClusterState {
         &self,
         group: &str,
         versions: Option<&std::collections::BTreeMap<String, u64>>,
-        overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
+        overrides: &std::collections::BTreeMap<String, crate::entities::policy::Policy>,
     ) -> Result<Vec<Vec<GroupPlanItem>>, DomainError> {
         let steps = self.plan_group(group, versions)?;
         steps
@@ -240,9 +240,9 @@ impl ClusterState {
 
     fn plan_group_item(
         &self,
-        item: super::group_deployment::StepItem,
+        item: crate::entities::group_deployment::StepItem,
         versions: Option<&std::collections::BTreeMap<String, u64>>,
-        overrides: &std::collections::BTreeMap<String, super::policy::Policy>,
+        overrides: &std::collections::BTreeMap<String, crate::entities::policy::Policy>,
     ) -> Result<GroupPlanItem, DomainError> {
         let pin = self
             .consumer_map()

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 use std::collections::BTreeMap;
 
 fn spec(f: impl FnOnce(&mut DeploymentSpec)) -> DeploymentSpec {

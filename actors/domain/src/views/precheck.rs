@@ -4,10 +4,10 @@
 //! runs the same checks again (it must stay total: a command checked against a slightly older state
 //! may still be refused there), so this module only ever refuses earlier, never differently.
 
-use super::command::{Command, DeploymentSpec};
-use super::errors::{check_message, check_name, quote, DomainError};
-use super::ranges::parse_ranges;
-use super::state::ClusterState;
+use crate::command::{Command, DeploymentSpec};
+use crate::errors::ranges::parse_ranges;
+use crate::errors::{check_message, check_name, quote, DomainError};
+use crate::state::ClusterState;
 
 /// Most node ids one command may name (a consumer's creation or one change of its nodes).
 pub const MAX_NODES_PER_COMMAND: usize = 100_000;

@@ -1,6 +1,6 @@
 use super::*;
-use crate::domain::command::Command;
-use crate::domain::ErrorKind;
+use crate::command::Command;
+use crate::ErrorKind;
 
 fn consumer_of(n: usize) -> ClusterState {
     let mut state = ClusterState::default();

@@ -3,16 +3,16 @@
 //! `ClusterState`'s fields are private to state.rs; the domain reads them through its read-only accessors
 //! (`deployment_map`, `node_table`...), and everything outside the domain asks one of these (or a view).
 
-use super::deployment::Deployment;
-use super::errors::DomainError;
-use super::forget::forgettable;
-use super::group::plan_group;
-use super::group_deployment::{GroupStatus, StepItem};
-use super::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use super::model::NodeReport;
-use super::retention::is_pruned;
-use super::state::ClusterState;
-use super::status::Status;
+use crate::deployment::Deployment;
+use crate::entities::group_deployment::{GroupStatus, StepItem};
+use crate::entities::model::NodeReport;
+use crate::errors::DomainError;
+use crate::families::forget::forgettable;
+use crate::families::group::plan_group;
+use crate::families::retention::is_pruned;
+use crate::state::ClusterState;
+use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use crate::values::status::Status;
 use std::collections::BTreeMap;
 
 impl ClusterState {

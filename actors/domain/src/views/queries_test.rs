@@ -1,8 +1,8 @@
 //! The leader's named queries answer from the applied state what the supervisor used to read from
 //! the maps: consumers, active and terminal deployments, the nodes it watches, where a report goes.
 
-use crate::domain::testkit::{abort, Kit};
-use crate::domain::*;
+use crate::testing::{abort, Kit};
+use crate::*;
 
 fn nodes(k: &mut Kit, add: &[&str], remove: &[&str]) {
     k.ok(Command::UpdateConsumerNodes {

@@ -2,13 +2,13 @@
 //! pulse countdown, failing nodes with their reasons, recent events, age), a cheap fingerprint that changes
 //! when the summary would, and a page of its nodes. Their size does not grow with the node count.
 
-use super::deployment::{Deployment, NodePhase};
-use super::errors::clip;
-use super::ids::{DeploymentId, Timestamp};
-use super::state::ClusterState;
-use super::status::{PausedBy, Status};
-use super::strategy::Strategy;
-use super::views::{event_view, DeploymentNodeView, DeploymentView, EventView};
+use crate::deployment::{Deployment, NodePhase};
+use crate::errors::clip;
+use crate::state::ClusterState;
+use crate::values::ids::{DeploymentId, Timestamp};
+use crate::values::status::{PausedBy, Status};
+use crate::values::strategy::Strategy;
+use crate::views::{event_view, DeploymentNodeView, DeploymentView, EventView};
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 
@@ -367,7 +367,7 @@ impl ClusterState {
     /// retry/failed event (one backward scan that stops once every node is found), else the error the node
     /// reports for the deployment's version.
     fn failing_nodes(&self, d: &Deployment, positions: &[usize]) -> Vec<FailingNode> {
-        use super::deployment::EventKind;
+        use crate::deployment::EventKind;
         let mut reasons: Vec<Option<(Option<String>, Timestamp)>> = vec![None; positions.len()];
         let mut left = positions.len();
         for e in d.events.iter().rev() {
@@ -392,7 +392,7 @@ impl ClusterState {
                 let (message, at) = found.unwrap_or((None, 0));
                 let reason = message.or_else(|| {
                     let nr = self.node_table().get(&n.id)?.resources.get(&d.resource);
-                    super::progress::failure_reason(d.version, n.from_version, nr)
+                    crate::deployment::progress::failure_reason(d.version, n.from_version, nr)
                 });
                 FailingNode {
                     id: n.id.clone(),
@@ -445,7 +445,7 @@ impl ClusterState {
                 .iter_from(start)
                 .map(|e| event_view(d, e))
                 .collect(),
-            pruned: super::retention::is_pruned(d),
+            pruned: crate::families::retention::is_pruned(d),
         };
         let info = PageInfo {
             offset: page.offset,

@@ -1,5 +1,5 @@
-use crate::domain::testkit::*;
-use crate::domain::*;
+use crate::testing::*;
+use crate::*;
 
 fn rolling(iw: u32, dw: u32) -> impl FnOnce(&mut DeploymentSpec) {
     move |s| {

@@ -1,10 +1,10 @@
 //! What each node may do now (`targets`), for weak subscriptions, strong ones, and nodes inside a deployment.
 
-use super::deployment::{Deployment, NodePhase};
-use super::model::{Mode, NodeState};
-use super::state::ClusterState;
-use super::status::Status;
-use super::views::Target;
+use crate::deployment::{Deployment, NodePhase};
+use crate::entities::model::{Mode, NodeState};
+use crate::state::ClusterState;
+use crate::values::status::Status;
+use crate::views::Target;
 use std::collections::BTreeMap;
 
 impl ClusterState {

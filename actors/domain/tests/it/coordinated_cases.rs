@@ -1,15 +1,13 @@
 //! The five case studies of 000 (coordinated updates) as scenarios.
 
-#[path = "harness.rs"]
-mod harness;
-use convoy_actors::domain::*;
-use harness::*;
+use convoy_domain::testing::*;
+use convoy_domain::*;
 
 const PULSE: u64 = 10_000;
 
-fn coordinated(h: &mut H) -> DeploymentId {
+fn coordinated(h: &mut Kit) -> DeploymentId {
     h.fleet("web", "app", 3);
-    h.publish("app");
+    h.publish_to("app");
     let mut s = spec(
         "web",
         "app",
@@ -35,7 +33,7 @@ fn coordinated(h: &mut H) -> DeploymentId {
 
 #[test]
 fn case1_successful_coordinated_update() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     assert_eq!(h.pulse(id), (PulseAnswer::Ok, Some(Status::RollingForward)));
     assert_eq!(h.installing("web", "app"), vec!["web-0"]);
@@ -43,7 +41,7 @@ fn case1_successful_coordinated_update() {
     for i in 0..3 {
         h.now += 1_000;
         assert_eq!(h.pulse(id).0, PulseAnswer::Ok);
-        h.installed(&format!("web-{i}"), "app", 1, 2);
+        h.node_installed(&format!("web-{i}"), "app", 1, 2);
     }
     assert_eq!(h.status(id), Status::RolledForward);
     h.now += 1_000;
@@ -57,7 +55,7 @@ fn case1_successful_coordinated_update() {
 
 #[test]
 fn case2_paused_on_missed_pulse_by_timer() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     h.pulse(id);
     let deadline = h.s.next_deadline().unwrap();
@@ -78,14 +76,14 @@ fn case2_paused_on_missed_pulse_by_timer() {
     );
     assert_eq!(view.events.last().unwrap().by, Actor::Timer);
     // Node progress while blocked admits nobody new.
-    h.installed("web-0", "app", 1, 2);
+    h.node_installed("web-0", "app", 1, 2);
     assert_eq!(h.installing("web", "app"), Vec::<String>::new());
     assert_eq!(h.status(id), Status::RollForwardAwaitingPulse);
 }
 
 #[test]
 fn case3_failover_new_leader_rearms_and_blocks_then_fresh_pulse_resumes() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     h.pulse(id);
     let last = h.now;
@@ -128,7 +126,7 @@ fn case3_failover_new_leader_rearms_and_blocks_then_fresh_pulse_resumes() {
 
 #[test]
 fn case3_quick_failover_keeps_going_and_blocks_at_deadline() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     h.pulse(id);
     let deadline = h.now + PULSE;
@@ -140,10 +138,10 @@ fn case3_quick_failover_keeps_going_and_blocks_at_deadline() {
 
 #[test]
 fn case4_partition_pauses_like_case2() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     h.pulse(id);
-    h.installed("web-0", "app", 1, 2);
+    h.node_installed("web-0", "app", 1, 2);
     // The monitoring service is partitioned away: no pulses arrive.
     h.tick_to(h.now + PULSE);
     assert_eq!(h.status(id), Status::RollForwardAwaitingPulse);
@@ -157,10 +155,10 @@ fn case4_partition_pauses_like_case2() {
 
 #[test]
 fn case5_user_pause_then_pulse_answers_stop() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     let id = coordinated(&mut h);
     h.pulse(id);
-    assert_eq!(h.op(pause, id), Status::RollForwardPaused);
+    assert_eq!(h.op_status(pause, id), Status::RollForwardPaused);
     h.now += 1_000;
     assert_eq!(
         h.pulse(id),
@@ -170,17 +168,17 @@ fn case5_user_pause_then_pulse_answers_stop() {
     assert_eq!(h.s.deployment(id).unwrap().paused_by, Some(PausedBy::User));
     // Resuming within the interval (the pulse was recorded) continues at once.
     h.now += 1_000;
-    assert_eq!(h.op(resume, id), Status::RollingForward);
+    assert_eq!(h.op_status(resume, id), Status::RollingForward);
     // Resuming after the interval expired goes to AWAITING_PULSE instead.
-    h.op(pause, id);
+    h.op_status(pause, id);
     h.now += PULSE + 1;
-    assert_eq!(h.op(resume, id), Status::RollForwardAwaitingPulse);
+    assert_eq!(h.op_status(resume, id), Status::RollForwardAwaitingPulse);
     assert_eq!(h.pulse(id).0, PulseAnswer::Ok);
     assert_eq!(h.status(id), Status::RollingForward);
 }
 
 #[test]
 fn pulse_on_unknown_deployment_answers_stop() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     assert_eq!(h.pulse(DeploymentId(42)), (PulseAnswer::Stop, None));
 }

@@ -1,9 +1,7 @@
 //! Group deployments (003): three consumers in two steps, cycles and dangling dependencies refused with paths.
 
-#[path = "harness.rs"]
-mod harness;
-use convoy_actors::domain::*;
-use harness::*;
+use convoy_domain::testing::*;
+use convoy_domain::*;
 
 fn member(c: &str, r: &str) -> Member {
     Member {
@@ -27,11 +25,11 @@ fn all_at_once() -> std::collections::BTreeMap<String, Policy> {
         .collect()
 }
 
-fn three_tier(h: &mut H) {
+fn three_tier(h: &mut Kit) {
     h.fleet("db", "schema", 2);
     h.fleet("api", "backend", 2);
     h.fleet("web", "frontend", 2);
-    h.publish("schema");
+    h.publish_to("schema");
     h.publish_deps("backend", vec![("schema", 2)]);
     h.publish_deps("frontend", vec![("schema", 2)]);
     h.ok(Command::CreateGroup {
@@ -46,7 +44,7 @@ fn three_tier(h: &mut H) {
 
 #[test]
 fn group_deployment_of_three_consumers_in_two_steps() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     three_tier(&mut h);
     // Dependency invariant in selection: backend 2 needs schema 2 on db, which is not installed yet.
     assert_eq!(h.s.selected_version("api", "backend"), Some(1));
@@ -76,8 +74,8 @@ fn group_deployment_of_three_consumers_in_two_steps() {
         "later steps have not started"
     );
     assert!(h.target("web-0", "frontend").is_none_or(|t| !t.install));
-    h.installed("db-0", "schema", 1, 2);
-    h.installed("db-1", "schema", 1, 2);
+    h.node_installed("db-0", "schema", 1, 2);
+    h.node_installed("db-1", "schema", 1, 2);
     let view = h.s.group_deployment(id).unwrap();
     assert_eq!(view.current_step, 1);
     assert_eq!(view.steps[0][0].status, Some(Status::RolledForward));
@@ -85,10 +83,10 @@ fn group_deployment_of_three_consumers_in_two_steps() {
         .iter()
         .all(|i| i.status == Some(Status::RollingForward)));
     for n in ["web-0", "web-1"] {
-        h.installed(n, "frontend", 1, 2);
+        h.node_installed(n, "frontend", 1, 2);
     }
     for n in ["api-0", "api-1"] {
-        h.installed(n, "backend", 1, 2);
+        h.node_installed(n, "backend", 1, 2);
     }
     let view = h.s.group_deployment(id).unwrap();
     assert_eq!(
@@ -102,7 +100,7 @@ fn group_deployment_of_three_consumers_in_two_steps() {
 
 #[test]
 fn failed_step_fails_the_group_and_later_steps_never_start() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     three_tier(&mut h);
     let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
         group: "shop".into(),
@@ -126,7 +124,7 @@ fn failed_step_fails_the_group_and_later_steps_never_start() {
 
 #[test]
 fn abort_group_deployment_aborts_running_step() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     three_tier(&mut h);
     let Response::GroupDeploymentStarted { id, .. } = h.ok(Command::StartGroupDeployment {
         group: "shop".into(),
@@ -153,10 +151,10 @@ fn abort_group_deployment_aborts_running_step() {
 
 #[test]
 fn cycle_is_refused_with_its_path() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     for r in ["a", "b"] {
         h.ok(Command::CreateResource { name: r.into() });
-        h.publish(r);
+        h.publish_to(r);
     }
     h.ok(Command::CreateConsumer {
         name: "ca".into(),
@@ -166,8 +164,8 @@ fn cycle_is_refused_with_its_path() {
         name: "cb".into(),
         nodes: vec!["cb-0".into()],
     });
-    h.report("ca-0", "a", Some(1), &[(1, vp(true, true, None))]);
-    h.report("cb-0", "b", None, &[]);
+    h.report_node("ca-0", "a", Some(1), &[(1, vp(true, true, None))]);
+    h.report_node("cb-0", "b", None, &[]);
     h.publish_deps("a", vec![("b", 1)]);
     h.publish_deps("b", vec![("a", 2)]);
     h.ok(Command::CreateGroup {
@@ -188,10 +186,10 @@ fn cycle_is_refused_with_its_path() {
 
 #[test]
 fn dangling_dependency_is_refused_with_its_path() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "x", 1);
     h.ok(Command::CreateResource { name: "y".into() });
-    h.publish("y");
+    h.publish_to("y");
     h.publish_deps("x", vec![("y", 1)]);
     h.ok(Command::CreateGroup {
         name: "g".into(),

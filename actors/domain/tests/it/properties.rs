@@ -1,8 +1,8 @@
 //! Property tests over random command sequences: windows, terminal statuses, rollback order, determinism,
 //! and strong-mode targets.
 
-use convoy_actors::domain::Strategy;
-use convoy_actors::domain::*;
+use convoy_domain::Strategy;
+use convoy_domain::*;
 use proptest::prelude::*;
 use proptest::strategy::Strategy as PStrategy;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,16 +26,15 @@ enum Op {
     Publish,
 }
 
-fn strategy() -> impl PStrategy<Value = convoy_actors::domain::Strategy> {
+fn strategy() -> impl PStrategy<Value = convoy_domain::Strategy> {
     prop_oneof![
-        Just(convoy_actors::domain::Strategy::AllAtOnce {}),
-        (1u32..4, 1u32..4).prop_map(|(i, d)| convoy_actors::domain::Strategy::Rolling {
+        Just(convoy_domain::Strategy::AllAtOnce {}),
+        (1u32..4, 1u32..4).prop_map(|(i, d)| convoy_domain::Strategy::Rolling {
             install_window: i,
             download_window: d
         }),
-        (prop::collection::vec(1u32..4, 1..3), any::<bool>()).prop_map(|(sizes, autopause)| {
-            convoy_actors::domain::Strategy::Batch { sizes, autopause }
-        }),
+        (prop::collection::vec(1u32..4, 1..3), any::<bool>())
+            .prop_map(|(sizes, autopause)| { convoy_domain::Strategy::Batch { sizes, autopause } }),
     ]
 }
 

@@ -1,11 +1,9 @@
 //! Scenarios of 001/003: batch rollback order, canary ranges, window failure, completion, skipped nodes.
 
-#[path = "harness.rs"]
-mod harness;
-use convoy_actors::domain::*;
-use harness::*;
+use convoy_domain::testing::*;
+use convoy_domain::*;
 
-fn node_events(h: &H, id: DeploymentId, action: EventKind) -> Vec<String> {
+fn node_events(h: &Kit, id: DeploymentId, action: EventKind) -> Vec<String> {
     let v = h.s.deployment(id).unwrap();
     v.events
         .iter()
@@ -16,9 +14,9 @@ fn node_events(h: &H, id: DeploymentId, action: EventKind) -> Vec<String> {
 
 #[test]
 fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("job", "svc", 9);
-    h.publish("svc");
+    h.publish_to("svc");
     let id = h.start(spec(
         "job",
         "svc",
@@ -30,7 +28,7 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
     ));
     assert_eq!(h.installing("job", "svc"), vec!["job-0", "job-1", "job-2"]);
     for i in 0..6 {
-        h.installed(&format!("job-{i}"), "svc", 1, 2);
+        h.node_installed(&format!("job-{i}"), "svc", 1, 2);
         if i == 2 {
             assert_eq!(
                 h.installing("job", "svc"),
@@ -40,8 +38,8 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
         }
     }
     assert_eq!(h.installing("job", "svc"), vec!["job-6", "job-7", "job-8"]);
-    h.installed("job-6", "svc", 1, 2);
-    h.installed("job-7", "svc", 1, 2);
+    h.node_installed("job-6", "svc", 1, 2);
+    h.node_installed("job-7", "svc", 1, 2);
     h.install_failed("job-8", "svc", 1, 2);
     assert_eq!(h.status(id), Status::RollingBack);
     // Rollback batch 1 = (8,7,6), each targeted at its from-version; job-8 still runs version 1, so it is back at once.
@@ -60,7 +58,7 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
         if i == 5 {
             assert_eq!(h.installing("job", "svc"), vec!["job-3", "job-4", "job-5"]);
         }
-        h.report(
+        h.report_node(
             &format!("job-{i}"),
             "svc",
             Some(1),
@@ -82,7 +80,7 @@ fn batch_of_three_over_nine_rolls_back_in_exact_reverse() {
 
 #[test]
 fn canary_range_leaves_two_versions_in_one_consumer() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("job", "svc", 4);
     // Strong, pinned at 1: already converged, no deployment is needed.
     h.ok(Command::Subscribe {
@@ -93,7 +91,7 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
         policy: Policy::default(),
     });
     assert!(h.s.deployments(&DeploymentFilter::default()).is_empty());
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("job", "svc", 2, Strategy::AllAtOnce {});
     s.nodes = Some("0-1".into());
     let id = h.start(s);
@@ -107,8 +105,8 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
         vec![0, 1]
     );
     assert_eq!(h.installing("job", "svc"), vec!["job-0", "job-1"]);
-    h.installed("job-0", "svc", 1, 2);
-    h.installed("job-1", "svc", 1, 2);
+    h.node_installed("job-0", "svc", 1, 2);
+    h.node_installed("job-1", "svc", 1, 2);
     assert_eq!(h.status(id), Status::RolledForward);
     let versions: Vec<u64> = (0..4)
         .map(|i| h.target(&format!("job-{i}"), "svc").unwrap().version)
@@ -127,14 +125,14 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
 
 #[test]
 fn canary_targets_two_versions_without_auto_deploy() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("job", "svc", 4);
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("job", "svc", 2, Strategy::AllAtOnce {});
     s.nodes = Some("0-1".into());
     let id = h.start(s);
-    h.installed("job-0", "svc", 1, 2);
-    h.installed("job-1", "svc", 1, 2);
+    h.node_installed("job-0", "svc", 1, 2);
+    h.node_installed("job-1", "svc", 1, 2);
     assert_eq!(h.status(id), Status::RolledForward);
     let views: Vec<Option<u64>> = (0..4)
         .map(|i| h.s.node(&format!("job-{i}")).unwrap().resources["svc"].current)
@@ -144,10 +142,10 @@ fn canary_targets_two_versions_without_auto_deploy() {
 
 #[test]
 fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("a", "svc", 6);
     h.fleet("b", "svc", 6);
-    h.publish("svc");
+    h.publish_to("svc");
     let rolling = Strategy::Rolling {
         install_window: 2,
         download_window: 1,
@@ -170,7 +168,7 @@ fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving(
         "prefetch window"
     );
     for i in 1..6 {
-        h.installed(&format!("b-{i}"), "svc", 1, 2);
+        h.node_installed(&format!("b-{i}"), "svc", 1, 2);
         assert_eq!(
             h.status(b),
             if i < 5 {
@@ -201,19 +199,19 @@ fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving(
 
 #[test]
 fn quorum_completion_with_a_straggler() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 4);
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
     s.completion = Some(Completion {
         quorum: Some(0.75),
         timeout_ms: None,
     });
     let id = h.start(s);
-    h.installed("c-0", "svc", 1, 2);
-    h.installed("c-1", "svc", 1, 2);
+    h.node_installed("c-0", "svc", 1, 2);
+    h.node_installed("c-1", "svc", 1, 2);
     assert_eq!(h.status(id), Status::RollingForward);
-    h.installed("c-3", "svc", 1, 2);
+    h.node_installed("c-3", "svc", 1, 2);
     assert_eq!(
         h.status(id),
         Status::RolledForward,
@@ -227,10 +225,10 @@ fn quorum_completion_with_a_straggler() {
 
 #[test]
 fn timeout_completion_succeeds_with_quorum_and_fails_without() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 4);
     h.fleet("d", "svc", 4);
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
     s.completion = Some(Completion {
         quorum: Some(2.0),
@@ -244,8 +242,8 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
     });
     t.rollback_on_failure = Some(false);
     let (c, d) = (h.start(s.clone()), h.start(t));
-    h.installed("c-0", "svc", 1, 2);
-    h.installed("d-0", "svc", 1, 2);
+    h.node_installed("c-0", "svc", 1, 2);
+    h.node_installed("d-0", "svc", 1, 2);
     assert_eq!(h.s.next_deadline(), Some(1_000 + 60_000));
     h.tick_to(60_999);
     assert_eq!(
@@ -256,7 +254,7 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
     assert_eq!(h.status(c), Status::Failed, "1 of a quorum of 2");
     assert_eq!(h.status(d), Status::Failed, "default quorum is all nodes");
     let c2 = h.start(s);
-    h.installed("c-1", "svc", 1, 2);
+    h.node_installed("c-1", "svc", 1, 2);
     h.tick_to(h.now + 60_000);
     assert_eq!(
         h.status(c2),
@@ -267,16 +265,16 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
 
 #[test]
 fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 2);
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
     s.completion = Some(Completion {
         quorum: None,
         timeout_ms: Some(60_000),
     });
     let id = h.start(s);
-    h.installed("c-0", "svc", 1, 2);
+    h.node_installed("c-0", "svc", 1, 2);
     h.tick_to(61_000);
     assert_eq!(h.status(id), Status::RollingBack, "timed out: rolls back");
     let view = h.s.deployment(id).unwrap();
@@ -291,16 +289,16 @@ fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
         last.message.as_deref(),
         Some("completion timeout: 1 of 2 nodes succeeded, 2 needed")
     );
-    h.installed("c-0", "svc", 2, 1);
-    h.installed("c-1", "svc", 2, 1);
+    h.node_installed("c-0", "svc", 2, 1);
+    h.node_installed("c-1", "svc", 2, 1);
     assert_eq!(h.status(id), Status::RolledBack);
 }
 
 #[test]
 fn node_losing_interest_mid_deployment_is_skipped() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 3);
-    h.publish("svc");
+    h.publish_to("svc");
     let id = h.start(spec(
         "c",
         "svc",
@@ -333,7 +331,7 @@ fn node_losing_interest_mid_deployment_is_skipped() {
         nodes: vec!["c-2".into()],
     });
     assert_eq!(h.states(id)[2], NodePhase::Skipped);
-    h.installed("c-1", "svc", 1, 2);
+    h.node_installed("c-1", "svc", 1, 2);
     assert_eq!(
         h.status(id),
         Status::RolledForward,
@@ -343,9 +341,9 @@ fn node_losing_interest_mid_deployment_is_skipped() {
 
 #[test]
 fn retries_and_min_healthy_watch() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 1);
-    h.publish("svc");
+    h.publish_to("svc");
     let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
     s.max_failures_per_node = Some(1);
     s.min_healthy_ms = Some(5_000);
@@ -358,8 +356,8 @@ fn retries_and_min_healthy_watch() {
         1,
         "the same failure is counted once"
     );
-    h.report("c-0", "svc", Some(1), &[(2, vp(true, false, None))]);
-    h.installed("c-0", "svc", 1, 2);
+    h.report_node("c-0", "svc", Some(1), &[(2, vp(true, false, None))]);
+    h.node_installed("c-0", "svc", 1, 2);
     assert_eq!(h.states(id), vec![NodePhase::Watching]);
     assert_eq!(h.s.deployment_deadline(id), Some(h.now + 5_000));
     h.tick_to(h.now + 4_999);
@@ -370,14 +368,14 @@ fn retries_and_min_healthy_watch() {
 
 #[test]
 fn strong_subscription_auto_deploys_and_later_versions_wait() {
-    let mut h = H::new();
+    let mut h = Kit::empty();
     h.fleet("c", "svc", 2);
     h.subscribe("c", "svc", Mode::Strong, Some(Strategy::AllAtOnce {}));
     assert!(
         h.s.deployments(&DeploymentFilter::default()).is_empty(),
         "already at the selected version 1"
     );
-    let v2 = h.publish("svc");
+    let v2 = h.publish_to("svc");
     let list = h.s.deployments(&DeploymentFilter {
         status: Some(StatusFilter::Active),
         ..Default::default()
@@ -385,7 +383,7 @@ fn strong_subscription_auto_deploys_and_later_versions_wait() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].version, v2);
     let first = list[0].id;
-    let v3 = h.publish("svc");
+    let v3 = h.publish_to("svc");
     assert_eq!(
         h.s.deployments(&DeploymentFilter {
             status: Some(StatusFilter::Active),
@@ -396,8 +394,8 @@ fn strong_subscription_auto_deploys_and_later_versions_wait() {
         "v3 waits"
     );
     assert_eq!(h.target("c-0", "svc").unwrap().version, v2);
-    h.installed("c-0", "svc", 1, 2);
-    h.installed("c-1", "svc", 1, 2);
+    h.node_installed("c-0", "svc", 1, 2);
+    h.node_installed("c-1", "svc", 1, 2);
     assert_eq!(h.status(first), Status::RolledForward);
     let active = h.s.deployments(&DeploymentFilter {
         status: Some(StatusFilter::Active),
