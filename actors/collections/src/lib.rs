@@ -5,8 +5,12 @@
 
 pub mod chunked;
 pub mod cow;
+pub mod inline;
 pub mod vecmap;
+pub mod vecset;
 
 pub use chunked::ChunkedVec;
 pub use cow::CowMap;
-pub use vecmap::{OneInline, Pair, VecMap, VecSet};
+pub use inline::{OneInline, Pair};
+pub use vecmap::VecMap;
+pub use vecset::VecSet;

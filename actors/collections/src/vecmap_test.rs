@@ -1,7 +1,9 @@
 //! `VecMap`/`VecSet` behave, print and encode exactly like `BTreeMap`/`BTreeSet` under any sequence of operations.
 
 use super::*;
+use crate::{OneInline, VecSet};
 use proptest::prelude::*;
+use std::collections::BTreeSet;
 
 fn bytes<T: Serialize>(v: &T) -> Vec<u8> {
     bincode::serde::encode_to_vec(v, bincode::config::standard()).unwrap()

@@ -363,6 +363,16 @@ pub fn spec(c: &str, r: &str, v: u64, strategy: Strategy) -> DeploymentSpec {
     }
 }
 
+/// Sets a spec's strategy to rolling with install window `iw` and download window `dw` (for [`Kit::start_with`]).
+pub fn rolling(iw: u32, dw: u32) -> impl FnOnce(&mut DeploymentSpec) {
+    move |s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: iw,
+            download_window: dw,
+        })
+    }
+}
+
 /// `Command::Pause`, shaped for [`Kit::op`].
 pub fn pause(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
     Command::Pause { id, message, by }

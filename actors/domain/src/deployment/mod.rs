@@ -3,6 +3,7 @@
 pub mod counters;
 pub mod progress;
 pub mod pulse;
+pub mod rollback;
 pub mod seen;
 
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};

@@ -3,7 +3,7 @@
 
 use crate::entities::policy::Policy;
 use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -2,8 +2,8 @@
 
 use crate::entities::policy::Policy;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use convoy_collections::chunked::ChunkedVec;
-use convoy_collections::vecmap::{OneInline, VecMap, VecSet};
+use convoy_collections::ChunkedVec;
+use convoy_collections::{OneInline, VecMap, VecSet};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

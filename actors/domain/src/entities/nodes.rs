@@ -17,7 +17,7 @@
 
 use crate::entities::model::NodeState;
 use crate::values::ids::DeploymentId;
-use convoy_collections::chunked::ChunkedVec;
+use convoy_collections::ChunkedVec;
 use imbl::OrdMap;
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeMap, Serializer};

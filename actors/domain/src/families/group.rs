@@ -21,7 +21,7 @@ use crate::families::starts::Starts;
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 struct Vertex {

@@ -9,7 +9,7 @@ use crate::deployment::Deployment;
 use crate::entities::group_deployment::{GroupDeployment, GroupStatus};
 use crate::errors::{DomainError, Entity};
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 
 /// `AbortGroupDeployment`, over the maps it touches.
 pub(crate) struct GroupAbort<'a> {

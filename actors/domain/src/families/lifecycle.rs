@@ -11,7 +11,7 @@ use crate::deployment::Deployment;
 use crate::errors::{check_message, DomainError, Entity};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::Status;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::BTreeSet;
 
 /// A user operation on a deployment.

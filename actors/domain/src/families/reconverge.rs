@@ -13,7 +13,7 @@ use crate::families::retention::is_pruned;
 use crate::families::selection::Selection;
 use crate::values::ids::{DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a node is in a follow-up deployment.

@@ -9,7 +9,7 @@ use crate::entities::model::{Artifact, Consumer, Dependency, Group, Member, Reso
 use crate::entities::nodes::NodeTable;
 use crate::errors::{check_message, check_name, DomainError, Entity};
 use crate::values::ids::Timestamp;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `CreateResource`, `PublishVersion`, `CreateConsumer` and `CreateGroup`, over the maps they touch.

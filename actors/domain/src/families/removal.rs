@@ -12,7 +12,7 @@ use crate::entities::model::{Consumer, Group};
 use crate::entities::nodes::NodeTable;
 use crate::errors::{DomainError, Entity};
 use crate::values::ids::GroupDeploymentId;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 
 /// `Unsubscribe`, `DeleteConsumer` and `DeleteGroup`, over the maps they touch.
 pub(crate) struct Removal<'a> {

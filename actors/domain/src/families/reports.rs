@@ -21,8 +21,8 @@ use crate::families::registry::check_node_list;
 use crate::families::removal::{mark_removal, unmark_removal};
 use crate::families::settle::{Cx, Ending};
 use crate::values::ids::DeploymentId;
-use convoy_collections::cow::CowMap;
-use convoy_collections::vecmap::VecMap;
+use convoy_collections::CowMap;
+use convoy_collections::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What one node report means for one deployment the node is in: the typed summary `report_nodes` builds

@@ -11,8 +11,8 @@
 
 use crate::deployment::{Deployment, Event, EventKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use convoy_collections::chunked::ChunkedVec;
-use convoy_collections::cow::CowMap;
+use convoy_collections::ChunkedVec;
+use convoy_collections::CowMap;
 
 /// Whether `d` was pruned.
 pub fn is_pruned(d: &Deployment) -> bool {

@@ -9,7 +9,7 @@ use crate::deployment::{Deployment, EventKind};
 use crate::entities::model::{Resource, Retraction, Version};
 use crate::errors::{check_message, DomainError, Entity};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::BTreeSet;
 
 /// "version 3 of app retracted by ci: broken TLS config" (the message clipped by `check_message`).

@@ -12,7 +12,7 @@
 
 use crate::entities::model::{Consumer, Dependency, Group, Resource};
 use crate::entities::nodes::NodeTable;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 
 /// The selection rules, reading the maps they depend on.
 #[derive(Clone, Copy)]

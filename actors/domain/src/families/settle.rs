@@ -9,7 +9,7 @@ use crate::families::subscriptions::Holds;
 use crate::values::ids::{DeploymentId, Timestamp};
 use crate::values::outcome::Outcome;
 use crate::values::status::Status;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::BTreeSet;
 
 /// Per-apply context: the timestamp, the follow-ups (ended deployments, reconciliation) to settle,

@@ -23,7 +23,7 @@ use crate::families::settle::{Cx, Ending};
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::strategy::Settings;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 use std::collections::BTreeSet;
 
 /// `StartDeployment`, automatic starts (`reconcile`) and the starts of group steps, over the maps they

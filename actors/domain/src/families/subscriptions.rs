@@ -14,7 +14,7 @@ use crate::errors::{DomainError, Entity};
 use crate::families::removal::unmark_removal;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::Status;
-use convoy_collections::cow::CowMap;
+use convoy_collections::CowMap;
 
 /// `Subscribe`, `PatchSubscription` and `ClearHold`, and holding back a rolled-back version, over the maps
 /// they touch.

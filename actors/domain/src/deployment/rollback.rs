@@ -1,0 +1,143 @@
+//! Failure and rollback of a deployment's nodes: a failure going forward rolls back (or fails), and the walk
+//! back re-targets the admitted nodes at their from-versions in reverse order, within the rollback slots.
+
+use crate::deployment::seen::Fact;
+use crate::deployment::{Deployment, EventKind, NodePhase};
+use crate::errors::DomainError;
+use crate::values::ids::{Actor, Timestamp};
+use crate::values::status::Status;
+use crate::values::strategy::Plan;
+
+impl Deployment {
+    /// Failure going forward: roll back or FAILED; failure going back: FAILED.
+    pub(crate) fn fail(&mut self, at: Timestamp, message: String) {
+        if self.status.is_forward() && self.settings.rollback_on_failure {
+            let _ = self.start_rollback(at, Actor::System, Some(message));
+        } else {
+            let _ = self.transition(Status::Failed, at, Actor::System, Some(message));
+        }
+    }
+
+    /// → ROLLING_BACK: stops prefetching and prepares to re-target touched nodes in reverse order.
+    pub(crate) fn start_rollback(
+        &mut self,
+        at: Timestamp,
+        by: Actor,
+        message: Option<String>,
+    ) -> Result<bool, DomainError> {
+        if !self.transition(Status::RollingBack, at, by, message)? {
+            return Ok(false);
+        }
+        for p in self.forward.install_cursor..self.forward.download_cursor {
+            let node = &mut self.nodes[p as usize];
+            if matches!(node.phase, NodePhase::Downloading | NodePhase::Downloaded) {
+                node.phase = NodePhase::Pending;
+            }
+        }
+        self.forward.download_used = 0;
+        if self.coordinated() && self.pulse_expired(at) {
+            self.block_on_pulse(at);
+        }
+        Ok(true)
+    }
+
+    /// Re-targets the first node waiting in `rb_again` at its from-version.
+    pub(crate) fn admit_again_one(&mut self, at: Timestamp) {
+        let p = self.rollback.again.remove(0) as usize;
+        if self.nodes[p].phase != NodePhase::RolledBack {
+            return;
+        }
+        self.nodes[p].phase = NodePhase::RollingBack;
+        self.rollback.used += 1;
+        let msg = format!("runs version {} again after counting back", self.version);
+        self.node_event(at, EventKind::Rollback, p, Some(msg));
+        self.react(p, self.nodes[p].seen, None, at);
+    }
+
+    pub(crate) fn admit_back_one(&mut self, at: Timestamp) {
+        let t = self.touched.len();
+        let p = self.touched[t - 1 - self.rollback.cursor as usize] as usize;
+        self.rollback.cursor += 1;
+        if self.nodes[p].phase == NodePhase::Skipped {
+            return;
+        }
+        self.unwatch(p);
+        let from = self.nodes[p].from_version;
+        if from.is_none() && self.nodes[p].seen.has(Fact::BackOk) {
+            self.nodes[p].phase = NodePhase::RolledBack;
+            self.node_event(
+                at,
+                EventKind::RolledBack,
+                p,
+                Some("no previous version to restore, nothing installed".into()),
+            );
+            return;
+        }
+        self.nodes[p].phase = NodePhase::RollingBack;
+        self.rollback.used += 1;
+        let msg = from
+            .is_none()
+            .then(|| "no previous version to restore: uninstall".to_string());
+        self.node_event(at, EventKind::Rollback, p, msg);
+        self.react(p, self.nodes[p].seen, None, at);
+    }
+
+    pub(crate) fn admit_back(&mut self, at: Timestamp) {
+        let t = self.touched.len() as u32;
+        match self.settings.strategy.admission().plan {
+            Plan::Batches { .. } => {
+                // Nodes that run the version again are rolled back together, between batches.
+                if self.rollback.used == 0 && self.rollback.failed == 0 {
+                    while !self.rollback.again.is_empty() {
+                        self.admit_again_one(at);
+                    }
+                }
+                while self.rollback.used == 0
+                    && self.rollback.cursor < t
+                    && self.rollback.failed == 0
+                {
+                    let k = self.batches.len()
+                        - 1
+                        - (self.rollback.batch as usize).min(self.batches.len() - 1);
+                    let size = self.batches[k];
+                    self.rollback.batch += 1;
+                    for _ in 0..size {
+                        if self.rollback.cursor < t {
+                            self.admit_back_one(at);
+                        }
+                    }
+                }
+            }
+            Plan::Windows { rollback: iw, .. } => {
+                while self.rollback.used < iw
+                    && !self.rollback.again.is_empty()
+                    && self.rollback.failed == 0
+                {
+                    self.admit_again_one(at);
+                }
+                while self.rollback.used < iw
+                    && self.rollback.cursor < t
+                    && self.rollback.failed == 0
+                {
+                    self.admit_back_one(at);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn evaluate_back(&mut self, at: Timestamp) {
+        if self.rollback.failed > 0 {
+            let msg = format!("{} nodes failed to roll back", self.rollback.failed);
+            let _ = self.transition(Status::Failed, at, Actor::System, Some(msg));
+        } else if self.rollback.cursor as usize >= self.touched.len()
+            && self.rollback.used == 0
+            && self.rollback.again.is_empty()
+        {
+            let _ = self.transition(Status::RolledBack, at, Actor::System, None);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rollback_test.rs"]
+mod tests;

@@ -1,0 +1,141 @@
+use crate::testing::*;
+use crate::*;
+
+#[test]
+fn rollback_restores_from_versions_in_reverse_with_the_window() {
+    let mut k = Kit::new(4);
+    let id = k.start_with(rolling(2, 1));
+    k.installed(0);
+    k.installed(1);
+    k.installed(2);
+    k.op(rollback, id).unwrap();
+    assert_eq!(k.d(id).touched, vec![0, 1, 2, 3]);
+    // Reverse order 3,2,1,0 in a window of 2; c-3 never left version 1, so it is back at once.
+    assert_eq!(k.phases(id)[3], NodePhase::RolledBack);
+    assert_eq!(k.flags(4).0, vec![1, 2]);
+    let t = k.s.targets("c-2")["r"];
+    assert_eq!((t.version, t.install), (1, true));
+    k.report(2, Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.flags(4).0, vec![0, 1]);
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
+    k.report(0, Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.d(id).status, Status::RolledBack);
+}
+
+#[test]
+fn a_node_counted_back_mid_install_is_rolled_back_again_when_it_lands_on_the_new_version() {
+    let mut k = Kit::new(4);
+    let id = k.start_with(rolling(2, 1));
+    k.installed(0);
+    k.installed(1);
+    // c-2 and c-3 are installing version 2 but still report version 1 when the rollback starts.
+    k.op(rollback, id).unwrap();
+    assert_eq!(k.phases(id)[3], NodePhase::RolledBack);
+    // c-3's install finishes after all: it runs version 2 again and must come back, but c-1 and c-0
+    // hold both rollback slots: it waits for one.
+    k.installed(3);
+    assert_eq!(k.phases(id)[3], NodePhase::RolledBack);
+    assert!(
+        !k.s.targets("c-3")["r"].install,
+        "no third install in a window of 2"
+    );
+    k.report(
+        1,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    assert_eq!(k.phases(id)[3], NodePhase::RollingBack);
+    let t = k.s.targets("c-3")["r"];
+    assert_eq!((t.version, t.install), (1, true));
+    for i in [3, 2, 0] {
+        k.report(
+            i,
+            Some(1),
+            &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+        );
+    }
+    assert_eq!(k.d(id).status, Status::RolledBack);
+}
+
+#[test]
+fn a_late_install_during_rollback_waits_for_a_slot_of_the_window() {
+    // Found by the property test: window 1; c-1 done, c-2 installing when the rollback starts; c-2
+    // is counted back (it still ran version 1) and c-1 rolls back; then c-2 lands on version 2.
+    let mut k = Kit::new(3);
+    let id = k.start_with(rolling(1, 1));
+    k.installed(0);
+    k.installed(1);
+    k.op(rollback, id).unwrap();
+    assert_eq!(k.phases(id)[1], NodePhase::RollingBack);
+    k.installed(2);
+    let installing = |k: &Kit| {
+        (0..3)
+            .filter(|i| k.s.targets(&format!("c-{i}"))["r"].install)
+            .count()
+    };
+    assert_eq!(
+        installing(&k),
+        1,
+        "the install window of 1 holds during the rollback"
+    );
+    assert_eq!(k.phases(id)[2], NodePhase::RolledBack, "c-2 waits");
+    k.report(
+        1,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    assert_eq!(
+        k.phases(id)[2],
+        NodePhase::RollingBack,
+        "c-2 takes the freed slot"
+    );
+    assert_eq!(installing(&k), 1);
+    assert_ne!(
+        k.d(id).status,
+        Status::RolledBack,
+        "not done while c-2 runs version 2"
+    );
+    k.report(
+        2,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    k.report(
+        0,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    assert_eq!(k.d(id).status, Status::RolledBack);
+}
+
+#[test]
+fn failure_while_rolling_back_fails_the_deployment() {
+    let mut k = Kit::new(2);
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        })
+    });
+    k.installed(0);
+    k.op(rollback, id).unwrap();
+    assert_eq!(
+        k.phases(id),
+        vec![NodePhase::RollingBack, NodePhase::RolledBack],
+        "c-1 still ran version 1"
+    );
+    k.report(
+        0,
+        Some(2),
+        &[
+            (1, vp(true, true, Some("cannot restore"))),
+            (2, vp(true, true, None)),
+        ],
+    );
+    assert_eq!(k.d(id).status, Status::Failed);
+    assert!(k
+        .d(id)
+        .events
+        .iter()
+        .any(|e| e.message.as_deref() == Some("rollback to version 1 failed: cannot restore")));
+}
