@@ -3,6 +3,11 @@
 //! `ClusterState::apply(command, at)` is the only place state changes; every server applies the same log and
 //! gets byte-identical snapshots. See `docs/ARCHITECTURE.md` ("Domain core") for the map from each section of
 //! DEPLOYMENTS.md to modules and tests.
+//!
+//! Invariant: this crate depends on no async runtime, actor framework or clock (its `Cargo.toml` lists none), so
+//! the rules stay pure by construction. Its folders are layers, bottom to top (`layers_test.rs` checks them):
+//! `values`, `errors`, `entities` and `deployment`, `command`, `families`, `state`, `views`; the generic
+//! collections are the crate `convoy-collections`, below them all.
 
 #![warn(missing_docs)]
 
