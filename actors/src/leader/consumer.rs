@@ -160,3 +160,7 @@ impl Handler<Stop> for ConsumerActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+#[path = "consumer_test.rs"]
+mod tests;

@@ -154,3 +154,7 @@ impl Handler<Stop> for DeploymentActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+#[path = "deployment_test.rs"]
+mod tests;

@@ -81,3 +81,7 @@ impl Handler<Stop> for GroupDeploymentActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+#[path = "group_test.rs"]
+mod tests;

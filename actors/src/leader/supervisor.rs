@@ -214,3 +214,7 @@ impl Handler<super::messages::ListChildren> for Supervisor {
         MessageResult(self.children.list())
     }
 }
+
+#[cfg(test)]
+#[path = "supervisor_test.rs"]
+mod tests;
