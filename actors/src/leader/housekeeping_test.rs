@@ -9,7 +9,8 @@ use actix::Actor as _;
 
 use super::super::messages::{Leadership, Report, StateChanged};
 use super::super::testkit::*;
-use super::super::{Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
+use super::super::{ProposeError, Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
+use super::Housekeeping;
 use crate::domain::{Command, DeploymentId, DeploymentSpec, Response};
 
 #[actix::test]
@@ -120,4 +121,36 @@ async fn a_deployment_that_ends_while_a_prune_is_committed_is_pruned_after_it() 
     );
     let prunes = host.count(|c| matches!(c, Command::Prune { .. }));
     assert_eq!(prunes, 2, "one Prune per look, no more");
+}
+
+#[test]
+fn one_prune_at_a_time_and_a_failed_one_is_tried_again() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    ended_deployment(&host);
+    ended_deployment(&host);
+    let mut housekeeping = Housekeeping::new(host.clone(), Duration::ZERO, 1);
+    housekeeping.leadership_began();
+    let prune = Some(Command::Prune { keep: 1 });
+    assert_eq!(housekeeping.prune(), prune, "two finished, one kept");
+    assert_eq!(housekeeping.prune(), None, "one Prune at a time");
+    let lost = Err(ProposeError::Unavailable("leadership lost".into()));
+    assert!(
+        !housekeeping.pruned(lost),
+        "a failed Prune: no look at once"
+    );
+    assert_eq!(
+        housekeeping.prune(),
+        prune,
+        "a failed Prune is tried again though no deployment ended since"
+    );
+    assert!(
+        housekeeping.pruned(Ok(Response::Done)),
+        "look again at once"
+    );
+    assert_eq!(
+        housekeeping.prune(),
+        None,
+        "nothing ended since the last look"
+    );
 }
