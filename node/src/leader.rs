@@ -1,5 +1,7 @@
 //! Wires the leader's actors to this server: the [`Host`] they propose and read through, and the
-//! watchers that tell the supervisor about leadership and applied-state changes.
+//! watchers that tell the supervisor about leadership and applied-state changes. Raft decides who
+//! leads; the supervisor keeps the one leader-side copy of it (`leader/leadership.rs` in
+//! convoy-actors), and the watcher here only carries raft's answer each time it turns.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -8,12 +10,16 @@ use actix::Addr;
 use convoy_actors::domain::{ClusterState, Command, Outcome, Response, Timestamp};
 use convoy_actors::leader::messages::{Leadership, StateChanged};
 use convoy_actors::leader::{Host, ProposeError, Supervisor};
+use convoy_raft::TypeConfig;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use openraft::async_runtime::WatchReceiver;
-use openraft::ServerState;
+use openraft::{RaftMetrics, ServerState};
 
 use crate::engine::{Engine, EngineError};
+
+/// Raft's metrics, watched.
+type RaftMetricsWatch = openraft::alias::WatchReceiverOf<TypeConfig, RaftMetrics<TypeConfig>>;
 
 /// The actors' view of this server: proposals go through the replicated log.
 pub struct ServerHost {
@@ -68,17 +74,13 @@ pub fn watch(engine: &Engine, rt: &tokio::runtime::Handle, supervisor: Addr<Supe
     let mut metrics = engine.node().metrics();
     let sup = supervisor.clone();
     rt.spawn(async move {
-        let mut was_leader = false;
-        loop {
-            let is_leader = metrics.borrow_and_update().state == ServerState::Leader;
-            if is_leader != was_leader {
-                tracing::info!(leader = is_leader, "leadership changed");
-                sup.do_send(Leadership(is_leader));
-                was_leader = is_leader;
-            }
-            if metrics.changed().await.is_err() {
-                break;
-            }
+        // Raft starts every server as a follower, as the supervisor does: wait for it to lead,
+        // then for it to stop, and so on.
+        let mut leads = true;
+        while until_raft_says(&mut metrics, leads).await {
+            tracing::info!(leader = leads, "leadership changed");
+            sup.do_send(Leadership(leads));
+            leads = !leads;
         }
     });
     let mut applied = engine.node().applied().subscribe();
@@ -89,4 +91,16 @@ pub fn watch(engine: &Engine, rt: &tokio::runtime::Handle, supervisor: Addr<Supe
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     });
+}
+
+/// Waits until raft's state says this server leads (`leads`) or not; `false` when raft shut down.
+async fn until_raft_says(metrics: &mut RaftMetricsWatch, leads: bool) -> bool {
+    loop {
+        if (metrics.borrow_and_update().state == ServerState::Leader) == leads {
+            return true;
+        }
+        if metrics.changed().await.is_err() {
+            return false;
+        }
+    }
 }

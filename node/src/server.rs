@@ -14,7 +14,7 @@ use convoy_actors::leader::{Supervisor, SupervisorConfig};
 
 use crate::api;
 use crate::api::auth::AuthMode;
-use crate::api::reports::{Forwarder, Reports};
+use crate::api::reports::{Forwarder, ReportGateway};
 use crate::config::{is_loopback, ServerArgs};
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
@@ -200,7 +200,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
             forwarder.http.clone(),
             forwarder.scheme,
         ));
-        let reports = web::Data::new(Reports::new(supervisor, forwarder));
+        let reports = web::Data::new(ReportGateway::new(supervisor, forwarder));
         let limits = HttpLimits::for_this_process(HTTP_WORKERS);
         tracing::info!(
             max_connections = limits.max_connections_per_worker * HTTP_WORKERS,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use super::counters;
 use super::host::{read_with, Host};
+use super::ingest_stats;
 use super::messages::{Report, ReportBatch, ReportRejected, Stop};
 use crate::domain::{Command, NodeReport};
 
@@ -31,18 +31,22 @@ pub struct ConsumerActor {
 impl ConsumerActor {
     /// An actor for consumer `name`.
     pub fn new(name: String, host: Arc<dyn Host>) -> Self {
-        Self::with_limit(name, host, REPORT_QUEUE_LIMIT)
-    }
-
-    /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
-    pub fn with_limit(name: String, host: Arc<dyn Host>, limit: usize) -> Self {
         Self {
             name,
             host,
-            limit,
+            limit: REPORT_QUEUE_LIMIT,
             pending: BTreeMap::new(),
             in_flight: false,
             in_flight_nodes: HashSet::new(),
+        }
+    }
+
+    /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
+    #[cfg(test)]
+    pub fn with_limit(name: String, host: Arc<dyn Host>, limit: usize) -> Self {
+        Self {
+            limit,
+            ..Self::new(name, host)
         }
     }
 
@@ -52,8 +56,8 @@ impl ConsumerActor {
         }
         let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
         let count = batch.len();
-        counters::queued(-(count as i64));
-        counters::batch();
+        ingest_stats::queued(-(count as i64));
+        ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
         let fut = self.host.propose(Command::ReportNodes(batch));
@@ -95,9 +99,9 @@ impl ConsumerActor {
             None if self.in_flight_nodes.contains(&node) => report,
             None => {
                 // A heartbeat: nothing reaches the log.
-                counters::heartbeat();
+                ingest_stats::heartbeat();
                 if self.pending.remove(&node).is_some() {
-                    counters::queued(-1);
+                    ingest_stats::queued(-1);
                 }
                 return Ok(());
             }
@@ -109,9 +113,9 @@ impl ConsumerActor {
                 limit: self.limit,
             });
         }
-        counters::change();
+        ingest_stats::change();
         if self.pending.insert(node, change).is_none() {
-            counters::queued(1);
+            ingest_stats::queued(1);
         }
         Ok(())
     }
@@ -121,7 +125,7 @@ impl Actor for ConsumerActor {
     type Context = Context<Self>;
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        counters::queued(-(self.pending.len() as i64));
+        ingest_stats::queued(-(self.pending.len() as i64));
         self.pending.clear();
     }
 }
@@ -156,3 +160,7 @@ impl Handler<Stop> for ConsumerActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+#[path = "consumer_test.rs"]
+mod tests;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::host::{read_with, Host};
-use super::messages::{StepStarted, Steps, Stop};
+use super::messages::{StepStarted, Stop};
 use crate::domain::{GroupDeploymentId, Timestamp};
 
 /// Follows one group deployment's steps on the leader.
@@ -66,9 +66,10 @@ impl Handler<StepStarted> for GroupDeploymentActor {
     }
 }
 
-impl Handler<Steps> for GroupDeploymentActor {
+#[cfg(test)]
+impl Handler<super::messages::Steps> for GroupDeploymentActor {
     type Result = Vec<(u32, Timestamp)>;
-    fn handle(&mut self, _: Steps, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _: super::messages::Steps, _: &mut Self::Context) -> Self::Result {
         self.steps.clone()
     }
 }
@@ -80,3 +81,7 @@ impl Handler<Stop> for GroupDeploymentActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+#[path = "group_test.rs"]
+mod tests;

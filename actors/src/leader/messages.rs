@@ -1,8 +1,9 @@
-//! Messages between the server and the leader's actors.
+//! Messages between the server and the leader's actors. The ones that only inspect an actor
+//! (`Told`, `Steps`, `ListChildren`, `ArmedDeadline`) exist in test builds only.
 
 use actix::Message;
 
-use crate::domain::{DeploymentId, GroupDeploymentId, NodeReport, Timestamp};
+use crate::domain::{NodeReport, Timestamp};
 
 /// This server became leader (`true`) or stopped being leader (`false`).
 #[derive(Debug, Message)]
@@ -50,8 +51,8 @@ pub enum ReportRejected {
 #[rtype(result = "()")]
 pub struct Rearm(pub Option<Timestamp>);
 
-/// Inspect a deployment actor (tests and diagnostics): how many deadlines it was told (or read)
-/// since it started.
+/// Inspect a deployment actor (tests): how many deadlines it was told (or read) since it started.
+#[cfg(test)]
 #[derive(Debug, Message)]
 #[rtype(result = "u64")]
 pub struct Told;
@@ -61,32 +62,37 @@ pub struct Told;
 #[rtype(result = "()")]
 pub struct StepStarted(pub u32);
 
-/// Inspect a group-deployment actor (tests and diagnostics): the steps it saw start and when
-/// (leader clock), the running one last.
+/// Inspect a group-deployment actor (tests): the steps it saw start and when (leader clock), the
+/// running one last.
+#[cfg(test)]
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<(u32, Timestamp)>")]
 pub struct Steps;
 
-/// Inspect the supervisor (tests and diagnostics): its deployment and group-deployment children.
+/// Inspect the supervisor (tests): its deployment and group-deployment children.
+#[cfg(test)]
 #[derive(Debug, Message)]
-#[rtype(result = "Children")]
+#[rtype(result = "ChildList")]
 pub struct ListChildren;
 
 /// The supervisor's children, in id order.
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct Children {
+pub struct ChildList {
     /// One actor per active deployment.
-    pub deployments: Vec<(DeploymentId, actix::Addr<super::DeploymentActor>)>,
+    pub deployments: Vec<(
+        crate::domain::DeploymentId,
+        actix::Addr<super::DeploymentActor>,
+    )>,
     /// One actor per running group deployment.
-    pub groups: Vec<(GroupDeploymentId, actix::Addr<super::GroupDeploymentActor>)>,
+    pub groups: Vec<(
+        crate::domain::GroupDeploymentId,
+        actix::Addr<super::GroupDeploymentActor>,
+    )>,
 }
 
-/// Check node liveness now (normally on the actor's own interval).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct CheckLiveness;
-
-/// Inspect an actor's timer (tests and diagnostics): the deadline it is armed for.
+/// Inspect a deployment actor's timer (tests): the deadline it is armed for.
+#[cfg(test)]
 #[derive(Debug, Message)]
 #[rtype(result = "Option<Timestamp>")]
 pub struct ArmedDeadline;

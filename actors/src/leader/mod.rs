@@ -1,16 +1,21 @@
 //! The leader's actors: thin actix shells over the pure domain, started when this server becomes
 //! leader and stopped when it steps down. They never decide what the state becomes — `apply`
-//! does; they only propose commands (batched node changes, `MarkInactive`, `TickDeployment`) at the
-//! right time. What each `apply` changed (its `Outcome`) tells the supervisor which children to
-//! start, stop or re-arm.
+//! does; they only propose commands (batched node changes, `MarkInactive`, `TickDeployment`,
+//! `ForgetNodes`, `Prune`) at the right time. The supervisor wires three jobs to leadership: its
+//! children (started, stopped and re-armed from what each `apply` changed, its `Outcome`), report
+//! routing with node liveness, and housekeeping (forgetting nodes, retention).
 
+mod children;
 mod consumer;
-pub mod counters;
 mod deployment;
 mod group;
 mod host;
+mod housekeeping;
+pub mod ingest_stats;
+mod leadership;
 mod liveness;
 pub mod messages;
+mod routing;
 mod supervisor;
 
 pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
@@ -22,4 +27,4 @@ pub use supervisor::{
 };
 
 #[cfg(test)]
-mod tests;
+mod testkit;

@@ -17,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use crate::api;
-use crate::api::reports::Reports;
+use crate::api::reports::ReportGateway;
 use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
@@ -363,7 +363,7 @@ macro_rules! app {
         test::init_service(
             App::new()
                 .app_data(web::Data::new($node.engine.clone()))
-                .app_data(web::Data::new(Reports::new(
+                .app_data(web::Data::new(ReportGateway::new(
                     $supervisor.clone(),
                     crate::api::reports::Forwarder::plain(),
                 )))

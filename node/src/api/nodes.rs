@@ -1,5 +1,5 @@
 //! Node reports (agents' heartbeat and progress, answered with targets) and node views.
-//! Reports are routed by [`Reports`] (`reports.rs`, also the batch endpoint).
+//! Reports are routed by [`ReportGateway`] (`reports.rs`, also the batch endpoint).
 
 use std::collections::BTreeMap;
 
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
-use super::reports::{report_batch, Reports};
+use super::reports::{report_batch, ReportGateway};
 use crate::engine::Engine;
 
 /// Registers this module's routes.
@@ -43,7 +43,7 @@ pub(crate) struct ListQuery {
 /// the leader cannot be asked.
 async fn with_report_ages(
     engine: &Engine,
-    reports: &Reports,
+    reports: &ReportGateway,
     req: &HttpRequest,
     nodes: &mut [serde_json::Value],
 ) -> Option<web::Bytes> {
@@ -79,7 +79,7 @@ async fn with_report_ages(
 /// report age (known by the leader: a follower answers with the leader's page).
 async fn list(
     engine: web::Data<Engine>,
-    reports: web::Data<Reports>,
+    reports: web::Data<ReportGateway>,
     req: HttpRequest,
     q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -118,7 +118,7 @@ pub struct ReportBody {
 
 async fn report(
     engine: web::Data<Engine>,
-    reports: web::Data<Reports>,
+    reports: web::Data<ReportGateway>,
     caller: Caller,
     req: HttpRequest,
     id: web::Path<String>,
@@ -141,7 +141,7 @@ async fn report(
 
 async fn show(
     engine: web::Data<Engine>,
-    reports: web::Data<Reports>,
+    reports: web::Data<ReportGateway>,
     req: HttpRequest,
     id: web::Path<String>,
     q: web::Query<Consistency>,

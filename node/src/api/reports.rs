@@ -59,12 +59,12 @@ impl Forwarder {
 }
 
 /// Routes reports to the leader's supervisor here, or forwards them to the leader's HTTP API.
-pub struct Reports {
+pub struct ReportGateway {
     supervisor: Addr<Supervisor>,
     forwarder: Forwarder,
 }
 
-impl Reports {
+impl ReportGateway {
     /// Routes reports to `supervisor` when this server leads, else through `forwarder`.
     pub fn new(supervisor: Addr<Supervisor>, forwarder: Forwarder) -> Self {
         Self {
@@ -156,7 +156,7 @@ impl Reports {
     }
 }
 
-impl Reports {
+impl ReportGateway {
     /// On the leader: how many ms ago each node last reported (`None` per node not heard from since
     /// this leader started or for longer than the node timeout); `None` on a follower.
     pub async fn last_reports(&self, nodes: Vec<String>) -> Option<Vec<Option<u64>>> {
@@ -249,7 +249,7 @@ fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
 /// `POST /v1/nodes/reports`: many nodes' reports in one request (a relay, a simulated fleet).
 pub async fn report_batch(
     engine: web::Data<Engine>,
-    reports: web::Data<Reports>,
+    reports: web::Data<ReportGateway>,
     caller: Caller,
     req: HttpRequest,
     body: web::Json<BatchBody>,

@@ -83,7 +83,7 @@ fn catch_up(counter: &prometheus::IntCounter, now: u64) {
 
 /// Report ingestion counters from the leader's actors.
 fn refresh_reports(m: &Metrics) {
-    let c = convoy_actors::leader::counters::report_counters();
+    let c = convoy_actors::leader::ingest_stats::snapshot();
     catch_up(&m.heartbeats, c.heartbeats);
     catch_up(&m.report_changes, c.changes);
     catch_up(&m.report_batches, c.batches);

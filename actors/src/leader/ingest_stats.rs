@@ -1,5 +1,6 @@
-//! Process-wide counters of report ingestion on the leader, for monitoring: heartbeats coalesced away,
-//! changes queued and proposed, and how many node changes wait in the consumers' queues now.
+//! Process-wide statistics of report ingestion on the leader, for monitoring: heartbeats coalesced
+//! away, changes queued and proposed, and how many node changes wait in the consumers' queues now.
+//! (Not the domain's `counters.rs`, which is a deployment's replicated bookkeeping.)
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -8,9 +9,9 @@ static CHANGES: AtomicU64 = AtomicU64::new(0);
 static BATCHES: AtomicU64 = AtomicU64::new(0);
 static QUEUED: AtomicI64 = AtomicI64::new(0);
 
-/// What the counters say now.
+/// What the statistics say now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReportCounters {
+pub struct IngestStats {
     /// Reports that changed nothing (heartbeats): never proposed.
     pub heartbeats: u64,
     /// Reports whose change was queued for the log.
@@ -21,9 +22,9 @@ pub struct ReportCounters {
     pub queued: u64,
 }
 
-/// The counters now.
-pub fn report_counters() -> ReportCounters {
-    ReportCounters {
+/// The statistics now.
+pub fn snapshot() -> IngestStats {
+    IngestStats {
         heartbeats: HEARTBEATS.load(Ordering::Relaxed),
         changes: CHANGES.load(Ordering::Relaxed),
         batches: BATCHES.load(Ordering::Relaxed),

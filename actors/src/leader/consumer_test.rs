@@ -1,0 +1,142 @@
+//! The consumer actor: heartbeats stay off the log, changes are batched, the queue bound refuses new
+//! nodes only, and a report follows a change being committed.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Actor as _;
+
+use super::super::messages::{Report, ReportBatch, ReportRejected};
+use super::super::testkit::*;
+use super::ConsumerActor;
+use crate::domain::Command;
+
+#[actix::test]
+async fn heartbeats_stay_off_the_log_and_changes_are_batched() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    for _ in 0..5 {
+        actor
+            .send(Report(node_report("web-0", 1)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))),
+        before,
+        "heartbeats reached the log"
+    );
+
+    host.stalled.store(true, Ordering::SeqCst);
+    actor
+        .send(Report(node_report("web-0", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // in flight
+    actor
+        .send(Report(node_report("web-1", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // pending
+    actor
+        .send(Report(node_report("web-2", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // pending, same batch
+    let proposals = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    assert_eq!(proposals, before + 1, "one proposal in flight at a time");
+}
+
+#[actix::test]
+async fn a_full_queue_refuses_new_nodes_but_replaces_waiting_ones() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    host.stalled.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::with_limit("web".into(), host.clone(), 1).start();
+    actor
+        .send(Report(node_report("web-0", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // in flight
+    actor
+        .send(Report(node_report("web-1", 2)))
+        .await
+        .unwrap()
+        .unwrap(); // fills the queue
+    let refused = actor.send(Report(node_report("web-2", 2))).await.unwrap();
+    assert_eq!(
+        refused,
+        Err(ReportRejected::Busy {
+            consumer: "web".into(),
+            pending: 1,
+            limit: 1
+        })
+    );
+    // web-1 is already waiting: its newer change replaces the old one instead of being refused.
+    assert_eq!(
+        actor.send(Report(node_report("web-1", 1))).await.unwrap(),
+        Ok(())
+    );
+}
+
+#[actix::test]
+async fn a_batch_past_the_queue_bound_refuses_only_the_nodes_that_do_not_fit() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 4);
+    host.stalled.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::with_limit("web".into(), host.clone(), 2).start();
+    let answers = actor
+        .send(ReportBatch(vec![
+            node_report("web-0", 2),
+            node_report("web-1", 2),
+            node_report("web-2", 2),
+            node_report("web-3", 1), // a heartbeat: always taken
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(answers[..2], [Ok(()), Ok(())]);
+    assert_eq!(
+        answers[2],
+        Err(ReportRejected::Busy {
+            consumer: "web".into(),
+            pending: 2,
+            limit: 2
+        })
+    );
+    assert_eq!(answers[3], Ok(()));
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))),
+        1,
+        "the two changes that fit share one proposal, in flight"
+    );
+}
+
+#[actix::test]
+async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 1);
+    host.held.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
+    let report = |v| actor.send(Report(node_report("web-0", v)));
+    report(2).await.unwrap().unwrap(); // a change, in flight (held)
+                                       // Equal to the applied state (1), but the change in flight is about to overwrite it.
+    report(1).await.unwrap().unwrap();
+    host.release.0.add_permits(2);
+    for _ in 0..100 {
+        if host.count(|c| matches!(c, Command::ReportNodes(_))) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let state = host.state.lock().unwrap();
+    assert_eq!(
+        state.node("web-0").unwrap().resources["app"].current,
+        Some(1),
+        "the node's last report was lost"
+    );
+}

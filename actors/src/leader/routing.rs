@@ -1,0 +1,172 @@
+//! Report routing and node liveness on the leader: every report passes through here on its way to
+//! the actor of its node's (first) consumer, so node liveness is kept here too, once per node
+//! whatever the number of its consumers, and active consumer nodes silent longer than the node
+//! timeout are proposed as `MarkInactive`. The liveness table itself is `liveness.rs`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::Addr;
+use futures::future::BoxFuture;
+
+use super::children::Children;
+use super::consumer::ConsumerActor;
+use super::host::{read_with, Host, ProposeError};
+use super::liveness::Liveness;
+use super::messages::{ReportBatch, ReportRejected};
+use crate::domain::{Command, NodeReport, Response};
+
+/// The reports of one batch bound for one consumer actor, with their places in the batch.
+type ConsumerBatch = (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>);
+
+/// Routes reports to consumer actors and judges node liveness from them.
+pub(crate) struct ReportRouting {
+    host: Arc<dyn Host>,
+    /// When each node last reported (leader only).
+    liveness: Liveness,
+    /// A `MarkInactive` is being committed: the next check waits for it.
+    marking: bool,
+}
+
+impl ReportRouting {
+    /// Routing with an empty liveness table watching from `now`: nodes silent for `node_timeout`
+    /// are marked inactive, and judged for forgetting after `forget_after` (zero: never).
+    pub fn new(
+        host: Arc<dyn Host>,
+        node_timeout: Duration,
+        forget_after: Duration,
+        now: Instant,
+    ) -> Self {
+        Self {
+            host,
+            liveness: Liveness::new(node_timeout, now).forgetting_after(forget_after),
+            marking: false,
+        }
+    }
+
+    /// Leadership began at `now`: every node gets one full timeout from it.
+    pub fn restart(&mut self, now: Instant) {
+        self.liveness.restart(now);
+    }
+
+    /// The liveness table (housekeeping reads it to find nodes to forget).
+    pub fn liveness(&self) -> &Liveness {
+        &self.liveness
+    }
+
+    /// Whether a `MarkInactive` is being committed (the liveness check waits for it).
+    pub fn marking(&self) -> bool {
+        self.marking
+    }
+
+    /// Of the active nodes of any consumer, those silent longer than the node timeout at `now`.
+    /// Each node is checked once, however many consumers hold it.
+    pub fn silent(&self, now: Instant) -> Vec<String> {
+        let liveness = &self.liveness;
+        read_with(&self.host, |s| liveness.silent(s.reporting_nodes(), now))
+    }
+
+    /// Drops stale entries of the table at `now` and returns the `MarkInactive` to propose for the
+    /// `silent` nodes, if any (then the next check waits until [`ReportRouting::marked`]).
+    pub fn mark_inactive(&mut self, silent: Vec<String>, now: Instant) -> Option<Command> {
+        self.liveness.forget_stale(now);
+        tracing::trace!(heard = self.liveness.len(), "liveness checked");
+        if silent.is_empty() {
+            return None;
+        }
+        tracing::info!(nodes = ?silent, "nodes stopped reporting: marking inactive");
+        self.marking = true;
+        Some(Command::MarkInactive { nodes: silent })
+    }
+
+    /// The `MarkInactive` proposed by [`ReportRouting::mark_inactive`] was committed or not.
+    pub fn marked(&mut self, result: Result<Response, ProposeError>) {
+        self.marking = false;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "MarkInactive not committed");
+        }
+    }
+
+    /// How many milliseconds before `now` each of `nodes` last reported (`None`: not since this
+    /// leader started, or longer ago than the node timeout).
+    pub fn last_reports(&self, nodes: &[String], now: Instant) -> Vec<Option<u64>> {
+        nodes
+            .iter()
+            .map(|n| self.liveness.age(n, now).map(|d| d.as_millis() as u64))
+            .collect()
+    }
+
+    /// Refreshes the reporting nodes' liveness at `now` and routes the reports to their (first)
+    /// consumers' actors among `children`, one batch per actor; the answers come back in the
+    /// reports' order. Called on the leader only (a follower refuses them all).
+    pub fn route(
+        &mut self,
+        reports: Vec<NodeReport>,
+        children: &mut Children,
+        now: Instant,
+    ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
+        let count = reports.len();
+        // A report is proof of life for its node, whichever consumer's actor takes it.
+        for r in &reports {
+            if r.active != Some(false) {
+                self.liveness.seen(&r.node, now);
+            }
+        }
+        let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
+            reports
+                .iter()
+                .map(|r| s.report_consumer(&r.node).map(str::to_string))
+                .collect()
+        });
+        let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();
+        let mut unassigned = Vec::new();
+        for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {
+            match consumer.map(|c| {
+                let addr = children.consumer_actor(&c);
+                (c, addr)
+            }) {
+                Some((consumer, addr)) => {
+                    let (_, slots, batch) = batches
+                        .entry(consumer)
+                        .or_insert_with(|| (addr, Vec::new(), Vec::new()));
+                    slots.push(i);
+                    batch.push(report);
+                }
+                None => unassigned.push(report),
+            }
+        }
+        // Nodes in no consumer (and nothing to remove) are answered (no targets) but never written
+        // to the log: a flood of made-up node ids must cost the replicas nothing. A node added to a
+        // consumer later is recorded from its next report.
+        if !unassigned.is_empty() {
+            tracing::debug!(
+                nodes = unassigned.len(),
+                "reports of nodes in no consumer ignored"
+            );
+        }
+        Box::pin(async move {
+            let mut answers = vec![Ok(()); count];
+            let sent = batches
+                .into_values()
+                .map(|(addr, slots, batch)| async move {
+                    let n = slots.len();
+                    let taken = addr
+                        .send(ReportBatch(batch))
+                        .await
+                        .unwrap_or_else(|_| vec![Err(ReportRejected::NotLeader); n]);
+                    (slots, taken)
+                });
+            for (slots, taken) in futures::future::join_all(sent).await {
+                for (slot, answer) in slots.into_iter().zip(taken) {
+                    answers[slot] = answer;
+                }
+            }
+            answers
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "routing_test.rs"]
+mod tests;
