@@ -1,13 +1,13 @@
-//! The CI chaos smoke: `convoy chaos` over two short seeds (every fault kind, a real three-server
+//! The CI chaos smoke: `convoy-lab chaos` over two short seeds (every fault kind, a real three-server
 //! cluster, the full workload and every checker) must finish with zero violations.
 
 use std::process::Command;
 
-use convoy_tests::convoy_bin;
+use convoy_lab::lab_bin;
 
 #[test]
 fn two_short_chaos_seeds_find_no_violation() {
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args([
             "chaos",
             "--seed",
@@ -43,7 +43,7 @@ fn two_short_chaos_seeds_find_no_violation() {
 /// out (openraft's 75 ms and 200 ms budgets) and was resent forever.
 #[test]
 fn follower_catches_up_through_a_snapshot_of_a_big_state() {
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args(["chaos", "--catch-up", "50000"])
         .env("RUST_LOG", "error")
         .output()
@@ -62,7 +62,7 @@ fn nftables_partitions_between_namespaces_find_no_violation() {
         eprintln!("skipped: network namespaces need root");
         return;
     }
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args([
             "chaos",
             "--netns",

@@ -1,11 +1,10 @@
-//! A child process the developer tools start and steer — a convoy server or an etcd member — with its
-//! output appended to a log file, and kill, terminate, pause and resume by its own pid. The one place
-//! the demo, chaos, the benchmarks and the multi-process tests spawn processes.
+//! A child process a local cluster starts and steers — a convoy server, or the lab's etcd member — with
+//! its output appended to a log file, and kill and terminate by its own pid. The one place the demo,
+//! the benchmarks, the lab and the multi-process tests spawn, kill and restart processes.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -23,10 +22,9 @@ pub struct ChildProcess {
     program: PathBuf,
     args: Vec<OsString>,
     env: Vec<(String, String)>,
-    netns: Option<String>,
+    launcher: Vec<String>,
     log: PathBuf,
     child: Option<Child>,
-    paused: AtomicBool,
 }
 
 impl ChildProcess {
@@ -43,10 +41,9 @@ impl ChildProcess {
             program: program.into(),
             args: args.into_iter().map(Into::into).collect(),
             env: Vec::new(),
-            netns: None,
+            launcher: Vec::new(),
             log: log.into(),
             child: None,
-            paused: AtomicBool::new(false),
         }
     }
 
@@ -56,9 +53,10 @@ impl ChildProcess {
         self
     }
 
-    /// Runs the process inside network namespace `ns` (`ip netns exec`; root only).
-    pub fn in_netns(mut self, ns: Option<String>) -> Self {
-        self.netns = ns;
+    /// Runs the process through `launcher` (`launcher... program args`, e.g. the lab's `ip netns exec
+    /// NS`); empty: directly.
+    pub fn launched_by(mut self, launcher: Vec<String>) -> Self {
+        self.launcher = launcher;
         self
     }
 
@@ -70,10 +68,10 @@ impl ChildProcess {
             .append(true)
             .open(&self.log)
             .with_context(|| format!("opening {}", self.log.display()))?;
-        let mut command = match &self.netns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns]).arg(&self.program);
+        let mut command = match self.launcher.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(&self.program);
                 c
             }
             None => Command::new(&self.program),
@@ -87,11 +85,10 @@ impl ChildProcess {
             .spawn()
             .with_context(|| format!("starting {} ({})", self.name, self.program.display()))?;
         self.child = Some(child);
-        self.paused.store(false, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Whether the process was started and not killed (a paused one counts as running).
+    /// Whether the process was started and not killed (a stopped one counts as running).
     pub fn is_running(&self) -> bool {
         self.child.is_some()
     }
@@ -109,11 +106,6 @@ impl ChildProcess {
         self.child.as_ref().map(Child::id)
     }
 
-    /// Whether it is stopped with SIGSTOP.
-    pub fn is_paused(&self) -> bool {
-        self.paused.load(Ordering::Relaxed)
-    }
-
     /// Where its stdout and stderr go.
     pub fn log_path(&self) -> &Path {
         &self.log
@@ -126,28 +118,6 @@ impl ChildProcess {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
-    fn signal(&self, signal: Signal) -> anyhow::Result<()> {
-        let pid = self
-            .pid()
-            .with_context(|| format!("{} is not running", self.name))?;
-        kill(Pid::from_raw(pid as i32), signal)
-            .with_context(|| format!("{signal} to {}", self.name))
-    }
-
-    /// SIGSTOP: the process stays, sockets open, but does nothing (a long GC pause, a frozen VM).
-    pub fn pause(&self) -> anyhow::Result<()> {
-        self.signal(Signal::SIGSTOP)?;
-        self.paused.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// SIGCONT after [`ChildProcess::pause`].
-    pub fn resume(&self) -> anyhow::Result<()> {
-        self.signal(Signal::SIGCONT)?;
-        self.paused.store(false, Ordering::Relaxed);
-        Ok(())
-    }
-
     /// SIGKILL, and reap.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -156,19 +126,18 @@ impl ChildProcess {
             let _ = child.kill();
             let _ = child.wait();
         }
-        self.paused.store(false, Ordering::Relaxed);
     }
 
-    /// SIGTERM, then waits up to [`TERMINATE_PATIENCE`] for it to exit (SIGKILL after that);
+    /// SIGCONT and SIGTERM, then waits up to [`TERMINATE_PATIENCE`] for it to exit (SIGKILL after that);
     /// returns whether it exited on its own with status 0.
     pub fn terminate(&mut self) -> bool {
-        if self.is_paused() {
-            let _ = self.resume();
-        }
         let Some(mut child) = self.child.take() else {
             return false;
         };
-        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+        // A stopped process (the lab pauses servers) is continued first, or it never sees SIGTERM.
+        let pid = Pid::from_raw(child.id() as i32);
+        let _ = kill(pid, Signal::SIGCONT);
+        let _ = kill(pid, Signal::SIGTERM);
         let deadline = Instant::now() + TERMINATE_PATIENCE;
         while Instant::now() < deadline {
             if let Ok(Some(status)) = child.try_wait() {
@@ -193,18 +162,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kill_pause_and_restart_a_real_child() {
+    fn kill_and_restart_a_real_child() {
         let dir = tempfile::tempdir().unwrap();
         let mut p = ChildProcess::new("sleeper", "sleep", ["30"], dir.path().join("log"));
         assert!(!p.is_running());
-        assert!(p.pause().is_err(), "pausing a process that never started");
+        assert!(!p.terminate(), "terminating a process that never started");
         p.spawn().unwrap();
         let first = p.pid().unwrap();
         assert!(p.spawn().is_err(), "a second start while running");
-        p.pause().unwrap();
-        assert!(p.is_paused());
-        p.resume().unwrap();
-        assert!(!p.is_paused());
         p.kill();
         assert!(!p.is_running());
         assert!(

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 
 use crate::api::auth::secret;
 use crate::config::{is_loopback, ServerArgs};
-use crate::dev::harness::{free_port, write_private, write_secret};
+use crate::local::{free_port, write_private, write_secret};
 
 /// Where `--dev` serves HTTP unless `--http-addr` says otherwise.
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:7700";

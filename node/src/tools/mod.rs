@@ -1,12 +1,7 @@
-//! Developer tools, not needed to run convoy in production: a local cluster of real server processes
-//! (the one harness of the demo, chaos, the benchmarks and the multi-process tests), network
-//! namespaces for real partitions, the demo, the chaos runner, the benchmarks and the offline replay.
+//! The operator's tools beside the server: the demo (a local cluster, a simulated fleet, a rollout
+//! through a leader kill), the benchmarks of convoy alone, and the offline replay of a stopped server's
+//! log. Fault injection and comparisons with other systems are the lab's (`tests/lab`).
 
 pub mod bench;
-pub mod chaos;
 pub mod demo;
-pub mod devmode;
-pub mod harness;
-pub mod netns;
-pub mod process;
 pub mod replay;

@@ -1,11 +1,16 @@
 //! Network namespaces for a local cluster (root only): each server gets its own namespace, a veth into
 //! one bridge and its own address, and links are cut with nftables rules inside the namespaces — a real
-//! network partition, below the transport. Everything is removed on drop.
+//! network partition, below the transport. Everything is removed on drop. The cluster places its
+//! servers there through [`Placement`].
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
+use convoy_node::local::Placement;
+
+/// Server ids that get a namespace in a `netns` cluster: the founders and the servers that may join.
+pub const MAX_SERVERS: u64 = 9;
 
 /// The port every server's internal transport listens on inside its namespace.
 pub const RAFT_PORT: u16 = 9090;
@@ -164,6 +169,32 @@ impl NetLab {
             )?;
         }
         Ok(())
+    }
+}
+
+impl Placement for NetLab {
+    fn max_id(&self) -> u64 {
+        self.ids.len() as u64
+    }
+
+    fn addresses(&self, id: u64) -> (String, String) {
+        (
+            format!("{}:{RAFT_PORT}", self.ip(id)),
+            format!("{}:{HTTP_PORT}", self.ip(id)),
+        )
+    }
+
+    fn launcher(&self, id: u64) -> Vec<String> {
+        vec!["ip".into(), "netns".into(), "exec".into(), self.ns(id)]
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        self.ids.iter().map(|id| self.ip(*id)).collect()
+    }
+
+    fn config_without_auth(&self) -> String {
+        // The servers listen on private 10.213.x.y addresses, without tokens.
+        "insecure_no_auth = true\n".into()
     }
 }
 

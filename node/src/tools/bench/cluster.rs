@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use super::load::get_json;
 use super::Ctx;
-use crate::dev::harness::{Cluster, ClusterOptions};
+use crate::local::{Cluster, ClusterOptions};
 
 /// Server settings for benchmarks, with the servers' log filter from `--server-log` and the config
 /// lines of `--server-config`.

@@ -1,5 +1,5 @@
 //! (d) Leader failover: SIGKILL the leader while writes and a deployment run, then time the first write
-//! committed after the kill and the deployment's next progress event; the same kill against etcd.
+//! committed after the kill and the deployment's next progress event (the lab kills etcd's the same way).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,15 +7,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::etcd::{self, EtcdCluster};
 use super::load::{get_json, post_ok};
-use super::report::{ratio, Results};
+use super::report::Results;
 use super::{cluster, Ctx};
 use crate::measure::percentile;
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
 
-const SCENARIO: &str = "failover";
+/// The scenario's name in the results.
+pub const SCENARIO: &str = "failover";
 const FLEET: usize = 30;
 
 fn now_ms() -> u64 {
@@ -54,7 +54,8 @@ where
     }
 }
 
-fn probe_client(token: Option<&str>) -> reqwest::Client {
+/// A client of short probes (5 s), sending `token` if any.
+pub fn probe_client(token: Option<&str>) -> reqwest::Client {
     reqwest::Client::builder()
         .default_headers(super::load::auth_headers(token))
         .timeout(Duration::from_secs(5))
@@ -63,7 +64,8 @@ fn probe_client(token: Option<&str>) -> reqwest::Client {
         .expect("reqwest client")
 }
 
-fn summarize(results: &mut Results, who: &str, what: &str, samples: &[u64], kills: usize) {
+/// The p50, p99 and max rows of `samples` (ms) for `who`: "SIGKILL leader → WHAT".
+pub fn summarize(results: &mut Results, who: &str, what: &str, samples: &[u64], kills: usize) {
     let note = format!("{} of {kills} kills measured", samples.len());
     for (name, p) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
         results.add(
@@ -196,75 +198,7 @@ async fn convoy(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn etcd_failover(ctx: &mut Ctx) -> anyhow::Result<()> {
-    let mut etcd = EtcdCluster::start(&ctx.dir("etcd-failover"))?;
-    etcd.wait_ready(&ctx.etcd_http, Duration::from_secs(30))
-        .await?;
-    let http = probe_client(None);
-    let mut writes = Vec::new();
-    let kills = ctx.args.failovers;
-    for round in 0..kills {
-        let Some(leader) = etcd.leader(&ctx.etcd_http).await else {
-            anyhow::bail!("etcd has no leader before kill {round}");
-        };
-        let survivors: Vec<String> = etcd
-            .client_urls()
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| *i != leader)
-            .map(|(_, u)| u)
-            .collect();
-        let kill_at = Instant::now();
-        etcd.kill(leader);
-        let h = http.clone();
-        let write = first_success(kill_at, Duration::from_secs(20), move |k| {
-            let url = format!(
-                "{}{}",
-                survivors[k as usize % survivors.len()],
-                etcd::PUT_PATH
-            );
-            let (http, body) = (h.clone(), etcd::put_body(&format!("fo-{round}-{k}"), "v"));
-            async move { post_ok(&http, &url, &body).await.is_ok() }
-        })
-        .await;
-        println!("  etcd kill {round}: member {leader}; write {write:?} ms");
-        writes.extend(write);
-        etcd.restart(leader)?;
-        etcd.wait_member(&ctx.etcd_http, leader, Duration::from_secs(30))
-            .await?;
-        etcd.wait_ready(&ctx.etcd_http, Duration::from_secs(30))
-            .await?;
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    summarize(
-        &mut ctx.results,
-        "etcd",
-        "first committed write",
-        &writes,
-        kills,
-    );
-    for name in ["p50", "p99"] {
-        let metric = |who: &str| format!("{who}: SIGKILL leader → first committed write, {name}");
-        let (c, e) = (
-            ctx.results.value(&metric("convoy")),
-            ctx.results.value(&metric("etcd")),
-        );
-        ctx.results.add(
-            SCENARIO,
-            format!("convoy/etcd failover time, {name}"),
-            ratio(c, e),
-            "x",
-            "lower is better",
-        );
-    }
-    Ok(())
-}
-
-/// Kills the leader `--failovers` times in convoy, then (with `--etcd`) in etcd.
+/// Kills the leader `--failovers` times (the lab does the same to etcd).
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
-    convoy(ctx).await?;
-    if ctx.with_etcd() {
-        etcd_failover(ctx).await?;
-    }
-    Ok(())
+    convoy(ctx).await
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::json;
 
-use super::ingest::change_report;
+use super::ingest_check::change_report;
 use super::load::{fixed_count, get_json, post_ok, post_text};
 use super::{cluster, relay, Ctx};
 
@@ -27,7 +27,7 @@ fn node_id(consumer: usize, i: usize) -> String {
 }
 
 /// The `ms` and `bytes` of the last line containing `what` in server `id`'s log.
-fn last_line(cluster: &crate::dev::harness::Cluster, id: u64, what: &str) -> Option<(u64, u64)> {
+fn last_line(cluster: &crate::local::Cluster, id: u64, what: &str) -> Option<(u64, u64)> {
     let log = std::fs::read_to_string(cluster.get(id)?.log_path()).ok()?;
     let field = |line: &str, key: &str| -> Option<u64> {
         line.split_whitespace()
@@ -46,7 +46,7 @@ fn last_line(cluster: &crate::dev::harness::Cluster, id: u64, what: &str) -> Opt
 /// snapshot meanwhile; each write is a new resource.
 async fn restart_with_long_log(
     ctx: &mut Ctx,
-    cluster: &mut crate::dev::harness::Cluster,
+    cluster: &mut crate::local::Cluster,
     id: u64,
     base: &str,
 ) -> anyhow::Result<()> {

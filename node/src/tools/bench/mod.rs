@@ -1,22 +1,21 @@
 //! `convoy bench`: throughput, latency, failover and scale of a real local 3-server cluster (RocksDB,
-//! fsync), optionally against a 3-member etcd on the same machine (`convoy bench --scenario throughput --etcd`).
+//! fsync), with nothing but convoy. The comparisons with etcd and wrk are the lab's
+//! (`cargo run -p convoy-lab -- bench --scenario throughput --etcd`), built on the modules made public here.
 
 mod apply_pause;
-mod cluster;
-mod cpu;
-mod etcd;
-mod failover;
+pub mod cluster;
+pub mod failover;
 mod ingest;
 mod ingest_batched;
+mod ingest_check;
 mod large_state;
-mod load;
+pub mod load;
 mod pulse;
 mod relay;
-mod report;
+pub mod report;
 mod rollout;
 mod scale;
-mod throughput;
-mod wrk;
+pub mod throughput;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,10 +45,6 @@ pub enum Scenario {
     /// (g) `--state-nodes` fleet nodes: snapshot size, follower restart, wiped-follower catch-up
     /// through the streamed snapshot. Not in the default set (it fills a 1M-node state).
     LargeState,
-    /// (h) wrk (external load generator, Lua scripts in `node/src/dev/bench/wrk/`) creating
-    /// resources on the leader at each `--state-objects` size and `--clients` level; etcd too with
-    /// `--etcd`. Not in the default set (needs `wrk`; fills up to 1M objects).
-    Wrk,
     /// (i) In process: the apply lock's hold per chunk and per snapshot capture while snapshots are
     /// built, with `--pause-objects` plain resources; and RSS per resource. Not in the default set.
     ApplyPauseResources,
@@ -57,23 +52,26 @@ pub enum Scenario {
     ApplyPauseNodes,
 }
 
+/// The scenarios `convoy bench` runs when `--scenario` is not given.
+pub const DEFAULT_SCENARIOS: &str = "throughput,ingest,rollout,failover,pulse,scale,restart";
+
 /// `convoy bench` flags.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BenchArgs {
     /// Scenarios to run, comma-separated.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "throughput,ingest,rollout,failover,pulse,scale,restart"
-    )]
+    #[arg(long, value_enum, value_delimiter = ',', default_value = DEFAULT_SCENARIOS)]
     pub scenario: Vec<Scenario>,
+    /// Everything else.
+    #[command(flatten)]
+    pub options: BenchOptions,
+}
+
+/// The flags every scenario reads (the lab's `bench` takes them too).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchOptions {
     /// Merge the results into this JSON file (rows of scenarios run again are replaced).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Also start a 3-member etcd on loopback and drive it with the same load (needs `etcd` on PATH).
-    #[arg(long)]
-    pub etcd: bool,
     /// How long each load level runs.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: Duration,
@@ -107,9 +105,6 @@ pub struct BenchArgs {
     /// Log entries written before the restart measurement.
     #[arg(long, default_value_t = 1_000_000)]
     pub log_entries: u64,
-    /// Objects stored before each `wrk` measurement (a state-size sweep).
-    #[arg(long, value_delimiter = ',', default_value = "0,100000,1000000")]
-    pub state_objects: Vec<u64>,
     /// Fleet nodes of the `large-state` scenario.
     #[arg(long, default_value_t = 1_000_000)]
     pub state_nodes: usize,
@@ -123,10 +118,6 @@ pub struct BenchArgs {
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
-    /// `wrk`: at each size and level also run convoy's own load generator (the `throughput` scenario's)
-    /// against both systems, so that the two generators' numbers come from the same run.
-    #[arg(long)]
-    pub own_client: bool,
     /// A line added to every convoy server's config file, e.g. `--server-config 'log_compaction =
     /// "universal"'` (repeatable): runs the scenarios with the servers tuned differently, to compare
     /// settings back to back.
@@ -144,87 +135,88 @@ pub struct BenchArgs {
 /// What every scenario gets.
 pub struct Ctx {
     /// The flags.
-    pub args: BenchArgs,
+    pub args: BenchOptions,
     /// Where numbers go.
     pub results: Results,
     /// A keep-alive HTTP client of convoy's servers, sending the admin token.
     pub http: reqwest::Client,
-    /// A keep-alive HTTP client of etcd (no token).
-    pub etcd_http: reqwest::Client,
     /// The admin token every benchmark cluster bootstraps with.
     pub token: String,
     /// The 100k-node RSS and snapshot numbers were taken during `rollout`.
     pub scale_measured: bool,
     root: PathBuf,
+    /// The temp dir `root` is, when `--dir` was not given; removed with the context.
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl Ctx {
+    /// A context for `args`: its clusters go under `--dir` or a temp dir under /var/tmp.
+    pub fn new(args: BenchOptions) -> anyhow::Result<Self> {
+        let (root, temp) = match &args.dir {
+            Some(dir) => (dir.clone(), None),
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix("convoy-bench-")
+                    .tempdir_in("/var/tmp")?;
+                (temp.path().to_path_buf(), Some(temp))
+            }
+        };
+        let token = crate::local::new_admin_token();
+        Ok(Self {
+            args,
+            results: Results::default(),
+            http: load::http_client(Some(&token)),
+            token,
+            scale_measured: false,
+            root,
+            _temp: temp,
+        })
+    }
+
     /// A fresh directory for one cluster.
     pub fn dir(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
 
-    /// Whether etcd runs too.
-    pub fn with_etcd(&self) -> bool {
-        self.args.etcd && etcd::available()
+    /// Prints the table of every result and merges it into `--out`.
+    pub fn finish(&self) -> anyhow::Result<()> {
+        println!("\n{}", report::markdown_table(&self.results.rows));
+        if let Some(out) = &self.args.out {
+            report::save(out, &self.results.rows)
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!("saved to {}", out.display());
+        }
+        Ok(())
     }
+}
+
+/// Runs one scenario.
+pub async fn run_scenario(ctx: &mut Ctx, scenario: Scenario) -> anyhow::Result<()> {
+    let result = match scenario {
+        Scenario::Throughput => throughput::run(ctx).await,
+        Scenario::Ingest => ingest::run(ctx).await,
+        Scenario::Rollout => rollout::run(ctx).await,
+        Scenario::Failover => failover::run(ctx).await,
+        Scenario::Pulse => pulse::run(ctx).await,
+        Scenario::Scale => scale::run(ctx).await,
+        Scenario::Restart => scale::restart(ctx).await,
+        Scenario::LargeState => large_state::run(ctx).await,
+        Scenario::ApplyPauseResources => apply_pause::run(ctx, apply_pause::Objects::Resources),
+        Scenario::ApplyPauseNodes => apply_pause::run(ctx, apply_pause::Objects::Nodes),
+    };
+    result.with_context(|| format!("scenario {scenario:?}"))
 }
 
 /// Runs the chosen scenarios, prints the table, merges it into `--out`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let temp;
-    let root = match &args.dir {
-        Some(dir) => dir.clone(),
-        None => {
-            temp = tempfile::Builder::new()
-                .prefix("convoy-bench-")
-                .tempdir_in("/var/tmp")?;
-            temp.path().to_path_buf()
-        }
-    };
-    if args.etcd && !etcd::available() {
-        eprintln!("--etcd: no etcd binary on PATH (apt-get install -y etcd-server etcd-client); skipping etcd");
-    }
     let rt = tokio::runtime::Runtime::new()?;
-    let token = crate::dev::harness::new_admin_token();
-    let mut ctx = Ctx {
-        args: args.clone(),
-        results: Results::default(),
-        http: load::http_client(Some(&token)),
-        etcd_http: load::http_client(None),
-        token,
-        scale_measured: false,
-        root,
-    };
-    let scenarios = args.scenario.clone();
+    let mut ctx = Ctx::new(args.options)?;
     let outcome: anyhow::Result<()> = rt.block_on(async {
-        for scenario in &scenarios {
-            let result = match scenario {
-                Scenario::Throughput => throughput::run(&mut ctx).await,
-                Scenario::Ingest => ingest::run(&mut ctx).await,
-                Scenario::Rollout => rollout::run(&mut ctx).await,
-                Scenario::Failover => failover::run(&mut ctx).await,
-                Scenario::Pulse => pulse::run(&mut ctx).await,
-                Scenario::Scale => scale::run(&mut ctx).await,
-                Scenario::Restart => scale::restart(&mut ctx).await,
-                Scenario::LargeState => large_state::run(&mut ctx).await,
-                Scenario::Wrk => wrk::run_scenario(&mut ctx).await,
-                Scenario::ApplyPauseResources => {
-                    apply_pause::run(&mut ctx, apply_pause::Objects::Resources)
-                }
-                Scenario::ApplyPauseNodes => {
-                    apply_pause::run(&mut ctx, apply_pause::Objects::Nodes)
-                }
-            };
-            result.with_context(|| format!("scenario {scenario:?}"))?;
+        for scenario in &args.scenario {
+            run_scenario(&mut ctx, *scenario).await?;
         }
         Ok(())
     });
-    println!("\n{}", report::markdown_table(&ctx.results.rows));
-    if let Some(out) = &args.out {
-        report::save(out, &ctx.results.rows)
-            .with_context(|| format!("writing {}", out.display()))?;
-        println!("saved to {}", out.display());
-    }
+    ctx.finish()?;
     outcome
 }

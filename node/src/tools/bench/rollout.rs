@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::ingest::padded_ids;
+use super::ingest_check::padded_ids;
 use super::load::{fixed_count, get_json, post_ok, register_consumer, LoadResult};
 use super::relay;
 use super::{cluster, Ctx, Scenario};
-use crate::dev::harness::{Cluster, ClusterOptions};
+use crate::local::{Cluster, ClusterOptions};
 
 const SCENARIO: &str = "rollout";
 const WORKERS: usize = 256;

@@ -1,18 +1,20 @@
 //! (a) Replicated command throughput and commit latency: closed-loop clients creating resources with
-//! unique names (one log entry each) on the leader, through a follower, and the same load as etcd puts.
+//! unique names (one log entry each) on the leader and through a follower (the lab runs the same load
+//! as etcd puts).
 
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::etcd::{self, EtcdCluster};
 use super::load::{closed_loop, post_ok, LoadResult};
-use super::report::{ratio, Results};
+use super::report::Results;
 use super::{cluster, Ctx};
 
-const SCENARIO: &str = "throughput";
+/// The scenario's name in the results.
+pub const SCENARIO: &str = "throughput";
 
-fn record(results: &mut Results, who: &str, r: &LoadResult) {
+/// Writes/s, p50 and p99 of `r` as rows of this scenario, labelled `who, N clients`.
+pub fn record(results: &mut Results, who: &str, r: &LoadResult) {
     record_as(results, SCENARIO, who, r);
 }
 
@@ -56,21 +58,7 @@ pub async fn convoy_load(ctx: &Ctx, addr: &str, tag: &str, clients: usize) -> Lo
     .await
 }
 
-/// Puts keys `t-<tag>-<client>-<seq>` into etcd at `client_url` with `clients` loops for the configured
-/// time: the same load as [`convoy_load`].
-pub async fn etcd_load(ctx: &Ctx, client_url: &str, tag: &str, clients: usize) -> LoadResult {
-    let http = ctx.etcd_http.clone();
-    let url = Arc::new(format!("{client_url}{}", etcd::PUT_PATH));
-    let tag = tag.to_string();
-    closed_loop(clients, ctx.args.duration, move |c, seq| {
-        let (http, url) = (http.clone(), url.clone());
-        let body = etcd::put_body(&format!("t-{tag}-{c}-{seq}"), "v");
-        async move { post_ok(&http, &url, &body).await.map(|_| ()) }
-    })
-    .await
-}
-
-/// Runs every level against convoy (leader, then a follower) and, with `--etcd`, etcd's leader.
+/// Runs every level against convoy: the leader, then a follower.
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     let levels = ctx.args.clients.clone();
     {
@@ -93,27 +81,6 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
             .await;
             record(&mut ctx.results, "convoy → follower (forwarded)", &r);
         }
-    }
-    if !ctx.with_etcd() {
-        return Ok(());
-    }
-    let etcd = EtcdCluster::start(&ctx.dir("etcd-throughput"))?;
-    etcd.wait_ready(&ctx.etcd_http, std::time::Duration::from_secs(30))
-        .await?;
-    for &n in &levels {
-        let leader = etcd.leader(&ctx.etcd_http).await.unwrap_or(0);
-        let r = etcd_load(ctx, &etcd.client_urls()[leader], &n.to_string(), n).await;
-        record(&mut ctx.results, "etcd → leader", &r);
-        let convoy = ctx
-            .results
-            .value(&format!("convoy → leader, {n} clients: writes/s"));
-        ctx.results.add(
-            SCENARIO,
-            format!("convoy/etcd writes/s, {n} clients"),
-            ratio(convoy, Some(r.rate())),
-            "x",
-            "both to the leader",
-        );
     }
     Ok(())
 }

@@ -38,9 +38,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         // Token auth on, as in production: the admin token is written to DIR/admin-token.
-        let options = crate::dev::harness::ClusterOptions::default().with_auth();
-        let mut cluster = crate::dev::harness::Cluster::spawn_in(&dir, options)
-            .context("starting the local cluster")?;
+        let options = crate::local::ClusterOptions::default().with_auth();
+        let mut cluster =
+            crate::local::Cluster::spawn_in(&dir, options).context("starting the local cluster")?;
         let outcome = tokio::select! {
             r = script::run(&mut cluster, &args, &dir) => r,
             _ = tokio::signal::ctrl_c() => {
@@ -60,7 +60,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
 }
 
 /// What `--keep` prints once the demo is over: where the dashboard is and how to sign in.
-fn kept(cluster: &crate::dev::harness::Cluster, dir: &std::path::Path) -> String {
+fn kept(cluster: &crate::local::Cluster, dir: &std::path::Path) -> String {
     let urls: Vec<String> = cluster
         .running()
         .into_iter()

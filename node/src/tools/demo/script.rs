@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::DemoArgs;
 use crate::client::ApiClient;
-use crate::dev::harness::{self, Cluster};
+use crate::local::{self, Cluster};
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};
 
@@ -43,7 +43,7 @@ fn narrate(bar: &ProgressBar, line: String) {
 const ELECTION_PATIENCE: Duration = Duration::from_secs(20);
 
 async fn wait_leader(client: &ApiClient) -> anyhow::Result<u64> {
-    harness::wait_leader(client, None, ELECTION_PATIENCE).await
+    local::wait_leader(client, None, ELECTION_PATIENCE).await
 }
 
 async fn post(client: &ApiClient, path: &str, body: Value) -> anyhow::Result<Value> {
@@ -243,7 +243,7 @@ pub async fn run(
                 format!("    ✗ killed the leader, server {leader} (SIGKILL), halfway through"),
             );
             let started = std::time::Instant::now();
-            let new_leader = harness::wait_leader(&client, Some(leader), ELECTION_PATIENCE).await?;
+            let new_leader = local::wait_leader(&client, Some(leader), ELECTION_PATIENCE).await?;
             narrate(&progress, format!(
                 "    ✓ server {new_leader} leads {} ms later; the deployment state and its pulse countdown carried over",
                 started.elapsed().as_millis()

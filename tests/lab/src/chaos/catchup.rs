@@ -1,4 +1,4 @@
-//! `convoy chaos --catch-up N`: a follower killed while the cluster holds N nodes, restarted after the
+//! `convoy-lab chaos --catch-up N`: a follower killed while the cluster holds N nodes, restarted after the
 //! leader has snapshotted and purged the log it missed, must catch up through a snapshot and end with
 //! the leader's exact state; measures how long that takes.
 
@@ -10,9 +10,9 @@ use anyhow::Context;
 use futures::stream::{self, StreamExt};
 use serde_json::{json, Value};
 
-use crate::client::ApiClient;
-use crate::dev::harness::{Cluster, ClusterOptions};
-use crate::sim::node_ids;
+use convoy_node::client::ApiClient;
+use convoy_node::local::{Cluster, ClusterOptions};
+use convoy_node::sim::node_ids;
 
 /// What the catch-up run measured.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ pub async fn run(nodes: usize, dir: &Path) -> anyhow::Result<CatchUp> {
     .with_auth();
     let mut cluster = Cluster::spawn_in(dir, options)?;
     let api = Arc::new(cluster.api_client().with_patience(Duration::from_secs(30)));
-    let leader = crate::dev::harness::wait_leader(&api, None, Duration::from_secs(30)).await?;
+    let leader = convoy_node::local::wait_leader(&api, None, Duration::from_secs(30)).await?;
     let ids = node_ids("big", nodes);
     let mut chunks = ids.chunks(10_000);
     let first = chunks.next().unwrap_or(&[]);

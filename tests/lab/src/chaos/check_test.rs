@@ -1,5 +1,5 @@
 use super::*;
-use crate::dev::chaos::history::{Acked, Observation, Pulse, TargetSample};
+use crate::chaos::history::{Acked, Observation, Pulse, TargetSample};
 use convoy_actors::domain::Status;
 use serde_json::{json, Value};
 

@@ -12,8 +12,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use super::history::{now_ms, FaultRecord, History};
-use crate::client::ApiClient;
-use crate::dev::harness::Cluster;
+use crate::netns::NetLab;
+use crate::pause::Pause;
+use convoy_node::client::ApiClient;
+use convoy_node::local::Cluster;
 
 /// A kind of fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -93,6 +95,8 @@ pub fn schedule(seed: u64, duration: Duration, kinds: &[FaultKind]) -> Vec<Plann
 pub struct Injector {
     /// The local servers the faults hit, shared with the workload (kills restart servers in it).
     pub cluster: Arc<Mutex<Cluster>>,
+    /// The cluster's network namespaces, with `--netns`: partitions cut links with nftables.
+    pub netlab: Option<Arc<NetLab>>,
     /// Where faults are recorded.
     pub history: Arc<History>,
     /// The id the next joining server gets.
@@ -320,7 +324,7 @@ impl Injector {
     fn with_server(
         &self,
         id: u64,
-        f: impl FnOnce(&mut crate::dev::harness::Server) -> anyhow::Result<()>,
+        f: impl FnOnce(&mut convoy_node::local::Server) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let mut cluster = self.cluster.lock().unwrap();
         let server = cluster
@@ -330,12 +334,8 @@ impl Injector {
     }
 
     /// Runs `f` on the cluster's network namespaces; `false` when it has none.
-    fn on_netlab(
-        &self,
-        f: impl FnOnce(&crate::dev::netns::NetLab) -> anyhow::Result<()>,
-    ) -> anyhow::Result<bool> {
-        let cluster = self.cluster.lock().unwrap();
-        match &cluster.netlab {
+    fn on_netlab(&self, f: impl FnOnce(&NetLab) -> anyhow::Result<()>) -> anyhow::Result<bool> {
+        match &self.netlab {
             Some(lab) => f(lab).map(|()| true),
             None => Ok(false),
         }

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use super::history::{now_ms, Ban, LivenessRead, NodeTarget, ReportAck};
 use super::workload::Shared;
-use crate::client::ApiClient;
+use convoy_node::client::ApiClient;
 
 /// The servers' node timeout in chaos runs.
 pub const NODE_TIMEOUT_MS: u64 = 8_000;

@@ -1,5 +1,5 @@
-//! `convoy chaos`: seeded fault injection against a real local cluster, with checkers over the
-//! recorded history; anyone can rerun a seed (`convoy chaos --seed 7 --duration 60s`).
+//! `convoy-lab chaos`: seeded fault injection against a real local cluster, with checkers over the
+//! recorded history; anyone can rerun a seed (`cargo run -p convoy-lab -- chaos --seed 7 --duration 60s`).
 
 mod catchup;
 mod check;
@@ -18,9 +18,9 @@ use anyhow::{bail, Context};
 pub use faults::FaultKind;
 use run::{RunConfig, SeedReport};
 
-use crate::measure::{parse_duration, percentile};
+use convoy_node::measure::{parse_duration, percentile};
 
-/// `convoy chaos` flags.
+/// `convoy-lab chaos` flags.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ChaosArgs {
     /// The first seed; the fault schedule and the workload's choices follow from it.

@@ -17,8 +17,9 @@ use super::faults::{schedule, FaultKind, Injector};
 use super::fleet_ops;
 use super::history::{FaultRecord, History};
 use super::workload::{self, Current, Shared};
-use crate::client::ApiClient;
-use crate::dev::harness::{wait_leader, Cluster, ClusterOptions};
+use crate::netns::{NetLab, MAX_SERVERS};
+use convoy_node::client::ApiClient;
+use convoy_node::local::{wait_leader, Cluster, ClusterOptions, Placement};
 
 /// What a node's reactivation may take to show in a linearizable read: the commit of its report's
 /// change, plus the leader's liveness tick.
@@ -70,12 +71,16 @@ pub struct RunConfig {
 
 /// Runs seed `seed` with its data dirs and logs under `dir`.
 pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
+    let netlab = match config.netns {
+        true => Some(Arc::new(NetLab::create(MAX_SERVERS)?)),
+        false => None,
+    };
     let options = ClusterOptions {
         fault_injection: true,
         node_timeout_ms: Some(fleet_ops::NODE_TIMEOUT_MS),
         snapshot_every: 500,
         snapshot_max_every: Some(500),
-        netns: config.netns,
+        placement: netlab.clone().map(|lab| lab as Arc<dyn Placement>),
         ..ClusterOptions::default()
     }
     .with_auth();
@@ -146,6 +151,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
 
     let mut injector = Injector {
         cluster: cluster.clone(),
+        netlab,
         history: history.clone(),
         next_id: 4,
     };

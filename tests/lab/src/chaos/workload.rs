@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 
 use super::history::{now_ms, Acked, History, Observation, Pulse, TargetSample};
-use crate::client::{ApiClient, ClientError};
-use crate::sim::node::Behaviour;
-use crate::sim::{node_ids, Fleet};
+use convoy_node::client::{ApiClient, ClientError};
+use convoy_node::sim::node::Behaviour;
+use convoy_node::sim::{node_ids, Fleet};
 
 /// The servers' request timeout: a failed request may still be applied this long after.
 pub const REQUEST_TIMEOUT_MS: u64 = 10_000;

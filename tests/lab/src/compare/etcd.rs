@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::load::post_ok;
-use crate::dev::harness::free_port;
-use crate::dev::process::ChildProcess;
+use convoy_node::local::free_port;
+use convoy_node::local::process::ChildProcess;
+use convoy_node::tools::bench::load::post_ok;
 
 /// The v3 gateway's put (etcd 3.4 serves `/v3/...`; `/v3beta/...` is the deprecated alias).
 pub const PUT_PATH: &str = "/v3/kv/put";

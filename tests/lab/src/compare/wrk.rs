@@ -10,12 +10,14 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use serde_json::json;
 
+use super::against_etcd::etcd_load;
 use super::cpu::{CpuMark, CpuSpent};
 use super::etcd::{self, EtcdCluster};
-use super::load::{fixed_count, post_ok};
-use super::report::{ratio, Results};
-use super::throughput::{convoy_load, etcd_load, record_as};
-use super::{cluster, Ctx};
+use super::Compare;
+use convoy_node::tools::bench::load::{fixed_count, post_ok};
+use convoy_node::tools::bench::report::{ratio, Results};
+use convoy_node::tools::bench::throughput::{convoy_load, record_as};
+use convoy_node::tools::bench::{cluster, Ctx};
 
 const SCENARIO: &str = "wrk";
 /// Creates a resource with a unique name per request.
@@ -250,12 +252,12 @@ fn rss_per_object(results: &mut Results, who: &str, objects: u64, base_kib: u64,
 
 /// Runs every `--state-objects` size × `--clients` level with wrk against convoy's leader (snapshots
 /// as shipped), then the same against etcd's leader with `--etcd`.
-pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
+pub async fn run_scenario(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
     if !available() {
         bail!("no wrk binary on PATH (apt-get install -y wrk)");
     }
     let (convoy_script, etcd_script) = write_scripts(&ctx.dir("wrk-scripts"))?;
-    let mut sizes = ctx.args.state_objects.clone();
+    let mut sizes = cmp.state_objects.clone();
     sizes.sort_unstable();
     let levels = ctx.args.clients.clone();
     let duration = ctx.args.duration;
@@ -302,7 +304,7 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                 eprintln!("  convoy, {size} objects, {n} clients: {r:?}, {spent:?}");
                 record(&mut ctx.results, "convoy → leader", size, n, &r);
                 record_cpu(&mut ctx.results, "convoy → leader", size, n, &r, spent);
-                if ctx.args.own_client {
+                if cmp.own_client {
                     let own = convoy_load(ctx, &addr, &format!("o{size}-{n}"), n).await;
                     let who = format!("convoy (own client) → leader, {size} objects");
                     record_as(&mut ctx.results, SCENARIO, &who, &own);
@@ -310,20 +312,20 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
             }
         }
     }
-    if !ctx.with_etcd() {
+    if !cmp.etcd {
         return Ok(());
     }
     let etcd = EtcdCluster::start(&ctx.dir("etcd-wrk"))?;
-    etcd.wait_ready(&ctx.etcd_http, Duration::from_secs(30))
+    etcd.wait_ready(&cmp.etcd_http, Duration::from_secs(30))
         .await?;
-    let leader = etcd.leader(&ctx.etcd_http).await.unwrap_or(0);
+    let leader = etcd.leader(&cmp.etcd_http).await.unwrap_or(0);
     let url = etcd.client_urls()[leader].clone();
     let pid = etcd.pid(leader);
     let base = pid.and_then(cluster::rss_kib).unwrap_or(0);
     let mut stored = 0;
     for &size in &sizes {
         let (http, put) = (
-            ctx.etcd_http.clone(),
+            cmp.etcd_http.clone(),
             Arc::new(format!("{url}{}", etcd::PUT_PATH)),
         );
         prefill(stored, size, move |i| {
@@ -365,8 +367,8 @@ pub async fn run_scenario(ctx: &mut Ctx) -> anyhow::Result<()> {
                 "x",
                 "wrk, both to the leader",
             );
-            if ctx.args.own_client {
-                let own = etcd_load(ctx, &url, &format!("o{size}-{n}"), n).await;
+            if cmp.own_client {
+                let own = etcd_load(ctx, cmp, &url, &format!("o{size}-{n}"), n).await;
                 let who = format!("etcd (own client) → leader, {size} objects");
                 record_as(&mut ctx.results, SCENARIO, &who, &own);
                 let convoy = ctx.results.value(&format!(
