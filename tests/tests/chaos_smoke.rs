@@ -21,7 +21,7 @@ fn two_short_chaos_seeds_find_no_violation() {
         ])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos");
+        .expect("running convoy-lab chaos");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chaos failed:\n{stdout}\n{stderr}");
@@ -47,7 +47,7 @@ fn follower_catches_up_through_a_snapshot_of_a_big_state() {
         .args(["chaos", "--catch-up", "50000"])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos --catch-up");
+        .expect("running convoy-lab chaos --catch-up");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "catch-up failed:\n{stdout}\n{stderr}");
@@ -78,7 +78,7 @@ fn nftables_partitions_between_namespaces_find_no_violation() {
         ])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos --netns");
+        .expect("running convoy-lab chaos --netns");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -136,6 +136,8 @@ pub struct BenchOptions {
 pub struct Ctx {
     /// The flags.
     pub args: BenchOptions,
+    /// The scenarios of this run (a scenario may measure another's numbers on the way).
+    pub scenarios: Vec<Scenario>,
     /// Where numbers go.
     pub results: Results,
     /// A keep-alive HTTP client of convoy's servers, sending the admin token.
@@ -150,8 +152,9 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// A context for `args`: its clusters go under `--dir` or a temp dir under /var/tmp.
-    pub fn new(args: BenchOptions) -> anyhow::Result<Self> {
+    /// A context for running `scenarios` with `args`: its clusters go under `--dir` or a temp dir under
+    /// /var/tmp.
+    pub fn new(args: BenchOptions, scenarios: Vec<Scenario>) -> anyhow::Result<Self> {
         let (root, temp) = match &args.dir {
             Some(dir) => (dir.clone(), None),
             None => {
@@ -164,6 +167,7 @@ impl Ctx {
         let token = crate::local::new_admin_token();
         Ok(Self {
             args,
+            scenarios,
             results: Results::default(),
             http: load::http_client(Some(&token)),
             token,
@@ -210,7 +214,7 @@ pub async fn run_scenario(ctx: &mut Ctx, scenario: Scenario) -> anyhow::Result<(
 /// Runs the chosen scenarios, prints the table, merges it into `--out`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
-    let mut ctx = Ctx::new(args.options)?;
+    let mut ctx = Ctx::new(args.options, args.scenario.clone())?;
     let outcome: anyhow::Result<()> = rt.block_on(async {
         for scenario in &args.scenario {
             run_scenario(&mut ctx, *scenario).await?;

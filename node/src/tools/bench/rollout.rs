@@ -412,7 +412,7 @@ pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     for n in sizes {
         for agents in ctx.args.rollout_agents.clone() {
             let (cluster, rss) = one(ctx, n, agents).await?;
-            if n == largest && !ctx.scale_measured && ctx.args.scenario.contains(&Scenario::Scale) {
+            if n == largest && !ctx.scale_measured && ctx.scenarios.contains(&Scenario::Scale) {
                 measure_scale(ctx, &cluster, &rss, n).await?;
                 ctx.scale_measured = true;
             }

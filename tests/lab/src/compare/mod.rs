@@ -95,7 +95,15 @@ pub fn run(args: LabBenchArgs) -> anyhow::Result<()> {
         own_client: args.own_client,
     };
     let rt = tokio::runtime::Runtime::new()?;
-    let mut ctx = Ctx::new(args.options)?;
+    let convoy_scenarios = args
+        .scenario
+        .iter()
+        .filter_map(|s| match s {
+            LabScenario::Convoy(s) => Some(*s),
+            LabScenario::Wrk => None,
+        })
+        .collect();
+    let mut ctx = Ctx::new(args.options, convoy_scenarios)?;
     let outcome: anyhow::Result<()> = rt.block_on(async {
         for scenario in &args.scenario {
             match *scenario {
