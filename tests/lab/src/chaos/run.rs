@@ -71,9 +71,10 @@ pub struct RunConfig {
 
 /// Runs seed `seed` with its data dirs and logs under `dir`.
 pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Result<SeedReport> {
-    let netlab = match config.netns {
-        true => Some(Arc::new(NetLab::create(MAX_SERVERS)?)),
-        false => None,
+    let netlab = if config.netns {
+        Some(Arc::new(NetLab::create(MAX_SERVERS)?))
+    } else {
+        None
     };
     let options = ClusterOptions {
         fault_injection: true,

@@ -34,7 +34,7 @@ pub async fn etcd_load(
 }
 
 /// Every `--clients` level against etcd's leader, and the ratio to convoy's leader rows.
-pub async fn throughput(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
+pub async fn etcd_throughput(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
     let etcd = EtcdCluster::start(&ctx.dir("etcd-throughput"))?;
     etcd.wait_ready(&cmp.etcd_http, Duration::from_secs(30))
         .await?;
@@ -58,7 +58,7 @@ pub async fn throughput(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
 
 /// Kills etcd's leader `--failovers` times, timing the first committed write after each kill, and
 /// the ratio to convoy's.
-pub async fn failover(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
+pub async fn etcd_failover(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
     let mut etcd = EtcdCluster::start(&ctx.dir("etcd-failover"))?;
     etcd.wait_ready(&cmp.etcd_http, Duration::from_secs(30))
         .await?;

@@ -111,10 +111,10 @@ pub fn run(args: LabBenchArgs) -> anyhow::Result<()> {
                     bench::run_scenario(&mut ctx, s).await?;
                     let against = match s {
                         Scenario::Throughput if cmp.etcd => {
-                            against_etcd::throughput(&mut ctx, &cmp).await
+                            against_etcd::etcd_throughput(&mut ctx, &cmp).await
                         }
                         Scenario::Failover if cmp.etcd => {
-                            against_etcd::failover(&mut ctx, &cmp).await
+                            against_etcd::etcd_failover(&mut ctx, &cmp).await
                         }
                         _ => Ok(()),
                     };
