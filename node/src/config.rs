@@ -207,7 +207,7 @@ pub struct ServerArgs {
     #[arg(long, env = "CONVOY_INSECURE_NO_AUTH")]
     pub insecure_no_auth: Option<bool>,
     /// Development mode: one server on loopback (`--http-addr`, default 127.0.0.1:7700) with a temporary
-    /// data dir removed on exit and a printed admin token (see `convoy_node::dev::devmode`).
+    /// data dir removed on exit and a printed admin token (see `convoy_node::server::devmode`).
     #[arg(long, env = "CONVOY_DEV", conflicts_with_all = ["config", "initial_cluster", "id", "data_dir"])]
     pub dev: bool,
 }

@@ -1,6 +1,7 @@
 //! convoy-node: everything the `convoy` binary does, as a library — the server's assembly, its HTTP API,
-//! the CLI client, the agent, the simulated fleet and the developer tools. The binary (`main.rs`) and the
-//! multi-process tests (`tests/`) are thin users of it.
+//! the CLI client, the agent, the simulated fleet, the local-cluster launcher and the operator's tools
+//! (demo, bench, replay). The binary (`main.rs`), the lab (`tests/lab`) and the multi-process tests
+//! (`tests/`) are thin users of it.
 
 pub mod agent;
 pub mod api;
@@ -8,10 +9,10 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod config_checks;
-pub mod dev;
 pub mod engine;
 pub mod leader;
 pub mod listener;
+pub mod local;
 pub mod logging;
 pub mod machine;
 pub mod measure;
@@ -23,6 +24,7 @@ pub mod sim;
 pub mod sse;
 pub mod systemd;
 pub mod tls;
+pub mod tools;
 
 /// This build's version (the workspace's), as `convoy version` and `GET /v1/cluster` show it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,7 +1,7 @@
 //! The `convoy` binary: parses the command line and hands it to the `convoy_node` library.
 
 use clap::{CommandFactory, Parser, Subcommand};
-use convoy_node::dev::{bench, chaos, demo, replay};
+use convoy_node::tools::{bench, demo, replay};
 use convoy_node::{agent, cli, config, server, sim, tls};
 
 /// mimalloc as the global allocator: the leader's report and HTTP paths allocate many small, short-lived
@@ -36,7 +36,6 @@ Client:
 
 Tools:
   demo        Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill
-  chaos       Inject seeded faults into a local cluster under load and check that nothing breaks
   bench       Measure throughput, latency, failover and scale of a local cluster
   replay      Re-apply a stopped server's log through the domain: its digest, one deployment's decisions
   tls         TLS helpers: `convoy tls init DIR` writes a development CA and server certificate
@@ -72,9 +71,7 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Simulate a fleet of N agents in one process, over the real HTTP API.
     Sim(sim::SimArgs),
-    /// Inject seeded faults into a local cluster under load and check that nothing breaks.
-    Chaos(chaos::ChaosArgs),
-    /// Measure throughput, latency, failover and scale of a local cluster (optionally against etcd).
+    /// Measure throughput, latency, failover and scale of a local cluster.
     Bench(bench::BenchArgs),
     /// Re-apply a stopped server's snapshot and log through the pure domain: the digest it reaches
     /// and, with `--deployment`, every decision about one deployment with the entry that made it.
@@ -124,7 +121,6 @@ fn main() {
         Cmd::Agent(args) => agent::run(args),
         Cmd::Sim(args) => sim::run(args),
         Cmd::Demo(args) => demo::run(args),
-        Cmd::Chaos(args) => chaos::run(args),
         Cmd::Bench(args) => bench::run(args),
         Cmd::Replay(args) => replay::run(args),
         Cmd::Tls(command) => tls::run(command).map_err(Into::into),

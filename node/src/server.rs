@@ -21,6 +21,8 @@ use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
 use crate::tls;
 
+pub mod devmode;
+
 /// HTTP worker threads (the raft runtime has two more).
 const HTTP_WORKERS: usize = 2;
 /// A client must send a request's head within this time of connecting (slowloris).
@@ -124,7 +126,7 @@ async fn stop_on_signal(
 pub fn run(args: ServerArgs) -> anyhow::Result<()> {
     if args.dev {
         // The temp dir lives until the server stops, then is removed.
-        let dev = crate::dev::devmode::prepare(args)?;
+        let dev = devmode::prepare(args)?;
         let served = serve(dev.args.clone(), Some(&dev.banner));
         drop(dev);
         return served;

@@ -25,6 +25,35 @@ fn help_lists_every_top_level_command() {
     }
 }
 
+/// Fault injection is the lab's (`convoy-lab chaos`), not the product's: `convoy chaos` is an unknown
+/// command and `convoy --help` names neither chaos nor network namespaces.
+#[test]
+fn the_product_has_no_chaos_command() {
+    let out = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .args(["chaos", "--seed", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "`convoy chaos` ran");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unrecognized subcommand 'chaos'"),
+        "`convoy chaos` is not refused as unknown:\n{stderr}"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_convoy"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        !help.contains("chaos"),
+        "`convoy --help` mentions chaos:\n{help}"
+    );
+    assert!(
+        !help.contains("netns"),
+        "`convoy --help` mentions netns:\n{help}"
+    );
+}
+
 #[test]
 fn a_bad_config_is_refused_with_the_key_named() {
     let dir = std::env::temp_dir().join(format!("convoy-cli-{}", std::process::id()));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use convoy_node::client::RawClient;
-use convoy_node::dev::harness::{convoy_bin, eventually, Cluster};
+use convoy_node::local::{convoy_bin, eventually, Cluster};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 

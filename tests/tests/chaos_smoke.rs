@@ -1,13 +1,13 @@
-//! The CI chaos smoke: `convoy chaos` over two short seeds (every fault kind, a real three-server
+//! The CI chaos smoke: `convoy-lab chaos` over two short seeds (every fault kind, a real three-server
 //! cluster, the full workload and every checker) must finish with zero violations.
 
 use std::process::Command;
 
-use convoy_tests::convoy_bin;
+use convoy_lab::lab_bin;
 
 #[test]
 fn two_short_chaos_seeds_find_no_violation() {
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args([
             "chaos",
             "--seed",
@@ -21,7 +21,7 @@ fn two_short_chaos_seeds_find_no_violation() {
         ])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos");
+        .expect("running convoy-lab chaos");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chaos failed:\n{stdout}\n{stderr}");
@@ -43,11 +43,11 @@ fn two_short_chaos_seeds_find_no_violation() {
 /// out (openraft's 75 ms and 200 ms budgets) and was resent forever.
 #[test]
 fn follower_catches_up_through_a_snapshot_of_a_big_state() {
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args(["chaos", "--catch-up", "50000"])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos --catch-up");
+        .expect("running convoy-lab chaos --catch-up");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "catch-up failed:\n{stdout}\n{stderr}");
@@ -62,7 +62,7 @@ fn nftables_partitions_between_namespaces_find_no_violation() {
         eprintln!("skipped: network namespaces need root");
         return;
     }
-    let out = Command::new(convoy_bin())
+    let out = Command::new(lab_bin())
         .args([
             "chaos",
             "--netns",
@@ -78,7 +78,7 @@ fn nftables_partitions_between_namespaces_find_no_violation() {
         ])
         .env("RUST_LOG", "error")
         .output()
-        .expect("running convoy chaos --netns");
+        .expect("running convoy-lab chaos --netns");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

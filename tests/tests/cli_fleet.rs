@@ -245,7 +245,7 @@ async fn fleet_views_and_cli_conventions_through_the_binary() -> anyhow::Result<
     assert!(table.contains("unreachable"), "{table}");
 
     // No server: a fast failure with the real cause once and the CONVOY_SERVER hint.
-    let port = convoy_node::dev::harness::free_port()?;
+    let port = convoy_node::local::free_port()?;
     let dead_server = format!("127.0.0.1:{port}");
     let started = Instant::now();
     let out = convoy(&["deploy", "list", "--server", &dead_server]);

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use convoy_tests::Cluster;
 use convoy_tests::{eventually, names};
+use convoy_tests::{Cluster, Partitions};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use convoy_node::dev::harness::ClusterOptions;
+use convoy_node::local::ClusterOptions;
 use convoy_tests::scenario::{consumer, post_ok, publish, resource_with_v1};
 use convoy_tests::Cluster;
 use serde_json::{json, Value};
