@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use convoy_raft::sm_store::files::{CURRENT, SNAPSHOT_DIR};
 use convoy_raft::{Member, RaftConfig, RaftNode};
 use tempfile::TempDir;
-use toy::{Kv, Set};
-
-mod toy;
+use crate::toy::{Kv, Set};
 
 type Node = Arc<RaftNode<Kv>>;
 

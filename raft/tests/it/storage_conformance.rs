@@ -6,9 +6,7 @@ use convoy_raft::TypeConfig;
 use openraft::testing::log::{StoreBuilder, Suite};
 use openraft::StorageError;
 use tempfile::TempDir;
-use toy::Kv;
-
-mod toy;
+use crate::toy::Kv;
 
 struct RocksBuilder;
 

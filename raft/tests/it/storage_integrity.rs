@@ -19,9 +19,7 @@ use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::type_config::alias::EntryOf;
 use openraft::{Membership, RaftLogReader, RaftSnapshotBuilder, Vote};
 use tempfile::TempDir;
-use toy::{log_id, open, Kv, Set};
-
-mod toy;
+use crate::toy::{log_id, open, Kv, Set};
 
 fn set(index: u64, key: &str, value: String) -> EntryOf<TypeConfig> {
     let command = codec::encode(&Set(key.to_string(), value)).unwrap();

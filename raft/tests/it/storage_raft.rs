@@ -20,9 +20,7 @@ use openraft::raft::{
 use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{Config, OptionalSend, ServerState};
 use tempfile::TempDir;
-use toy::{Kv, Set};
-
-mod toy;
+use crate::toy::{Kv, Set};
 
 /// A network to nowhere: a single-node cluster never uses it.
 struct NoNet;

@@ -13,9 +13,7 @@ use openraft::type_config::alias::EntryOf;
 use openraft::{LogState, Membership, RaftLogReader, RaftSnapshotBuilder, StorageHelper, Vote};
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
-use toy::{log_id, open};
-
-mod toy;
+use crate::toy::{log_id, open};
 
 /// A toy key-value state machine that also records the time each command was applied at.
 #[derive(Default, Serialize, Deserialize)]

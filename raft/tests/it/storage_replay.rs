@@ -14,9 +14,7 @@ use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::type_config::alias::{EntryOf, LogIdOf};
 use openraft::{Membership, RaftLogReader, StorageHelper};
 use tempfile::TempDir;
-use toy::{log_id, open, Kv, Set};
-
-mod toy;
+use crate::toy::{log_id, open, Kv, Set};
 
 /// The entry at `index` of `term`: sets `k{index}` to `v{index}.{term}`.
 fn set(term: u64, index: u64) -> EntryOf<TypeConfig> {

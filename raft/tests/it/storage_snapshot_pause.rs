@@ -4,7 +4,7 @@
 //! clone first. A measurement, not a check (timings on a shared machine vary):
 //!
 //! ```sh
-//! cargo nextest run -p convoy-raft --run-ignored only -E 'binary(storage_snapshot_pause)' --no-capture
+//! cargo nextest run -p convoy-raft --run-ignored only -E 'test(/^storage_snapshot_pause::/)' --no-capture
 //! ```
 
 use std::collections::BTreeMap;
@@ -17,9 +17,7 @@ use openraft::storage::RaftStateMachine;
 use openraft::type_config::alias::EntryOf;
 use openraft::RaftSnapshotBuilder;
 use tempfile::TempDir;
-use toy::{log_id, open, Set};
-
-mod toy;
+use crate::toy::{log_id, open, Set};
 
 /// Keys to values; `FREEZE` says whether it freezes a clone for snapshots.
 #[derive(Default, Clone)]
