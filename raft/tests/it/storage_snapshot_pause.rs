@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::toy::{log_id, open, Set};
 use convoy_raft::{codec, FrozenState, Proposal, StateMachine, TypeConfig};
 use openraft::entry::RaftEntry;
 use openraft::storage::RaftStateMachine;
 use openraft::type_config::alias::EntryOf;
 use openraft::RaftSnapshotBuilder;
 use tempfile::TempDir;
-use crate::toy::{log_id, open, Set};
 
 /// Keys to values; `FREEZE` says whether it freezes a clone for snapshots.
 #[derive(Default, Clone)]
