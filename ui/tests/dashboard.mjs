@@ -1,5 +1,5 @@
 // Drives convoy's dashboard in headless Chromium against a live cluster (started by
-// tests/tests/ui_browser.rs, which reads the lines this script prints and answers on stdin).
+// tests/it/ui_browser.rs, which reads the lines this script prints and answers on stdin).
 // Environment: CHROMIUM, CONVOY_LEADER_URL, CONVOY_LEADER_ID, CONVOY_SERVERS (comma-separated URLs),
 // CONVOY_OPS_TOKEN (operator), CONVOY_READER_TOKEN (reader), CONVOY_DEPLOYMENT, CONVOY_SCREENSHOTS (a dir).
 

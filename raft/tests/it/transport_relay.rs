@@ -5,12 +5,10 @@
 //! session dying. Also: a wrong secret, a server that is not the one dialed, and a member
 //! speaking for another id are refused.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use convoy_raft::network::client::{Network, NetworkConfig, TransportError};
 use convoy_raft::network::frame::{read_frame, write_frame};
 use convoy_raft::network::noise::{self, AuthError, MAX_HANDSHAKE_FRAME};

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use crate::toy::{log_id, open, Kv, Set};
 use convoy_raft::codec;
 use convoy_raft::log_store::{RocksLogStore, CF_LOGS};
 use convoy_raft::{Member, Proposal, TypeConfig};
@@ -14,9 +15,6 @@ use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::type_config::alias::{EntryOf, LogIdOf};
 use openraft::{Membership, RaftLogReader, StorageHelper};
 use tempfile::TempDir;
-use toy::{log_id, open, Kv, Set};
-
-mod toy;
 
 /// The entry at `index` of `term`: sets `k{index}` to `v{index}.{term}`.
 fn set(term: u64, index: u64) -> EntryOf<TypeConfig> {

@@ -5,11 +5,9 @@
 //!
 //! 256 connections by default; `PROPTEST_CASES=100000` runs more, `FUZZ_SEED=n` replays one seed.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use convoy_raft::codec;
 use convoy_raft::network::server::ServerConfig;
 use convoy_raft::network::{ClientRequest, RpcRequest};

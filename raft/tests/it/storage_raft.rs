@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::toy::{Kv, Set};
 use convoy_raft::codec;
 use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::{SmStore, SnapshotData};
@@ -20,9 +21,6 @@ use openraft::raft::{
 use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{Config, OptionalSend, ServerState};
 use tempfile::TempDir;
-use toy::{Kv, Set};
-
-mod toy;
 
 /// A network to nowhere: a single-node cluster never uses it.
 struct NoNet;

@@ -9,12 +9,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::toy::{Kv, Set};
 use convoy_raft::sm_store::files::{CURRENT, SNAPSHOT_DIR};
 use convoy_raft::{Member, RaftConfig, RaftNode};
 use tempfile::TempDir;
-use toy::{Kv, Set};
-
-mod toy;
 
 type Node = Arc<RaftNode<Kv>>;
 

@@ -9,6 +9,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::toy::{log_id, open, Kv, Set};
 use convoy_raft::codec::{self, MAX_DECODE_BYTES};
 use convoy_raft::log_store::open_db;
 use convoy_raft::sm_store::files::{CURRENT, SNAPSHOT_DIR};
@@ -19,9 +20,6 @@ use openraft::storage::{RaftLogStorage, RaftLogStorageExt, RaftStateMachine};
 use openraft::type_config::alias::EntryOf;
 use openraft::{Membership, RaftLogReader, RaftSnapshotBuilder, Vote};
 use tempfile::TempDir;
-use toy::{log_id, open, Kv, Set};
-
-mod toy;
 
 fn set(index: u64, key: &str, value: String) -> EntryOf<TypeConfig> {
     let command = codec::encode(&Set(key.to_string(), value)).unwrap();

@@ -1,14 +1,12 @@
 //! openraft's storage conformance suite on the RocksDB log store and the state machine store.
 
+use crate::toy::Kv;
 use convoy_raft::log_store::{open_db, RocksLogStore};
 use convoy_raft::sm_store::SmStore;
 use convoy_raft::TypeConfig;
 use openraft::testing::log::{StoreBuilder, Suite};
 use openraft::StorageError;
 use tempfile::TempDir;
-use toy::Kv;
-
-mod toy;
 
 struct RocksBuilder;
 

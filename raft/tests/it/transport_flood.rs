@@ -2,14 +2,12 @@
 //! sources that send garbage or nothing. The server must refuse every one of them, say so in a
 //! few summary lines (not a line each), and keep serving a real peer promptly throughout.
 
-mod common;
-
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use convoy_raft::network::server::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpSocket;

@@ -20,9 +20,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// A TCP relay that counts the connections made through it.
 async fn counting_proxy(upstream: String) -> (String, Arc<AtomicUsize>) {

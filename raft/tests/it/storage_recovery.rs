@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read, Write};
 
+use crate::toy::{log_id, open};
 use convoy_raft::codec;
 use convoy_raft::sm_store::SmStore;
 use convoy_raft::{Member, Proposal, StateMachine, TypeConfig};
@@ -13,9 +14,6 @@ use openraft::type_config::alias::EntryOf;
 use openraft::{LogState, Membership, RaftLogReader, RaftSnapshotBuilder, StorageHelper, Vote};
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
-use toy::{log_id, open};
-
-mod toy;
 
 /// A toy key-value state machine that also records the time each command was applied at.
 #[derive(Default, Serialize, Deserialize)]

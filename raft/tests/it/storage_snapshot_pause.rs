@@ -4,22 +4,20 @@
 //! clone first. A measurement, not a check (timings on a shared machine vary):
 //!
 //! ```sh
-//! cargo nextest run -p convoy-raft --run-ignored only -E 'binary(storage_snapshot_pause)' --no-capture
+//! cargo nextest run -p convoy-raft --run-ignored only -E 'test(/^storage_snapshot_pause::/)' --no-capture
 //! ```
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use crate::toy::{log_id, open, Set};
 use convoy_raft::{codec, FrozenState, Proposal, StateMachine, TypeConfig};
 use openraft::entry::RaftEntry;
 use openraft::storage::RaftStateMachine;
 use openraft::type_config::alias::EntryOf;
 use openraft::RaftSnapshotBuilder;
 use tempfile::TempDir;
-use toy::{log_id, open, Set};
-
-mod toy;
 
 /// Keys to values; `FREEZE` says whether it freezes a clone for snapshots.
 #[derive(Default, Clone)]

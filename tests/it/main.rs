@@ -1,0 +1,43 @@
+//! convoy-tests' one integration-test binary: a module per scenario file, all through real `convoy`
+//! processes (one binary per crate links RocksDB once; nextest still runs each test in its own process).
+//! Pick one file's tests with `cargo nextest run -p convoy-tests -E 'test(/^api_routes::/)'`.
+
+mod agent_e2e;
+mod agent_snooze;
+mod agent_stall;
+mod api_errors;
+mod api_routes;
+mod api_watch;
+mod chaos_smoke;
+mod cli_fleet;
+mod cluster_durability;
+mod cluster_handover;
+mod cluster_membership;
+mod cluster_partition;
+mod cluster_replication;
+mod cluster_snapshot_stream;
+mod cluster_wal_dir;
+mod e2e_bad_requests;
+mod e2e_coordinated;
+mod e2e_fleet_defaults;
+mod e2e_fleet_policy;
+mod e2e_fleet_reconverge;
+mod e2e_fleet_retract;
+mod e2e_fleet_thresholds;
+mod e2e_fleet_uninstall;
+mod e2e_groups;
+mod e2e_plan;
+mod e2e_retention;
+mod e2e_rollouts;
+mod e2e_watch;
+mod failover_leader_kill;
+mod monitoring_logs;
+mod monitoring_metrics;
+mod openapi_responses;
+mod replay_offline;
+mod security_limits;
+mod security_tls;
+mod security_tokens;
+mod server_startup;
+mod storage_fatal;
+mod ui_browser;
