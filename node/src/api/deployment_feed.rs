@@ -7,7 +7,7 @@
 //! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
@@ -32,10 +32,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/deployments/{id}/watch", web::get().to(watch));
 }
 
+/// The wall time a summary's ages and countdowns are computed at.
 fn now_ms() -> Timestamp {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 async fn summary(

@@ -10,7 +10,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
-    let text = crate::metrics::scrape::render(&engine, crate::leader::wall_ms());
+    let text = crate::metrics::scrape::render(
+        &engine,
+        convoy_time::Clock::wall_ms(&convoy_time::SystemClock),
+    );
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(text)
