@@ -6,8 +6,12 @@ pub mod agent;
 pub mod api;
 pub mod cli;
 pub mod client;
+pub mod client_error;
+pub mod common;
 pub mod config;
 pub mod config_checks;
+pub mod config_error;
+pub mod config_sources;
 pub mod dev;
 pub mod engine;
 pub mod leader;
@@ -16,6 +20,7 @@ pub mod logging;
 pub mod machine;
 pub mod measure;
 pub mod membership;
+pub mod membership_probe;
 pub mod metrics;
 pub mod readiness;
 pub mod server;
@@ -23,6 +28,9 @@ pub mod sim;
 pub mod sse;
 pub mod systemd;
 pub mod tls;
+
+#[cfg(test)]
+mod imports_test;
 
 /// This build's version (the workspace's), as `convoy version` and `GET /v1/cluster` show it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

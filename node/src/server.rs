@@ -195,7 +195,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
             Some((rustls, forwarder)) => (Some(rustls), forwarder),
             None => (None, Forwarder::plain()),
         };
-        handle.spawn(crate::membership::probe(
+        handle.spawn(crate::membership_probe::probe(
             engine.clone(),
             forwarder.http.clone(),
             forwarder.scheme,
