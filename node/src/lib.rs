@@ -13,7 +13,7 @@ pub mod config_checks;
 pub mod config_error;
 pub mod config_sources;
 pub mod dev;
-pub mod engine;
+pub mod replica;
 pub mod leader;
 pub mod listener;
 pub mod logging;
