@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const CLIENT: &[&str] = &["cli", "client", "agent", "sim"];
 
 /// The server's modules, which the client side must not reach.
-const SERVER: &[&str] = &["api", "server", "engine", "machine", "leader", "metrics"];
+const SERVER: &[&str] = &["api", "server", "replica", "machine", "leader", "metrics"];
 
 /// Left out of the graph (see the module doc).
 const SKIPPED: &[&str] = &["dev"];

@@ -3,7 +3,7 @@
 //! the leader it knows (`GET /v1/cluster/membership/{id}`, unauthenticated: it reveals only whether an
 //! id is a member) every few seconds; an answer that leaves it out marks it removed, so `/readyz`
 //! says `not_a_member` and writes are refused, until a later answer includes it again. This file holds
-//! the answer and the flag the engine shares; the loop that asks is `membership_probe.rs`.
+//! the answer and the flag the replica shares; the loop that asks is `membership_probe.rs`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub struct MembershipAnswer {
     pub leader: bool,
 }
 
-/// What the probe concluded, shared with the engine.
+/// What the probe concluded, shared with the replica.
 #[derive(Clone, Debug, Default)]
 pub struct Removed(Arc<AtomicBool>);
 

@@ -1,20 +1,20 @@
 //! The follower's membership probe: asks the leader it knows whether it is still a member and records
-//! the answer in the engine's [`Removed`](crate::membership::Removed) flag (see [`crate::membership`]).
+//! the answer in the replica's [`Removed`](crate::membership::Removed) flag (see [`crate::membership`]).
 
 use std::time::Duration;
 
-use crate::engine::Engine;
 use crate::membership::MembershipAnswer;
+use crate::replica::Replica;
 
 /// How often a follower asks the leader whether it is still a member.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Asks the leader this server knows, every [`PROBE_INTERVAL`], until the process ends.
-pub async fn probe(engine: Engine, http: reqwest::Client, scheme: &'static str) {
-    let id = engine.node().id();
+pub async fn probe(replica: Replica, http: reqwest::Client, scheme: &'static str) {
+    let id = replica.node().id();
     loop {
         tokio::time::sleep(PROBE_INTERVAL).await;
-        let Some((leader, member)) = engine.node().leader() else {
+        let Some((leader, member)) = replica.node().leader() else {
             continue;
         };
         if leader == id {
@@ -26,7 +26,7 @@ pub async fn probe(engine: Engine, http: reqwest::Client, scheme: &'static str) 
             _ => None,
         };
         if let Some(answer) = answer.filter(|a| a.id == id && a.answered_by == leader) {
-            if engine.removed().record(&answer) {
+            if replica.removed().record(&answer) {
                 if answer.member {
                     tracing::info!(leader, "the leader counts this server as a member again");
                 } else {

@@ -2,16 +2,16 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's route.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/metrics", web::get().to(metrics));
 }
 
-async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
+async fn metrics(replica: web::Data<Replica>) -> HttpResponse {
     let text = crate::metrics::scrape::render(
-        &engine,
+        &replica,
         convoy_time::Clock::wall_ms(&convoy_time::SystemClock),
     );
     HttpResponse::Ok()
