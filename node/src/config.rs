@@ -17,7 +17,7 @@ use convoy_actors::domain::SecretHash;
 use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
 use convoy_raft::log_store::{StorageTuning, MAX_BACKGROUND_IO_MB_PER_SEC, MAX_LOG_MEMTABLE_MB};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
-use convoy_raft::{Member, NodeId, RaftConfig};
+use convoy_raft::{Member, RaftConfig};
 
 /// The merged, validated server configuration.
 #[derive(Clone, Debug)]

@@ -4,7 +4,6 @@
 use super::executor::Executor;
 use super::health;
 use super::health_policy::{Check, Decision};
-use convoy_time::Clock;
 
 impl Executor {
     /// Checks every watched current version whose check is due: `GET /health` on its port, or

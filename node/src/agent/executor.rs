@@ -2,7 +2,6 @@
 //! rollback), keeps `state.json`, and publishes each change for the reporter. Health checks are in
 //! `checks`, the processes in `runs`.
 
-use convoy_time::Clock;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! install never makes the node look silent. It hands each answer's targets to the worker and
 //! keeps `DIR/status.json`.
 
-use convoy_time::{Clock, SharedClock};
+use convoy_time::SharedClock;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,7 +6,6 @@ use super::executor::Executor;
 use super::fetch::ARTIFACT;
 use super::health_policy::HealthWatch;
 use super::process::{spawn, teardown, Stopped};
-use convoy_time::Clock;
 
 impl Executor {
     /// Tears down the resource's process (if any) and starts the run command for `version`.

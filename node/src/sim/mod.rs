@@ -3,7 +3,7 @@
 
 pub mod node;
 
-use convoy_time::{Clock, SharedClock};
+use convoy_time::SharedClock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
