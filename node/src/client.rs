@@ -9,42 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-/// Why an API call failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// The server answered with the API's error shape.
-    #[error("{message} ({status} {code})")]
-    Api {
-        /// HTTP status.
-        status: u16,
-        /// The API's error code.
-        code: String,
-        /// The server's message.
-        message: String,
-    },
-    /// No server could be reached (or none had a leader) before the deadline. `last` names the last
-    /// server tried and the root cause (`connection refused`, a DNS failure, a timeout).
-    #[error("no convoy server reachable: {last}{}", others(.servers))]
-    Unreachable {
-        /// The servers tried.
-        servers: String,
-        /// The last failure.
-        last: String,
-    },
-    /// The answer was not the JSON expected.
-    #[error("unexpected answer from {server}{path}: {reason}")]
-    Decode {
-        /// The server.
-        server: String,
-        /// The path.
-        path: String,
-        /// What did not match.
-        reason: String,
-    },
-    /// No server address was given.
-    #[error("no server given: pass --server host:port[,host:port...] or set CONVOY_SERVER")]
-    NoServers,
-}
+pub use crate::client_error::{cause, ClientError};
 
 /// The comma-separated `servers` as URLs; a bare `host:port` gets `scheme`.
 fn server_urls(servers: &str, scheme: &str) -> Result<Vec<String>, ClientError> {
@@ -64,32 +29,6 @@ fn server_urls(servers: &str, scheme: &str) -> Result<Vec<String>, ClientError> 
         return Err(ClientError::NoServers);
     }
     Ok(urls)
-}
-
-/// ` (tried a, b and c)` when more than one server was tried.
-fn others(servers: &str) -> String {
-    if servers.contains(',') {
-        format!(" (tried {servers})")
-    } else {
-        String::new()
-    }
-}
-
-/// The root cause of a failed request, without the URL reqwest puts in front of it (the caller names
-/// the server once): `Connection refused (os error 111)`, `operation timed out`, a DNS failure.
-pub fn cause(e: &reqwest::Error) -> String {
-    let mut source: &dyn std::error::Error = e;
-    while let Some(next) = source.source() {
-        source = next;
-    }
-    let root = source.to_string();
-    if e.is_timeout() && !root.contains("timed out") {
-        return format!("timed out ({root})");
-    }
-    if e.is_connect() && !root.to_lowercase().contains("connect") {
-        return format!("cannot connect: {root}");
-    }
-    root
 }
 
 /// A client of one convoy cluster.
@@ -152,8 +91,8 @@ impl ApiClient {
     pub fn with_token_file(
         self,
         file: Option<&std::path::Path>,
-    ) -> Result<Self, crate::api::auth::secret::SecretFileError> {
-        let token = file.map(crate::api::auth::secret::read_file).transpose()?;
+    ) -> Result<Self, crate::common::token_file::SecretFileError> {
+        let token = file.map(crate::common::token_file::read_file).transpose()?;
         Ok(self.with_token(token.as_deref()))
     }
 

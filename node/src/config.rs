@@ -7,210 +7,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Args;
-
+use crate::api::auth::{secret, AuthMode};
 use crate::config_checks as checks;
+use crate::config_error::invalid;
+pub use crate::config_error::ConfigError;
+use crate::config_sources::{parse_initial_cluster, read_file, relative_to};
+pub use crate::config_sources::{FileConfig, InitialMember, ServerArgs};
+use convoy_actors::domain::SecretHash;
 use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
 use convoy_raft::log_store::{StorageTuning, MAX_BACKGROUND_IO_MB_PER_SEC, MAX_LOG_MEMTABLE_MB};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
-use convoy_raft::{Member, NodeId, RaftConfig};
-use serde::Deserialize;
-
-use crate::api::auth::{secret, AuthMode};
-use convoy_actors::domain::SecretHash;
-
-/// Why a configuration cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The config file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        /// The file that could not be read: the config file, or the cluster secret file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The config file is not valid TOML for convoy.
-    #[error("invalid config file {path}: {source}")]
-    Parse {
-        /// The config file's path, as given.
-        path: PathBuf,
-        /// What the parser said.
-        source: Box<toml::de::Error>,
-    },
-    /// A required key is missing everywhere.
-    #[error("missing `{key}`: set it in the config file, as --{flag} or as {env}")]
-    Missing {
-        /// The TOML key.
-        key: &'static str,
-        /// The flag name.
-        flag: &'static str,
-        /// The environment variable.
-        env: &'static str,
-    },
-    /// A key has a value convoy cannot use.
-    #[error("invalid `{key}` = {value:?}: {reason}")]
-    Invalid {
-        /// The TOML key whose value is refused, whether the value came from the file, a flag or a
-        /// variable.
-        key: &'static str,
-        /// The offending value.
-        value: String,
-        /// Why the value is refused, e.g. `expected host:port`.
-        reason: String,
-    },
-}
-
-/// One founding member, as in `[[initial_cluster]]`.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-pub struct InitialMember {
-    /// The member's id.
-    pub id: NodeId,
-    /// Its transport address.
-    pub raft_addr: String,
-    /// Its HTTP address.
-    pub http_addr: String,
-}
-
-/// The config file's keys (all optional here; required ones are checked after merging).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileConfig {
-    id: Option<NodeId>,
-    data_dir: Option<PathBuf>,
-    http_addr: Option<String>,
-    raft_addr: Option<String>,
-    cluster_secret_file: Option<PathBuf>,
-    initial_cluster_state: Option<String>,
-    #[serde(default)]
-    initial_cluster: Vec<InitialMember>,
-    heartbeat_ms: Option<u64>,
-    election_timeout_min_ms: Option<u64>,
-    election_timeout_max_ms: Option<u64>,
-    snapshot_every: Option<u64>,
-    snapshot_max_every: Option<u64>,
-    snapshot_chunk_bytes: Option<usize>,
-    log_memtable_mb: Option<u64>,
-    log_compaction: Option<String>,
-    background_io_mb_per_sec: Option<u64>,
-    log_wal_dir: Option<PathBuf>,
-    node_timeout_ms: Option<u64>,
-    deployment_history: Option<u32>,
-    forget_nodes_after: Option<String>,
-    request_timeout_ms: Option<u64>,
-    enable_fault_injection: Option<bool>,
-    tls_cert_file: Option<PathBuf>,
-    tls_key_file: Option<PathBuf>,
-    tls_client_ca_file: Option<PathBuf>,
-    tls_ca_file: Option<PathBuf>,
-    bootstrap_token_file: Option<PathBuf>,
-    insecure_no_auth: Option<bool>,
-    log_format: Option<String>,
-}
-
-/// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.
-#[derive(Clone, Debug, Default, Args)]
-pub struct ServerArgs {
-    /// TOML config file; flags and CONVOY_* variables override its keys.
-    #[arg(long, env = "CONVOY_CONFIG")]
-    pub config: Option<PathBuf>,
-    /// This server's id (unique, non-zero).
-    #[arg(long, env = "CONVOY_ID")]
-    pub id: Option<NodeId>,
-    /// Data directory (RocksDB log, vote, snapshots).
-    #[arg(long, env = "CONVOY_DATA_DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// HTTP API address, e.g. 127.0.0.1:8081.
-    #[arg(long, env = "CONVOY_HTTP_ADDR")]
-    pub http_addr: Option<String>,
-    /// Internal transport address, e.g. 127.0.0.1:9081.
-    #[arg(long, env = "CONVOY_RAFT_ADDR")]
-    pub raft_addr: Option<String>,
-    /// File holding the cluster secret peers authenticate with.
-    #[arg(long, env = "CONVOY_CLUSTER_SECRET_FILE")]
-    pub cluster_secret_file: Option<PathBuf>,
-    /// "new" bootstraps from initial_cluster when data_dir is empty; "existing" waits to be added.
-    #[arg(long, env = "CONVOY_INITIAL_CLUSTER_STATE")]
-    pub initial_cluster_state: Option<String>,
-    /// Founding members as `id=raft_addr=http_addr,...` (replaces the file's [[initial_cluster]]).
-    #[arg(long, env = "CONVOY_INITIAL_CLUSTER")]
-    pub initial_cluster: Option<String>,
-    /// Raft heartbeat period in ms (default 50).
-    #[arg(long, env = "CONVOY_HEARTBEAT_MS", value_parser = crate::cli::parse_millis)]
-    pub heartbeat_ms: Option<u64>,
-    /// Lower bound of the election timeout in ms (default 250).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MIN_MS", value_parser = crate::cli::parse_millis)]
-    pub election_timeout_min_ms: Option<u64>,
-    /// Upper bound of the election timeout in ms (default 500).
-    #[arg(long, env = "CONVOY_ELECTION_TIMEOUT_MAX_MS", value_parser = crate::cli::parse_millis)]
-    pub election_timeout_max_ms: Option<u64>,
-    /// Build a snapshot after this many log entries, more as the state grows (default 10000).
-    #[arg(long, env = "CONVOY_SNAPSHOT_EVERY")]
-    pub snapshot_every: Option<u64>,
-    /// The most log entries between two snapshots however large the state (default 1000000);
-    /// at or below `snapshot_every` the interval is fixed.
-    #[arg(long, env = "CONVOY_SNAPSHOT_MAX_EVERY")]
-    pub snapshot_max_every: Option<u64>,
-    /// Test knob: stream snapshots to followers in chunks of this many bytes (default 4 MiB,
-    /// 1..=16 MiB); tests lower it so that a small snapshot is many chunks.
-    #[arg(long, env = "CONVOY_SNAPSHOT_CHUNK_BYTES")]
-    pub snapshot_chunk_bytes: Option<usize>,
-    /// Size of the raft log's RocksDB memtable in MiB (default 8, at most 1024): larger flushes less
-    /// often, and a restart after a crash replays more.
-    #[arg(long, env = "CONVOY_LOG_MEMTABLE_MB")]
-    pub log_memtable_mb: Option<u64>,
-    /// Compaction style of the raft log's RocksDB files: "level" (default) or "universal".
-    #[arg(long, env = "CONVOY_LOG_COMPACTION")]
-    pub log_compaction: Option<String>,
-    /// Cap on what RocksDB's flushes and compactions write, MiB/s (default 0: no cap), so that they
-    /// leave the disk to the log's fsyncs.
-    #[arg(long, env = "CONVOY_BACKGROUND_IO_MB_PER_SEC")]
-    pub background_io_mb_per_sec: Option<u64>,
-    /// Directory of the raft log's write-ahead log, e.g. on a disk of its own (default: inside the
-    /// data dir). Fixed when the data dir is created; a later start with another is refused.
-    #[arg(long, env = "CONVOY_LOG_WAL_DIR")]
-    pub log_wal_dir: Option<PathBuf>,
-    /// A node that stops reporting for this long becomes inactive, in ms (default 30000).
-    #[arg(long, env = "CONVOY_NODE_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
-    pub node_timeout_ms: Option<u64>,
-    /// Finished deployments that keep their node list and node events (default 1000); older ones
-    /// keep only their summary.
-    #[arg(long, env = "CONVOY_DEPLOYMENT_HISTORY")]
-    pub deployment_history: Option<u32>,
-    /// A node in no consumer that stops reporting for this long is forgotten (humantime, e.g. `7d`,
-    /// the default; `0s`: never).
-    #[arg(long, env = "CONVOY_FORGET_NODES_AFTER")]
-    pub forget_nodes_after: Option<String>,
-    /// How long a write may wait for a leader (forwarding and retries included), in ms (default 10000).
-    #[arg(long, env = "CONVOY_REQUEST_TIMEOUT_MS", value_parser = crate::cli::parse_millis)]
-    pub request_timeout_ms: Option<u64>,
-    /// Test only: expose `POST /v1/debug/faults` to drop or delay this server's outgoing RPCs.
-    #[arg(long, env = "CONVOY_ENABLE_FAULT_INJECTION")]
-    pub enable_fault_injection: Option<bool>,
-    /// PEM certificate chain of the HTTP API; with `tls_key_file`, the API speaks only HTTPS.
-    #[arg(long, env = "CONVOY_TLS_CERT_FILE")]
-    pub tls_cert_file: Option<PathBuf>,
-    /// PEM private key of `tls_cert_file`.
-    #[arg(long, env = "CONVOY_TLS_KEY_FILE")]
-    pub tls_key_file: Option<PathBuf>,
-    /// With TLS: every client must present a certificate chaining to this PEM CA.
-    #[arg(long, env = "CONVOY_TLS_CLIENT_CA_FILE")]
-    pub tls_client_ca_file: Option<PathBuf>,
-    /// With TLS: the PEM CA this server trusts when it calls another server's API (forwarding).
-    #[arg(long, env = "CONVOY_TLS_CA_FILE")]
-    pub tls_ca_file: Option<PathBuf>,
-    /// File holding the first admin token's secret: turns token auth on; the first leader of a new
-    /// cluster creates the admin token `bootstrap` from it (once).
-    #[arg(long, env = "CONVOY_BOOTSTRAP_TOKEN_FILE")]
-    pub bootstrap_token_file: Option<PathBuf>,
-    /// Serve the API without tokens on a non-loopback http_addr (a WARN is logged at start).
-    #[arg(long, env = "CONVOY_INSECURE_NO_AUTH")]
-    pub insecure_no_auth: Option<bool>,
-    /// Development mode: one server on loopback (`--http-addr`, default 127.0.0.1:7700) with a temporary
-    /// data dir removed on exit and a printed admin token (see `convoy_node::server::devmode`).
-    #[arg(long, env = "CONVOY_DEV", conflicts_with_all = ["config", "initial_cluster", "id", "data_dir"])]
-    pub dev: bool,
-}
+use convoy_raft::{Member, RaftConfig};
 
 /// The merged, validated server configuration.
 #[derive(Clone, Debug)]
@@ -463,7 +270,7 @@ impl ServerArgs {
             .clone()
             .or(file.bootstrap_token_file.map(|f| relative_to(&base_dir, f)))
             .map(|path| {
-                secret::read_file(&path)
+                crate::common::token_file::read_file(&path)
                     .map(|s| secret::hash(&s))
                     .map_err(|e| {
                         invalid(
@@ -481,12 +288,12 @@ impl ServerArgs {
         let auth = auth_mode(bootstrap_token.is_some(), insecure, &http_addr)?;
         let forget_nodes_after = match self.forget_nodes_after.clone().or(file.forget_nodes_after) {
             None => DEFAULT_FORGET_NODES_AFTER,
-            Some(text) => humantime::parse_duration(&text).map_err(|e| {
+            Some(text) => convoy_time::parse_duration(&text).map_err(|e| {
                 let shown: String = text.chars().take(100).collect();
                 invalid(
                     "forget_nodes_after",
                     &shown,
-                    &format!("{e}: give a duration such as 7d or 12h, or 0s for never"),
+                    &format!("{e} (7d or 12h, or 0s for never)"),
                 )
             })?,
         };
@@ -534,35 +341,6 @@ pub fn is_loopback(addr: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    toml::from_str(&text).map_err(|source| ConfigError::Parse {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    })
-}
-
-fn relative_to(base: &Path, path: PathBuf) -> PathBuf {
-    if path.is_absolute() {
-        path
-    } else {
-        base.join(path)
-    }
-}
-
-impl From<checks::Refusal> for ConfigError {
-    fn from(r: checks::Refusal) -> Self {
-        ConfigError::Invalid {
-            key: r.key,
-            value: r.value,
-            reason: r.reason,
-        }
-    }
 }
 
 impl ServerArgs {
@@ -621,43 +399,11 @@ impl ServerArgs {
     }
 }
 
-fn invalid(key: &'static str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::Invalid {
-        key,
-        value: value.to_string(),
-        reason: reason.to_string(),
-    }
-}
-
 fn check_addr(key: &'static str, addr: &str) -> Result<(), ConfigError> {
     match addr.rsplit_once(':') {
         Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(()),
         _ => Err(invalid(key, addr, "expected host:port")),
     }
-}
-
-/// Parses `1=127.0.0.1:9081=127.0.0.1:8081,2=...`.
-fn parse_initial_cluster(spec: &str) -> Result<Vec<InitialMember>, ConfigError> {
-    spec.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|item| {
-            let parts: Vec<&str> = item.trim().split('=').collect();
-            match parts.as_slice() {
-                [id, raft_addr, http_addr] => Ok(InitialMember {
-                    id: id.parse().map_err(|_| {
-                        invalid("initial_cluster", item, "member id must be a number")
-                    })?,
-                    raft_addr: raft_addr.to_string(),
-                    http_addr: http_addr.to_string(),
-                }),
-                _ => Err(invalid(
-                    "initial_cluster",
-                    item,
-                    "expected id=raft_addr=http_addr",
-                )),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

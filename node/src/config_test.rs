@@ -368,3 +368,28 @@ fn duration_flags_take_units() {
     assert_eq!(cmd.server.heartbeat_ms, Some(50));
     assert!(Cmd::try_parse_from(["convoy", "--request-timeout-ms", "soon"]).is_err());
 }
+
+#[test]
+fn forget_nodes_after_needs_a_unit_and_a_bare_number_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write_secret(dir.path(), SECRET);
+    let config = write(dir.path(), "convoy.toml", FILE);
+    let with = |value: &str| ServerArgs {
+        config: Some(config.clone()),
+        forget_nodes_after: Some(value.into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        with("12h").resolve().unwrap().forget_nodes_after,
+        Duration::from_secs(12 * 3_600)
+    );
+    assert_eq!(
+        with("0").resolve().unwrap().forget_nodes_after,
+        Duration::ZERO
+    );
+    let err = with("90").resolve().unwrap_err().to_string();
+    assert!(
+        err.contains("forget_nodes_after") && err.contains("90s") && err.contains("0s for never"),
+        "{err}"
+    );
+}

@@ -16,39 +16,39 @@ use futures::FutureExt;
 use openraft::async_runtime::WatchReceiver;
 use openraft::{RaftMetrics, ServerState};
 
-use crate::engine::{Engine, EngineError};
+use crate::replica::{Replica, ReplicaError};
 
 /// Raft's metrics, watched.
 type RaftMetricsWatch = openraft::alias::WatchReceiverOf<TypeConfig, RaftMetrics<TypeConfig>>;
 
 /// The actors' view of this server: proposals go through the replicated log.
 pub struct ServerHost {
-    engine: Engine,
+    replica: Replica,
 }
 
 impl ServerHost {
-    /// A host over `engine`.
-    pub fn new(engine: Engine) -> Arc<Self> {
-        Arc::new(Self { engine })
+    /// A host over `replica`.
+    pub fn new(replica: Replica) -> Arc<Self> {
+        Arc::new(Self { replica })
     }
 }
 
 impl Host for ServerHost {
     fn propose(&self, command: Command) -> BoxFuture<'static, Result<Response, ProposeError>> {
-        let engine = self.engine.clone();
+        let replica = self.replica.clone();
         async move {
-            engine.propose(command).await.map_err(|e| match e {
-                EngineError::Refused(refusal) => ProposeError::Refused(refusal),
-                other @ (EngineError::NotAMember | EngineError::Raft(_) | EngineError::Task(_)) => {
-                    ProposeError::Unavailable(other.to_string())
-                }
+            replica.propose(command).await.map_err(|e| match e {
+                ReplicaError::Refused(refusal) => ProposeError::Refused(refusal),
+                other @ (ReplicaError::NotAMember
+                | ReplicaError::Raft(_)
+                | ReplicaError::Task(_)) => ProposeError::Unavailable(other.to_string()),
             })
         }
         .boxed()
     }
 
     fn read(&self, f: &mut dyn FnMut(&ClusterState)) {
-        self.engine.node().read(|m| f(m.state()));
+        self.replica.node().read(|m| f(m.state()));
     }
 
     fn now_ms(&self) -> Timestamp {
@@ -56,7 +56,7 @@ impl Host for ServerHost {
     }
 
     fn take_outcome(&self) -> Outcome {
-        self.engine.node().read(|m| m.take_outcome())
+        self.replica.node().read(|m| m.take_outcome())
     }
 }
 
@@ -70,8 +70,8 @@ pub fn wall_ms() -> u64 {
 
 /// Forwards leadership changes and applied-state changes to the supervisor, from the raft
 /// runtime. State changes are coalesced: at most one notification per 5 ms.
-pub fn watch(engine: &Engine, rt: &tokio::runtime::Handle, supervisor: Addr<Supervisor>) {
-    let mut metrics = engine.node().metrics();
+pub fn watch(replica: &Replica, rt: &tokio::runtime::Handle, supervisor: Addr<Supervisor>) {
+    let mut metrics = replica.node().metrics();
     let sup = supervisor.clone();
     rt.spawn(async move {
         // Raft starts every server as a follower, as the supervisor does: wait for it to lead,
@@ -83,7 +83,7 @@ pub fn watch(engine: &Engine, rt: &tokio::runtime::Handle, supervisor: Addr<Supe
             leads = !leads;
         }
     });
-    let mut applied = engine.node().applied().subscribe();
+    let mut applied = replica.node().applied().subscribe();
     rt.spawn(async move {
         while applied.changed().await.is_ok() {
             let index = *applied.borrow_and_update();

@@ -7,9 +7,12 @@ pub mod agent;
 pub mod api;
 pub mod cli;
 pub mod client;
+pub mod client_error;
+pub mod common;
 pub mod config;
 pub mod config_checks;
-pub mod engine;
+pub mod config_error;
+pub mod config_sources;
 pub mod leader;
 pub mod listener;
 pub mod local;
@@ -17,14 +20,19 @@ pub mod logging;
 pub mod machine;
 pub mod measure;
 pub mod membership;
+pub mod membership_probe;
 pub mod metrics;
 pub mod readiness;
+pub mod replica;
 pub mod server;
 pub mod sim;
 pub mod sse;
 pub mod systemd;
 pub mod tls;
 pub mod tools;
+
+#[cfg(test)]
+mod imports_test;
 
 /// This build's version (the workspace's), as `convoy version` and `GET /v1/cluster` show it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -2,18 +2,13 @@
 //! the configuration that leaves it out, so it would go on believing it is a member. A follower asks
 //! the leader it knows (`GET /v1/cluster/membership/{id}`, unauthenticated: it reveals only whether an
 //! id is a member) every few seconds; an answer that leaves it out marks it removed, so `/readyz`
-//! says `not_a_member` and writes are refused, until a later answer includes it again.
+//! says `not_a_member` and writes are refused, until a later answer includes it again. This file holds
+//! the answer and the flag the replica shares; the loop that asks is `membership_probe.rs`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-use crate::engine::Engine;
-
-/// How often a follower asks the leader whether it is still a member.
-pub const PROBE_INTERVAL: Duration = Duration::from_secs(2);
 
 /// `GET /v1/cluster/membership/{id}`: whether `id` is a voter or learner of the answering server's
 /// membership, and the term it answers in.
@@ -29,7 +24,7 @@ pub struct MembershipAnswer {
     pub leader: bool,
 }
 
-/// What the probe concluded, shared with the engine.
+/// What the probe concluded, shared with the replica.
 #[derive(Clone, Debug, Default)]
 pub struct Removed(Arc<AtomicBool>);
 
@@ -47,34 +42,6 @@ impl Removed {
         }
         let removed = !answer.member;
         self.0.swap(removed, Ordering::Relaxed) != removed
-    }
-}
-
-/// Asks the leader this server knows, every [`PROBE_INTERVAL`], until the process ends.
-pub async fn probe(engine: Engine, http: reqwest::Client, scheme: &'static str) {
-    let id = engine.node().id();
-    loop {
-        tokio::time::sleep(PROBE_INTERVAL).await;
-        let Some((leader, member)) = engine.node().leader() else {
-            continue;
-        };
-        if leader == id {
-            continue;
-        }
-        let url = format!("{scheme}://{}/v1/cluster/membership/{id}", member.http_addr);
-        let answer = match http.get(&url).send().await {
-            Ok(r) if r.status().is_success() => r.json::<MembershipAnswer>().await.ok(),
-            _ => None,
-        };
-        if let Some(answer) = answer.filter(|a| a.id == id && a.answered_by == leader) {
-            if engine.removed().record(&answer) {
-                if answer.member {
-                    tracing::info!(leader, "the leader counts this server as a member again");
-                } else {
-                    tracing::warn!(leader, "the leader says this server is no longer a member: refusing writes, not ready");
-                }
-            }
-        }
     }
 }
 

@@ -16,9 +16,9 @@ use crate::api;
 use crate::api::auth::AuthMode;
 use crate::api::reports::{Forwarder, ReportGateway};
 use crate::config::{is_loopback, ServerArgs};
-use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
+use crate::replica::Replica;
 use crate::tls;
 
 pub mod devmode;
@@ -82,9 +82,9 @@ const FATAL_GRACE: Duration = Duration::from_secs(2);
 /// Waits for the replica to stop on a fatal error (a storage failure: disk full, a corrupt
 /// write), logs why, and exits non-zero so that a supervisor restarts the process; meanwhile
 /// `/readyz` answers 503 `fatal`.
-async fn exit_on_fatal(engine: Engine) {
+async fn exit_on_fatal(replica: Replica) {
     loop {
-        if let Some(why) = engine.replica_view().fatal {
+        if let Some(why) = replica.replica_view().fatal {
             tracing::error!(error = %why, "the replica stopped on a fatal error; exiting with status 1");
             tokio::time::sleep(FATAL_GRACE).await;
             std::process::exit(1);
@@ -160,8 +160,8 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     if let Some(banner) = banner {
         println!("{banner}");
     }
-    let engine = Engine::new(node.clone(), rt.handle().clone());
-    rt.spawn(exit_on_fatal(engine.clone()));
+    let replica = Replica::new(node.clone(), rt.handle().clone());
+    rt.spawn(exit_on_fatal(replica.clone()));
 
     let node_timeout = config.node_timeout;
     let deployment_history = config.deployment_history;
@@ -177,12 +177,12 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         tracing::warn!(http = %http_addr, "insecure_no_auth = true: the API accepts every request without a token");
     }
     if let Some(hash) = config.bootstrap_token {
-        api::auth::bootstrap::spawn(engine.clone(), rt.handle(), hash);
+        api::auth::bootstrap::spawn(replica.clone(), rt.handle(), hash);
     }
     let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
-            ServerHost::new(engine.clone()),
+            ServerHost::new(replica.clone()),
             SupervisorConfig {
                 node_timeout,
                 deployment_history,
@@ -190,15 +190,15 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
             },
         )
         .start();
-        leader::watch(&engine, &handle, supervisor.clone());
-        crate::metrics::scrape::watch_elections(&engine, &handle);
-        let data = web::Data::new(engine.clone());
+        leader::watch(&replica, &handle, supervisor.clone());
+        crate::metrics::scrape::watch_elections(&replica, &handle);
+        let data = web::Data::new(replica.clone());
         let (rustls, forwarder) = match tls {
             Some((rustls, forwarder)) => (Some(rustls), forwarder),
             None => (None, Forwarder::plain()),
         };
-        handle.spawn(crate::membership::probe(
-            engine.clone(),
+        handle.spawn(crate::membership_probe::probe(
+            replica.clone(),
             forwarder.http.clone(),
             forwarder.scheme,
         ));
@@ -247,7 +247,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         }
         let server = server.run();
         actix_web::rt::spawn(stop_on_signal(
-            engine.node().clone(),
+            replica.node().clone(),
             handle.clone(),
             server.handle(),
         ));

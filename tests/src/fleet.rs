@@ -9,7 +9,12 @@ use std::time::Duration;
 use convoy_node::client::ApiClient;
 use convoy_node::sim::{Behaviour, FleetPlan};
 
-pub use convoy_node::sim::{max_overlap, now_ms, Fleet, Phase, Span};
+pub use convoy_node::sim::{max_overlap, Fleet, Phase, Span};
+
+/// Wall-clock milliseconds, the unit of the servers' event times and of [`Span`]s.
+pub fn now_ms() -> u64 {
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
+}
 
 /// How the fleet behaves.
 #[derive(Clone, Debug)]

@@ -4,14 +4,13 @@
 use super::executor::Executor;
 use super::health;
 use super::health_policy::{Check, Decision};
-use super::state::now_ms;
 
 impl Executor {
     /// Checks every watched current version whose check is due: `GET /health` on its port, or
     /// without a port whether its process runs; a snooze file suspends the check (counted passed).
     pub async fn check_health(&mut self) {
         let rules = self.config.health.clone();
-        let now = now_ms();
+        let now = self.config.clock.wall_ms();
         let due: Vec<(String, u64)> = self
             .watches
             .iter()
@@ -73,7 +72,7 @@ impl Executor {
             let Some(watch) = self.watches.get_mut(&resource) else {
                 continue;
             };
-            let decision = watch.observe(now_ms(), check, has_process, &rules);
+            let decision = watch.observe(self.config.clock.wall_ms(), check, has_process, &rules);
             self.apply(&resource, version, decision).await;
         }
     }
@@ -104,13 +103,13 @@ impl Executor {
                 restarts,
                 reason,
             } => {
-                let wait_ms = at_ms.saturating_sub(now_ms());
+                let wait_ms = at_ms.saturating_sub(self.config.clock.wall_ms());
                 tracing::warn!(resource, version, restarts, max = self.config.health.max_restarts, wait_ms, error = %reason, "restarting the process after a backoff");
                 self.stop_process(resource).await;
             }
             Decision::Fail(reason) => {
                 tracing::warn!(resource, version, error = %reason, "version failed");
-                vs.fail(reason, now_ms());
+                vs.fail(reason, self.config.clock.wall_ms());
                 vs.progress.healthy = Some(false);
                 self.watches.remove(resource);
                 self.stop_process(resource).await;

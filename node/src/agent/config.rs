@@ -7,6 +7,8 @@ use std::time::Duration;
 use convoy_actors::domain::Artifact;
 use serde::Deserialize;
 
+use convoy_time::SharedClock;
+
 use super::fetch::Sources;
 use super::health_policy::HealthRules;
 use super::process::TeardownTimes;
@@ -63,6 +65,8 @@ pub struct AgentConfig {
     pub uninterested: BTreeSet<String>,
     /// Where artifacts may come from (`--artifact-root`, `--allow-http`).
     pub sources: Sources,
+    /// Where the agent reads the time (failures, restarts, health watches, status file).
+    pub clock: SharedClock,
 }
 
 impl AgentConfig {
@@ -82,6 +86,7 @@ impl AgentConfig {
             teardown: TeardownTimes::with_graceful(Duration::from_secs(5)),
             uninterested: BTreeSet::new(),
             sources: Sources::default(),
+            clock: convoy_time::system(),
         }
     }
 }

@@ -15,7 +15,7 @@ use super::health_policy::HealthWatch;
 use super::install::{read_current, run_install_command, switch_current, InstallEnv};
 use super::plan::{plan, valid_name, Action};
 use super::process::RunningProcess;
-use super::state::{now_ms, AgentState, VersionState};
+use super::state::{AgentState, VersionState};
 use super::status::{Phase, ResourcePhase, Snapshot};
 
 /// The longest wait between two attempts of a download.
@@ -38,6 +38,11 @@ pub struct Executor {
 }
 
 impl Executor {
+    /// The clock the agent reads (the configuration's).
+    pub fn clock(&self) -> convoy_time::SharedClock {
+        self.config.clock.clone()
+    }
+
     /// Opens `state_dir` (creating it), loads `state.json` and reconciles it with the `current` links.
     pub fn open(config: AgentConfig) -> anyhow::Result<Self> {
         std::fs::create_dir_all(config.state_dir.join("resources"))?;
@@ -163,7 +168,7 @@ impl Executor {
 
     /// Watches the health of each current version that has a health port or a process.
     fn watch_current(&mut self) {
-        let now = now_ms();
+        let now = self.config.clock.wall_ms();
         let has_process = self.config.run_command.is_some();
         for (name, r) in &self.state.resources {
             let Some(v) = r.current else { continue };
@@ -203,7 +208,7 @@ impl Executor {
         plan(
             &self.state,
             targets,
-            now_ms(),
+            self.config.clock.wall_ms(),
             self.config.retry.as_millis() as u64,
         )
     }
@@ -327,7 +332,7 @@ impl Executor {
             Err(e) => {
                 tracing::warn!(resource, version, error = %e, "download failed");
                 vs.progress.downloaded = false;
-                vs.fail(e, now_ms());
+                vs.fail(e, self.config.clock.wall_ms());
             }
         }
     }
@@ -374,7 +379,9 @@ impl Executor {
         self.activity.remove(resource);
         if let Err(e) = installed {
             tracing::warn!(resource, version, error = %e, "install failed");
-            self.state.version_mut(resource, version).fail(e, now_ms());
+            self.state
+                .version_mut(resource, version)
+                .fail(e, self.config.clock.wall_ms());
             return;
         }
         if let Some(prev) = previous.filter(|p| *p != version) {
@@ -393,7 +400,7 @@ impl Executor {
             .or_default()
             .current = Some(version);
         let watched = port.is_some() || self.config.run_command.is_some();
-        let now = now_ms();
+        let now = self.config.clock.wall_ms();
         let vs = self.state.version_mut(resource, version);
         vs.progress.installed = true;
         vs.installed_at_ms = Some(now);
@@ -462,7 +469,7 @@ impl Executor {
                 error: None,
                 healthy: Some(port.is_none()),
             };
-            vs.installed_at_ms = Some(now_ms());
+            vs.installed_at_ms = Some(self.config.clock.wall_ms());
         }
         self.save();
     }

@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use convoy_actors::domain::{Artifact, Target};
+use convoy_time::ManualClock;
 use tempfile::TempDir;
 
 use super::executor::{AgentConfig, Executor, ResourceDoc, VersionDoc};
@@ -342,9 +344,11 @@ async fn a_version_that_never_gets_healthy_fails_after_the_grace() {
     let server = TestServer::start("not yet");
     let mut w = World::new();
     w.publish(1, "one", None, Some(server.port));
+    let clock = ManualClock::new(1_000_000);
     let mut config = w.config();
     config.health.grace = Duration::from_millis(200);
     config.health.max_consecutive_failures = 0;
+    config.clock = Arc::new(clock.clone());
     let mut ex = Executor::open(config).unwrap();
     ex.step(&install(1), &w.views()).await;
     ex.check_health().await;
@@ -352,9 +356,15 @@ async fn a_version_that_never_gets_healthy_fails_after_the_grace() {
         !ex.state().version("web", 1).unwrap().progress.done,
         "failures in the grace do not count"
     );
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    // The grace is over when the agent's clock says so, not after a real wait.
+    clock.advance(Duration::from_millis(250));
     ex.check_health().await;
     let v1 = ex.state().version("web", 1).unwrap();
+    assert_eq!(
+        v1.installed_at_ms,
+        Some(1_000_000),
+        "installed at the clock's time"
+    );
     assert!(
         v1.progress.done && v1.progress.healthy == Some(false),
         "{v1:?}"

@@ -68,7 +68,7 @@ pub struct AgentArgs {
     #[arg(long, env = "CONVOY_STATE_DIR")]
     pub state_dir: PathBuf,
     /// Time between reports, in ms.
-    #[arg(long, env = "CONVOY_INTERVAL_MS", default_value_t = 1000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_INTERVAL_MS", default_value_t = 1000, value_parser = convoy_time::parse_millis)]
     pub interval_ms: u64,
     /// Installs a version via `sh -c` (env CONVOY_RESOURCE, CONVOY_VERSION, CONVOY_ARTIFACT,
     /// CONVOY_STATE_DIR) instead of switching the `current` symlink.
@@ -79,14 +79,14 @@ pub struct AgentArgs {
     #[arg(long, env = "CONVOY_RUN_COMMAND")]
     pub run_command: Option<String>,
     /// Time between two health checks of a version, in ms (Aurora's interval_secs).
-    #[arg(long, env = "CONVOY_HEALTH_INTERVAL_MS", default_value_t = 1_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_HEALTH_INTERVAL_MS", default_value_t = 1_000, value_parser = convoy_time::parse_millis)]
     pub health_interval_ms: u64,
     /// After a (re)start, failed health checks do not count for this long, in ms (Aurora's
     /// initial_interval_secs).
-    #[arg(long, env = "CONVOY_HEALTH_GRACE_MS", default_value_t = 30_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_HEALTH_GRACE_MS", default_value_t = 30_000, value_parser = convoy_time::parse_millis)]
     pub health_grace_ms: u64,
     /// Timeout of one health check, in ms.
-    #[arg(long, env = "CONVOY_HEALTH_TIMEOUT_MS", default_value_t = 2_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_HEALTH_TIMEOUT_MS", default_value_t = 2_000, value_parser = convoy_time::parse_millis)]
     pub health_timeout_ms: u64,
     /// Failed checks in a row tolerated after the grace; one more makes the version unhealthy.
     #[arg(long, env = "CONVOY_MAX_CONSECUTIVE_FAILURES", default_value_t = 3)]
@@ -95,29 +95,29 @@ pub struct AgentArgs {
     #[arg(long, env = "CONVOY_MAX_RESTARTS", default_value_t = 5)]
     pub max_restarts: u32,
     /// Wait before the first restart, in ms; doubled for each further one.
-    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MS", default_value_t = 1_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MS", default_value_t = 1_000, value_parser = convoy_time::parse_millis)]
     pub restart_backoff_ms: u64,
     /// The longest wait before a restart, in ms.
-    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MAX_MS", default_value_t = 60_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_RESTART_BACKOFF_MAX_MS", default_value_t = 60_000, value_parser = convoy_time::parse_millis)]
     pub restart_backoff_max_ms: u64,
     /// The longest a `.healthchecksnooze` file suspends health checks, in ms.
-    #[arg(long, env = "CONVOY_SNOOZE_MAX_MS", default_value_t = 3_600_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_SNOOZE_MAX_MS", default_value_t = 3_600_000, value_parser = convoy_time::parse_millis)]
     pub snooze_max_ms: u64,
     /// A download that receives no byte for this long fails, in ms.
-    #[arg(long, env = "CONVOY_DOWNLOAD_STALL_MS", default_value_t = 30_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_DOWNLOAD_STALL_MS", default_value_t = 30_000, value_parser = convoy_time::parse_millis)]
     pub download_stall_ms: u64,
     /// Attempts of a download that fails on the way (stall, connection, HTTP status) before the
     /// version is reported failed.
     #[arg(long, env = "CONVOY_DOWNLOAD_ATTEMPTS", default_value_t = 3)]
     pub download_attempts: u32,
     /// Wait after /quitquitquit before /abortabortabort, in ms.
-    #[arg(long, env = "CONVOY_GRACEFUL_MS", default_value_t = 5_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_GRACEFUL_MS", default_value_t = 5_000, value_parser = convoy_time::parse_millis)]
     pub graceful_ms: u64,
     /// Timeout of the install command, in ms.
-    #[arg(long, env = "CONVOY_INSTALL_TIMEOUT_MS", default_value_t = 600_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_INSTALL_TIMEOUT_MS", default_value_t = 600_000, value_parser = convoy_time::parse_millis)]
     pub install_timeout_ms: u64,
     /// Wait before a failed version that is still targeted is tried again, in ms.
-    #[arg(long, env = "CONVOY_RETRY_MS", default_value_t = 10_000, value_parser = crate::cli::parse_millis)]
+    #[arg(long, env = "CONVOY_RETRY_MS", default_value_t = 10_000, value_parser = convoy_time::parse_millis)]
     pub retry_ms: u64,
     /// File holding this agent's API token (an `agent` token whose nodes glob matches --node-id).
     #[arg(long, env = "CONVOY_TOKEN_FILE")]
@@ -212,6 +212,7 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
         executor.subscribe(),
         targets_tx,
         args.state_dir.join("status.json"),
+        executor.clock(),
     ));
     crate::systemd::ready();
     tokio::select! {

@@ -3,6 +3,7 @@
 //! install never makes the node look silent. It hands each answer's targets to the worker and
 //! keeps `DIR/status.json`.
 
+use convoy_time::SharedClock;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use std::time::Duration;
 use convoy_actors::domain::Target;
 use tokio::sync::watch;
 
-use super::state::now_ms;
 use super::status::{describe, write_status, Snapshot, Status};
 use crate::client::{ApiClient, ClientError};
 
@@ -41,6 +41,7 @@ pub async fn run(
     mut snapshots: watch::Receiver<Snapshot>,
     targets: watch::Sender<Targets>,
     status_path: PathBuf,
+    clock: SharedClock,
 ) {
     let mut failures = 0u32;
     let (mut ok, mut failed) = (0u64, 0u64);
@@ -71,7 +72,7 @@ pub async fn run(
         let status = Status {
             node: &node,
             phases: &snapshot.phases,
-            last_report_ms: now_ms(),
+            last_report_ms: clock.wall_ms(),
             last_report_error: error,
             reports_ok: ok,
             reports_failed: failed,

@@ -6,7 +6,6 @@ use super::executor::Executor;
 use super::fetch::ARTIFACT;
 use super::health_policy::HealthWatch;
 use super::process::{spawn, teardown, Stopped};
-use super::state::now_ms;
 
 impl Executor {
     /// Tears down the resource's process (if any) and starts the run command for `version`.
@@ -35,7 +34,7 @@ impl Executor {
                     .get_mut(resource)
                     .filter(|w| w.version == version)
                 {
-                    w.started(now_ms());
+                    w.started(self.config.clock.wall_ms());
                 }
             }
             Err(e) => {
@@ -43,7 +42,10 @@ impl Executor {
                 self.watches.remove(resource);
                 let vs = self.state.version_mut(resource, version);
                 vs.progress.healthy = Some(false);
-                vs.fail(format!("run command could not start: {e}"), now_ms());
+                vs.fail(
+                    format!("run command could not start: {e}"),
+                    self.config.clock.wall_ms(),
+                );
             }
         }
     }
@@ -75,7 +77,7 @@ impl Executor {
             .collect();
         let rules = self.config.health.clone();
         for (resource, version, done) in wanted {
-            let now = now_ms();
+            let now = self.config.clock.wall_ms();
             let watch = self
                 .watches
                 .entry(resource.clone())

@@ -166,14 +166,6 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
-/// Milliseconds since the Unix epoch (the shell's clock; the planning core takes it as input).
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

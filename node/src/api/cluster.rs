@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::auth::AuthMode;
 use super::error::ApiError;
 use super::openapi::answers::{DigestAnswer, StatusAnswer};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -21,8 +21,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// The cluster, and whether this server checks tokens (`"auth": "on"` or `"off"`).
-async fn cluster(engine: web::Data<Engine>, mode: Option<web::Data<AuthMode>>) -> HttpResponse {
-    let mut info = serde_json::to_value(engine.cluster_info()).unwrap_or_default();
+async fn cluster(replica: web::Data<Replica>, mode: Option<web::Data<AuthMode>>) -> HttpResponse {
+    let mut info = serde_json::to_value(replica.cluster_info()).unwrap_or_default();
     let mode = mode.map_or(AuthMode::Off, |m| *m.get_ref());
     if let Some(fields) = info.as_object_mut() {
         fields.insert("auth".into(), mode.name().into());
@@ -41,7 +41,7 @@ pub(crate) struct AddMember {
 }
 
 async fn add_member(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     body: web::Json<AddMember>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
@@ -54,29 +54,29 @@ async fn add_member(
         raft_addr: body.raft_addr,
         http_addr: body.http_addr,
     };
-    engine.add_member(body.id, member).await?;
-    Ok(HttpResponse::Ok().json(engine.cluster_info()))
+    replica.add_member(body.id, member).await?;
+    Ok(HttpResponse::Ok().json(replica.cluster_info()))
 }
 
 async fn remove_member(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     id: web::Path<u64>,
 ) -> Result<HttpResponse, ApiError> {
-    engine.remove_member(id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(engine.cluster_info()))
+    replica.remove_member(id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(replica.cluster_info()))
 }
 
 /// The sha256 of this server's applied state (its snapshot bytes) and the index it reflects: two
 /// servers at the same index must agree, which is how the chaos checker compares replicas.
-async fn digest(engine: web::Data<Engine>) -> HttpResponse {
+async fn digest(replica: web::Data<Replica>) -> HttpResponse {
     use sha2::Digest;
-    let (index, bytes) = engine
+    let (index, bytes) = replica
         .node()
         .applied()
         .read_at(|m| m.state().snapshot_bytes());
     let sha = hex::encode(sha2::Sha256::digest(&bytes));
     HttpResponse::Ok().json(DigestAnswer {
-        id: engine.node().id(),
+        id: replica.node().id(),
         last_applied: index,
         sha256: sha,
         bytes: bytes.len() as u64,
@@ -85,16 +85,16 @@ async fn digest(engine: web::Data<Engine>) -> HttpResponse {
 
 /// Whether a server id is a member, as this server sees it: what a removed server asks the leader
 /// (see `crate::membership`).
-async fn membership(engine: web::Data<Engine>, id: web::Path<u64>) -> HttpResponse {
-    HttpResponse::Ok().json(engine.membership_of(id.into_inner()))
+async fn membership(replica: web::Data<Replica>, id: web::Path<u64>) -> HttpResponse {
+    HttpResponse::Ok().json(replica.membership_of(id.into_inner()))
 }
 
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(StatusAnswer { status: "ok" })
 }
 
-async fn readyz(engine: web::Data<Engine>) -> HttpResponse {
-    match engine.readiness() {
+async fn readyz(replica: web::Data<Replica>) -> HttpResponse {
+    match replica.readiness() {
         Ok(()) => HttpResponse::Ok().json(StatusAnswer { status: "ready" }),
         Err(reason) => HttpResponse::ServiceUnavailable().json(serde_json::json!({
             "error": {"code": reason.code(), "message": reason.to_string()}

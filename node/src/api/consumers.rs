@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::error::ApiError;
 use super::read::{found, Consistency};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -45,35 +45,37 @@ pub(crate) struct CreateConsumer {
 }
 
 async fn create(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     body: web::Json<CreateConsumer>,
 ) -> Result<HttpResponse, ApiError> {
     let CreateConsumer { name, nodes } = body.into_inner();
-    engine
+    replica
         .propose(Command::CreateConsumer {
             name: name.clone(),
             nodes,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&name)).await?;
+    let view = replica.read_written(move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
 async fn list(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(engine.read(q.consistent, |s| s.consumers()).await?))
+    Ok(HttpResponse::Ok().json(replica.read(q.consistent, |s| s.consumers()).await?))
 }
 
 async fn show(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = engine.read(q.consistent, move |s| s.consumer(&key)).await?;
+    let view = replica
+        .read(q.consistent, move |s| s.consumer(&key))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "consumer", &name)?))
 }
 
@@ -87,20 +89,20 @@ pub(crate) struct UpdateNodes {
 }
 
 async fn update_nodes(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
     body: web::Json<UpdateNodes>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let UpdateNodes { add, remove } = body.into_inner();
-    engine
+    replica
         .propose(Command::UpdateConsumerNodes {
             name: name.clone(),
             add,
             remove,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&name)).await?;
+    let view = replica.read_written(move |s| s.consumer(&name)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
@@ -129,7 +131,7 @@ pub(crate) struct Subscribe {
 }
 
 async fn subscribe(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
     body: web::Json<Subscribe>,
 ) -> Result<HttpResponse, ApiError> {
@@ -144,7 +146,7 @@ async fn subscribe(
         pulse_interval_ms: b.pulse_interval_ms,
         completion: b.completion,
     };
-    engine
+    replica
         .propose(Command::Subscribe {
             consumer: consumer.clone(),
             resource,
@@ -153,7 +155,7 @@ async fn subscribe(
             policy,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    let view = replica.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
@@ -190,7 +192,7 @@ pub(crate) struct PatchSubscription {
 }
 
 async fn patch_subscription(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
     body: web::Json<PatchSubscription>,
 ) -> Result<HttpResponse, ApiError> {
@@ -205,7 +207,7 @@ async fn patch_subscription(
         pulse_interval_ms: Change::from_json(b.pulse_interval_ms),
         completion: Change::from_json(b.completion),
     };
-    engine
+    replica
         .propose(Command::PatchSubscription {
             consumer: consumer.clone(),
             resource,
@@ -214,50 +216,50 @@ async fn patch_subscription(
             policy,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    let view = replica.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
 async fn clear_hold(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String, u64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource, version) = path.into_inner();
-    engine
+    replica
         .propose(Command::ClearHold {
             consumer: consumer.clone(),
             resource,
             version,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    let view = replica.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
 async fn unsubscribe(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
-    engine
+    replica
         .propose(Command::Unsubscribe {
             consumer: consumer.clone(),
             resource,
         })
         .await?;
-    let view = engine.read_written(move |s| s.consumer(&consumer)).await?;
+    let view = replica.read_written(move |s| s.consumer(&consumer)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
 /// Answers the consumer as it was just before it was deleted.
 async fn delete(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let before = engine.read(true, move |s| s.consumer(&key)).await?;
-    engine
+    let before = replica.read(true, move |s| s.consumer(&key)).await?;
+    replica
         .propose(Command::DeleteConsumer { name: name.clone() })
         .await?;
     Ok(HttpResponse::Ok().json(found(before, "consumer", &name)?))

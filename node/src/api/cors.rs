@@ -11,7 +11,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpResponse, ResponseError};
 
 use super::error::ApiError;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Methods a member's page may use.
 pub const ALLOW_METHODS: &str = "GET, POST, PUT, PATCH, DELETE";
@@ -76,10 +76,10 @@ fn member_origin(req: &ServiceRequest, origin: &HeaderValue) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    let Some(engine) = req.app_data::<web::Data<Engine>>() else {
+    let Some(replica) = req.app_data::<web::Data<Replica>>() else {
         return false;
     };
-    let info = engine.cluster_info();
+    let info = replica.cluster_info();
     is_member_origin(origin, info.members.iter().map(|m| m.http_addr.as_str()))
 }
 

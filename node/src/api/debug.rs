@@ -9,7 +9,7 @@ use convoy_raft::network::fault::FaultRule;
 use serde::Deserialize;
 
 use super::error::ApiError;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -60,12 +60,12 @@ fn validate(faults: &Faults) -> Result<(), ApiError> {
 }
 
 async fn set_faults(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     body: web::Json<Faults>,
 ) -> Result<HttpResponse, ApiError> {
     let faults = body.into_inner();
     validate(&faults)?;
-    let shared = engine.node().network().fault_policy();
+    let shared = replica.node().network().fault_policy();
     let mut policy = shared
         .write()
         .map_err(|_| ApiError::Internal("fault policy lock poisoned".into()))?;

@@ -7,7 +7,7 @@
 //! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::deployments::parse_id;
 use super::error::ApiError;
 use super::read::{found, Consistency};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Feeds served at once by one server; one more is refused with 503.
 pub const MAX_WATCHERS: usize = 64;
@@ -32,20 +32,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/v1/deployments/{id}/watch", web::get().to(watch));
 }
 
+/// The wall time a summary's ages and countdowns are computed at.
 fn now_ms() -> Timestamp {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 async fn summary(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     id: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    let view = engine
+    let view = replica
         .read(q.consistent, move |s| s.deployment_summary(id, now_ms()))
         .await?;
     Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
@@ -58,7 +57,7 @@ pub fn sse_event(name: &str, index: u64, json: &str) -> Bytes {
 
 /// Where a feed is between two messages.
 struct Feed {
-    engine: Engine,
+    replica: Replica,
     id: DeploymentId,
     applied: tokio::sync::watch::Receiver<u64>,
     last: Option<u64>,
@@ -82,7 +81,7 @@ impl Feed {
         loop {
             let id = self.id;
             let fingerprint = self
-                .engine
+                .replica
                 .node()
                 .read(|m| m.state().deployment_fingerprint(id));
             let Some(fingerprint) = fingerprint else {
@@ -108,7 +107,7 @@ impl Feed {
     fn send_summary(&mut self) -> Next {
         let id = self.id;
         let (index, summary) = self
-            .engine
+            .replica
             .node()
             .applied()
             .read_at(|m| m.state().deployment_summary(id, now_ms()));
@@ -128,18 +127,21 @@ impl Feed {
     }
 }
 
-async fn watch(engine: web::Data<Engine>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn watch(
+    replica: web::Data<Replica>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    let exists = engine
+    let exists = replica
         .read(false, move |s| s.deployment_fingerprint(id))
         .await?;
     found(exists, "deployment", &raw)?;
     let permit = acquire_watcher()?;
     let feed = Feed {
-        engine: engine.get_ref().clone(),
+        replica: replica.get_ref().clone(),
         id,
-        applied: engine.node().applied().subscribe(),
+        applied: replica.node().applied().subscribe(),
         last: None,
         sent_at: None,
         ended: false,

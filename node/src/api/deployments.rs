@@ -13,7 +13,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -83,7 +83,7 @@ pub(crate) struct DryRun {
 }
 
 async fn start(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     q: web::Query<DryRun>,
     body: web::Json<StartBody>,
@@ -91,7 +91,7 @@ async fn start(
     let mut spec = DeploymentSpec::from(body.into_inner());
     spec.by = caller.actor();
     if q.dry_run {
-        let plan = engine
+        let plan = replica
             .read(false, move |s| {
                 let command = Command::StartDeployment(spec);
                 convoy_actors::domain::precheck(s, &command)?;
@@ -104,7 +104,7 @@ async fn start(
             .map_err(ApiError::from)?;
         return Ok(HttpResponse::Ok().json(plan));
     }
-    match engine.propose(Command::StartDeployment(spec)).await? {
+    match replica.propose(Command::StartDeployment(spec)).await? {
         Response::DeploymentStarted { id, status } => {
             Ok(HttpResponse::Created().json(DeploymentStarted { id, status }))
         }
@@ -129,7 +129,7 @@ pub(crate) struct ListQuery {
 }
 
 async fn list(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = q.into_inner();
@@ -139,7 +139,7 @@ async fn list(
         status: q.status,
     };
     Ok(HttpResponse::Ok().json(
-        engine
+        replica
             .read(q.consistent, move |s| s.deployments(&filter))
             .await?,
     ))
@@ -186,17 +186,19 @@ impl ShowQuery {
 }
 
 async fn show(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     id: web::Path<String>,
     q: web::Query<ShowQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let Some(page) = q.page()? else {
-        let view = engine.read(q.consistent, move |s| s.deployment(id)).await?;
+        let view = replica
+            .read(q.consistent, move |s| s.deployment(id))
+            .await?;
         return Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?));
     };
-    let paged = engine
+    let paged = replica
         .read(q.consistent, move |s| s.deployment_page(id, &page))
         .await?;
     let (view, info) = found(paged, "deployment", &raw)?;
@@ -227,7 +229,7 @@ fn action_message(body: &[u8]) -> Result<Option<String>, ApiError> {
 }
 
 async fn act(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     path: web::Path<(String, String)>,
     body: web::Bytes,
@@ -247,13 +249,13 @@ async fn act(
         )))
         }
     };
-    engine.propose(command).await?;
-    let view = engine.read_written(move |s| s.deployment(id)).await?;
+    replica.propose(command).await?;
+    let view = replica.read_written(move |s| s.deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
 }
 
 async fn pulse(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -270,7 +272,7 @@ async fn pulse(
         Caller::Anonymous => Actor::Pulse,
         token => token.actor(),
     };
-    match engine.propose(Command::Pulse { id, by }).await? {
+    match replica.propose(Command::Pulse { id, by }).await? {
         Response::Pulse { answer, status } => Ok(HttpResponse::Ok().json(PulseReply {
             status: answer,
             state: status,

@@ -122,14 +122,14 @@ impl From<convoy_actors::domain::DomainError> for ApiError {
     }
 }
 
-impl From<crate::engine::EngineError> for ApiError {
-    fn from(e: crate::engine::EngineError) -> Self {
-        use crate::engine::EngineError;
+impl From<crate::replica::ReplicaError> for ApiError {
+    fn from(e: crate::replica::ReplicaError) -> Self {
+        use crate::replica::ReplicaError;
         match e {
-            EngineError::NotAMember => ApiError::NotAMember,
-            EngineError::Refused(refusal) => refusal.into(),
-            EngineError::Raft(raft) => raft.into(),
-            EngineError::Task(_) => ApiError::Internal(e.to_string()),
+            ReplicaError::NotAMember => ApiError::NotAMember,
+            ReplicaError::Refused(refusal) => refusal.into(),
+            ReplicaError::Raft(raft) => raft.into(),
+            ReplicaError::Task(_) => ApiError::Internal(e.to_string()),
         }
     }
 }

@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 
 use crate::api;
 use crate::api::reports::ReportGateway;
-use crate::engine::Engine;
 use crate::leader::{self, ServerHost};
 use crate::machine::Machine;
+use crate::replica::Replica;
 
 /// Panics seen anywhere in the process (raft runtime, actors, handlers) since [`catch_panics`].
 static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -53,7 +53,7 @@ fn seed() -> u64 {
 /// A one-node cluster on its own raft runtime, as `convoy server` runs it.
 struct OneNode {
     rt: tokio::runtime::Runtime,
-    engine: Engine,
+    replica: Replica,
     _dir: tempfile::TempDir,
 }
 
@@ -84,23 +84,23 @@ impl OneNode {
             .await
             .unwrap()
             .unwrap();
-        let engine = Engine::new(node, rt.handle().clone());
+        let replica = Replica::new(node, rt.handle().clone());
         for _ in 0..200 {
-            if engine.readiness().is_ok() {
+            if replica.readiness().is_ok() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        engine.readiness().expect("one-node cluster elects itself");
+        replica.readiness().expect("one-node cluster elects itself");
         OneNode {
             rt,
-            engine,
+            replica,
             _dir: dir,
         }
     }
 
     async fn stop(self) {
-        let node = self.engine.node().clone();
+        let node = self.replica.node().clone();
         let _ = self.rt.spawn(async move { node.shutdown().await }).await;
         // Wait for the runtime's tasks to be dropped (they hold the RocksDB handle): a runtime
         // left to die in the background races the process exit, and RocksDB aborts with
@@ -362,7 +362,7 @@ macro_rules! app {
     ($node:expr, $supervisor:expr) => {
         test::init_service(
             App::new()
-                .app_data(web::Data::new($node.engine.clone()))
+                .app_data(web::Data::new($node.replica.clone()))
                 .app_data(web::Data::new(ReportGateway::new(
                     $supervisor.clone(),
                     crate::api::reports::Forwarder::plain(),
@@ -378,7 +378,7 @@ async fn json_endpoints_survive_garbage_and_mutated_bodies() {
     catch_panics();
     let node = OneNode::start().await;
     let supervisor = Supervisor::new(
-        ServerHost::new(node.engine.clone()),
+        ServerHost::new(node.replica.clone()),
         SupervisorConfig {
             node_timeout: Duration::from_secs(30),
             deployment_history: DEFAULT_DEPLOYMENT_HISTORY,
@@ -386,7 +386,7 @@ async fn json_endpoints_survive_garbage_and_mutated_bodies() {
         },
     )
     .start();
-    leader::watch(&node.engine, node.rt.handle(), supervisor.clone());
+    leader::watch(&node.replica, node.rt.handle(), supervisor.clone());
     let app = app!(node, supervisor);
 
     let seeds = seeds();
@@ -519,7 +519,7 @@ macro_rules! plain_app {
     ($node:expr) => {
         test::init_service(
             App::new()
-                .app_data(web::Data::new($node.engine.clone()))
+                .app_data(web::Data::new($node.replica.clone()))
                 .configure(|cfg| api::configure(cfg, true)),
         )
         .await

@@ -10,7 +10,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -32,35 +32,35 @@ pub(crate) struct CreateGroup {
 }
 
 async fn create(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     body: web::Json<CreateGroup>,
 ) -> Result<HttpResponse, ApiError> {
     let CreateGroup { name, members } = body.into_inner();
-    engine
+    replica
         .propose(Command::CreateGroup {
             name: name.clone(),
             members,
         })
         .await?;
-    let view = engine.read_written(move |s| s.group(&name)).await?;
+    let view = replica.read_written(move |s| s.group(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
 async fn list(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(engine.read(q.consistent, |s| s.groups()).await?))
+    Ok(HttpResponse::Ok().json(replica.read(q.consistent, |s| s.groups()).await?))
 }
 
 async fn show(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = engine.read(q.consistent, move |s| s.group(&key)).await?;
+    let view = replica.read(q.consistent, move |s| s.group(&key)).await?;
     Ok(HttpResponse::Ok().json(found(view, "group", &name)?))
 }
 
@@ -76,7 +76,7 @@ pub(crate) struct StartGroup {
 }
 
 async fn start(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<super::deployments::DryRun>,
     body: web::Json<StartGroup>,
 ) -> Result<HttpResponse, ApiError> {
@@ -91,7 +91,7 @@ async fn start(
             versions,
             overrides,
         };
-        let steps = engine
+        let steps = replica
             .read(false, move |s| {
                 convoy_actors::domain::precheck(s, &command)?;
                 let Command::StartGroupDeployment {
@@ -108,7 +108,7 @@ async fn start(
             .map_err(ApiError::from)?;
         return Ok(HttpResponse::Ok().json(GroupPlan { steps }));
     }
-    match engine
+    match replica
         .propose(Command::StartGroupDeployment {
             group,
             versions,
@@ -131,50 +131,54 @@ fn parse_id(raw: &str) -> Result<GroupDeploymentId, ApiError> {
 }
 
 async fn list_deployments(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = engine.read(q.consistent, |s| s.group_deployments()).await?;
+    let views = replica
+        .read(q.consistent, |s| s.group_deployments())
+        .await?;
     Ok(HttpResponse::Ok().json(views))
 }
 
 async fn show_deployment(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     id: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
-    let view = engine
+    let view = replica
         .read(q.consistent, move |s| s.group_deployment(id))
         .await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 
 async fn abort(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let by = caller.actor();
-    engine
+    replica
         .propose(Command::AbortGroupDeployment { id, by })
         .await?;
-    let view = engine.read_written(move |s| s.group_deployment(id)).await?;
+    let view = replica
+        .read_written(move |s| s.group_deployment(id))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 
 /// Answers the group as it was just before it was deleted.
 async fn delete(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let before = engine.read(true, move |s| s.group(&key)).await?;
-    engine
+    let before = replica.read(true, move |s| s.group(&key)).await?;
+    replica
         .propose(Command::DeleteGroup { name: name.clone() })
         .await?;
     Ok(HttpResponse::Ok().json(found(before, "group", &name)?))

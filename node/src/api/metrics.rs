@@ -2,15 +2,18 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's route.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/metrics", web::get().to(metrics));
 }
 
-async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
-    let text = crate::metrics::scrape::render(&engine, crate::leader::wall_ms());
+async fn metrics(replica: web::Data<Replica>) -> HttpResponse {
+    let text = crate::metrics::scrape::render(
+        &replica,
+        convoy_time::Clock::wall_ms(&convoy_time::SystemClock),
+    );
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(text)

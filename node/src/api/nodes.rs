@@ -12,7 +12,7 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::reports::{report_batch, ReportGateway};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -42,7 +42,7 @@ pub(crate) struct ListQuery {
 /// follower, answers with the leader's own answer instead (`Some(bytes)`), or leaves `null`s when
 /// the leader cannot be asked.
 async fn with_report_ages(
-    engine: &Engine,
+    replica: &Replica,
     reports: &ReportGateway,
     req: &HttpRequest,
     nodes: &mut [serde_json::Value],
@@ -64,7 +64,7 @@ async fn with_report_ages(
                 .path_and_query()
                 .map_or(req.path(), |p| p.as_str());
             let auth = req.headers().get(AUTHORIZATION);
-            if let Some(bytes) = reports.leader_get(engine, path, auth).await {
+            if let Some(bytes) = reports.leader_get(replica, path, auth).await {
                 return Some(bytes);
             }
             for node in nodes.iter_mut() {
@@ -78,7 +78,7 @@ async fn with_report_ages(
 /// `GET /v1/nodes?consumer=&offset=&limit=`: a page of nodes with their versions, phases and last
 /// report age (known by the leader: a follower answers with the leader's page).
 async fn list(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     reports: web::Data<ReportGateway>,
     req: HttpRequest,
     q: web::Query<ListQuery>,
@@ -90,14 +90,14 @@ async fn list(
             "limit {limit}: between 1 and {MAX_NODE_PAGE}"
         )));
     }
-    let page = engine
+    let page = replica
         .read(false, move |s| {
             s.node_page(q.consumer.as_deref(), q.offset, limit)
         })
         .await?;
     let mut value = serde_json::to_value(&page).unwrap_or_default();
     let mut nodes = value["nodes"].as_array().cloned().unwrap_or_default();
-    if let Some(bytes) = with_report_ages(&engine, &reports, &req, &mut nodes).await {
+    if let Some(bytes) = with_report_ages(&replica, &reports, &req, &mut nodes).await {
         return Ok(HttpResponse::Ok()
             .content_type("application/json")
             .body(bytes));
@@ -117,7 +117,7 @@ pub struct ReportBody {
 }
 
 async fn report(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     reports: web::Data<ReportGateway>,
     caller: Caller,
     req: HttpRequest,
@@ -133,14 +133,14 @@ async fn report(
         resources: body.resources.clone(),
     };
     reports
-        .ingest(&engine, report, &body, req.headers().get(AUTHORIZATION))
+        .ingest(&replica, report, &body, req.headers().get(AUTHORIZATION))
         .await?;
-    let targets = engine.node().read(|m| m.state().targets(&node));
+    let targets = replica.node().read(|m| m.state().targets(&node));
     Ok(HttpResponse::Ok().json(super::openapi::answers::TargetsAnswer { targets }))
 }
 
 async fn show(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     reports: web::Data<ReportGateway>,
     req: HttpRequest,
     id: web::Path<String>,
@@ -148,7 +148,7 @@ async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let key = id.clone();
-    let (view, line) = engine
+    let (view, line) = replica
         .read(q.consistent, move |s| (s.node(&key), s.node_line(&key)))
         .await?;
     let mut value = serde_json::to_value(found(view, "node", &id)?).unwrap_or_default();
@@ -156,7 +156,7 @@ async fn show(
         value["phases"] = serde_json::to_value(line.phases).unwrap_or_default();
     }
     let mut one = [value];
-    if let Some(bytes) = with_report_ages(&engine, &reports, &req, &mut one).await {
+    if let Some(bytes) = with_report_ages(&replica, &reports, &req, &mut one).await {
         return Ok(HttpResponse::Ok()
             .content_type("application/json")
             .body(bytes));

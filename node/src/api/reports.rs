@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::auth::Caller;
 use super::error::ApiError;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// The most reports one `POST /v1/nodes/reports` may carry (a consumer actor's queue bound).
 pub const MAX_BATCH_REPORTS: usize = convoy_actors::leader::REPORT_QUEUE_LIMIT;
@@ -78,7 +78,7 @@ impl ReportGateway {
     /// the token again).
     pub async fn ingest<B: Serialize>(
         &self,
-        engine: &Engine,
+        replica: &Replica,
         report: NodeReport,
         body: &B,
         auth: Option<&HeaderValue>,
@@ -99,7 +99,7 @@ impl ReportGateway {
                 Err(ApiError::Unavailable(busy.to_string()))
             }
             Err(ReportRejected::NotLeader) => self
-                .forward(engine, &format!("/v1/nodes/{node}/report"), body, auth)
+                .forward(replica, &format!("/v1/nodes/{node}/report"), body, auth)
                 .await
                 .map(drop),
         }
@@ -109,15 +109,15 @@ impl ReportGateway {
     /// and 403 pass through as they are (a token revoked there first).
     async fn forward<B: Serialize>(
         &self,
-        engine: &Engine,
+        replica: &Replica,
         path: &str,
         body: &B,
         auth: Option<&HeaderValue>,
     ) -> Result<web::Bytes, ApiError> {
-        let Some((leader, member)) = engine.node().leader() else {
+        let Some((leader, member)) = replica.node().leader() else {
             return Err(ApiError::Unavailable("no leader is known yet".into()));
         };
-        if leader == engine.node().id() {
+        if leader == replica.node().id() {
             return Err(ApiError::Unavailable(
                 "leadership is changing; retry".into(),
             ));
@@ -171,12 +171,12 @@ impl ReportGateway {
     /// `Authorization`), as bytes; `None` when there is no leader or it does not answer 200.
     pub async fn leader_get(
         &self,
-        engine: &Engine,
+        replica: &Replica,
         path_and_query: &str,
         auth: Option<&HeaderValue>,
     ) -> Option<web::Bytes> {
-        let (leader, member) = engine.node().leader()?;
-        if leader == engine.node().id() {
+        let (leader, member) = replica.node().leader()?;
+        if leader == replica.node().id() {
             return None;
         }
         let url = format!(
@@ -248,7 +248,7 @@ fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
 
 /// `POST /v1/nodes/reports`: many nodes' reports in one request (a relay, a simulated fleet).
 pub async fn report_batch(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     reports: web::Data<ReportGateway>,
     caller: Caller,
     req: HttpRequest,
@@ -259,10 +259,10 @@ pub async fn report_batch(
     for entry in &body.reports {
         caller.check_report(&entry.node)?;
     }
-    if !engine.node().is_leader() {
+    if !replica.node().is_leader() {
         let auth = req.headers().get(AUTHORIZATION);
         let bytes = reports
-            .forward(&engine, "/v1/nodes/reports", &body, auth)
+            .forward(&replica, "/v1/nodes/reports", &body, auth)
             .await?;
         return Ok(HttpResponse::Ok()
             .content_type("application/json")
@@ -301,7 +301,7 @@ pub async fn report_batch(
             }
         })
         .collect();
-    let targets = engine.node().read(|m| {
+    let targets = replica.node().read(|m| {
         nodes
             .into_iter()
             .map(|node| {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -34,33 +34,35 @@ pub(crate) struct CreateResource {
 }
 
 async fn create(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     body: web::Json<CreateResource>,
 ) -> Result<HttpResponse, ApiError> {
     let name = body.into_inner().name;
-    engine
+    replica
         .propose(Command::CreateResource { name: name.clone() })
         .await?;
-    let view = engine.read_written(move |s| s.resource(&name)).await?;
+    let view = replica.read_written(move |s| s.resource(&name)).await?;
     Ok(HttpResponse::Created().json(view))
 }
 
 async fn list(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = engine.read(q.consistent, |s| s.resources()).await?;
+    let views = replica.read(q.consistent, |s| s.resources()).await?;
     Ok(HttpResponse::Ok().json(views))
 }
 
 async fn show(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = engine.read(q.consistent, move |s| s.resource(&key)).await?;
+    let view = replica
+        .read(q.consistent, move |s| s.resource(&key))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
 }
 
@@ -83,7 +85,7 @@ pub(crate) struct PublishVersion {
 }
 
 async fn publish(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     name: web::Path<String>,
     body: web::Json<PublishVersion>,
 ) -> Result<HttpResponse, ApiError> {
@@ -105,7 +107,7 @@ async fn publish(
             other => (k, other.to_string()),
         })
         .collect();
-    let response = engine
+    let response = replica
         .propose(Command::PublishVersion {
             resource: name.into_inner(),
             label: body.label,
@@ -147,7 +149,7 @@ fn parse_version(raw: &str, resource: &str) -> Result<u64, ApiError> {
 }
 
 async fn retract(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     path: web::Path<(String, String)>,
     body: web::Bytes,
@@ -161,7 +163,7 @@ async fn retract(
             .map_err(|e| ApiError::BadRequest(format!("retract body: {e}")))?
             .message
     };
-    engine
+    replica
         .propose(Command::RetractVersion {
             resource: name.clone(),
             version,
@@ -169,12 +171,12 @@ async fn retract(
             by: caller.actor(),
         })
         .await?;
-    let view = engine.read_written(move |s| s.resource(&name)).await?;
+    let view = replica.read_written(move |s| s.resource(&name)).await?;
     Ok(HttpResponse::Ok().json(view))
 }
 
 async fn unretract(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
@@ -184,12 +186,12 @@ async fn unretract(
         serde_json::from_slice::<NoFields>(&body)
             .map_err(|e| ApiError::BadRequest(format!("unretract body: {e}")))?;
     }
-    engine
+    replica
         .propose(Command::UnretractVersion {
             resource: name.clone(),
             version,
         })
         .await?;
-    let view = engine.read_written(move |s| s.resource(&name)).await?;
+    let view = replica.read_written(move |s| s.resource(&name)).await?;
     Ok(HttpResponse::Ok().json(view))
 }

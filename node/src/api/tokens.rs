@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::auth::{secret, Caller};
 use super::error::ApiError;
 use super::read::found;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -27,7 +27,7 @@ pub(crate) struct CreateBody {
 }
 
 async fn create(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     body: web::Json<CreateBody>,
 ) -> Result<HttpResponse, ApiError> {
@@ -37,7 +37,7 @@ async fn create(
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let secret = secret::generate();
     let by = caller.actor();
-    engine
+    replica
         .propose(Command::CreateToken {
             name: body.name.clone(),
             role: body.role,
@@ -48,31 +48,31 @@ async fn create(
         .await?;
     tracing::info!(token = %body.name, role = %body.role, %by, "token created");
     let name = body.name.clone();
-    let view = engine.read_written(move |s| s.token(&name)).await?;
+    let view = replica.read_written(move |s| s.token(&name)).await?;
     let mut answer = serde_json::to_value(found(view, "token", &body.name)?)
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     answer["secret"] = serde_json::Value::String(secret);
     Ok(HttpResponse::Created().json(answer))
 }
 
-async fn list(engine: web::Data<Engine>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(engine.read(false, |s| s.token_views()).await?))
+async fn list(replica: web::Data<Replica>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(replica.read(false, |s| s.token_views()).await?))
 }
 
 async fn revoke(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     caller: Caller,
     name: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
     let view = found(
-        engine.read(false, move |s| s.token(&key)).await?,
+        replica.read(false, move |s| s.token(&key)).await?,
         "token",
         &name,
     )?;
     let by = caller.actor();
-    engine
+    replica
         .propose(Command::RevokeToken {
             name: name.clone(),
             by: by.clone(),

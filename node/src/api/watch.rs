@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant};
 
 use super::error::ApiError;
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Events are at least this far apart (at most 4 per second); changes in between are coalesced.
 pub const MIN_GAP: Duration = Duration::from_millis(250);
@@ -52,16 +52,16 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/watch", web::get().to(watch_cluster));
 }
 
-async fn watch_cluster(engine: web::Data<Engine>) -> Result<HttpResponse, ApiError> {
+async fn watch_cluster(replica: web::Data<Replica>) -> Result<HttpResponse, ApiError> {
     let slot = Slot::claim().ok_or_else(|| {
         ApiError::Unavailable(format!(
             "{MAX_STREAMS} watch streams are open on this server: retry later or watch another member"
         ))
     })?;
-    let rx = engine.node().applied().subscribe();
-    let engine = engine.into_inner();
+    let rx = replica.node().applied().subscribe();
+    let replica = replica.into_inner();
     let describe = move |index: u64| {
-        let info = engine.cluster_info();
+        let info = replica.cluster_info();
         serde_json::json!({
             "applied": index, "server": info.id, "leader": info.leader_id, "term": info.term,
         })

@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use super::deployments::parse_id;
 use super::error::ApiError;
 use super::read::{found, Consistency};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Registers this module's routes.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -14,14 +14,14 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 async fn history(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
     let (raw, node) = path.into_inner();
     let id = parse_id(&raw)?;
     let key = node.clone();
-    let view = engine
+    let view = replica
         .read(q.consistent, move |s| {
             s.deployment_fingerprint(id)
                 .map(|_| s.node_history(id, &key))

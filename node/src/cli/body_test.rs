@@ -329,3 +329,31 @@ fn queries_and_paths_are_encoded() {
     assert_eq!(encode("a/b?c"), "a%2Fb%3Fc");
     assert_eq!(encode("d-1"), "d-1");
 }
+
+#[test]
+fn durations_need_a_unit_unless_the_flag_name_gives_it() {
+    let watch_timeout = |line: &str| match parse(line) {
+        ClientCommand::Deploy {
+            command: DeployCommand::Watch { timeout, .. },
+            ..
+        } => timeout,
+        other => panic!("not deploy watch: {other:?}"),
+    };
+    assert_eq!(
+        watch_timeout("deploy watch d-1 --timeout 1h30m"),
+        Some(std::time::Duration::from_secs(5_400))
+    );
+    let err = parse_err("deploy watch d-1 --timeout 12");
+    assert!(
+        err.contains("--timeout") && err.contains("12s") && err.contains("12ms"),
+        "{err}"
+    );
+    let ms = |line: &str| start_body(line).unwrap()["completion"]["timeout_ms"].clone();
+    assert_eq!(ms("deploy start web api --timeout-ms 1500"), json!(1500));
+    assert_eq!(ms("deploy start web api --timeout-ms 2m"), json!(120_000));
+    let err = parse_err("deploy start web api --timeout-ms soon");
+    assert!(
+        err.contains("--timeout-ms") && err.contains("soon"),
+        "{err}"
+    );
+}

@@ -8,6 +8,7 @@
 mod args;
 mod body;
 pub mod completion;
+mod deploy_args;
 mod deploy_file;
 mod error;
 mod exec;
@@ -31,7 +32,6 @@ use args::{
     ResourceCommand,
 };
 use error::CliError;
-pub use parse::parse_millis;
 
 use crate::client::ApiClient;
 

@@ -1,5 +1,5 @@
-//! Value parsers of the CLI's compound flags: `RES@VER`, `KEY=VALUE`, `CONSUMER:RESOURCE`, `RESOURCE=N`, and
-//! durations with units (`10s`, `1500ms`, `2m`; a bare number is milliseconds).
+//! Value parsers of the CLI's compound flags: `RES@VER`, `KEY=VALUE`, `CONSUMER:RESOURCE`, `RESOURCE=N`.
+//! Durations are read by `convoy_time` (docs/CLI.md, "Durations").
 
 use convoy_actors::domain::{Dependency, Member};
 
@@ -59,34 +59,4 @@ pub fn parse_resource_version(raw: &str) -> Result<(String, u64), CliError> {
         .parse()
         .map_err(|_| bad("the version must be a whole number"))?;
     Ok((resource.to_string(), version))
-}
-
-/// A duration in milliseconds: a bare number is milliseconds, anything else a duration with units as
-/// `humantime` reads them (`10s`, `1500ms`, `2m 30s`, `1h`).
-pub fn parse_millis(raw: &str) -> Result<u64, String> {
-    let raw = raw.trim();
-    if let Ok(ms) = raw.parse::<u64>() {
-        return Ok(ms);
-    }
-    let d = humantime::parse_duration(raw).map_err(|e| {
-        format!(
-            "{e}: expected a duration such as 10s, 1500ms or 2m (a bare number is milliseconds)"
-        )
-    })?;
-    u64::try_from(d.as_millis()).map_err(|_| format!("{raw} is too long"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_units_and_bare_numbers_are_milliseconds() {
-        assert_eq!(parse_millis("10s"), Ok(10_000));
-        assert_eq!(parse_millis("1500ms"), Ok(1_500));
-        assert_eq!(parse_millis("2m 30s"), Ok(150_000));
-        assert_eq!(parse_millis("250"), Ok(250));
-        let err = parse_millis("10x").unwrap_err();
-        assert!(err.contains("10s, 1500ms"), "{err}");
-    }
 }

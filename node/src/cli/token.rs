@@ -9,8 +9,8 @@ use super::args::{GlobalOpts, Output};
 use super::body::encode;
 use super::error::CliError;
 use super::table::{opt, timestamp, Table};
-use crate::api::auth::secret;
 use crate::client::ApiClient;
+use crate::common::token_file;
 
 /// `convoy token ...`
 #[derive(Debug, Subcommand)]
@@ -69,7 +69,7 @@ pub fn caller_secret(global: &GlobalOpts) -> Result<Option<String>, CliError> {
     }
     match &global.token_file {
         None => Ok(None),
-        Some(path) => secret::read_file(path)
+        Some(path) => token_file::read_file(path)
             .map(Some)
             .map_err(|e| CliError::Invalid {
                 flag: "--token-file".into(),

@@ -44,28 +44,6 @@ pub fn exit_code(status: Status) -> Option<i32> {
     }
 }
 
-/// `30s`, `5m`, `2h`, `1500ms` or a number of seconds → a duration.
-pub fn parse_timeout(raw: &str) -> Result<Duration, CliError> {
-    let bad = || {
-        CliError::invalid(
-            "--timeout",
-            raw,
-            "expected a duration such as 90s, 5m or 1h",
-        )
-    };
-    let raw = raw.trim();
-    let (digits, unit) = raw.split_at(raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len()));
-    let n: u64 = digits.parse().map_err(|_| bad())?;
-    let ms = match unit {
-        "ms" => n,
-        "" | "s" => n.saturating_mul(1_000),
-        "m" => n.saturating_mul(60_000),
-        "h" => n.saturating_mul(3_600_000),
-        _ => return Err(bad()),
-    };
-    Ok(Duration::from_millis(ms))
-}
-
 /// `d-3 web/api v7 ROLLING_FORWARD (paused by user) · age 1m20s`, the age advanced by `since` (time since
 /// the summary was made) while the deployment is active.
 pub fn header(s: &SummaryView, since: Duration) -> String {

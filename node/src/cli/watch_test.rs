@@ -1,5 +1,5 @@
 //! Watch frames of a deployment summary: fitting the terminal, the density bar, the age, the countdown,
-//! `--timeout` values and exit codes by status.
+//! and exit codes by status.
 
 use std::time::Duration;
 
@@ -117,21 +117,6 @@ fn the_plain_line_names_failing_nodes_and_ignores_the_clock() {
         "{l}"
     );
     assert!(l.ends_with(" · failing 30 (n0,n1,n2,n3,n4)"), "{l}");
-}
-
-#[test]
-fn timeouts_take_units() {
-    assert_eq!(parse_timeout("90s").unwrap(), Duration::from_secs(90));
-    assert_eq!(parse_timeout("5m").unwrap(), Duration::from_secs(300));
-    assert_eq!(parse_timeout("1h").unwrap(), Duration::from_secs(3600));
-    assert_eq!(
-        parse_timeout("1500ms").unwrap(),
-        Duration::from_millis(1500)
-    );
-    assert_eq!(parse_timeout("12").unwrap(), Duration::from_secs(12));
-    for bad in ["", "s", "10x", "-1s", "1.5s"] {
-        assert!(parse_timeout(bad).is_err(), "{bad:?}");
-    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ use openraft::ServerState;
 use prometheus::{Encoder, TextEncoder};
 
 use super::{metrics, process, Metrics};
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// The label of a serde-named enum value (`ROLLING_FORWARD`, `pending`).
 fn label<T: serde::Serialize>(value: &T) -> String {
@@ -19,8 +19,8 @@ fn label<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// Raft gauges from this server's view of the replica.
-fn refresh_raft(m: &Metrics, engine: &Engine) {
-    let node = engine.node();
+fn refresh_raft(m: &Metrics, replica: &Replica) {
+    let node = replica.node();
     let r = node.raft().metrics().borrow_watched().clone();
     m.term.set(r.current_term as i64);
     m.leader_id.set(r.current_leader.unwrap_or(0) as i64);
@@ -45,8 +45,8 @@ fn refresh_raft(m: &Metrics, engine: &Engine) {
 }
 
 /// Domain gauges from the applied state at `now`.
-fn refresh_domain(m: &Metrics, engine: &Engine, now: u64) {
-    let g = engine.node().read(|s| s.state().gauges(now));
+fn refresh_domain(m: &Metrics, replica: &Replica, now: u64) {
+    let g = replica.node().read(|s| s.state().gauges(now));
     m.deployments.reset();
     for (status, n) in &g.deployments_by_status {
         m.deployments
@@ -102,11 +102,11 @@ pub fn mark_start() {
 }
 
 /// The whole exposition for one scrape at wall time `now_ms`.
-pub fn render(engine: &Engine, now_ms: u64) -> String {
+pub fn render(replica: &Replica, now_ms: u64) -> String {
     let m = metrics();
     let _one_at_a_time = m.scraping.lock().unwrap_or_else(|p| p.into_inner());
-    refresh_raft(m, engine);
-    refresh_domain(m, engine, now_ms);
+    refresh_raft(m, replica);
+    refresh_domain(m, replica, now_ms);
     refresh_reports(m);
     m.rss.set(process::resident_bytes() as i64);
     m.open_fds.set(process::open_fds() as i64);
@@ -121,8 +121,8 @@ pub fn render(engine: &Engine, now_ms: u64) -> String {
 }
 
 /// Counts term and leader changes seen by this server, from the raft runtime.
-pub fn watch_elections(engine: &Engine, rt: &tokio::runtime::Handle) {
-    let mut watch = engine.node().metrics();
+pub fn watch_elections(replica: &Replica, rt: &tokio::runtime::Handle) {
+    let mut watch = replica.node().metrics();
     rt.spawn(async move {
         let (mut term, mut leader) = {
             let r = watch.borrow_watched();

@@ -3,6 +3,7 @@
 
 pub mod node;
 
+use convoy_time::SharedClock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,13 +38,13 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0.0)]
     pub fail_rate: f64,
     /// Simulated install time in ms.
-    #[arg(long, default_value_t = 500, value_parser = crate::cli::parse_millis)]
+    #[arg(long, default_value_t = 500, value_parser = convoy_time::parse_millis)]
     pub install_ms: u64,
     /// Simulated download time in ms.
-    #[arg(long, default_value_t = 200, value_parser = crate::cli::parse_millis)]
+    #[arg(long, default_value_t = 200, value_parser = convoy_time::parse_millis)]
     pub download_ms: u64,
     /// How often each node reports, in ms.
-    #[arg(long, default_value_t = 250, value_parser = crate::cli::parse_millis)]
+    #[arg(long, default_value_t = 250, value_parser = convoy_time::parse_millis)]
     pub interval_ms: u64,
     /// Nodes start already running this version, as `resource=version`.
     #[arg(long)]
@@ -166,6 +167,7 @@ impl Fleet {
                     interval,
                     stats: stats.clone(),
                     spans: record.clone(),
+                    clock: convoy_time::system(),
                 };
                 tokio::spawn(node.run(sim, offset, rx.clone()))
             })
@@ -213,14 +215,6 @@ impl Fleet {
     }
 }
 
-/// Wall-clock milliseconds, the unit of the servers' event times.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_millis() as u64
-}
-
 /// The most intervals `[start, end]` open at one instant (`None`: still open). An interval ending
 /// in the millisecond another starts does not overlap it.
 pub fn max_overlap(intervals: impl IntoIterator<Item = (u64, Option<u64>)>) -> usize {
@@ -252,6 +246,8 @@ struct NodeTask {
     interval: Duration,
     stats: Arc<FleetStats>,
     spans: Option<Arc<Mutex<Vec<Span>>>>,
+    /// What spans are timed by (wall-clock ms, comparable with the leader's event times).
+    clock: SharedClock,
 }
 
 impl NodeTask {
@@ -298,7 +294,7 @@ impl NodeTask {
         if work.is_empty() {
             return;
         }
-        let now = now_ms();
+        let now = self.clock.wall_ms();
         let mut spans = spans.lock().unwrap();
         for w in work {
             if w.ended {

@@ -9,16 +9,16 @@ use convoy_actors::domain::{Command, SecretHash};
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
 
-use crate::engine::Engine;
+use crate::replica::Replica;
 
 /// Watches leadership on the raft runtime `rt` and proposes the bootstrap token while it is missing.
-pub fn spawn(engine: Engine, rt: &tokio::runtime::Handle, hash: SecretHash) {
-    let mut metrics = engine.node().metrics();
+pub fn spawn(replica: Replica, rt: &tokio::runtime::Handle, hash: SecretHash) {
+    let mut metrics = replica.node().metrics();
     rt.spawn(async move {
         loop {
             let leading = metrics.borrow_and_update().state == ServerState::Leader;
-            if leading && !bootstrapped(&engine) {
-                match engine.propose(Command::BootstrapToken { hash }).await {
+            if leading && !bootstrapped(&replica) {
+                match replica.propose(Command::BootstrapToken { hash }).await {
                     Ok(_) => tracing::info!("bootstrap admin token proposed"),
                     Err(e) => {
                         tracing::warn!(error = %e, "cannot propose the bootstrap token yet; retrying");
@@ -34,6 +34,6 @@ pub fn spawn(engine: Engine, rt: &tokio::runtime::Handle, hash: SecretHash) {
     });
 }
 
-fn bootstrapped(engine: &Engine) -> bool {
-    engine.node().read(|m| m.state().tokens().bootstrapped())
+fn bootstrapped(replica: &Replica) -> bool {
+    replica.node().read(|m| m.state().tokens().bootstrapped())
 }

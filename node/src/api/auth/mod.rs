@@ -20,7 +20,7 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use convoy_actors::domain::{Actor, Permission, Token};
 
 use super::error::ApiError;
-use crate::engine::Engine;
+use crate::replica::Replica;
 use table::Rule;
 
 /// Whether this server checks tokens. Set once at start from the configuration.
@@ -144,8 +144,8 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     let caller = match (mode, rule.need) {
         (AuthMode::Off, _) | (_, Permission::Public) => Caller::Anonymous,
         (AuthMode::On, _) => {
-            let engine = req.app_data::<web::Data<Engine>>().map(|e| e.get_ref());
-            let token = authenticate(engine, req.headers().get(AUTHORIZATION))?;
+            let replica = req.app_data::<web::Data<Replica>>().map(|e| e.get_ref());
+            let token = authenticate(replica, req.headers().get(AUTHORIZATION))?;
             authorize(&token, rule)?;
             // Which nodes an agent token may report for is checked by the report handlers, which
             // see every node a request names (the path's, or each entry of a batch).
@@ -166,7 +166,10 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
 }
 
 /// The token whose secret the `Authorization: Bearer` header carries; 401 without one.
-fn authenticate(engine: Option<&Engine>, header: Option<&HeaderValue>) -> Result<Token, ApiError> {
+fn authenticate(
+    replica: Option<&Replica>,
+    header: Option<&HeaderValue>,
+) -> Result<Token, ApiError> {
     let Some(header) = header else {
         return Err(ApiError::Unauthenticated(
             "this route needs a token: send Authorization: Bearer <secret>".into(),
@@ -180,9 +183,9 @@ fn authenticate(engine: Option<&Engine>, header: Option<&HeaderValue>) -> Result
             ApiError::Unauthenticated("the Authorization header is not \"Bearer <secret>\"".into())
         })?;
     let hash = secret::hash(secret);
-    let engine =
-        engine.ok_or_else(|| ApiError::Internal("no engine to read tokens from".into()))?;
-    engine
+    let replica =
+        replica.ok_or_else(|| ApiError::Internal("no replica to read tokens from".into()))?;
+    replica
         .node()
         .read(|m| m.state().tokens().authenticate(&hash).cloned())
         .ok_or_else(|| ApiError::Unauthenticated("unknown or revoked token".into()))

@@ -1,4 +1,5 @@
-//! The server's handle on the replicated engine, usable from actix-web handlers.
+//! `Replica`: the server's handle on its raft node and the runtime it runs on, usable from actix-web
+//! handlers (named for what it is; it was `Engine`, a word the domain's benchmark also uses).
 //!
 //! Raft runs on its own multi-threaded tokio runtime; HTTP handlers and actors run on actix's
 //! single-threaded runtimes. Every call here hops onto the raft runtime, so sockets and timers
@@ -14,10 +15,10 @@ use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
 use convoy_raft::node::ClusterInfo;
 use convoy_raft::{Member, NodeId, RaftError, RaftNode};
 
-/// Why the engine did not do what was asked. The API layer maps each variant to an HTTP answer
-/// (`From<EngineError> for ApiError`); the leader's actors to a [`convoy_actors::leader::ProposeError`].
+/// Why the replica did not do what was asked. The API layer maps each variant to an HTTP answer
+/// (`From<ReplicaError> for ApiError`); the leader's actors to a [`convoy_actors::leader::ProposeError`].
 #[derive(Debug, thiserror::Error)]
-pub enum EngineError {
+pub enum ReplicaError {
     /// This server is not in the cluster (removed, or not yet added): it takes no writes.
     #[error("this server is not a member of the cluster; send requests to a member")]
     NotAMember,
@@ -34,13 +35,13 @@ pub enum EngineError {
 
 /// Shared by every handler: the replica and the runtime it lives on.
 #[derive(Clone)]
-pub struct Engine {
+pub struct Replica {
     node: Arc<RaftNode<Machine>>,
     rt: tokio::runtime::Handle,
     removed: crate::membership::Removed,
 }
 
-impl Engine {
+impl Replica {
     /// Wraps a started replica and the runtime it was started on.
     pub fn new(node: Arc<RaftNode<Machine>>, rt: tokio::runtime::Handle) -> Self {
         Self {
@@ -68,12 +69,12 @@ impl Engine {
         }
     }
 
-    /// The replica itself.
+    /// The raft node underneath.
     pub fn node(&self) -> &Arc<RaftNode<Machine>> {
         &self.node
     }
 
-    async fn on_raft<F, T>(&self, fut: F) -> Result<T, EngineError>
+    async fn on_raft<F, T>(&self, fut: F) -> Result<T, ReplicaError>
     where
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
@@ -81,15 +82,15 @@ impl Engine {
         self.rt
             .spawn(fut)
             .await
-            .map_err(|e| EngineError::Task(e.to_string()))
+            .map_err(|e| ReplicaError::Task(e.to_string()))
     }
 
-    /// Proposes a command through the log; domain refusals come back as [`EngineError::Refused`]. The command's
+    /// Proposes a command through the log; domain refusals come back as [`ReplicaError::Refused`]. The command's
     /// shape and cost are checked first against this server's applied state
     /// ([`convoy_actors::domain::precheck`]): a refused request never reaches the log.
-    pub async fn propose(&self, command: Command) -> Result<Response, EngineError> {
+    pub async fn propose(&self, command: Command) -> Result<Response, ReplicaError> {
         if !self.replica_view().member {
-            return Err(EngineError::NotAMember);
+            return Err(ReplicaError::NotAMember);
         }
         self.node
             .read(|m| convoy_actors::domain::precheck(m.state(), &command))?;
@@ -101,7 +102,7 @@ impl Engine {
     }
 
     /// Reads the applied state; with `consistent`, after a linearizable read barrier.
-    pub async fn read<R, F>(&self, consistent: bool, f: F) -> Result<R, EngineError>
+    pub async fn read<R, F>(&self, consistent: bool, f: F) -> Result<R, ReplicaError>
     where
         F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
@@ -115,10 +116,10 @@ impl Engine {
             .await??)
     }
 
-    /// What a write answers with: this server's applied state, which [`Engine::propose`] has
+    /// What a write answers with: this server's applied state, which [`Replica::propose`] has
     /// already brought up to the write (read-your-writes, also through a follower) without a
     /// second round to a quorum.
-    pub async fn read_written<R, F>(&self, f: F) -> Result<R, EngineError>
+    pub async fn read_written<R, F>(&self, f: F) -> Result<R, ReplicaError>
     where
         F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
@@ -132,7 +133,7 @@ impl Engine {
     }
 
     /// Adds a server (learner, then voter).
-    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), EngineError> {
+    pub async fn add_member(&self, id: NodeId, member: Member) -> Result<(), ReplicaError> {
         let node = self.node.clone();
         Ok(self
             .on_raft(async move { node.add_member(id, member).await })
@@ -140,7 +141,7 @@ impl Engine {
     }
 
     /// Removes a server.
-    pub async fn remove_member(&self, id: NodeId) -> Result<(), EngineError> {
+    pub async fn remove_member(&self, id: NodeId) -> Result<(), ReplicaError> {
         let node = self.node.clone();
         Ok(self
             .on_raft(async move { node.remove_member(id).await })
