@@ -1,8 +1,8 @@
 //! The deployment domain as a pure, deterministic core: no I/O, no clock, no actix (DEPLOYMENTS.md in full).
 //!
 //! `ClusterState::apply(command, at)` is the only place state changes; every server applies the same log and
-//! gets byte-identical snapshots. See `docs/ARCHITECTURE.md` ("Domain core") for the map from each section of
-//! DEPLOYMENTS.md to modules and tests.
+//! gets byte-identical snapshots. `docs/ARCHITECTURE.md` maps each section of DEPLOYMENTS.md to modules and
+//! tests ("Map: DEPLOYMENTS.md → modules → tests") and says where this crate sits in the crate graph.
 //!
 //! Invariant: this crate depends on no async runtime, actor framework or clock (its `Cargo.toml` lists none), so
 //! the rules stay pure by construction. Its folders are layers, bottom to top (`layers_test.rs` checks them):
