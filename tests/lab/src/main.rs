@@ -19,7 +19,7 @@ enum Cmd {
     /// Inject seeded faults into a local cluster under load and check that nothing breaks.
     Chaos(chaos::ChaosArgs),
     /// `convoy bench`'s scenarios, optionally against etcd (`--etcd`) and with wrk (`--scenario wrk`).
-    Bench(compare::LabBenchArgs),
+    Bench(Box<compare::LabBenchArgs>),
 }
 
 fn main() {
@@ -27,7 +27,7 @@ fn main() {
     convoy_node::logging::init(cli.log_format);
     let result = match cli.command {
         Cmd::Chaos(args) => chaos::run(args),
-        Cmd::Bench(args) => compare::run(args),
+        Cmd::Bench(args) => compare::run(*args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
