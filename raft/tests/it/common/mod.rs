@@ -1,6 +1,5 @@
 //! The in-process transport fixture shared by the transport tests: a stub raft core, a toy
 //! client handler, a server on loopback and helpers to probe it.
-#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

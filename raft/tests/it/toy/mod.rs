@@ -1,6 +1,4 @@
 //! A toy key-value state machine shared by the storage tests, and how they open stores.
-// Each test crate that includes this module uses only part of it.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
