@@ -232,6 +232,7 @@ async fn reports_go_on_every_interval_while_a_long_install_runs() {
         ex.subscribe(),
         tx,
         status.clone(),
+        ex.clock(),
     ));
     let installing = |r: &Value| {
         let v = &r["resources"]["web"]["versions"]["1"];
