@@ -212,6 +212,8 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         .await?;
     p.admin("DELETE", "/v1/cluster/members/x", None, 400)
         .await?;
+    p.admin("POST", "/v1/cluster/members/42/replace", None, 400)
+        .await?;
 
     // Tokens; a reader for the 403s.
     let reader = p
