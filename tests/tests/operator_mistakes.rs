@@ -253,3 +253,55 @@ async fn the_replacing_a_server_runbook_works_word_for_word() -> anyhow::Result<
         .await?;
     no_panic(&cluster)
 }
+
+/// WARN lines of server `id`'s log.
+fn warnings(cluster: &Cluster, id: u64) -> Vec<String> {
+    std::fs::read_to_string(cluster.server(id).log_path())
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"level\":\"WARN\"") || l.contains(" WARN "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_down_costs_one_warn_when_it_goes_and_one_when_it_is_back(
+) -> anyhow::Result<()> {
+    let mut cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let down = a_follower(&cluster, leader);
+    let before = warnings(&cluster, leader).len();
+    cluster.server_mut(down).kill();
+    // Writes go on meanwhile: heartbeats and appends to the dead follower fail many times a second.
+    keeps_taking_writes(
+        &cluster,
+        &cluster.server(leader).client(),
+        "down",
+        Duration::from_secs(4),
+    )
+    .await?;
+    let while_down: Vec<String> = warnings(&cluster, leader).split_off(before);
+    assert!(
+        while_down.len() <= 2,
+        "{} WARN lines in 4 s with a follower down:\n{}",
+        while_down.len(),
+        while_down.join("\n")
+    );
+    assert!(
+        while_down
+            .iter()
+            .any(|l| l.contains(&format!("peer {down} is unreachable"))),
+        "no line says the follower is down:\n{}",
+        while_down.join("\n")
+    );
+    cluster.restart(down)?;
+    eventually(Duration::from_secs(15), || async {
+        warnings(&cluster, leader)
+            .iter()
+            .any(|l| l.contains(&format!("peer {down} is back")))
+            .then_some(())
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("no line says it is back: {e}\n{}", cluster.logs()))?;
+    no_panic(&cluster)
+}
