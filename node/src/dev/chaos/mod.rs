@@ -5,6 +5,7 @@ mod catchup;
 mod check;
 mod check_fleet;
 mod faults;
+mod mistakes;
 mod fleet_ops;
 mod history;
 mod run;
