@@ -52,7 +52,7 @@ pub(super) fn prime<S: StateMachine>(raft: &Raft<SmStore<S>>, identity: &Identit
 }
 
 /// Follows `raft`'s metrics until the core ends.
-pub(super) fn spawn<S: StateMachine, D: SnapshotBytes>(
+pub(super) fn spawn<S: StateMachine, D: SnapshotBytes + 'static>(
     raft: Raft<SmStore<S>>,
     identity: Arc<Identity>,
     network: Network<D>,
