@@ -564,7 +564,7 @@ async fn serve_connection<R: RaftRpcTarget>(
         match tokio::time::timeout(config.write_timeout, session.write(&mut stream, &response))
             .await
         {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => standing.exchanged(),
             Ok(Err(e)) => {
                 warn!(%peer, id, error = %e, "transport: cannot send response, closing session");
                 return;

@@ -42,11 +42,14 @@ struct Bad {
 }
 
 /// One server's standing with its peers (module doc); shared by the transport's client and server.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Standing {
     peers: Mutex<BTreeMap<NodeId, Bad>>,
-    /// The last time any peer accepted a session with this server.
-    accepted: Mutex<Option<Instant>>,
+    /// When this standing began: the origin of `exchanged`.
+    born: Instant,
+    /// Milliseconds after `born` of the last request answered either way (sessions are pooled, so
+    /// a working server exchanges far more often than it shakes hands); 0: never.
+    exchanged: AtomicU64,
     /// The last refusal of this server by a peer whose id is unknown (its handshake did not
     /// decrypt: it holds another secret).
     anonymous: Mutex<Option<(Instant, String)>>,
@@ -54,11 +57,38 @@ pub struct Standing {
     reversions: AtomicU64,
 }
 
+impl Default for Standing {
+    fn default() -> Self {
+        Self {
+            peers: Mutex::default(),
+            born: Instant::now(),
+            exchanged: AtomicU64::new(0),
+            anonymous: Mutex::default(),
+            reversions: AtomicU64::new(0),
+        }
+    }
+}
+
 impl Standing {
+    /// A request was answered, sent or served: this server works with some peer.
+    pub fn exchanged(&self) {
+        // Rounded up, so that it is never before a refusal seen just before it.
+        let ms = self.born.elapsed().as_millis() as u64 + 1;
+        self.exchanged.store(ms, Ordering::Relaxed);
+    }
+
+    /// When a request was last answered either way, if ever.
+    fn last_exchange(&self) -> Option<Instant> {
+        match self.exchanged.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(self.born + Duration::from_millis(ms)),
+        }
+    }
+
     /// A session with `peer` was established: logs its return if it was down or refused.
     pub fn ok(&self, peer: NodeId) {
         let now = Instant::now();
-        *self.accepted.lock().unwrap() = Some(now);
+        self.exchanged();
         if let Some(bad) = self.peers.lock().unwrap().remove(&peer) {
             tracing::warn!(
                 peer,
@@ -121,12 +151,13 @@ impl Standing {
         }
     }
 
-    /// Why this server's peers refuse it, when they have lately and none accepted it since.
+    /// Why this server's peers refuse it, when they have lately and it has exchanged nothing with
+    /// any peer since (a server that works with its peers stays ready whatever a stray one says).
     pub fn refused_by_peers(&self) -> Option<String> {
         let now = Instant::now();
-        let accepted = *self.accepted.lock().unwrap();
+        let exchanged = self.last_exchange();
         let recent = |at: Instant| {
-            now.duration_since(at) < REFUSAL_MEMORY && accepted.is_none_or(|a| a < at)
+            now.duration_since(at) < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < at)
         };
         let peers = self.peers.lock().unwrap();
         let by_peer = peers

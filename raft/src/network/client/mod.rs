@@ -233,6 +233,7 @@ impl<D> Network<D> {
                 exchange(&mut conn, req).await.map_err(frame_err)?;
             }
             self.checkin(target, addr, conn);
+            self.inner.standing.exchanged();
             Ok(resp)
         };
         tokio::time::timeout(timeout, exchange)
