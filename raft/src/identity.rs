@@ -277,8 +277,15 @@ impl Identity {
 
     /// The voters of the current membership: a peer that is no longer one is forgotten (it may
     /// come back with a new data dir, added as a learner).
+    ///
+    /// An empty set (a replica that has not loaded or received a membership yet) means "not known":
+    /// every peer is then judged as a voter and no record is dropped.
     pub fn set_voters(&self, voters: BTreeSet<NodeId>) {
         let mut state = self.state.lock().unwrap();
+        if voters.is_empty() {
+            state.voters = None;
+            return;
+        }
         let before = state.peers.len();
         state.peers.retain(|peer, _| voters.contains(peer));
         let forgot = before != state.peers.len();

@@ -121,7 +121,10 @@ fn a_voter_back_with_another_incarnation_is_refused_naming_the_recovery() {
         }
     );
     assert!(refusal.to_string().contains("replace-member 2"), "{refusal}");
-    // Until the replica names the voters, every peer is judged as one.
+    // Until the replica names the voters (or while it names none), every peer is judged as one.
+    identity.set_voters(BTreeSet::new());
+    assert!(identity.check(2, Some(ClusterId(1)), 22).is_err());
+    assert_eq!(identity.known(2), Some(20));
     let other = tempfile::tempdir().unwrap();
     let (early, _) = Identity::open(other.path(), 1, None, true).unwrap();
     early.check(2, None, 20).unwrap();
