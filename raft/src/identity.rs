@@ -398,7 +398,9 @@ fn render(id: NodeId, incarnation: u64, state: &State) -> String {
     let mut text = String::from(
         "# convoy: this data dir's identity. Never copy it to another server or data dir.\n",
     );
-    text.push_str(&format!("server = {id}\nincarnation = {incarnation:016x}\n"));
+    text.push_str(&format!(
+        "server = {id}\nincarnation = {incarnation:016x}\n"
+    ));
     if let Some(cluster) = state.cluster {
         text.push_str(&format!("cluster = {cluster}\n"));
     }

@@ -72,7 +72,17 @@ fn another_servers_data_dir_is_refused_at_open() {
     let dir = tempfile::tempdir().unwrap();
     Identity::open(dir.path(), 1, Some(ClusterId(1)), true).unwrap();
     let e = Identity::open(dir.path(), 2, Some(ClusterId(1)), false).unwrap_err();
-    assert!(matches!(e, IdentityError::OtherServer { owner: 1, id: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            IdentityError::OtherServer {
+                owner: 1,
+                id: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("belongs to server 1"), "{e}");
 }
 
@@ -97,7 +107,10 @@ fn a_peer_of_another_cluster_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (identity, _) = Identity::open(dir.path(), 1, Some(ClusterId(1)), true).unwrap();
     let refusal = identity.check(2, Some(ClusterId(2)), 5).unwrap_err();
-    assert!(matches!(refusal, Refusal::OtherCluster { by: 1, of: 2, .. }));
+    assert!(matches!(
+        refusal,
+        Refusal::OtherCluster { by: 1, of: 2, .. }
+    ));
     assert!(refusal.to_string().contains("different clusters"));
     // A peer that states no cluster yet (a joiner) is accepted.
     identity.check(3, None, 6).unwrap();
@@ -120,7 +133,10 @@ fn a_voter_back_with_another_incarnation_is_refused_naming_the_recovery() {
             got: 21
         }
     );
-    assert!(refusal.to_string().contains("replace-member 2"), "{refusal}");
+    assert!(
+        refusal.to_string().contains("replace-member 2"),
+        "{refusal}"
+    );
     // Until the replica names the voters (or while it names none), every peer is judged as one.
     identity.set_voters(BTreeSet::new());
     assert!(identity.check(2, Some(ClusterId(1)), 22).is_err());

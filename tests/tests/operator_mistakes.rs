@@ -163,9 +163,7 @@ async fn a_wiped_member_never_votes_as_the_member_it_was() -> anyhow::Result<()>
     cluster
         .wait_leader_among(&[leader, other], Duration::from_secs(15))
         .await?;
-    let api = cluster
-        .api_client()
-        .with_patience(Duration::from_secs(10));
+    let api = cluster.api_client().with_patience(Duration::from_secs(10));
     api.post::<_, serde_json::Value>("/v1/resources", &json!({"name": "healed"}))
         .await?;
     no_panic(&cluster)
@@ -176,9 +174,7 @@ async fn a_wiped_member_never_votes_as_the_member_it_was() -> anyhow::Result<()>
 async fn the_replacing_a_server_runbook_works_word_for_word() -> anyhow::Result<()> {
     let mut cluster = Cluster::start_with(ClusterOptions::for_tests(3).with_auth()).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
-    let api = cluster
-        .api_client()
-        .with_patience(Duration::from_secs(10));
+    let api = cluster.api_client().with_patience(Duration::from_secs(10));
     for i in 0..20 {
         api.post::<_, serde_json::Value>("/v1/resources", &json!({"name": format!("r{i}")}))
             .await?;
@@ -245,7 +241,10 @@ async fn the_replacing_a_server_runbook_works_word_for_word() -> anyhow::Result<
     let (status, resources) = lost_client.get("/v1/resources").await?;
     assert_eq!(status, 200, "{resources}");
     let names = resources.to_string();
-    assert!((0..20).all(|i| names.contains(&format!("\"r{i}\""))), "{resources}");
+    assert!(
+        (0..20).all(|i| names.contains(&format!("\"r{i}\""))),
+        "{resources}"
+    );
 
     // The cluster takes writes with the replaced server as a voter, and survives losing the leader.
     cluster.server_mut(leader).kill();
@@ -265,8 +264,8 @@ fn warnings(cluster: &Cluster, id: u64) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_follower_down_costs_one_warn_when_it_goes_and_one_when_it_is_back(
-) -> anyhow::Result<()> {
+async fn a_follower_down_costs_one_warn_when_it_goes_and_one_when_it_is_back() -> anyhow::Result<()>
+{
     let mut cluster = Cluster::start(3).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     let down = a_follower(&cluster, leader);

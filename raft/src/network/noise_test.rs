@@ -245,11 +245,25 @@ async fn a_server_of_another_cluster_is_refused_on_both_sides() {
     let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 8));
     let (s, c) = run_with(&two, &one).await;
     assert!(
-        matches!(&s, Err(AuthError::Refused(Refusal::OtherCluster { by: 2, of: 1, .. }))),
+        matches!(
+            &s,
+            Err(AuthError::Refused(Refusal::OtherCluster {
+                by: 2,
+                of: 1,
+                ..
+            }))
+        ),
         "{s:?}"
     );
     assert!(
-        matches!(&c, Err(AuthError::RefusedBy(Refusal::OtherCluster { by: 2, of: 1, .. }))),
+        matches!(
+            &c,
+            Err(AuthError::RefusedBy(Refusal::OtherCluster {
+                by: 2,
+                of: 1,
+                ..
+            }))
+        ),
         "{c:?}"
     );
 }
@@ -268,13 +282,19 @@ async fn a_wiped_client_is_refused_by_the_server_and_told_why() {
     let (again, _) = crate::identity::Identity::open(wiped.path(), 1, None, true).unwrap();
     let (s, c) = run_with(&two, &again).await;
     assert!(
-        matches!(&s, Err(AuthError::Refused(Refusal::Replaced { by: 2, of: 1, .. }))),
+        matches!(
+            &s,
+            Err(AuthError::Refused(Refusal::Replaced { by: 2, of: 1, .. }))
+        ),
         "{s:?}"
     );
     let Err(AuthError::RefusedBy(refusal)) = c else {
         panic!("the client is not told: {c:?}")
     };
-    assert!(refusal.to_string().contains("replace-member 1"), "{refusal}");
+    assert!(
+        refusal.to_string().contains("replace-member 1"),
+        "{refusal}"
+    );
 }
 
 #[tokio::test]
@@ -290,11 +310,17 @@ async fn a_wiped_server_is_refused_by_the_client_which_tells_it_why() {
     let (again, _) = crate::identity::Identity::open(wiped.path(), 2, None, true).unwrap();
     let (s, c) = run_with(&again, &one).await;
     assert!(
-        matches!(&c, Err(AuthError::Refused(Refusal::Replaced { by: 1, of: 2, .. }))),
+        matches!(
+            &c,
+            Err(AuthError::Refused(Refusal::Replaced { by: 1, of: 2, .. }))
+        ),
         "{c:?}"
     );
     assert!(
-        matches!(&s, Err(AuthError::RefusedBy(Refusal::Replaced { by: 1, of: 2, .. }))),
+        matches!(
+            &s,
+            Err(AuthError::RefusedBy(Refusal::Replaced { by: 1, of: 2, .. }))
+        ),
         "{s:?}"
     );
     // The wiped server took the cluster id from its peer on the way.

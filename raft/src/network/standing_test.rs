@@ -16,7 +16,9 @@ fn a_peer_that_refuses_this_server_makes_it_unready_until_one_accepts_it() {
 #[test]
 fn a_server_that_exchanges_with_its_peers_stays_ready_whatever_a_stray_one_says() {
     let standing = Standing::default();
-    standing.anonymous_refusal("a peer at 10.0.0.9:4000 dialed this server with another cluster secret");
+    standing.anonymous_refusal(
+        "a peer at 10.0.0.9:4000 dialed this server with another cluster secret",
+    );
     assert!(standing.refused_by_peers().is_some());
     std::thread::sleep(Duration::from_millis(5));
     standing.exchanged();
@@ -29,7 +31,9 @@ fn only_refusals_of_this_server_count_for_readiness() {
     standing.trouble(3, Trouble::WeRefuse, "server 1 refuses server 3");
     standing.trouble(2, Trouble::Down, "cannot connect");
     assert_eq!(standing.refused_by_peers(), None);
-    standing.anonymous_refusal("a peer at 10.0.0.9:4000 dialed this server with another cluster secret");
+    standing.anonymous_refusal(
+        "a peer at 10.0.0.9:4000 dialed this server with another cluster secret",
+    );
     assert!(standing
         .refused_by_peers()
         .is_some_and(|why| why.contains("another cluster secret")));

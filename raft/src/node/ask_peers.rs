@@ -22,7 +22,11 @@ const ASK_TIMEOUT: Duration = Duration::from_secs(2);
 /// Asks every other founder of `config` in turn; `Err` if one knows this server or belongs to
 /// another cluster.
 pub(super) async fn ask_peers(config: &RaftConfig, identity: &Identity) -> Result<(), RaftError> {
-    for (peer, member) in config.initial_cluster.iter().filter(|(p, _)| **p != config.id) {
+    for (peer, member) in config
+        .initial_cluster
+        .iter()
+        .filter(|(p, _)| **p != config.id)
+    {
         let answer = tokio::time::timeout(ASK_TIMEOUT, async {
             let mut stream = TcpStream::connect(&member.raft_addr).await.ok()?;
             let handshake = client_handshake_with(

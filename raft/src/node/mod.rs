@@ -118,7 +118,12 @@ impl<S: StateMachine> RaftNode<S> {
 
         core_watch::prime(&raft, &identity);
         let core = Arc::new(CoreState::default());
-        core_watch::spawn(raft.clone(), identity.clone(), network.clone(), core.clone());
+        core_watch::spawn(
+            raft.clone(),
+            identity.clone(),
+            network.clone(),
+            core.clone(),
+        );
         let snapshots = snapshot_due::spawn(
             raft.clone(),
             config.snapshot_every,
@@ -225,7 +230,9 @@ impl<S: StateMachine> RaftNode<S> {
             .membership()
             .get_node(&id)
             .cloned()
-            .ok_or_else(|| RaftError::Client(ClientError::Invalid(format!("server {id} is not a member"))))?;
+            .ok_or_else(|| {
+                RaftError::Client(ClientError::Invalid(format!("server {id} is not a member")))
+            })?;
         self.remove_member(id).await?;
         // Every member forgets the old incarnation when it sees the removal (module
         // `core_watch`); give the followers a few heartbeats to see it.

@@ -167,7 +167,10 @@ async fn wipe_and_replace(injector: &Injector, id: u64) -> anyhow::Result<String
         if data.exists() {
             std::fs::remove_dir_all(&data)?;
         }
-        std::fs::write(&path, set_key(&original, "initial_cluster_state", "\"existing\""))?;
+        std::fs::write(
+            &path,
+            set_key(&original, "initial_cluster_state", "\"existing\""),
+        )?;
         cluster.restart(id)?;
     }
     let api = injector
@@ -177,7 +180,10 @@ async fn wipe_and_replace(injector: &Injector, id: u64) -> anyhow::Result<String
         .api_client()
         .with_patience(Duration::from_secs(15));
     let replaced = api
-        .post::<_, Value>(&format!("/v1/cluster/members/{id}/replace"), &serde_json::json!({}))
+        .post::<_, Value>(
+            &format!("/v1/cluster/members/{id}/replace"),
+            &serde_json::json!({}),
+        )
         .await;
     // A non-empty data dir never bootstraps: the original config is safe again.
     std::fs::write(&path, original)?;

@@ -24,7 +24,9 @@ fn only_fault_lines_that_record_a_violation_count() {
         leader_kill: false,
     };
     let faults = [
-        record("WipeAndRestart 2: refused to start (exit status: 1); rejoined through replace-member"),
+        record(
+            "WipeAndRestart 2: refused to start (exit status: 1); rejoined through replace-member",
+        ),
         record("WipeAndRestart 3: VIOLATION: bootstrapped on an emptied data dir"),
     ];
     let found = from_faults(&faults);

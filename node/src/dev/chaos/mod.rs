@@ -5,9 +5,9 @@ mod catchup;
 mod check;
 mod check_fleet;
 mod faults;
-mod mistakes;
 mod fleet_ops;
 mod history;
+mod mistakes;
 mod run;
 mod workload;
 

@@ -18,8 +18,8 @@ use openraft::{OptionalSend, RPCTypes};
 
 use super::reversion::{Sent, Verdict};
 use super::{kind, Network, SnapshotBytes, TransportError};
-use crate::network::standing::Trouble;
 use crate::network::frame::FrameError;
+use crate::network::standing::Trouble;
 use crate::network::{RpcRequest, RpcResponse};
 use crate::types::{NodeId, TypeConfig};
 
@@ -156,13 +156,13 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
             .await
         {
             Ok(RpcResponse::AppendEntries(resp)) => {
-                let verdict = self
-                    .net
-                    .inner
-                    .matched
-                    .lock()
-                    .unwrap()
-                    .judge(self.target, &sent, &resp);
+                let verdict =
+                    self.net
+                        .inner
+                        .matched
+                        .lock()
+                        .unwrap()
+                        .judge(self.target, &sent, &resp);
                 match verdict {
                     Verdict::Pass => return Ok(resp),
                     Verdict::Reverted { matched, conflict } => self.reverted(matched, conflict),

@@ -8,8 +8,8 @@ use tokio::net::TcpStream;
 use super::{Network, TransportError};
 use crate::network::frame::{FrameError, MAX_FRAME_BYTES};
 use crate::network::noise::{self, AuthError};
-use crate::network::standing::Trouble;
 use crate::network::sealed::Session;
+use crate::network::standing::Trouble;
 use crate::network::{RpcRequest, RpcResponse};
 use crate::types::NodeId;
 
@@ -53,7 +53,11 @@ impl<D> Network<D> {
         let config = &self.inner.config;
         let standing = &self.inner.standing;
         let connect_err = |source: std::io::Error| {
-            standing.trouble(target, Trouble::Down, &format!("cannot connect to {addr}: {source}"));
+            standing.trouble(
+                target,
+                Trouble::Down,
+                &format!("cannot connect to {addr}: {source}"),
+            );
             TransportError::Connect {
                 addr: addr.to_string(),
                 source,

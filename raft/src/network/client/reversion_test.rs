@@ -25,7 +25,10 @@ fn heartbeat(term: u64, prev: Option<u64>) -> Sent {
 fn a_conflict_below_what_the_follower_acknowledged_is_a_reversion() {
     let mut matched = Matched::default();
     let ok = AppendEntriesResponse::Success;
-    assert_eq!(matched.judge(2, &heartbeat(1, Some(10)), &ok), Verdict::Pass);
+    assert_eq!(
+        matched.judge(2, &heartbeat(1, Some(10)), &ok),
+        Verdict::Pass
+    );
     let conflict = AppendEntriesResponse::Conflict;
     assert_eq!(
         matched.judge(2, &heartbeat(1, Some(10)), &conflict),
@@ -35,7 +38,10 @@ fn a_conflict_below_what_the_follower_acknowledged_is_a_reversion() {
         }
     );
     // Above what it acknowledged, a conflict is the ordinary search for the follower's end.
-    assert_eq!(matched.judge(2, &heartbeat(1, Some(11)), &conflict), Verdict::Pass);
+    assert_eq!(
+        matched.judge(2, &heartbeat(1, Some(11)), &conflict),
+        Verdict::Pass
+    );
 }
 
 #[test]
@@ -43,10 +49,19 @@ fn another_vote_or_a_forgotten_follower_starts_afresh() {
     let mut matched = Matched::default();
     matched.judge(2, &heartbeat(1, Some(10)), &AppendEntriesResponse::Success);
     let conflict = AppendEntriesResponse::Conflict;
-    assert_eq!(matched.judge(2, &heartbeat(2, Some(5)), &conflict), Verdict::Pass);
-    assert_eq!(matched.judge(3, &heartbeat(1, Some(5)), &conflict), Verdict::Pass);
+    assert_eq!(
+        matched.judge(2, &heartbeat(2, Some(5)), &conflict),
+        Verdict::Pass
+    );
+    assert_eq!(
+        matched.judge(3, &heartbeat(1, Some(5)), &conflict),
+        Verdict::Pass
+    );
     matched.forget(2);
-    assert_eq!(matched.judge(2, &heartbeat(1, Some(5)), &conflict), Verdict::Pass);
+    assert_eq!(
+        matched.judge(2, &heartbeat(1, Some(5)), &conflict),
+        Verdict::Pass
+    );
 }
 
 #[test]
