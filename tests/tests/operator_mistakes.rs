@@ -304,3 +304,71 @@ async fn a_follower_down_costs_one_warn_when_it_goes_and_one_when_it_is_back() -
     .map_err(|e| anyhow::anyhow!("no line says it is back: {e}\n{}", cluster.logs()))?;
     no_panic(&cluster)
 }
+
+/// Copies directory `from` to `to` (a stopped server's data dir: a backup).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_restored_from_an_old_backup_is_refused_and_the_leader_keeps_writing(
+) -> anyhow::Result<()> {
+    let mut cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let client = cluster.server(leader).client();
+    assert_eq!(write(&client, "before-backup").await, 201);
+    let restored = a_follower(&cluster, leader);
+    let data = data_dir(&cluster, restored);
+    let backup = cluster.dir().join("backup");
+
+    // A backup of the stopped follower; then it runs on and acknowledges more entries.
+    cluster.server_mut(restored).kill();
+    copy_dir(&data, &backup)?;
+    cluster.restart(restored)?;
+    let follower = cluster.server(restored).client();
+    for i in 0..30 {
+        assert_eq!(write(&client, &format!("acked-{i}")).await, 201);
+    }
+    eventually(Duration::from_secs(10), || async {
+        let (_, r) = follower.get("/v1/resources/acked-29").await.ok()?;
+        (r["name"] == "acked-29").then_some(())
+    })
+    .await?;
+
+    // The old backup restored: its log went backwards below what it acknowledged.
+    cluster.server_mut(restored).kill();
+    std::fs::remove_dir_all(&data)?;
+    copy_dir(&backup, &data)?;
+    cluster.restart(restored)?;
+    keeps_taking_writes(&cluster, &client, "after", Duration::from_secs(4)).await?;
+    let log = std::fs::read_to_string(cluster.server(leader).log_path())?;
+    assert!(
+        log.contains("lost log entries it had acknowledged"),
+        "the leader does not report the reverted follower:\n{}",
+        cluster.logs()
+    );
+    let metrics = reqwest::get(format!(
+        "http://{}/metrics",
+        cluster.server(leader).http_addr
+    ))
+    .await?
+    .text()
+    .await?;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("convoy_raft_follower_reversions_total") && !l.ends_with(" 0")),
+        "no reversion counted"
+    );
+    no_panic(&cluster)
+}
