@@ -95,7 +95,7 @@ async fn other_protocol_version_is_refused_by_the_server() {
     let (mut a, mut b) = tokio::io::duplex(4096);
     let hello = Hello {
         version: PROTOCOL_VERSION + 1,
-        id: 1,
+        ..Hello::new(1, &crate::identity::NoIdentity)
     };
     let (r, _) = tokio::join!(
         server_handshake(&mut a, b"k", 2, T),
@@ -116,7 +116,7 @@ async fn other_protocol_version_is_refused_by_the_client() {
         let _ = recv_hello(&mut a, &mut noise).await.unwrap();
         let hello = Hello {
             version: PROTOCOL_VERSION + 7,
-            id: 2,
+            ..Hello::new(2, &crate::identity::NoIdentity)
         };
         send_hello(&mut a, &mut noise, &hello).await.unwrap();
         a

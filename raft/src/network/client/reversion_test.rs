@@ -1,6 +1,6 @@
 use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse};
 use openraft::type_config::alias::{LeaderIdOf, LogIdOf};
-use openraft::vote::{RaftLeaderIdExt, RaftVote};
+use openraft::vote::RaftLeaderIdExt;
 
 use super::*;
 
