@@ -69,9 +69,9 @@ impl Matched {
             let entry = self
                 .by_target
                 .entry(target)
-                .or_insert_with(|| (request.vote.clone(), index));
+                .or_insert_with(|| (request.vote, index));
             if entry.0 != request.vote {
-                *entry = (request.vote.clone(), index);
+                *entry = (request.vote, index);
             } else if index > entry.1 {
                 entry.1 = index;
             }
@@ -98,7 +98,7 @@ impl Sent {
     pub(super) fn of(request: &AppendEntriesRequest<TypeConfig>) -> Self {
         let prev = request.prev_log_id.as_ref().map(|l| l.index);
         Self {
-            vote: request.vote.clone(),
+            vote: request.vote,
             prev,
             last: request.entries.last().map(|e| e.log_id.index).or(prev),
         }
