@@ -35,13 +35,18 @@ impl LogFormat {
     }
 }
 
+/// The filter when `RUST_LOG` is not set. openraft logs a WARN for every failed heartbeat and
+/// replication RPC (about 18 a second while a follower is down); the transport says the same once
+/// when a peer goes, once when it is back, and in a summary a minute (`convoy_raft::network::standing`).
+pub const DEFAULT_FILTER: &str = "info,openraft=error";
+
 /// Installs the global subscriber writing to standard error in `format` (or the default for it).
-/// The filter is `RUST_LOG`, else `info,openraft=warn`.
+/// The filter is `RUST_LOG`, else [`DEFAULT_FILTER`].
 pub fn init(format: Option<LogFormat>) {
     let terminal = std::io::stderr().is_terminal();
     let format = format.unwrap_or(LogFormat::default_for(terminal));
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,openraft=warn".into());
+        .unwrap_or_else(|_| DEFAULT_FILTER.into());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

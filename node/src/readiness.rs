@@ -8,8 +8,11 @@ pub const MAX_READY_LAG: u64 = 1_000;
 /// What readiness is judged from: this server's view of the replica.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplicaView {
-    /// The replica stopped on a fatal error (storage failed); why.
+    /// The replica stopped on a fatal error (storage failed, the raft core panicked); why.
     pub fatal: Option<String>,
+    /// Why this server's peers refuse it (another cluster, a replaced data dir, another
+    /// secret), when they have lately and none accepted it since.
+    pub refused: Option<String>,
     /// This server is a voter or a learner of the current membership.
     pub member: bool,
     /// The leader this server knows, if any.
@@ -26,6 +29,9 @@ pub enum NotReady {
     /// The replica stopped; the process exits so that its supervisor restarts it.
     #[error("the replica stopped on a fatal error: {0}")]
     Fatal(String),
+    /// The server's peers refuse it; why (with the recovery).
+    #[error("this server's peers refuse it: {0}")]
+    Refused(String),
     /// The server is not in the cluster (removed, or a joiner not yet added).
     #[error("this server is not a member of the cluster")]
     NotAMember,
@@ -47,6 +53,7 @@ impl NotReady {
     pub fn code(&self) -> &'static str {
         match self {
             NotReady::Fatal(_) => "fatal",
+            NotReady::Refused(_) => "refused_by_peers",
             NotReady::NotAMember => "not_a_member",
             NotReady::NoLeader => "no_leader",
             NotReady::CatchingUp { .. } => "catching_up",
@@ -59,6 +66,9 @@ impl ReplicaView {
     pub fn judge(&self) -> Result<(), NotReady> {
         if let Some(why) = &self.fatal {
             return Err(NotReady::Fatal(why.clone()));
+        }
+        if let Some(why) = &self.refused {
+            return Err(NotReady::Refused(why.clone()));
         }
         if !self.member {
             return Err(NotReady::NotAMember);
@@ -83,6 +93,7 @@ mod tests {
     fn ready() -> ReplicaView {
         ReplicaView {
             fatal: None,
+            refused: None,
             member: true,
             leader: Some(1),
             committed: 5_000,
@@ -109,6 +120,13 @@ mod tests {
                     ..ready()
                 },
                 "fatal",
+            ),
+            (
+                ReplicaView {
+                    refused: Some("server 1 refuses server 3".into()),
+                    ..ready()
+                },
+                "refused_by_peers",
             ),
             (
                 ReplicaView {
@@ -141,11 +159,24 @@ mod tests {
     fn a_fatal_error_wins_over_every_other_reason() {
         let view = ReplicaView {
             fatal: Some("disk full".into()),
+            refused: Some("server 1 refuses server 3".into()),
             member: false,
             leader: None,
             committed: 10,
             applied: 0,
         };
         assert_eq!(view.judge(), Err(NotReady::Fatal("disk full".into())));
+    }
+
+    #[test]
+    fn peers_refusing_this_server_come_before_membership() {
+        // A wiped member is no member on its own view; the refusal says what to do about it.
+        let view = ReplicaView {
+            refused: Some("server 1 refuses server 3: run replace-member 3".into()),
+            member: false,
+            leader: None,
+            ..ready()
+        };
+        assert_eq!(view.judge().unwrap_err().code(), "refused_by_peers");
     }
 }

@@ -148,6 +148,14 @@ impl Replica {
             .await??)
     }
 
+    /// Replaces member `id` whose data dir was lost (see `RaftNode::replace_member`).
+    pub async fn replace_member(&self, id: NodeId) -> Result<Member, EngineError> {
+        let node = self.node.clone();
+        Ok(self
+            .on_raft(async move { node.replace_member(id).await })
+            .await??)
+    }
+
     /// What readiness is judged from: this server's view of the replica.
     pub fn replica_view(&self) -> crate::readiness::ReplicaView {
         let metrics = self.node.raft().metrics().borrow_watched().clone();
@@ -155,10 +163,11 @@ impl Replica {
         let membership = metrics.membership_config.membership();
         crate::readiness::ReplicaView {
             // `Stopped` is a clean shutdown (SIGTERM), not a failure.
-            fatal: match &metrics.running_state {
+            fatal: self.node.core_stopped().or(match &metrics.running_state {
                 Err(openraft::error::Fatal::Stopped) | Ok(()) => None,
                 Err(e) => Some(e.to_string()),
-            },
+            }),
+            refused: self.node.refused_by_peers(),
             member: !self.removed.get()
                 && (membership.voter_ids().any(|v| v == id)
                     || membership.learner_ids().any(|l| l == id)),

@@ -76,12 +76,12 @@ impl HttpLimits {
 }
 
 /// How long a server whose replica stopped on a fatal error keeps answering `/readyz` with the reason
-/// before it exits.
-const FATAL_GRACE: Duration = Duration::from_secs(2);
+/// before it exits (long enough for a probe to see why, short enough that nothing waits on a dead core).
+const FATAL_GRACE: Duration = Duration::from_secs(1);
 
 /// Waits for the replica to stop on a fatal error (a storage failure: disk full, a corrupt
-/// write), logs why, and exits non-zero so that a supervisor restarts the process; meanwhile
-/// `/readyz` answers 503 `fatal`.
+/// write; a panic of the raft core or the state machine), logs why, and exits non-zero so that a
+/// supervisor restarts the process; meanwhile `/readyz` answers 503 `fatal`.
 async fn exit_on_fatal(replica: Replica) {
     loop {
         if let Some(why) = replica.replica_view().fatal {
@@ -89,8 +89,24 @@ async fn exit_on_fatal(replica: Replica) {
             tokio::time::sleep(FATAL_GRACE).await;
             std::process::exit(1);
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Logs every panic through the log subscriber (a JSON object with `--log-format json`, the panic's
+/// message and place in `panic`) instead of a bare line on standard error. A panic of the raft core
+/// or the state machine then ends the core, which [`exit_on_fatal`] turns into an exit.
+fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let thread = std::thread::current();
+        let backtrace = std::backtrace::Backtrace::capture();
+        tracing::error!(
+            panic = %info,
+            thread = thread.name().unwrap_or("unnamed"),
+            backtrace = %backtrace,
+            "a thread panicked"
+        );
+    }));
 }
 
 /// Waits for SIGTERM or SIGINT; then, if this server leads, hands leadership to the most
@@ -137,6 +153,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<()> {
 /// Runs a server from `args`; prints `banner` (dev mode's) once both its addresses are bound.
 fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     let config = args.resolve()?;
+    log_panics();
     crate::metrics::scrape::mark_start();
     let http_addr = config.raft.http_addr.clone();
     // TLS material is read before anything starts: a bad file stops the server with its name.

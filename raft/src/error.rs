@@ -79,4 +79,16 @@ move the WAL's files and write the new path into both")]
     /// The raft core stopped (fatal error or shutdown).
     #[error("raft core stopped: {0}")]
     Stopped(String),
+    /// The data dir's identity cannot be used (another server's or cluster's data dir).
+    #[error(transparent)]
+    Identity(#[from] crate::identity::IdentityError),
+    /// An empty data dir with `initial_cluster_state = "new"` whose peers already know this
+    /// server: its data was lost, and bootstrapping again would split the cluster.
+    #[error("server {id} has an empty data dir but its peers know it: {refusal}. This server's data was lost; bootstrapping a new log would split the cluster. Restore its data dir from a backup, or run `convoy cluster replace-member {id}` against the cluster and start this server with initial_cluster_state = \"existing\"")]
+    AlreadyBootstrapped {
+        /// This server's id.
+        id: crate::types::NodeId,
+        /// What the peer said.
+        refusal: crate::identity::Refusal,
+    },
 }

@@ -10,6 +10,7 @@ pub mod codec;
 pub mod error;
 pub mod failover;
 pub mod handover;
+pub mod identity;
 pub mod log_store;
 pub mod network;
 pub mod node;

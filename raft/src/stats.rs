@@ -32,6 +32,10 @@ pub struct Stats {
     pub snapshot_freeze: Histogram,
     /// The longest such hold since the process started, seconds.
     pub snapshot_freeze_max: Gauge,
+    /// On a leader: followers refused because their log went backwards (network `reversion`).
+    pub follower_reversions: IntCounter,
+    /// Handshakes refused for identity: another cluster, or a replaced data dir (either side).
+    pub identity_refusals: IntCounter,
 }
 
 /// Buckets for apply-loop pauses: 10 µs to 1 s.
@@ -137,6 +141,16 @@ impl Stats {
                 "convoy_snapshot_freeze_max_seconds",
                 "The longest apply-lock hold to capture the state for a snapshot since this server started.",
             ),
+            follower_reversions: IntCounter::new(
+                "convoy_raft_follower_reversions_total",
+                "AppendEntries answers refused on this leader because the follower's log went backwards.",
+            )
+            .expect("valid counter"),
+            identity_refusals: IntCounter::new(
+                "convoy_raft_identity_refusals_total",
+                "Transport handshakes refused for identity (another cluster, a replaced data dir), either side.",
+            )
+            .expect("valid counter"),
         };
         let r = &stats.registry;
         for c in [
@@ -151,6 +165,8 @@ impl Stats {
             Box::new(stats.apply_pause_max.clone()),
             Box::new(stats.snapshot_freeze.clone()),
             Box::new(stats.snapshot_freeze_max.clone()),
+            Box::new(stats.follower_reversions.clone()),
+            Box::new(stats.identity_refusals.clone()),
         ] {
             r.register(c).expect("names are unique");
         }

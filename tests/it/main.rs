@@ -34,6 +34,7 @@ mod failover_leader_kill;
 mod monitoring_logs;
 mod monitoring_metrics;
 mod openapi_responses;
+mod operator_mistakes;
 mod replay_offline;
 mod security_limits;
 mod security_tls;

@@ -212,6 +212,13 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         .await?;
     p.admin("DELETE", "/v1/cluster/members/x", None, 400)
         .await?;
+    p.admin(
+        "POST",
+        "/v1/cluster/members/42/replace",
+        Some(json!({})),
+        400,
+    )
+    .await?;
 
     // Tokens; a reader for the 403s.
     let reader = p

@@ -202,7 +202,7 @@ impl Children {
             Some((consumer.to_string(), resource.to_string(), version, status))
         });
         if let Some((consumer, resource, version, status)) = what {
-            tracing::info!(deployment = %id, %consumer, %resource, version, status = ?status, "deployment active: its timer runs on this leader");
+            tracing::info!(deployment = %id, %consumer, %resource, version, status = status.as_str(), "deployment active: its timer runs on this leader");
         }
         let addr = DeploymentActor::with_deadline(id, self.host.clone(), deadline).start();
         self.deployments.insert(id, addr);
@@ -212,7 +212,7 @@ impl Children {
         if let Some(addr) = self.deployments.remove(&id) {
             addr.do_send(Stop);
             let status = read_with(&self.host, |s| s.deployment_status(id));
-            tracing::info!(deployment = %id, status = ?status, "deployment no longer active");
+            tracing::info!(deployment = %id, status = status.map_or("FORGOTTEN", |s| s.as_str()), "deployment no longer active");
         }
     }
 

@@ -14,6 +14,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/cluster", web::get().to(cluster))
         .route("/v1/cluster/members", web::post().to(add_member))
         .route("/v1/cluster/members/{id}", web::delete().to(remove_member))
+        .route(
+            "/v1/cluster/members/{id}/replace",
+            web::post().to(replace_member),
+        )
         .route("/v1/cluster/digest", web::get().to(digest))
         .route("/v1/cluster/membership/{id}", web::get().to(membership))
         .route("/healthz", web::get().to(healthz))
@@ -64,6 +68,16 @@ async fn remove_member(
 ) -> Result<HttpResponse, ApiError> {
     replica.remove_member(id.into_inner()).await?;
     Ok(HttpResponse::Ok().json(replica.cluster_info()))
+}
+
+/// Replaces a member whose data dir was lost: removed, then added back at the same addresses as a
+/// learner and promoted once caught up (the server runs on its new data dir as `existing`).
+async fn replace_member(
+    engine: web::Data<Engine>,
+    id: web::Path<u64>,
+) -> Result<HttpResponse, ApiError> {
+    engine.replace_member(id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(engine.cluster_info()))
 }
 
 /// The sha256 of this server's applied state (its snapshot bytes) and the index it reflects: two

@@ -345,4 +345,9 @@ pub enum ClusterCommand {
         /// The server's id.
         id: u64,
     },
+    /// Replace a server whose data dir was lost: remove it, add it back as a learner, promote it.
+    ReplaceMember {
+        /// The server's id.
+        id: u64,
+    },
 }

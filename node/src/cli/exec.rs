@@ -374,6 +374,7 @@ pub async fn cluster(
         ClusterCommand::Remove { id } => {
             client.delete(&format!("/v1/cluster/members/{id}")).await?
         }
+        ClusterCommand::ReplaceMember { id } => super::replace_member::run(client, id).await?,
     };
     show::<Value>(output, &v, render::cluster);
     Ok(())

@@ -17,6 +17,7 @@ mod fleet;
 pub mod hoist;
 mod parse;
 mod render;
+mod replace_member;
 mod table;
 mod token;
 mod undo;

@@ -92,7 +92,7 @@ impl Default for ClusterOptions {
 
 impl ClusterOptions {
     /// What the multi-process tests run: `n` servers, the server's own node timeout, writes that give
-    /// up after 3 s, the fault layer on, logs at `$CONVOY_TEST_LOG` (default `info,openraft=warn`).
+    /// up after 3 s, the fault layer on, logs at `$CONVOY_TEST_LOG` (default: the server's own).
     pub fn for_tests(n: u64) -> Self {
         Self {
             servers: n,
@@ -100,7 +100,7 @@ impl ClusterOptions {
             request_timeout_ms: Some(3_000),
             fault_injection: true,
             log_filter: std::env::var("CONVOY_TEST_LOG")
-                .unwrap_or_else(|_| "info,openraft=warn".into()),
+                .unwrap_or_else(|_| crate::logging::DEFAULT_FILTER.into()),
             ..Self::default()
         }
     }

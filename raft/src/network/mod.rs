@@ -16,6 +16,7 @@ pub mod inbox;
 pub mod noise;
 pub mod sealed;
 pub mod server;
+pub mod standing;
 
 use serde::{Deserialize, Serialize};
 

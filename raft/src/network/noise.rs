@@ -2,14 +2,22 @@
 //! by the cluster secret, binding each side's server id to the session.
 //!
 //! 1. Client → server: Noise message 1 (`psk, e`) whose payload, a [`Hello`] with the protocol
-//!    version and the client's server id, is encrypted and authenticated under a key mixed from
-//!    the PSK. A peer without the secret is refused here, before the server does any X25519.
-//! 2. Server → client: Noise message 2 (`e, ee`) with the server's [`Hello`]. The client checks
-//!    the version and that the id is the one it dialed; decrypting the message proves that the
-//!    server holds the PSK and took part in this very exchange (the keys mix a fresh ephemeral
-//!    Diffie-Hellman of both sides).
-//! 3. Client → server: the first sealed frame of the session, [`CONFIRM`]. Decrypting it proves
-//!    the client holds the ephemeral key of message 1: a replayed message 1 gets no further.
+//!    version, the client's server id, cluster id and incarnation, is encrypted and authenticated
+//!    under a key mixed from the PSK. A peer without the secret is refused here, before the server
+//!    does any X25519.
+//! 2. Server → client: Noise message 2 (`e, ee`) with the server's [`Hello`], which carries the
+//!    server's verdict on the client's identity ([`PeerCheck`]): a refusal travels to the client,
+//!    which logs it. The client checks the version, that the id is the one it dialed, and the
+//!    server's identity; decrypting the message proves that the server holds the PSK and took
+//!    part in this very exchange (the keys mix a fresh ephemeral Diffie-Hellman of both sides).
+//! 3. Client → server: the first sealed frame of the session, [`CONFIRM`], or the client's
+//!    refusal of the server ([`REFUSE`] and the reason). Decrypting it proves the client holds the
+//!    ephemeral key of message 1: a replayed message 1 gets no further.
+//!
+//! So a server of another cluster, or a wiped member speaking as its old self, is refused with
+//! one line on both sides, and never reaches the raft core. The identity fields come after the
+//! version-2 fields of [`Hello`]: a server that predates them reads the first two and ignores
+//! the rest, and one that does not send them is read as stating no identity.
 //!
 //! Every later frame is sealed with the session's keys ([`super::sealed`]): a frame that is
 //! modified, replayed, reordered, dropped or injected fails to decrypt and ends the session.
@@ -31,6 +39,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::frame::{read_frame, write_frame, FrameError};
 use super::sealed::Session;
 use crate::codec;
+use crate::identity::{ClusterId, NoIdentity, PeerCheck, Refusal};
 use crate::types::NodeId;
 
 /// Version of the transport protocol, carried in both sides' [`Hello`].
@@ -47,6 +56,10 @@ pub const MAX_HANDSHAKE_FRAME: u32 = 256;
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The body of the client's first sealed frame, completing the handshake.
 pub const CONFIRM: &[u8] = b"convoy-ready";
+/// The start of the client's first sealed frame when it refuses the server; a [`Refusal`] follows.
+pub const REFUSE: &[u8] = b"convoy-refuse:";
+/// Largest first sealed frame the server reads: a confirmation or a refusal.
+const MAX_CONFIRM_FRAME: u32 = 512;
 
 /// What each side states about itself inside its (encrypted) handshake message.
 #[derive(Debug, Serialize, Deserialize)]
@@ -55,6 +68,46 @@ pub struct Hello {
     pub version: u32,
     /// The sender's server id.
     pub id: NodeId,
+    /// The sender's cluster, once it knows it (after the version-2 fields: see the module doc).
+    pub cluster: Option<ClusterId>,
+    /// The sender's data dir incarnation; 0: none stated.
+    pub incarnation: u64,
+    /// In the server's message only: why it refuses the client, if it does.
+    pub refused: Option<Refusal>,
+}
+
+/// The [`Hello`] of a server that predates identities.
+#[derive(Debug, Deserialize)]
+struct HelloV2 {
+    version: u32,
+    id: NodeId,
+}
+
+impl Hello {
+    fn new(id: NodeId, check: &dyn PeerCheck) -> Self {
+        let (cluster, incarnation) = check.local();
+        Self {
+            version: PROTOCOL_VERSION,
+            id,
+            cluster,
+            incarnation,
+            refused: None,
+        }
+    }
+
+    /// Reads a hello, with or without the identity fields.
+    fn decode(payload: &[u8]) -> Result<Self, codec::CodecError> {
+        codec::decode::<Hello>(payload).or_else(|e| match codec::decode::<HelloV2>(payload) {
+            Ok(old) => Ok(Hello {
+                version: old.version,
+                id: old.id,
+                cluster: None,
+                incarnation: 0,
+                refused: None,
+            }),
+            Err(_) => Err(e),
+        })
+    }
 }
 
 /// Why a handshake failed. The connection must be closed.
@@ -93,6 +146,12 @@ pub enum AuthError {
     /// The client's confirmation frame is not [`CONFIRM`].
     #[error("handshake confirmation missing or malformed")]
     BadConfirm,
+    /// This side refuses the peer's identity (another cluster, a replaced data dir).
+    #[error("{0}")]
+    Refused(Refusal),
+    /// The peer refuses this server's identity.
+    #[error("{0}")]
+    RefusedBy(Refusal),
     /// A decrypted handshake payload is not a [`Hello`].
     #[error("malformed handshake payload: {0}")]
     Payload(#[from] codec::CodecError),
@@ -165,7 +224,7 @@ where
     let len = noise
         .read_message(&message, &mut payload)
         .map_err(|_| AuthError::BadSecret)?;
-    Ok(codec::decode(&payload[..len])?)
+    Ok(Hello::decode(&payload[..len])?)
 }
 
 fn check_version(hello: &Hello) -> Result<(), AuthError> {
@@ -175,9 +234,8 @@ fn check_version(hello: &Hello) -> Result<(), AuthError> {
     Ok(())
 }
 
-/// Runs the client side of the handshake as server `me`, dialing server `expected`.
-///
-/// Returns the session, bound to `expected`. On `Err` the caller must close the connection.
+/// Runs the client side of the handshake as server `me`, dialing server `expected`, stating and
+/// checking no identity (tools and tests; see [`client_handshake_with`]).
 pub async fn client_handshake<S>(
     stream: &mut S,
     secret: &[u8],
@@ -188,14 +246,28 @@ pub async fn client_handshake<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    client_handshake_with(stream, secret, me, expected, timeout, &NoIdentity).await
+}
+
+/// Runs the client side of the handshake as server `me` with identity `check`, dialing server
+/// `expected`.
+///
+/// Returns the session, bound to `expected`. On `Err` the caller must close the connection.
+pub async fn client_handshake_with<S>(
+    stream: &mut S,
+    secret: &[u8],
+    me: NodeId,
+    expected: NodeId,
+    timeout: Duration,
+    check: &dyn PeerCheck,
+) -> Result<Session, AuthError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     with_timeout(timeout, async {
         let psk = derive_psk(secret);
         let mut noise = builder(&psk).build_initiator()?;
-        let hello = Hello {
-            version: PROTOCOL_VERSION,
-            id: me,
-        };
-        send_hello(stream, &mut noise, &hello).await?;
+        send_hello(stream, &mut noise, &Hello::new(me, check)).await?;
         let theirs = recv_hello(stream, &mut noise).await?;
         check_version(&theirs)?;
         if theirs.id != expected {
@@ -204,17 +276,25 @@ where
                 got: theirs.id,
             });
         }
+        if let Some(refusal) = theirs.refused {
+            return Err(AuthError::RefusedBy(refusal));
+        }
         let mut session = Session::new(transport(noise)?, expected);
+        if let Err(refusal) = check.check(expected, theirs.cluster, theirs.incarnation) {
+            let mut body = REFUSE.to_vec();
+            body.extend(codec::encode(&refusal)?);
+            // The refusal is a courtesy to the server's log: this side refuses either way.
+            let _ = session.write_body(stream, &body).await;
+            return Err(AuthError::Refused(refusal));
+        }
         session.write_body(stream, CONFIRM).await?;
         Ok(session)
     })
     .await
 }
 
-/// Runs the server side of the handshake as server `me` on a fresh connection.
-///
-/// Returns the session, bound to the id the client proved. On `Err` the caller must close the
-/// connection.
+/// Runs the server side of the handshake as server `me` on a fresh connection, stating and
+/// checking no identity (tools and tests; see [`server_handshake_with`]).
 pub async fn server_handshake<S>(
     stream: &mut S,
     secret: &[u8],
@@ -224,28 +304,56 @@ pub async fn server_handshake<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    server_handshake_with(stream, secret, me, timeout, &NoIdentity).await
+}
+
+/// Runs the server side of the handshake as server `me` with identity `check` on a fresh
+/// connection.
+///
+/// Returns the session, bound to the id the client proved. On `Err` the caller must close the
+/// connection.
+pub async fn server_handshake_with<S>(
+    stream: &mut S,
+    secret: &[u8],
+    me: NodeId,
+    timeout: Duration,
+    check: &dyn PeerCheck,
+) -> Result<Session, AuthError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     with_timeout(timeout, async {
         let psk = derive_psk(secret);
         let mut noise = builder(&psk).build_responder()?;
         let theirs = recv_hello(stream, &mut noise).await?;
-        let hello = Hello {
-            version: PROTOCOL_VERSION,
-            id: me,
-        };
+        let mut hello = Hello::new(me, check);
+        // Only a member speaking this version under another id is judged.
+        if theirs.version == PROTOCOL_VERSION && theirs.id != me {
+            hello.refused = check
+                .check(theirs.id, theirs.cluster, theirs.incarnation)
+                .err();
+        }
         send_hello(stream, &mut noise, &hello).await?;
         check_version(&theirs)?;
         if theirs.id == me {
             return Err(AuthError::Reflected { id: me });
         }
+        if let Some(refusal) = hello.refused {
+            return Err(AuthError::Refused(refusal));
+        }
         let mut session = Session::new(transport(noise)?, theirs.id);
         let confirm = session
-            .read_body(stream, CONFIRM.len() as u32)
+            .read_body(stream, MAX_CONFIRM_FRAME)
             .await
             .map_err(|e| match e {
                 FrameError::Decrypt => AuthError::BadSecret,
                 FrameError::TooLarge { .. } => AuthError::BadConfirm,
                 other => AuthError::Frame(other),
             })?;
+        if let Some(refusal) = confirm.strip_prefix(REFUSE) {
+            let refusal: Refusal = codec::decode(refusal).map_err(|_| AuthError::BadConfirm)?;
+            return Err(AuthError::RefusedBy(refusal));
+        }
         if confirm != CONFIRM {
             return Err(AuthError::BadConfirm);
         }

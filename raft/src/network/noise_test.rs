@@ -95,7 +95,7 @@ async fn other_protocol_version_is_refused_by_the_server() {
     let (mut a, mut b) = tokio::io::duplex(4096);
     let hello = Hello {
         version: PROTOCOL_VERSION + 1,
-        id: 1,
+        ..Hello::new(1, &crate::identity::NoIdentity)
     };
     let (r, _) = tokio::join!(
         server_handshake(&mut a, b"k", 2, T),
@@ -116,7 +116,7 @@ async fn other_protocol_version_is_refused_by_the_client() {
         let _ = recv_hello(&mut a, &mut noise).await.unwrap();
         let hello = Hello {
             version: PROTOCOL_VERSION + 7,
-            id: 2,
+            ..Hello::new(2, &crate::identity::NoIdentity)
         };
         send_hello(&mut a, &mut noise, &hello).await.unwrap();
         a
@@ -200,4 +200,152 @@ fn psk_is_a_labelled_function_of_the_secret() {
         derive_psk(b"k").as_slice(),
         bare.finalize().into_bytes().as_slice()
     );
+}
+
+/// Runs a handshake between client 1 with identity `client` and server 2 with identity `server`.
+async fn run_with(
+    server: &dyn PeerCheck,
+    client: &dyn PeerCheck,
+) -> (Result<Session, AuthError>, Result<Session, AuthError>) {
+    let (mut a, mut b) = tokio::io::duplex(4096);
+    let server = async {
+        let r = server_handshake_with(&mut a, b"k", 2, T, server).await;
+        drop(a);
+        r
+    };
+    let client = async {
+        let r = client_handshake_with(&mut b, b"k", 1, 2, T, client).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(b);
+        r
+    };
+    tokio::join!(server, client)
+}
+
+fn identity(dir: &tempfile::TempDir, id: NodeId, cluster: u128) -> crate::identity::Identity {
+    let (identity, _) =
+        crate::identity::Identity::open(dir.path(), id, Some(ClusterId(cluster)), true).unwrap();
+    identity.set_voters([1, 2, 3].into());
+    identity
+}
+
+#[tokio::test]
+async fn members_of_one_cluster_meet_and_record_each_other() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 7));
+    let (s, c) = run_with(&two, &one).await;
+    assert!(s.is_ok() && c.is_ok(), "{s:?} {c:?}");
+    assert_eq!(two.known(1), Some(one.incarnation()));
+    assert_eq!(one.known(2), Some(two.incarnation()));
+}
+
+#[tokio::test]
+async fn a_server_of_another_cluster_is_refused_on_both_sides() {
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 8));
+    let (s, c) = run_with(&two, &one).await;
+    assert!(
+        matches!(
+            &s,
+            Err(AuthError::Refused(Refusal::OtherCluster {
+                by: 2,
+                of: 1,
+                ..
+            }))
+        ),
+        "{s:?}"
+    );
+    assert!(
+        matches!(
+            &c,
+            Err(AuthError::RefusedBy(Refusal::OtherCluster {
+                by: 2,
+                of: 1,
+                ..
+            }))
+        ),
+        "{c:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_wiped_client_is_refused_by_the_server_and_told_why() {
+    let (d1, d2, wiped) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 7));
+    let (s, c) = run_with(&two, &one).await;
+    assert!(s.is_ok() && c.is_ok());
+    // Server 1 again, on an empty data dir: a new incarnation.
+    let (again, _) = crate::identity::Identity::open(wiped.path(), 1, None, true).unwrap();
+    let (s, c) = run_with(&two, &again).await;
+    assert!(
+        matches!(
+            &s,
+            Err(AuthError::Refused(Refusal::Replaced { by: 2, of: 1, .. }))
+        ),
+        "{s:?}"
+    );
+    let Err(AuthError::RefusedBy(refusal)) = c else {
+        panic!("the client is not told: {c:?}")
+    };
+    assert!(
+        refusal.to_string().contains("replace-member 1"),
+        "{refusal}"
+    );
+}
+
+#[tokio::test]
+async fn a_wiped_server_is_refused_by_the_client_which_tells_it_why() {
+    let (d1, d2, wiped) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 7));
+    let (s, c) = run_with(&two, &one).await;
+    assert!(s.is_ok() && c.is_ok());
+    let (again, _) = crate::identity::Identity::open(wiped.path(), 2, None, true).unwrap();
+    let (s, c) = run_with(&again, &one).await;
+    assert!(
+        matches!(
+            &c,
+            Err(AuthError::Refused(Refusal::Replaced { by: 1, of: 2, .. }))
+        ),
+        "{c:?}"
+    );
+    assert!(
+        matches!(
+            &s,
+            Err(AuthError::RefusedBy(Refusal::Replaced { by: 1, of: 2, .. }))
+        ),
+        "{s:?}"
+    );
+    // The wiped server took the cluster id from its peer on the way.
+    assert_eq!(again.cluster(), Some(ClusterId(7)));
+}
+
+#[tokio::test]
+async fn a_peer_without_identity_fields_is_still_understood() {
+    // A version-2 hello (no identity) decodes, stating nothing.
+    #[derive(serde::Serialize)]
+    struct Old {
+        version: u32,
+        id: NodeId,
+    }
+    let bytes = codec::encode(&Old { version: 2, id: 4 }).unwrap();
+    let hello = Hello::decode(&bytes).unwrap();
+    assert_eq!((hello.version, hello.id, hello.incarnation), (2, 4, 0));
+    assert!(hello.cluster.is_none() && hello.refused.is_none());
+    // And a new hello read by an old server yields its first two fields.
+    #[derive(serde::Deserialize)]
+    struct OldRead {
+        version: u32,
+        id: NodeId,
+    }
+    let new = Hello::new(5, &crate::identity::NoIdentity);
+    let old: OldRead = codec::decode(&codec::encode(&new).unwrap()).unwrap();
+    assert_eq!((old.version, old.id), (PROTOCOL_VERSION, 5));
 }

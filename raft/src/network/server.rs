@@ -38,8 +38,10 @@ use super::client::SnapshotBytes;
 use super::frame::{FrameError, MAX_FRAME_BYTES};
 use super::inbox::{self, Inbox};
 use super::noise::{self, AuthError};
+use super::standing::{Standing, Trouble};
 use super::{admission, ClientHandler, RpcRequest, RpcResponse};
 use crate::failover::PeerClosed;
+use crate::identity::{NoIdentity, PeerCheck};
 use crate::types::{NodeId, TypeConfig};
 
 /// The raft core as the server sees it: where incoming raft RPCs are delivered.
@@ -113,6 +115,7 @@ where
     }
 
     async fn vote(&self, rpc: VoteRequest<TypeConfig>) -> Result<VoteResponse<TypeConfig>, String> {
+        no_vote_from_an_empty_log(self)?;
         openraft::Raft::vote(self, rpc)
             .await
             .map_err(|e| e.to_string())
@@ -122,6 +125,7 @@ where
         &self,
         rpc: VoteRequest<TypeConfig>,
     ) -> Result<VoteResponse<TypeConfig>, String> {
+        no_vote_from_an_empty_log(self)?;
         openraft::Raft::pre_vote(self, rpc)
             .await
             .map_err(|e| e.to_string())
@@ -169,6 +173,24 @@ where
     }
 }
 
+/// A server whose log is empty never grants a vote. Every member has at least the membership entry
+/// (a founder from bootstrap, a joiner from the leader before it is promoted), so an empty log is a
+/// server that is not a member yet, or a member whose data dir was lost: it forgot its vote too, and
+/// granting one now could elect a second leader in a term it already voted in (raft's double vote).
+fn no_vote_from_an_empty_log<SM>(raft: &openraft::Raft<TypeConfig, SM>) -> Result<(), String>
+where
+    SM: RaftStateMachine<TypeConfig>,
+{
+    use openraft::async_runtime::WatchReceiver;
+    if raft.metrics().borrow_watched().last_log_index.is_none() {
+        return Err(
+            "this server's log is empty (not a member yet, or its data dir was lost): it does not vote"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// Limits of the server side.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -196,6 +218,10 @@ pub struct ServerConfig {
     /// Told the peer's id when an authenticated session ends by the peer closing or resetting
     /// it (see [`crate::failover`]); not on idle timeouts or our own shutdown.
     pub peer_closed: Option<PeerClosed>,
+    /// What this server states about itself and how it judges its peers in the handshake.
+    pub identity: Arc<dyn PeerCheck>,
+    /// Where peers' refusals and returns are recorded (shared with the client side).
+    pub standing: Arc<Standing>,
 }
 
 impl Default for ServerConfig {
@@ -211,6 +237,8 @@ impl Default for ServerConfig {
             snapshot_inbox: None,
             snapshot_transfer_idle: inbox::DEFAULT_TRANSFER_IDLE,
             peer_closed: None,
+            identity: Arc::new(NoIdentity),
+            standing: Arc::new(Standing::default()),
         }
     }
 }
@@ -453,12 +481,31 @@ async fn serve_connection<R: RaftRpcTarget>(
         ticket,
     };
     let handshake = tokio::select! {
-        result = noise::server_handshake(&mut stream, &shared.secret, shared.id, config.handshake_timeout) => Some(result),
+        result = noise::server_handshake_with(&mut stream, &shared.secret, shared.id, config.handshake_timeout, &*config.identity) => Some(result),
         _ = evicted => None,
     };
     drop(guard);
+    let standing = &config.standing;
     let mut session = match handshake {
-        Some(Ok(session)) => session,
+        Some(Ok(session)) => {
+            standing.ok(session.peer());
+            session
+        }
+        Some(Err(AuthError::Refused(refusal))) => {
+            standing.trouble(refusal.of(), Trouble::WeRefuse, &refusal.to_string());
+            return;
+        }
+        Some(Err(AuthError::RefusedBy(refusal))) => {
+            standing.trouble(refusal.by(), Trouble::RefusesUs, &refusal.to_string());
+            return;
+        }
+        Some(Err(AuthError::BadSecret)) => {
+            shared.refused(peer.ip(), Refusal::BadHandshake);
+            standing.anonymous_refusal(&format!(
+                "a peer at {peer} dialed this server with another cluster secret"
+            ));
+            return;
+        }
         Some(Err(e @ (AuthError::Version { .. } | AuthError::Reflected { .. }))) => {
             // The peer holds the secret (its message decrypted): a misconfigured member, not a
             // stranger's flood, so it is worth a line of its own.
@@ -517,7 +564,7 @@ async fn serve_connection<R: RaftRpcTarget>(
         match tokio::time::timeout(config.write_timeout, session.write(&mut stream, &response))
             .await
         {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => standing.exchanged(),
             Ok(Err(e)) => {
                 warn!(%peer, id, error = %e, "transport: cannot send response, closing session");
                 return;

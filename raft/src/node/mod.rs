@@ -1,8 +1,10 @@
 //! A running replica: openraft wired to the RocksDB stores and the transport, with proposal
 //! batching, forwarding to the leader, linearizable reads and membership changes.
 
+mod ask_peers;
 mod batcher;
 mod config;
+pub mod core_watch;
 mod handler;
 mod info;
 pub mod snapshot_due;
@@ -20,14 +22,17 @@ use openraft::ServerState;
 
 use crate::codec;
 use crate::error::RaftError;
+use crate::identity::{ClusterId, Identity, Opened};
 use crate::log_store::{open_db_tuned, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
 use crate::network::server::{ServerConfig, TransportServer};
+use crate::network::standing::Standing;
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
 use crate::sm_store::files::SNAPSHOT_DIR;
 use crate::sm_store::{AppliedState, SmStore, SnapshotData};
 use crate::state_machine::StateMachine;
 use crate::types::{Member, NodeId, Raft, Reply};
+use core_watch::CoreState;
 use handler::LocalHandler;
 
 /// A running replica of a [`StateMachine`].
@@ -42,6 +47,10 @@ pub struct RaftNode<S: StateMachine> {
     server: std::sync::Mutex<Option<TransportServer>>,
     /// The task that asks for snapshots when due (module `snapshot_due`).
     snapshots: tokio::task::JoinHandle<()>,
+    /// This data dir's identity, stated and checked in the transport's handshakes.
+    identity: Arc<Identity>,
+    /// Whether the raft core still runs (module `core_watch`).
+    core: Arc<CoreState>,
     _state: PhantomData<S>,
 }
 
@@ -63,6 +72,22 @@ impl<S: StateMachine> RaftNode<S> {
             path: config.data_dir.display().to_string(),
             reason: e.to_string(),
         })?;
+        // Who this data dir belongs to, before anything is written to it.
+        let founders = config
+            .bootstrap
+            .then(|| ClusterId::of_founders(&config.secret, &config.initial_cluster));
+        let (identity, opened) = Identity::open(&config.data_dir, config.id, founders, fresh)?;
+        let identity = Arc::new(identity);
+        match opened {
+            Opened::Adopted => tracing::info!(
+                incarnation = format!("{:016x}", identity.incarnation()),
+                "data dir without an identity: adopted (a new incarnation; the cluster id comes from the founders or the first peer)"
+            ),
+            Opened::Created | Opened::Read => tracing::debug!(
+                incarnation = format!("{:016x}", identity.incarnation()),
+                "identity"
+            ),
+        }
         let db = open_db_tuned(&config.data_dir, &config.storage)?;
         let log_store = RocksLogStore::new(db.clone());
         let sm_store = SmStore::<S>::open(db)?;
@@ -73,7 +98,14 @@ impl<S: StateMachine> RaftNode<S> {
             snapshot_chunk_bytes: config.snapshot_chunk_bytes,
             ..NetworkConfig::default()
         };
-        let network = Network::with_config(config.id, secret.clone(), network_config);
+        let standing = Arc::new(Standing::default());
+        let network = Network::with_identity(
+            config.id,
+            secret.clone(),
+            network_config,
+            identity.clone(),
+            standing.clone(),
+        );
         let raft = Raft::new(
             config.id,
             Arc::new(config.openraft_config()?),
@@ -84,6 +116,14 @@ impl<S: StateMachine> RaftNode<S> {
         .await
         .map_err(|e| RaftError::Stopped(e.to_string()))?;
 
+        core_watch::prime(&raft, &identity);
+        let core = Arc::new(CoreState::default());
+        core_watch::spawn(
+            raft.clone(),
+            identity.clone(),
+            network.clone(),
+            core.clone(),
+        );
         let snapshots = snapshot_due::spawn(
             raft.clone(),
             config.snapshot_every,
@@ -96,6 +136,8 @@ impl<S: StateMachine> RaftNode<S> {
         let server_config = ServerConfig {
             snapshot_inbox: Some(config.data_dir.join(SNAPSHOT_DIR)),
             peer_closed: Some(crate::failover::spawn(config.id, raft.clone())),
+            identity: identity.clone(),
+            standing,
             ..ServerConfig::default()
         };
         let server = TransportServer::spawn_with(
@@ -119,6 +161,10 @@ impl<S: StateMachine> RaftNode<S> {
                     config.initial_cluster.keys().collect::<Vec<_>>()
                 )));
             }
+            // Asked with this server's transport already answering, so that founders starting
+            // together answer each other. If refused, the data dir is no longer empty: a restart
+            // waits to be added (as `existing`) instead of bootstrapping.
+            ask_peers::ask_peers(&config, &identity).await?;
             tracing::info!(members = ?config.initial_cluster.keys().collect::<Vec<_>>(), "bootstrapping a new cluster");
             if let Err(e) = raft.initialize(config.initial_cluster.clone()).await {
                 // Another founding member may already have initialized us: not an error.
@@ -139,6 +185,8 @@ impl<S: StateMachine> RaftNode<S> {
             local,
             server: std::sync::Mutex::new(Some(server)),
             snapshots,
+            identity,
+            core,
             _state: PhantomData,
         }))
     }
@@ -151,6 +199,46 @@ impl<S: StateMachine> RaftNode<S> {
     /// The openraft handle, for metrics and tests.
     pub fn raft(&self) -> &Raft<SmStore<S>> {
         &self.raft
+    }
+
+    /// This data dir's identity (cluster id, incarnation, the peers met).
+    pub fn identity(&self) -> &Arc<Identity> {
+        &self.identity
+    }
+
+    /// Why the raft core stopped on its own (a panic or a fatal error), if it did: the process
+    /// must exit.
+    pub fn core_stopped(&self) -> Option<String> {
+        self.core.stopped().map(str::to_string)
+    }
+
+    /// Why this server's peers refuse it (another cluster, a replaced data dir, another secret),
+    /// when they have lately and none accepted it since.
+    pub fn refused_by_peers(&self) -> Option<String> {
+        self.network.standing().refused_by_peers()
+    }
+
+    /// Replaces member `id` whose data dir was lost: removes it, then adds it back at the same
+    /// addresses as a learner (it has a new incarnation, met anew), promoted once caught up. The
+    /// server must run on its new data dir with `initial_cluster_state = "existing"`.
+    pub async fn replace_member(&self, id: NodeId) -> Result<Member, RaftError> {
+        let member = self
+            .raft
+            .metrics()
+            .borrow_watched()
+            .membership_config
+            .membership()
+            .get_node(&id)
+            .cloned()
+            .ok_or_else(|| {
+                RaftError::Client(ClientError::Invalid(format!("server {id} is not a member")))
+            })?;
+        self.remove_member(id).await?;
+        // Every member forgets the old incarnation when it sees the removal (module
+        // `core_watch`); give the followers a few heartbeats to see it.
+        tokio::time::sleep(Duration::from_millis(self.config.heartbeat_ms * 10)).await;
+        self.add_member(id, member.clone()).await?;
+        Ok(member)
     }
 
     /// The transport client, e.g. to inject faults in tests.

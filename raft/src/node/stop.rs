@@ -67,6 +67,7 @@ impl<S: StateMachine> RaftNode<S> {
     /// Stops raft and the transport; the data dir stays consistent. Returns once the transport's
     /// listener is closed, so that a server started again in this process can bind its address.
     pub async fn shutdown(&self) {
+        self.core.stopping();
         self.snapshots.abort();
         let server = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(server) = &server {

@@ -68,6 +68,12 @@ pub const ROUTES: &[Rule] = &[
         Admin,
         "remove cluster members",
     ),
+    rule(
+        "POST",
+        "/v1/cluster/members/{id}/replace",
+        Admin,
+        "replace cluster members",
+    ),
     rule("GET", "/v1/tokens", Admin, "list tokens"),
     rule("POST", "/v1/tokens", Admin, "create tokens"),
     rule("DELETE", "/v1/tokens/{name}", Admin, "revoke tokens"),

@@ -106,6 +106,13 @@ fn cluster_ops(spec: &mut Spec) {
     spec.op("DELETE", "/v1/cluster/members/{id}", "Remove a server")
         .json::<ClusterAnswer>(200, "The cluster after the change.")
         .errors(&[400]);
+    spec.op(
+        "POST",
+        "/v1/cluster/members/{id}/replace",
+        "Replace a server whose data dir was lost",
+    )
+    .json::<ClusterAnswer>(200, "The cluster after the change.")
+    .errors(&[400]);
     spec.op("GET", "/v1/tokens", "List tokens (never their secrets)")
         .answers_list::<TokenView>(200, "Every token.")
         .errors(&[]);

@@ -11,6 +11,7 @@ mod config;
 mod error;
 mod peer;
 mod pool;
+mod reversion;
 mod snapshot_data;
 mod snapshot_send;
 
@@ -28,9 +29,12 @@ use std::time::Duration;
 use openraft::network::RaftNetworkFactory;
 
 use super::fault::{FaultAction, FaultPolicy, SharedFaultPolicy};
+use super::standing::Standing;
 use super::{ClientError, ClientRequest, ClientResponse, RpcRequest, RpcResponse};
+use crate::identity::{NoIdentity, PeerCheck};
 use crate::types::{Member, NodeId, TypeConfig};
 use pool::{exchange, Conn};
+use reversion::Matched;
 
 /// The name of a response's kind, for errors.
 fn kind(resp: &RpcResponse) -> &'static str {
@@ -52,6 +56,12 @@ struct Inner {
     /// Idle connections by the server id they authenticated and its address.
     pool: Mutex<HashMap<(NodeId, String), Vec<Conn>>>,
     faults: SharedFaultPolicy,
+    /// What this server states about itself and how it judges its peers in the handshake.
+    identity: Arc<dyn PeerCheck>,
+    /// How this server stands with its peers (logged, and read by readiness).
+    standing: Arc<Standing>,
+    /// What each follower acknowledged under this leader's vote (see [`reversion`]).
+    matched: Mutex<Matched>,
 }
 
 /// The transport's client side: openraft's [`RaftNetworkFactory`] and the forwarding client.
@@ -90,8 +100,27 @@ impl<D> Network<D> {
         Self::with_config(0, secret, NetworkConfig::default())
     }
 
-    /// A network for node `id` authenticating with the cluster `secret`; no fault injected.
+    /// A network for node `id` authenticating with the cluster `secret`; no fault injected, no
+    /// identity stated or checked.
     pub fn with_config(id: NodeId, secret: Arc<Vec<u8>>, config: NetworkConfig) -> Self {
+        Self::with_identity(
+            id,
+            secret,
+            config,
+            Arc::new(NoIdentity),
+            Arc::new(Standing::default()),
+        )
+    }
+
+    /// A network for node `id` that states and checks `identity` in its handshakes and records
+    /// its peers' troubles in `standing` (shared with the transport's server).
+    pub fn with_identity(
+        id: NodeId,
+        secret: Arc<Vec<u8>>,
+        config: NetworkConfig,
+        identity: Arc<dyn PeerCheck>,
+        standing: Arc<Standing>,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 id,
@@ -99,9 +128,23 @@ impl<D> Network<D> {
                 config,
                 pool: Mutex::new(HashMap::new()),
                 faults: Arc::new(RwLock::new(FaultPolicy::default())),
+                identity,
+                standing,
+                matched: Mutex::new(Matched::default()),
             }),
             _snapshot: PhantomData,
         }
+    }
+
+    /// How this server stands with its peers.
+    pub fn standing(&self) -> &Arc<Standing> {
+        &self.inner.standing
+    }
+
+    /// Forgets what `target` acknowledged: it left the membership and may come back with an
+    /// empty log (replaced), which is then not a log gone backwards.
+    pub fn forget_progress(&self, target: NodeId) {
+        self.inner.matched.lock().unwrap().forget(target);
     }
 
     /// The fault policy applied to every outgoing RPC; tests write rules into it.
@@ -190,6 +233,7 @@ impl<D> Network<D> {
                 exchange(&mut conn, req).await.map_err(frame_err)?;
             }
             self.checkin(target, addr, conn);
+            self.inner.standing.exchanged();
             Ok(resp)
         };
         tokio::time::timeout(timeout, exchange)

@@ -16,8 +16,10 @@ use openraft::raft::{
 use openraft::type_config::alias::{SnapshotOf, VoteOf};
 use openraft::{OptionalSend, RPCTypes};
 
+use super::reversion::{Sent, Verdict};
 use super::{kind, Network, SnapshotBytes, TransportError};
 use crate::network::frame::FrameError;
+use crate::network::standing::Trouble;
 use crate::network::{RpcRequest, RpcResponse};
 use crate::types::{NodeId, TypeConfig};
 
@@ -98,6 +100,21 @@ impl<D> PeerClient<D> {
 }
 
 impl<D> PeerClient<D> {
+    /// The follower's log went backwards: refused, counted and reported (module `reversion`).
+    fn reverted(&self, matched: u64, conflict: u64) -> Failure {
+        let standing = &self.net.inner.standing;
+        standing.reverted();
+        let reason = format!(
+            "follower {} at {} lost log entries it had acknowledged (it acknowledged up to index {matched}, now lacks index {conflict}): its log went backwards, so it is refused; restore its data dir or run `convoy cluster replace-member {}`",
+            self.target, self.addr, self.target
+        );
+        standing.trouble(self.target, Trouble::WeRefuse, &reason);
+        Failure::Unreachable(TransportError::Local {
+            addr: self.addr.clone(),
+            reason,
+        })
+    }
+
     /// A failure on this side (reading the snapshot), reported to openraft as a network error.
     pub(super) fn local_failure(&self, reason: String) -> Failure {
         Failure::Network(TransportError::Local {
@@ -128,6 +145,7 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let sent = Sent::of(&rpc);
         let failure = match self
             .call(
                 RpcRequest::AppendEntries(rpc),
@@ -137,7 +155,19 @@ impl<D: SnapshotBytes> RaftNetworkV2<TypeConfig> for PeerClient<D> {
             )
             .await
         {
-            Ok(RpcResponse::AppendEntries(resp)) => return Ok(resp),
+            Ok(RpcResponse::AppendEntries(resp)) => {
+                let verdict =
+                    self.net
+                        .inner
+                        .matched
+                        .lock()
+                        .unwrap()
+                        .judge(self.target, &sent, &resp);
+                match verdict {
+                    Verdict::Pass => return Ok(resp),
+                    Verdict::Reverted { matched, conflict } => self.reverted(matched, conflict),
+                }
+            }
             Ok(other) => self.unexpected("AppendEntries", &other),
             Err(failure) => failure,
         };

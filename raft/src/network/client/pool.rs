@@ -7,8 +7,9 @@ use tokio::net::TcpStream;
 
 use super::{Network, TransportError};
 use crate::network::frame::{FrameError, MAX_FRAME_BYTES};
-use crate::network::noise;
+use crate::network::noise::{self, AuthError};
 use crate::network::sealed::Session;
+use crate::network::standing::Trouble;
 use crate::network::{RpcRequest, RpcResponse};
 use crate::types::NodeId;
 
@@ -50,9 +51,17 @@ impl<D> Network<D> {
             }
         }
         let config = &self.inner.config;
-        let connect_err = |source| TransportError::Connect {
-            addr: addr.to_string(),
-            source,
+        let standing = &self.inner.standing;
+        let connect_err = |source: std::io::Error| {
+            standing.trouble(
+                target,
+                Trouble::Down,
+                &format!("cannot connect to {addr}: {source}"),
+            );
+            TransportError::Connect {
+                addr: addr.to_string(),
+                source,
+            }
         };
         let mut stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr))
             .await
@@ -64,18 +73,41 @@ impl<D> Network<D> {
             })?
             .map_err(connect_err)?;
         let _ = stream.set_nodelay(true);
-        let session = noise::client_handshake(
+        let session = noise::client_handshake_with(
             &mut stream,
             &self.inner.secret,
             self.inner.id,
             target,
             config.handshake_timeout,
+            &*self.inner.identity,
         )
         .await
-        .map_err(|source| TransportError::Handshake {
-            addr: addr.to_string(),
-            source,
+        .map_err(|source| {
+            match &source {
+                AuthError::Refused(r) => standing.trouble(target, Trouble::WeRefuse, &r.to_string()),
+                AuthError::RefusedBy(r) => {
+                    standing.trouble(target, Trouble::RefusesUs, &r.to_string())
+                }
+                // The server closes at once a handshake it cannot decrypt: another secret.
+                AuthError::Frame(FrameError::Closed | FrameError::Io(_)) => standing.trouble(
+                    target,
+                    Trouble::RefusesUs,
+                    &format!(
+                        "server {target} at {addr} closed the handshake: it does not hold this server's cluster secret (or is stopping)"
+                    ),
+                ),
+                other => standing.trouble(
+                    target,
+                    Trouble::Down,
+                    &format!("handshake with {addr} failed: {other}"),
+                ),
+            }
+            TransportError::Handshake {
+                addr: addr.to_string(),
+                source,
+            }
         })?;
+        standing.ok(target);
         Ok(Conn {
             stream,
             session,

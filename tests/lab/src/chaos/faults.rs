@@ -38,6 +38,15 @@ pub enum FaultKind {
     LossyLinks,
     /// Add a fourth server, then remove it.
     Membership,
+    /// Operator mistake: wipe a follower's data dir and restart it as it was; then bring it back
+    /// through `replace-member` (module `mistakes`).
+    WipeAndRestart,
+    /// Operator mistake: restart a follower with another cluster's secret.
+    OtherSecret,
+    /// Operator mistake: restart a follower with a wrong id.
+    WrongId,
+    /// Operator mistake: restart a follower on another member's data dir.
+    OtherDataDir,
 }
 
 impl FaultKind {
@@ -52,6 +61,15 @@ impl FaultKind {
         FaultKind::PartitionOneWay,
         FaultKind::LossyLinks,
         FaultKind::Membership,
+    ];
+
+    /// The operator mistakes, chosen by name (`--faults wipe-and-restart,...`): not in [`Self::ALL`],
+    /// so that the default schedules of a seed stay what they were.
+    pub const MISTAKES: [FaultKind; 4] = [
+        FaultKind::WipeAndRestart,
+        FaultKind::OtherSecret,
+        FaultKind::WrongId,
+        FaultKind::OtherDataDir,
     ];
 }
 
@@ -272,6 +290,15 @@ impl Injector {
                 tokio::time::sleep(fault.hold).await;
                 self.heal_links().await;
                 ("lossy links".to_string(), false)
+            }
+            FaultKind::WipeAndRestart
+            | FaultKind::OtherSecret
+            | FaultKind::WrongId
+            | FaultKind::OtherDataDir => {
+                let Some(id) = self.target(fault).await else {
+                    return Ok(());
+                };
+                (super::mistakes::run(self, fault, id).await?, false)
             }
             FaultKind::Membership => {
                 let id = self.next_id;

@@ -7,6 +7,7 @@ mod check_fleet;
 mod faults;
 mod fleet_ops;
 mod history;
+mod mistakes;
 mod run;
 mod workload;
 

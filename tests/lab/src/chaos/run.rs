@@ -192,6 +192,10 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     let mut violations = Vec::new();
     let servers = cluster.lock().unwrap().http_addrs();
     violations.extend(converge_and_compare(&api, &servers).await);
+    violations.extend(super::mistakes::no_panics(&cluster.lock().unwrap()));
+    violations.extend(super::mistakes::from_faults(
+        &history.faults.lock().unwrap(),
+    ));
     let acked = history.acked.lock().unwrap().clone();
     for server in &servers {
         let resources = final_resources(&api, server).await?;
