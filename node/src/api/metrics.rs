@@ -1,12 +1,21 @@
 //! `GET /metrics`: this server's Prometheus metrics (see [`crate::metrics`]).
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::Permission::Read;
 
+use super::route::Route;
 use crate::engine::Engine;
 
-/// Registers this module's route.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(metrics));
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("/metrics", Read, "read metrics")
+        .summary("Prometheus metrics")
+        .to(metrics)
+        .text(
+            200,
+            "Prometheus text format.",
+            Some("text/plain; version=0.0.4"),
+        )]
 }
 
 async fn metrics(engine: web::Data<Engine>) -> HttpResponse {
