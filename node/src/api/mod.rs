@@ -1,4 +1,5 @@
-//! The HTTP API of API.md on actix-web.
+//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), and the
+//! router ([`configure`]), the permission table (`auth::table`) and `/openapi.json` are read from them.
 
 pub mod auth;
 pub mod cluster;

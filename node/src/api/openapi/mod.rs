@@ -118,9 +118,7 @@ impl Spec {
             .components(Some(components.build()))
             .build()
     }
-}
 
-impl Spec {
     /// Adds `route`'s operation, with the error answers every route can give: its own errors plus
     /// 401/403 unless it is public, 413/415 when it takes a body or changes state, 500 and 503.
     fn operation(&mut self, route: &Route) {
