@@ -52,9 +52,15 @@ fn a_wrong_type_is_refused_naming_the_field() {
     let errors = refused(json!({"id": "d-7", "n": 1.5}));
     assert!(errors.iter().any(|e| e.starts_with("/n:")), "{errors:?}");
     let errors = refused(json!({"id": "d-7", "n": 1, "map": {"x": 1}}));
-    assert!(errors.iter().any(|e| e.starts_with("/map/x:")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.starts_with("/map/x:")),
+        "{errors:?}"
+    );
     let errors = refused(json!({"id": "d-7", "n": 1, "list": ["s"]}));
-    assert!(errors.iter().any(|e| e.starts_with("/list/0:")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.starts_with("/list/0:")),
+        "{errors:?}"
+    );
     let errors = refused(json!([]));
     assert!(errors.iter().any(|e| e.starts_with("$:")), "{errors:?}");
 }
@@ -76,7 +82,10 @@ fn patterns_bounds_enums_and_one_of_are_checked_through_references() {
         (json!({"id": "d-7", "n": 1, "tag": "c"}), "/tag:"),
     ] {
         let errors = refused(bad.clone());
-        assert!(errors.iter().any(|e| e.starts_with(at)), "{bad}: {errors:?}");
+        assert!(
+            errors.iter().any(|e| e.starts_with(at)),
+            "{bad}: {errors:?}"
+        );
     }
 }
 

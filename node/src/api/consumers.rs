@@ -37,12 +37,16 @@ pub fn routes() -> Vec<Route> {
             .query::<Consistency>()
             .json::<ConsumerView>(200, "The consumer.")
             .errors(&[400, 404]),
-        Route::put("/v1/consumers/{name}/nodes", Operate, "change consumer nodes")
-            .summary("Add and remove nodes")
-            .to(update_nodes)
-            .body::<UpdateNodes>()
-            .json::<ConsumerView>(200, "The consumer.")
-            .errors(&[400, 404, 409]),
+        Route::put(
+            "/v1/consumers/{name}/nodes",
+            Operate,
+            "change consumer nodes",
+        )
+        .summary("Add and remove nodes")
+        .to(update_nodes)
+        .body::<UpdateNodes>()
+        .json::<ConsumerView>(200, "The consumer.")
+        .errors(&[400, 404, 409]),
         Route::put(SUBSCRIPTION, Operate, "change subscriptions")
             .summary("Subscribe (whole policy)")
             .to(subscribe)

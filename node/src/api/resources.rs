@@ -152,8 +152,9 @@ async fn publish(
         })
         .await?;
     match response {
-        Response::VersionPublished { resource, version } => Ok(HttpResponse::Created()
-            .json(VersionPublished { resource, version })),
+        Response::VersionPublished { resource, version } => {
+            Ok(HttpResponse::Created().json(VersionPublished { resource, version }))
+        }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to publish: {other:?}"
         ))),

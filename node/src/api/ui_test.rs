@@ -56,9 +56,10 @@ fn files_refer_only_to_embedded_files_and_nothing_remote() {
 #[actix_web::test]
 async fn assets_are_served_with_their_type_and_a_strict_policy() {
     use actix_web::test as atest;
-    let app = atest::init_service(actix_web::App::new().configure(|cfg| {
-        routes().iter().for_each(|r| r.register(cfg))
-    })).await;
+    let app = atest::init_service(
+        actix_web::App::new().configure(|cfg| routes().iter().for_each(|r| r.register(cfg))),
+    )
+    .await;
     for asset in ASSETS {
         let resp =
             atest::call_service(&app, atest::TestRequest::get().uri(asset.path).to_request()).await;

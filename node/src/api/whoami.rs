@@ -11,10 +11,12 @@ use super::route::Route;
 
 /// This module's route.
 pub fn routes() -> Vec<Route> {
-    vec![Route::get("/v1/whoami", Authenticated, "ask what it may do")
-        .summary("The caller's token and what it may do")
-        .to(whoami)
-        .json::<WhoAmI>(200, "Name, role and allowed routes.")]
+    vec![
+        Route::get("/v1/whoami", Authenticated, "ask what it may do")
+            .summary("The caller's token and what it may do")
+            .to(whoami)
+            .json::<WhoAmI>(200, "Name, role and allowed routes."),
+    ]
 }
 
 /// One route the caller may call.

@@ -11,7 +11,9 @@ use actix_web::HttpResponse;
 use convoy_actors::domain::Permission::{self, Public};
 use convoy_actors::domain::{NodePhase, Role, StatusFilter};
 use utoipa::openapi::extensions::ExtensionsBuilder;
-use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem};
+use utoipa::openapi::path::{
+    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
+};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ComponentsBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{

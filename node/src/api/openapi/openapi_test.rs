@@ -146,9 +146,10 @@ fn every_reference_resolves() {
 #[actix_web::test]
 async fn the_spec_is_served_as_json() {
     use actix_web::test as atest;
-    let app = atest::init_service(actix_web::App::new().configure(|cfg| {
-        super::routes().iter().for_each(|r| r.register(cfg))
-    })).await;
+    let app = atest::init_service(
+        actix_web::App::new().configure(|cfg| super::routes().iter().for_each(|r| r.register(cfg))),
+    )
+    .await;
     let resp = atest::call_service(
         &app,
         atest::TestRequest::get().uri("/openapi.json").to_request(),
