@@ -127,7 +127,9 @@ impl Route {
         Args: actix_web::FromRequest + 'static,
         F::Output: Responder + 'static,
     {
-        self.register = Some(Arc::new(move |route| route.to(handler.clone())));
+        self.register = Some(Arc::new(move |route: actix_web::Route| {
+            route.to(handler.clone())
+        }));
         self
     }
 

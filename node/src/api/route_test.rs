@@ -88,7 +88,7 @@ async fn the_router_serves_every_declared_route() {
 async fn without_faults_the_fault_endpoint_alone_is_not_routed() {
     let app = atest::init_service(App::new().configure(|cfg| configure(cfg, false))).await;
     let req = atest::TestRequest::post()
-        .uri(super::super::debug::FAULTS)
+        .uri(crate::api::debug::FAULTS)
         .insert_header(("content-type", "application/json"))
         .set_payload("{}");
     let resp = atest::call_service(&app, req.to_request()).await;

@@ -179,7 +179,7 @@ impl Spec {
         }
         for answer in &route.answers {
             let mut r = ResponseBuilder::new().description(answer.what);
-            let content = match answer.content {
+            let content: Option<(&str, RefOr<Schema>)> = match answer.content {
                 Content::Json(schema) => Some(("application/json", schema(self))),
                 Content::AnyObject => Some((
                     "application/json",
