@@ -24,7 +24,7 @@ pub fn routes() -> Vec<Route> {
 pub struct Allowed {
     /// HTTP method.
     pub method: &'static str,
-    /// Path pattern (`{x}` is one segment), as as declared.
+    /// Path pattern (`{x}` is one segment), as in the route table.
     pub pattern: &'static str,
     /// The action in words.
     pub action: &'static str,
