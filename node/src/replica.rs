@@ -149,7 +149,7 @@ impl Replica {
     }
 
     /// Replaces member `id` whose data dir was lost (see `RaftNode::replace_member`).
-    pub async fn replace_member(&self, id: NodeId) -> Result<Member, EngineError> {
+    pub async fn replace_member(&self, id: NodeId) -> Result<Member, ReplicaError> {
         let node = self.node.clone();
         Ok(self
             .on_raft(async move { node.replace_member(id).await })

@@ -225,7 +225,7 @@ async fn tokens_and_roles_guard_every_route_on_every_server() -> anyhow::Result<
     }
 
     // Table-driven: no token → 401 on every route but the public ones; each role as the table says.
-    for rule in table::ROUTES {
+    for rule in convoy_node::api::routes() {
         let (status, body) = hit(&leader, rule, None).await?;
         let what = format!("{} {}", rule.method, rule.pattern);
         if rule.need == Permission::Public {

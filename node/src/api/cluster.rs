@@ -4,24 +4,64 @@ use actix_web::{web, HttpResponse};
 use convoy_raft::Member;
 use serde::Deserialize;
 
+use convoy_actors::domain::Permission::{Admin, Public, Read};
+
 use super::auth::AuthMode;
 use super::error::ApiError;
-use super::openapi::answers::{DigestAnswer, StatusAnswer};
+use super::openapi::answers::{ClusterAnswer, DigestAnswer, StatusAnswer};
+use super::route::Route;
 use crate::replica::Replica;
+use crate::membership::MembershipAnswer;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/cluster", web::get().to(cluster))
-        .route("/v1/cluster/members", web::post().to(add_member))
-        .route("/v1/cluster/members/{id}", web::delete().to(remove_member))
-        .route(
-            "/v1/cluster/members/{id}/replace",
-            web::post().to(replace_member),
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/healthz", Public, "check liveness")
+            .summary("Liveness")
+            .to(healthz)
+            .json::<StatusAnswer>(200, "The process serves HTTP."),
+        Route::get("/readyz", Public, "check readiness")
+            .summary("Readiness")
+            .to(readyz)
+            .json::<StatusAnswer>(200, "A member with a leader, caught up."),
+        Route::get("/v1/cluster", Read, "read the cluster")
+            .summary("The cluster as this server sees it")
+            .to(cluster)
+            .json::<ClusterAnswer>(200, "Members, leader, term, auth mode, version."),
+        Route::get("/v1/cluster/digest", Read, "read the state digest")
+            .summary("Digest of the applied state")
+            .to(digest)
+            .json::<DigestAnswer>(200, "sha256 of the snapshot bytes at an index."),
+        Route::get(
+            "/v1/cluster/membership/{id}",
+            Public,
+            "ask whether a server is a member",
         )
-        .route("/v1/cluster/digest", web::get().to(digest))
-        .route("/v1/cluster/membership/{id}", web::get().to(membership))
-        .route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz));
+        .summary("Whether a server id is a member")
+        .to(membership)
+        .json::<MembershipAnswer>(200, "The answer.")
+        .errors(&[400]),
+        Route::post("/v1/cluster/members", Admin, "add cluster members")
+            .summary("Add a server")
+            .to(add_member)
+            .body::<AddMember>()
+            .json::<ClusterAnswer>(200, "The cluster after the change.")
+            .errors(&[400]),
+        Route::delete("/v1/cluster/members/{id}", Admin, "remove cluster members")
+            .summary("Remove a server")
+            .to(remove_member)
+            .json::<ClusterAnswer>(200, "The cluster after the change.")
+            .errors(&[400]),
+        Route::post(
+            "/v1/cluster/members/{id}/replace",
+            Admin,
+            "replace cluster members",
+        )
+        .summary("Replace a server whose data dir was lost")
+        .to(replace_member)
+        .json::<ClusterAnswer>(200, "The cluster after the change.")
+        .errors(&[400]),
+    ]
 }
 
 /// The cluster, and whether this server checks tokens (`"auth": "on"` or `"off"`).
@@ -73,11 +113,11 @@ async fn remove_member(
 /// Replaces a member whose data dir was lost: removed, then added back at the same addresses as a
 /// learner and promoted once caught up (the server runs on its new data dir as `existing`).
 async fn replace_member(
-    engine: web::Data<Engine>,
+    replica: web::Data<Replica>,
     id: web::Path<u64>,
 ) -> Result<HttpResponse, ApiError> {
-    engine.replace_member(id.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(engine.cluster_info()))
+    replica.replace_member(id.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(replica.cluster_info()))
 }
 
 /// The sha256 of this server's applied state (its snapshot bytes) and the index it reflects: two

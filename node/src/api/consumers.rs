@@ -2,38 +2,83 @@
 //! unsubscribes) and the versions held back on them.
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Change, Command, Completion, FailedNodes, Mode, Policy, PolicyPatch, Strategy,
+    Change, Command, Completion, ConsumerView, FailedNodes, Mode, Policy, PolicyPatch, Strategy,
 };
 use serde::{Deserialize, Deserializer};
 
 use super::error::ApiError;
 use super::read::{found, Consistency};
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/consumers", web::post().to(create))
-        .route("/v1/consumers", web::get().to(list))
-        .route("/v1/consumers/{name}", web::get().to(show))
-        .route("/v1/consumers/{name}/nodes", web::put().to(update_nodes))
-        .route(
-            "/v1/consumers/{name}/subscriptions/{resource}",
-            web::put().to(subscribe),
+/// A consumer's subscription to one resource.
+const SUBSCRIPTION: &str = "/v1/consumers/{name}/subscriptions/{resource}";
+
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/v1/consumers", Operate, "create consumers")
+            .summary("Create a consumer")
+            .to(create)
+            .body::<CreateConsumer>()
+            .json::<ConsumerView>(201, "The consumer.")
+            .errors(&[400, 409]),
+        Route::get("/v1/consumers", Read, "read consumers")
+            .summary("List consumers")
+            .to(list)
+            .query::<Consistency>()
+            .list::<ConsumerView>(200, "Every consumer.")
+            .errors(&[400]),
+        Route::get("/v1/consumers/{name}", Read, "read consumers")
+            .summary("Show a consumer")
+            .to(show)
+            .query::<Consistency>()
+            .json::<ConsumerView>(200, "The consumer.")
+            .errors(&[400, 404]),
+        Route::put(
+            "/v1/consumers/{name}/nodes",
+            Operate,
+            "change consumer nodes",
         )
-        .route(
-            "/v1/consumers/{name}/subscriptions/{resource}",
-            web::patch().to(patch_subscription),
-        )
-        .route(
+        .summary("Add and remove nodes")
+        .to(update_nodes)
+        .body::<UpdateNodes>()
+        .json::<ConsumerView>(200, "The consumer.")
+        .errors(&[400, 404, 409]),
+        Route::put(SUBSCRIPTION, Operate, "change subscriptions")
+            .summary("Subscribe (whole policy)")
+            .to(subscribe)
+            .body::<Subscribe>()
+            .json::<ConsumerView>(200, "The consumer.")
+            .errors(&[400, 404, 409]),
+        Route::patch(SUBSCRIPTION, Operate, "change subscriptions")
+            .summary("Change a subscription's policy")
+            .to(patch_subscription)
+            .body::<PatchSubscription>()
+            .json::<ConsumerView>(200, "The consumer.")
+            .errors(&[400, 404, 409]),
+        Route::delete(
             "/v1/consumers/{name}/holds/{resource}/{version}",
-            web::delete().to(clear_hold),
+            Operate,
+            "clear held-back versions",
         )
-        .route(
-            "/v1/consumers/{name}/subscriptions/{resource}",
-            web::delete().to(unsubscribe),
-        )
-        .route("/v1/consumers/{name}", web::delete().to(delete));
+        .summary("Clear a held-back version")
+        .to(clear_hold)
+        .json::<ConsumerView>(200, "The consumer.")
+        .errors(&[400, 404, 409]),
+        Route::delete(SUBSCRIPTION, Operate, "change subscriptions")
+            .summary("Unsubscribe")
+            .to(unsubscribe)
+            .json::<ConsumerView>(200, "The consumer.")
+            .errors(&[400, 404, 409]),
+        Route::delete("/v1/consumers/{name}", Operate, "delete consumers")
+            .summary("Delete a consumer")
+            .to(delete)
+            .json::<ConsumerView>(200, "The consumer as it was.")
+            .errors(&[400, 404, 409]),
+    ]
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -73,9 +118,7 @@ async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = replica
-        .read(q.consistent, move |s| s.consumer(&key))
-        .await?;
+    let view = replica.read(q.consistent, move |s| s.consumer(&key)).await?;
     Ok(HttpResponse::Ok().json(found(view, "consumer", &name)?))
 }
 

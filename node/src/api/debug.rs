@@ -5,15 +5,25 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::Permission::Admin;
 use convoy_raft::network::fault::FaultRule;
 use serde::Deserialize;
 
 use super::error::ApiError;
+use super::openapi::answers::StatusAnswer;
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/debug/faults", web::post().to(set_faults));
+/// The one route of this module, registered only on a server started with faults on.
+pub const FAULTS: &str = "/v1/debug/faults";
+
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![Route::post(FAULTS, Admin, "inject faults")
+        .summary("Inject transport faults (servers started with faults on)")
+        .to(set_faults)
+        .json::<StatusAnswer>(200, "Applied.")
+        .errors(&[400, 404])]
 }
 
 /// A lossy, repetitive or slow link to one peer.
@@ -86,7 +96,7 @@ async fn set_faults(
         policy.block(peer);
     }
     tracing::warn!(policy = ?*policy, "fault injection policy changed");
-    Ok(HttpResponse::Ok().json(super::openapi::answers::StatusAnswer { status: "ok" }))
+    Ok(HttpResponse::Ok().json(StatusAnswer { status: "ok" }))
 }
 
 #[cfg(test)]

@@ -7,16 +7,19 @@
 //! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
-use convoy_actors::domain::{DeploymentId, Timestamp};
+use convoy_actors::domain::Permission::Read;
+use convoy_actors::domain::{DeploymentId, SummaryView, Timestamp};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::deployments::parse_id;
 use super::error::ApiError;
 use super::read::{found, Consistency};
+use super::route::Route;
+use super::watch::SSE;
 use crate::replica::Replica;
 
 /// Feeds served at once by one server; one more is refused with 503.
@@ -26,10 +29,28 @@ pub const MIN_GAP: Duration = Duration::from_millis(250);
 /// A comment line is sent after this long without a summary.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/deployments/{id}/summary", web::get().to(summary))
-        .route("/v1/deployments/{id}/watch", web::get().to(watch));
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/v1/deployments/{id}/summary", Read, "read deployments")
+            .summary("A deployment's summary")
+            .to(summary)
+            .query::<Consistency>()
+            .json::<SummaryView>(
+                200,
+                "Counts per state, windows, pulse countdown, failing nodes, last events.",
+            )
+            .errors(&[400, 404]),
+        Route::get("/v1/deployments/{id}/watch", Read, "watch deployments")
+            .summary("A deployment's changes (SSE)")
+            .to(watch)
+            .text(
+                200,
+                "Server-sent events as the deployment changes.",
+                Some(SSE),
+            )
+            .errors(&[404]),
+    ]
 }
 
 /// The wall time a summary's ages and countdowns are computed at.
@@ -127,10 +148,7 @@ impl Feed {
     }
 }
 
-async fn watch(
-    replica: web::Data<Replica>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+async fn watch(replica: web::Data<Replica>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let exists = replica

@@ -2,10 +2,12 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
+use convoy_actors::domain::Permission::{Operate, Pulse, Read};
 use convoy_actors::domain::PulseAnswer;
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentSpec, FailedNodes,
-    NodePage, NodePhase, Response, StatusFilter, Strategy,
+    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentPlan, DeploymentSpec,
+    DeploymentSummary, DeploymentView, FailedNodes, NodePage, NodePhase, Response, StatusFilter,
+    Strategy,
 };
 use serde::Deserialize;
 
@@ -13,15 +15,47 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/deployments", web::post().to(start))
-        .route("/v1/deployments", web::get().to(list))
-        .route("/v1/deployments/{id}", web::get().to(show))
-        .route("/v1/deployments/{id}/pulse", web::post().to(pulse))
-        .route("/v1/deployments/{id}/{action}", web::post().to(act));
+/// This module's routes (`.../pulse` before `.../{action}`: the first match decides).
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/v1/deployments", Operate, "start deployments")
+            .summary("Start a deployment (or plan it with dry_run)")
+            .to(start)
+            .query::<DryRun>()
+            .body::<StartBody>()
+            .json::<DeploymentStarted>(201, "Started.")
+            .json::<DeploymentPlan>(200, "`?dry_run=true`: the plan; nothing changed.")
+            .errors(&[400, 404, 409]),
+        Route::get("/v1/deployments", Read, "read deployments")
+            .summary("List deployments")
+            .to(list)
+            .query::<ListQuery>()
+            .list::<DeploymentSummary>(200, "One summary line per deployment.")
+            .errors(&[400]),
+        Route::get("/v1/deployments/{id}", Read, "read deployments")
+            .summary("Show a deployment (optionally a page of its nodes)")
+            .to(show)
+            .query::<ShowQuery>()
+            .json::<DeploymentView>(
+                200,
+                "The deployment; with a page asked, `nodes` is that page and `page` says where it is.",
+            )
+            .errors(&[400, 404]),
+        Route::post("/v1/deployments/{id}/pulse", Pulse, "pulse deployments")
+            .summary("Pulse a deployment")
+            .to(pulse)
+            .json::<PulseReply>(200, "OK to keep pulsing, STOP to stop.")
+            .errors(&[409]),
+        Route::post("/v1/deployments/{id}/{action}", Operate, "steer deployments")
+            .summary("pause, resume, abort or rollback")
+            .to(act)
+            .body::<ActionBody>()
+            .json::<DeploymentView>(200, "The deployment.")
+            .errors(&[400, 404, 409]),
+    ]
 }
 
 /// `POST /v1/deployments` body, as in API.md.
@@ -193,9 +227,7 @@ async fn show(
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let Some(page) = q.page()? else {
-        let view = replica
-            .read(q.consistent, move |s| s.deployment(id))
-            .await?;
+        let view = replica.read(q.consistent, move |s| s.deployment(id)).await?;
         return Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?));
     };
     let paged = replica

@@ -1,26 +1,23 @@
 //! Fuzzes every JSON-bodied endpoint of the real API (one in-process server on a one-node
 //! cluster) with byte soup, JSON-ish text and mutated valid bodies: no panic, no 500, and the
-//! server still answers correctly afterwards. Also checks the JSON body limit.
+//! server still answers correctly afterwards.
 //!
 //! Cases default to 512; `PROPTEST_CASES=100000` runs more, `FUZZ_SEED=n` replays one seed.
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use actix::Actor;
 use actix_web::{http::StatusCode, test, web, App};
 use convoy_actors::leader::{Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY};
-use convoy_raft::{Member, RaftConfig, RaftNode};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
+use super::test_server::{request, OneNode};
 use crate::api;
 use crate::api::reports::ReportGateway;
 use crate::leader::{self, ServerHost};
-use crate::machine::Machine;
-use crate::replica::Replica;
 
 /// Panics seen anywhere in the process (raft runtime, actors, handlers) since [`catch_panics`].
 static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -50,83 +47,15 @@ fn seed() -> u64 {
         .unwrap_or_else(rand::random)
 }
 
-/// A one-node cluster on its own raft runtime, as `convoy server` runs it.
-struct OneNode {
-    rt: tokio::runtime::Runtime,
-    replica: Replica,
-    _dir: tempfile::TempDir,
-}
-
-impl OneNode {
-    async fn start() -> OneNode {
-        let dir = tempfile::tempdir().unwrap();
-        let raft_addr = free_addr();
-        let mut config = RaftConfig::new(1, dir.path().join("data"), &raft_addr, "127.0.0.1:1");
-        config.secret = b"fuzz".to_vec();
-        config.bootstrap = true;
-        config.initial_cluster = BTreeMap::from([(
-            1,
-            Member {
-                raft_addr: raft_addr.clone(),
-                http_addr: "127.0.0.1:1".into(),
-            },
-        )]);
-        config.heartbeat_ms = 50;
-        config.election_timeout_ms = (150, 300);
-        config.request_timeout = Duration::from_secs(3);
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let node = rt
-            .spawn(RaftNode::<Machine>::start(config))
-            .await
-            .unwrap()
-            .unwrap();
-        let replica = Replica::new(node, rt.handle().clone());
-        for _ in 0..200 {
-            if replica.readiness().is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        replica.readiness().expect("one-node cluster elects itself");
-        OneNode {
-            rt,
-            replica,
-            _dir: dir,
-        }
-    }
-
-    async fn stop(self) {
-        let node = self.replica.node().clone();
-        let _ = self.rt.spawn(async move { node.shutdown().await }).await;
-        // Wait for the runtime's tasks to be dropped (they hold the RocksDB handle): a runtime
-        // left to die in the background races the process exit, and RocksDB aborts with
-        // "pthread lock: Invalid argument" when its mutexes are destroyed under a live DB.
-        // A runtime cannot be dropped on an async thread, hence the plain thread.
-        let rt = self.rt;
-        std::thread::spawn(move || rt.shutdown_timeout(Duration::from_secs(5)))
-            .join()
-            .expect("the raft runtime shuts down");
-    }
-}
-
-fn free_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
-
 /// One JSON-bodied route and a valid body for it.
-struct Seed {
-    method: &'static str,
-    path: &'static str,
-    body: Value,
+pub(crate) struct Seed {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub body: Value,
 }
 
 /// Valid requests, in an order that makes each one succeed on a fresh cluster.
-fn seeds() -> Vec<Seed> {
+pub(crate) fn seeds() -> Vec<Seed> {
     let s = |method, path, body| Seed { method, path, body };
     vec![
         s("POST", "/v1/resources", json!({"name": "web"})),
@@ -341,14 +270,6 @@ fn body_for(seed: &Seed, rng: &mut StdRng) -> Vec<u8> {
     }
 }
 
-fn request(method: &str, path: &str, body: Vec<u8>) -> test::TestRequest {
-    test::TestRequest::default()
-        .method(method.parse().unwrap())
-        .uri(path)
-        .insert_header(("content-type", "application/json"))
-        .set_payload(body)
-}
-
 /// Anything but a server error: 5xx other than 503 is a bug (503 is an honest "not now").
 fn assert_not_a_server_error(status: StatusCode, what: &str, body: &[u8]) {
     assert!(
@@ -464,122 +385,4 @@ async fn json_endpoints_survive_garbage_and_mutated_bodies() {
     node.stop().await;
     let panics = PANICS.lock().unwrap().clone();
     assert!(panics.is_empty(), "panicked: {panics:?}");
-}
-
-#[actix_web::test]
-async fn json_body_over_the_limit_is_refused_without_reading_it() {
-    // The limit comes from `api::configure`; a probe route shows it applies to every JSON body.
-    let app = test::init_service(
-        App::new()
-            .configure(|cfg| api::configure(cfg, false))
-            .route(
-                "/probe",
-                web::post().to(|body: web::Json<Value>| async move {
-                    actix_web::HttpResponse::Ok().json(body.into_inner())
-                }),
-            ),
-    )
-    .await;
-    let limit = 4 * 1024 * 1024;
-    let fits = format!("\"{}\"", "x".repeat(limit - 2));
-    let resp = test::call_service(
-        &app,
-        request("POST", "/probe", fits.into_bytes()).to_request(),
-    )
-    .await;
-    assert_eq!(resp.status(), StatusCode::OK);
-
-    let over = format!("\"{}\"", "x".repeat(limit));
-    let resp = test::call_service(
-        &app,
-        request("POST", "/probe", over.into_bytes()).to_request(),
-    )
-    .await;
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let err: Value = serde_json::from_slice(&test::read_body(resp).await).unwrap();
-    assert_eq!(err["error"]["code"], "payload_too_large");
-    assert!(
-        err["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("larger than allowed"),
-        "{err}"
-    );
-
-    // A client announcing 1 GiB is refused on its Content-Length, before any byte is read.
-    let req = request("POST", "/probe", b"{}".to_vec())
-        .insert_header(("content-length", (1u64 << 30).to_string()))
-        .to_request();
-    let resp = test::call_service(&app, req).await;
-    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-}
-
-/// A fresh one-node app without the leader's actors, for the regression tests below.
-macro_rules! plain_app {
-    ($node:expr) => {
-        test::init_service(
-            App::new()
-                .app_data(web::Data::new($node.replica.clone()))
-                .configure(|cfg| api::configure(cfg, true)),
-        )
-        .await
-    };
-}
-
-/// POSTs `body` as JSON; the status and the answer's JSON (null when it is none).
-macro_rules! post_json {
-    ($app:expr, $path:expr, $body:expr) => {{
-        let req = request("POST", $path, $body.to_string().into_bytes()).to_request();
-        let resp = test::call_service(&$app, req).await;
-        let status = resp.status();
-        let body = test::read_body(resp).await;
-        (
-            status,
-            serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null),
-        )
-    }};
-}
-
-#[actix_web::test]
-async fn adding_an_unreachable_member_does_not_wedge_writes() {
-    let node = OneNode::start().await;
-    let app = plain_app!(node);
-    let member = json!({"id": 2, "raft_addr": "x", "http_addr": "y"});
-    let (status, _) = post_json!(app, "/v1/cluster/members", member);
-    assert!(
-        status.is_client_error() || status.is_server_error(),
-        "{status}"
-    );
-    let (status, body) = post_json!(app, "/v1/resources", json!({"name": "still-writable"}));
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    node.stop().await;
-}
-
-#[actix_web::test]
-async fn action_with_a_malformed_body_changes_nothing() {
-    let node = OneNode::start().await;
-    let app = plain_app!(node);
-    for seed in seeds()
-        .iter()
-        .take(8)
-        .filter(|s| !s.path.ends_with("/report"))
-    {
-        let req = request(seed.method, seed.path, seed.body.to_string().into_bytes()).to_request();
-        let status = test::call_service(&app, req).await.status();
-        assert!(
-            status.is_success(),
-            "{} {}: {status}",
-            seed.method,
-            seed.path
-        );
-    }
-    for bad in [
-        json!({"mesage": "typo"}),
-        json!(4294967296u64),
-        json!({"message": 7}),
-    ] {
-        let (status, body) = post_json!(app, "/v1/deployments/d-1/pause", bad);
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad} paused: {body}");
-    }
-    node.stop().await;
 }

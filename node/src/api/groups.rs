@@ -3,25 +3,76 @@
 use std::collections::BTreeMap;
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Command, GroupDeploymentId, Member, Policy, Response};
+use convoy_actors::domain::Permission::{Operate, Read};
+use convoy_actors::domain::{
+    Command, GroupDeploymentId, GroupDeploymentView, GroupView, Member, Policy, Response,
+};
 use serde::Deserialize;
 
 use super::auth::Caller;
+use super::deployments::DryRun;
 use super::error::ApiError;
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/groups", web::post().to(create))
-        .route("/v1/groups", web::get().to(list))
-        .route("/v1/groups/{name}", web::get().to(show))
-        .route("/v1/groups/{name}", web::delete().to(delete))
-        .route("/v1/group-deployments", web::post().to(start))
-        .route("/v1/group-deployments", web::get().to(list_deployments))
-        .route("/v1/group-deployments/{id}", web::get().to(show_deployment))
-        .route("/v1/group-deployments/{id}/abort", web::post().to(abort));
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/v1/groups", Operate, "create groups")
+            .summary("Create a group")
+            .to(create)
+            .body::<CreateGroup>()
+            .json::<GroupView>(201, "The group.")
+            .errors(&[400, 404, 409]),
+        Route::get("/v1/groups", Read, "read groups")
+            .summary("List groups")
+            .to(list)
+            .query::<Consistency>()
+            .list::<GroupView>(200, "Every group.")
+            .errors(&[400]),
+        Route::get("/v1/groups/{name}", Read, "read groups")
+            .summary("Show a group")
+            .to(show)
+            .query::<Consistency>()
+            .json::<GroupView>(200, "The group.")
+            .errors(&[400, 404]),
+        Route::delete("/v1/groups/{name}", Operate, "delete groups")
+            .summary("Delete a group")
+            .to(delete)
+            .json::<GroupView>(200, "The group as it was.")
+            .errors(&[404, 409]),
+        Route::post("/v1/group-deployments", Operate, "start group deployments")
+            .summary("Start a group deployment (or plan it with dry_run)")
+            .to(start)
+            .query::<DryRun>()
+            .body::<StartGroup>()
+            .json::<GroupDeploymentStarted>(201, "Started.")
+            .json::<GroupPlan>(200, "`?dry_run=true`: the plan; nothing changed.")
+            .errors(&[400, 404, 409]),
+        Route::get("/v1/group-deployments", Read, "read group deployments")
+            .summary("List group deployments")
+            .to(list_deployments)
+            .query::<Consistency>()
+            .list::<GroupDeploymentView>(200, "Every group deployment.")
+            .errors(&[400]),
+        Route::get("/v1/group-deployments/{id}", Read, "read group deployments")
+            .summary("Show a group deployment")
+            .to(show_deployment)
+            .query::<Consistency>()
+            .json::<GroupDeploymentView>(200, "The group deployment.")
+            .errors(&[400, 404]),
+        Route::post(
+            "/v1/group-deployments/{id}/abort",
+            Operate,
+            "abort group deployments",
+        )
+        .summary("Abort a group deployment")
+        .to(abort)
+        .json::<GroupDeploymentView>(200, "The group deployment.")
+        .errors(&[404, 409]),
+    ]
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -134,9 +185,7 @@ async fn list_deployments(
     replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = replica
-        .read(q.consistent, |s| s.group_deployments())
-        .await?;
+    let views = replica.read(q.consistent, |s| s.group_deployments()).await?;
     Ok(HttpResponse::Ok().json(views))
 }
 
@@ -164,9 +213,7 @@ async fn abort(
     replica
         .propose(Command::AbortGroupDeployment { id, by })
         .await?;
-    let view = replica
-        .read_written(move |s| s.group_deployment(id))
-        .await?;
+    let view = replica.read_written(move |s| s.group_deployment(id)).await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 

@@ -1,4 +1,5 @@
-//! The HTTP API of API.md on actix-web.
+//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), and the
+//! router ([`configure`]), the permission table (`auth::table`) and `/openapi.json` are read from them.
 
 pub mod auth;
 pub mod cluster;
@@ -15,41 +16,61 @@ pub mod openapi;
 pub mod read;
 pub mod reports;
 pub mod resources;
+pub mod route;
 pub mod tokens;
 pub mod ui;
 pub mod watch;
 pub mod whoami;
 pub mod why;
 
+use std::sync::LazyLock;
+
 use actix_web::web;
+
+use route::Route;
+
+/// Each resource's declarations, in the order the first match decides (`.../pulse` before `.../{action}`)
+/// and `GET /v1/whoami` lists them.
+const RESOURCES: &[fn() -> Vec<Route>] = &[
+    cluster::routes,
+    ui::routes,
+    openapi::routes,
+    whoami::routes,
+    watch::routes,
+    metrics::routes,
+    tokens::routes,
+    debug::routes,
+    resources::routes,
+    consumers::routes,
+    nodes::routes,
+    deployments::routes,
+    deployment_feed::routes,
+    why::routes,
+    groups::routes,
+];
+
+/// Every route the API serves (the fault-injection endpoint whether or not this server has it on).
+pub fn routes() -> &'static [Route] {
+    static ALL: LazyLock<Vec<Route>> =
+        LazyLock::new(|| RESOURCES.iter().flat_map(|routes| routes()).collect());
+    &ALL
+}
 
 /// Registers every route (the fault-injection endpoint only when `faults`) and the JSON error handlers.
 pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
-    if faults {
-        cfg.configure(debug::routes);
-    }
-    cfg.configure(metrics::routes);
     cfg.app_data(
         web::JsonConfig::default()
             .limit(4 * 1024 * 1024)
             .error_handler(error::json_error),
     )
     .app_data(web::QueryConfig::default().error_handler(error::query_error))
-    .app_data(web::PathConfig::default().error_handler(error::path_error))
-    .configure(cluster::routes)
-    .configure(resources::routes)
-    .configure(consumers::routes)
-    .configure(nodes::routes)
-    .configure(deployments::routes)
-    .configure(deployment_feed::routes)
-    .configure(why::routes)
-    .configure(groups::routes)
-    .configure(tokens::routes)
-    .configure(ui::routes)
-    .configure(whoami::routes)
-    .configure(watch::routes)
-    .configure(openapi::routes)
-    .default_service(web::to(no_route));
+    .app_data(web::PathConfig::default().error_handler(error::path_error));
+    for route in routes() {
+        if faults || route.pattern != debug::FAULTS {
+            route.register(cfg);
+        }
+    }
+    cfg.default_service(web::to(no_route));
 }
 
 /// Any route the API does not serve: 404 in the API's error shape.
@@ -62,5 +83,12 @@ async fn no_route(req: actix_web::HttpRequest) -> Result<actix_web::HttpResponse
 }
 
 #[cfg(test)]
+mod test_server;
+
+#[cfg(test)]
 #[path = "fuzz_test.rs"]
 mod fuzz_test;
+
+#[cfg(test)]
+#[path = "requests_test.rs"]
+mod requests_test;

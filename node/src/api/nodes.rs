@@ -1,25 +1,50 @@
 //! Node reports (agents' heartbeat and progress, answered with targets) and node views.
-//! Reports are routed by [`ReportGateway`] (`reports.rs`, also the batch endpoint).
+//! ReportGateway are routed by [`ReportGateway`] (`reports.rs`, also the batch endpoint).
 
 use std::collections::BTreeMap;
 
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{web, HttpRequest, HttpResponse};
+use convoy_actors::domain::Permission::{Read, Report};
 use convoy_actors::domain::{NodeReport, ResourceReport};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::{NodeAnswer, NodeListAnswer, TargetsAnswer};
 use super::read::{found, Consistency};
-use super::reports::{report_batch, ReportGateway};
+use super::reports::{report_batch, BatchAnswer, BatchBody, ReportGateway};
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/nodes/reports", web::post().to(report_batch))
-        .route("/v1/nodes/{id}/report", web::post().to(report))
-        .route("/v1/nodes", web::get().to(list))
-        .route("/v1/nodes/{id}", web::get().to(show));
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/v1/nodes/reports", Report, "report for nodes")
+            .summary("Many nodes' reports in one request")
+            .to(report_batch)
+            .body::<BatchBody>()
+            .json::<BatchAnswer>(200, "Each node's targets; the reports not taken, with why.")
+            .errors(&[400]),
+        Route::post("/v1/nodes/{id}/report", Report, "report for nodes")
+            .summary("A node's report; answers its targets")
+            .to(report)
+            .body::<ReportBody>()
+            .json::<TargetsAnswer>(200, "What the node should do per resource.")
+            .errors(&[400]),
+        Route::get("/v1/nodes", Read, "read nodes")
+            .summary("A page of nodes")
+            .to(list)
+            .query::<ListQuery>()
+            .json::<NodeListAnswer>(200, "Versions, phases and last report age per node.")
+            .errors(&[400]),
+        Route::get("/v1/nodes/{id}", Read, "read nodes")
+            .summary("Show a node")
+            .to(show)
+            .query::<Consistency>()
+            .json::<NodeAnswer>(200, "The node.")
+            .errors(&[400, 404]),
+    ]
 }
 
 /// The most nodes one `GET /v1/nodes` answers.
@@ -136,7 +161,7 @@ async fn report(
         .ingest(&replica, report, &body, req.headers().get(AUTHORIZATION))
         .await?;
     let targets = replica.node().read(|m| m.state().targets(&node));
-    Ok(HttpResponse::Ok().json(super::openapi::answers::TargetsAnswer { targets }))
+    Ok(HttpResponse::Ok().json(TargetsAnswer { targets }))
 }
 
 async fn show(

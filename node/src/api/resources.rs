@@ -3,28 +3,64 @@
 use std::collections::BTreeMap;
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{Artifact, Command, Dependency, Response};
+use convoy_actors::domain::Permission::{Operate, ReadResources};
+use convoy_actors::domain::{Artifact, Command, Dependency, ResourceView, Response};
 use serde::Deserialize;
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::openapi::answers::VersionPublished;
 use super::read::{found, Consistency};
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/resources", web::post().to(create))
-        .route("/v1/resources", web::get().to(list))
-        .route("/v1/resources/{name}", web::get().to(show))
-        .route("/v1/resources/{name}/versions", web::post().to(publish))
-        .route(
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::post("/v1/resources", Operate, "create resources")
+            .summary("Create a resource")
+            .to(create)
+            .body::<CreateResource>()
+            .json::<ResourceView>(201, "The resource.")
+            .errors(&[400, 409]),
+        Route::get("/v1/resources", ReadResources, "read resources")
+            .summary("List resources")
+            .to(list)
+            .query::<Consistency>()
+            .list::<ResourceView>(200, "Every resource.")
+            .errors(&[400]),
+        Route::get("/v1/resources/{name}", ReadResources, "read resources")
+            .summary("Show a resource")
+            .to(show)
+            .query::<Consistency>()
+            .json::<ResourceView>(200, "The resource and its versions.")
+            .errors(&[400, 404]),
+        Route::post("/v1/resources/{name}/versions", Operate, "publish versions")
+            .summary("Publish a version")
+            .to(publish)
+            .body::<PublishVersion>()
+            .json::<VersionPublished>(201, "The new version.")
+            .errors(&[400, 404, 409]),
+        Route::post(
             "/v1/resources/{name}/versions/{version}/retract",
-            web::post().to(retract),
+            Operate,
+            "retract versions",
         )
-        .route(
+        .summary("Retract a version")
+        .to(retract)
+        .body::<RetractBody>()
+        .json::<ResourceView>(200, "The resource.")
+        .errors(&[400, 404, 409]),
+        Route::post(
             "/v1/resources/{name}/versions/{version}/unretract",
-            web::post().to(unretract),
-        );
+            Operate,
+            "retract versions",
+        )
+        .summary("Unretract a version")
+        .to(unretract)
+        .json::<ResourceView>(200, "The resource.")
+        .errors(&[400, 404, 409]),
+    ]
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -60,9 +96,7 @@ async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = replica
-        .read(q.consistent, move |s| s.resource(&key))
-        .await?;
+    let view = replica.read(q.consistent, move |s| s.resource(&key)).await?;
     Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
 }
 
@@ -118,8 +152,9 @@ async fn publish(
         })
         .await?;
     match response {
-        Response::VersionPublished { resource, version } => Ok(HttpResponse::Created()
-            .json(super::openapi::answers::VersionPublished { resource, version })),
+        Response::VersionPublished { resource, version } => {
+            Ok(HttpResponse::Created().json(VersionPublished { resource, version }))
+        }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to publish: {other:?}"
         ))),

@@ -1,19 +1,36 @@
 //! API tokens: create (the secret is shown once, in the 201 answer), list (no secrets, no hashes), revoke.
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::{check_token_name, check_token_nodes, Command, Role};
+use convoy_actors::domain::Permission::Admin;
+use convoy_actors::domain::{check_token_name, check_token_nodes, Command, Role, TokenView};
 use serde::Deserialize;
 
 use super::auth::{secret, Caller};
 use super::error::ApiError;
+use super::openapi::answers::TokenCreated;
 use super::read::found;
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/tokens", web::post().to(create))
-        .route("/v1/tokens", web::get().to(list))
-        .route("/v1/tokens/{name}", web::delete().to(revoke));
+/// This module's routes.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/v1/tokens", Admin, "list tokens")
+            .summary("List tokens (never their secrets)")
+            .to(list)
+            .list::<TokenView>(200, "Every token."),
+        Route::post("/v1/tokens", Admin, "create tokens")
+            .summary("Create a token")
+            .to(create)
+            .body::<CreateBody>()
+            .json::<TokenCreated>(201, "The token and its secret, shown once.")
+            .errors(&[400, 409]),
+        Route::delete("/v1/tokens/{name}", Admin, "revoke tokens")
+            .summary("Revoke a token")
+            .to(revoke)
+            .json::<TokenView>(200, "The revoked token.")
+            .errors(&[404]),
+    ]
 }
 
 /// `POST /v1/tokens` body.

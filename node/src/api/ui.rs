@@ -3,7 +3,10 @@
 //! token the page is given.
 
 use actix_web::http::header;
-use actix_web::{web, HttpResponse};
+use actix_web::HttpResponse;
+use convoy_actors::domain::Permission::Public;
+
+use super::route::Route;
 
 /// One embedded file: the path it is served at, its media type and its bytes.
 #[derive(Clone, Copy, Debug)]
@@ -75,12 +78,24 @@ pub const CONTENT_SECURITY_POLICY: &str =
      img-src 'self' data:; connect-src 'self' http: https:; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
-/// Registers `/` and every asset.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(root));
-    for asset in ASSETS {
-        cfg.route(asset.path, web::get().to(move || serve(asset)));
-    }
+/// `/` and every asset: public, like the data-free files they are.
+pub fn routes() -> Vec<Route> {
+    let root = Route::get("/", Public, "open the dashboard")
+        .summary("Redirect to the dashboard")
+        .to(root)
+        .text(302, "Location: /ui/", None);
+    let assets = ASSETS.iter().map(|asset| {
+        let (action, summary) = if asset.path.starts_with("/docs") {
+            ("open the API docs", "The API docs page")
+        } else {
+            ("open the dashboard", "The dashboard")
+        };
+        Route::get(asset.path, Public, action)
+            .summary(summary)
+            .to(move || serve(asset))
+            .text(200, "The embedded file.", Some(asset.content_type))
+    });
+    std::iter::once(root).chain(assets).collect()
 }
 
 async fn root() -> HttpResponse {

@@ -1,7 +1,8 @@
 //! The embedded files against the route table and each other.
 
 use super::*;
-use crate::api::auth::table::{lookup, ROUTES};
+use crate::api::auth::table::lookup;
+use crate::api::routes as declared;
 use convoy_actors::domain::Permission;
 
 #[test]
@@ -11,10 +12,10 @@ fn every_asset_has_a_public_row_and_every_ui_row_an_asset() {
         assert_eq!(rule.need, Permission::Public, "{}", asset.path);
         assert!(!asset.body.is_empty(), "{} is empty", asset.path);
     }
-    for rule in ROUTES.iter().filter(|r| r.pattern.starts_with("/ui/")) {
+    for rule in declared().iter().filter(|r| r.pattern.starts_with("/ui/")) {
         assert!(
             ASSETS.iter().any(|a| a.path == rule.pattern),
-            "{} is in the table but not embedded",
+            "{} is declared but not embedded",
             rule.pattern
         );
     }
@@ -55,7 +56,10 @@ fn files_refer_only_to_embedded_files_and_nothing_remote() {
 #[actix_web::test]
 async fn assets_are_served_with_their_type_and_a_strict_policy() {
     use actix_web::test as atest;
-    let app = atest::init_service(actix_web::App::new().configure(routes)).await;
+    let app = atest::init_service(
+        actix_web::App::new().configure(|cfg| routes().iter().for_each(|r| r.register(cfg))),
+    )
+    .await;
     for asset in ASSETS {
         let resp =
             atest::call_service(&app, atest::TestRequest::get().uri(asset.path).to_request()).await;

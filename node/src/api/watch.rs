@@ -14,8 +14,14 @@ use futures::Stream;
 use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant};
 
+use convoy_actors::domain::Permission::Read;
+
 use super::error::ApiError;
+use super::route::Route;
 use crate::replica::Replica;
+
+/// The media type of a server-sent event stream.
+pub const SSE: &str = "text/event-stream";
 
 /// Events are at least this far apart (at most 4 per second); changes in between are coalesced.
 pub const MIN_GAP: Duration = Duration::from_millis(250);
@@ -47,9 +53,16 @@ impl Drop for Slot {
     }
 }
 
-/// Registers this module's route.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/watch", web::get().to(watch_cluster));
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("/v1/watch", Read, "watch the cluster's changes")
+        .summary("Change feed of the whole cluster (SSE)")
+        .to(watch_cluster)
+        .text(
+            200,
+            "Server-sent events as this server's applied index moves.",
+            Some(SSE),
+        )]
 }
 
 async fn watch_cluster(replica: web::Data<Replica>) -> Result<HttpResponse, ApiError> {

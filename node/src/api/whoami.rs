@@ -2,15 +2,21 @@
 //! call — what the dashboard reads to show only the buttons that would work.
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::Permission::Authenticated;
 use convoy_actors::domain::Role;
 use serde::Serialize;
 
-use super::auth::table::{Rule, ROUTES};
 use super::auth::{AuthMode, Caller};
+use super::route::Route;
 
-/// Registers this module's route.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/whoami", web::get().to(whoami));
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/v1/whoami", Authenticated, "ask what it may do")
+            .summary("The caller's token and what it may do")
+            .to(whoami)
+            .json::<WhoAmI>(200, "Name, role and allowed routes."),
+    ]
 }
 
 /// One route the caller may call.
@@ -39,9 +45,9 @@ pub struct WhoAmI {
 
 /// The routes `role` may call, in the table's order.
 pub fn allowed(role: Role) -> Vec<Allowed> {
-    ROUTES
+    super::routes()
         .iter()
-        .filter(|r: &&Rule| role.grants(r.need))
+        .filter(|r| role.grants(r.need))
         .map(|r| Allowed {
             method: r.method,
             pattern: r.pattern,

@@ -2,15 +2,27 @@
 //! of a deployment, with its reason, served by any server from its applied state.
 
 use actix_web::{web, HttpResponse};
+use convoy_actors::domain::NodeHistory;
+use convoy_actors::domain::Permission::Read;
 
 use super::deployments::parse_id;
 use super::error::ApiError;
 use super::read::{found, Consistency};
+use super::route::Route;
 use crate::replica::Replica;
 
-/// Registers this module's routes.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/deployments/{id}/nodes/{node}", web::get().to(history));
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![Route::get(
+        "/v1/deployments/{id}/nodes/{node}",
+        Read,
+        "read deployments",
+    )
+    .summary("Why: every decision about one node")
+    .to(history)
+    .query::<Consistency>()
+    .json::<NodeHistory>(200, "The node's decisions with their reasons.")
+    .errors(&[400, 404])]
 }
 
 async fn history(

@@ -1,4 +1,4 @@
-//! The route table against docs/API.md, and the middleware's 404/401/415 answers on an app whose handlers
+//! The route declarations against docs/API.md, and the middleware's 404/401/415 answers on an app whose handlers
 //! are stubs (tokens themselves are tested on a real cluster in tests/tests/security_tokens.rs).
 
 use actix_web::http::StatusCode;
@@ -7,8 +7,9 @@ use actix_web::test as atest;
 use actix_web::{web, App, HttpResponse};
 use serde_json::Value;
 
-use super::table::{lookup, matches, ROUTES};
+use super::table::{lookup, matches};
 use super::*;
+use crate::api::routes;
 
 const API_DOC: &str = include_str!("../../../../docs/API.md");
 
@@ -29,20 +30,20 @@ fn documented() -> Vec<(String, String)> {
 }
 
 #[test]
-fn every_documented_route_is_in_the_table_and_every_rule_is_documented() {
+fn every_documented_route_is_declared_and_every_declared_route_is_documented() {
     let docs = documented();
     assert!(docs.len() >= 30, "too few routes parsed: {docs:?}");
     for (method, path) in &docs {
         assert!(
             lookup(method, path).is_some(),
-            "{method} {path} is documented but the auth table does not list it (it would answer 404)"
+            "{method} {path} is documented but no route declares it (it would answer 404)"
         );
     }
-    for rule in ROUTES {
+    for rule in routes() {
         assert!(
             docs.iter()
                 .any(|(m, p)| m == rule.method && matches(rule.pattern, p)),
-            "{} {} is in the auth table but not in docs/API.md",
+            "{} {} is declared but not in docs/API.md",
             rule.method,
             rule.pattern
         );
@@ -65,7 +66,7 @@ fn the_first_matching_rule_decides_and_params_are_one_segment() {
 
 #[test]
 fn members_and_tokens_need_admin_and_reports_need_report() {
-    for rule in ROUTES {
+    for rule in routes() {
         let want = if rule.pattern.starts_with("/v1/cluster/members/")
             || rule.pattern == "/v1/cluster/members"
             || rule.pattern.starts_with("/v1/tokens")
@@ -151,7 +152,7 @@ fn request(rule: &table::Rule) -> atest::TestRequest {
 #[actix_web::test]
 async fn with_auth_on_every_route_but_health_needs_a_token() {
     let app = stub_app!(AuthMode::On);
-    for rule in ROUTES {
+    for rule in routes() {
         let (status, body) = call!(&app, request(rule));
         if rule.need == Permission::Public {
             assert_eq!(status, StatusCode::OK, "{} {}", rule.method, rule.pattern);

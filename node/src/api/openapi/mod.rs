@@ -1,13 +1,15 @@
-//! `GET /openapi.json`: the OpenAPI 3.1 description of the API, built with utoipa from the handlers' request,
-//! query and response types (`ToSchema`/`IntoParams` derives) and the role table, once per process.
+//! `GET /openapi.json`: the OpenAPI 3.1 description of the API, built with utoipa from the route
+//! declarations (`api::routes()`: each route's permission, summary, query, body and answers) and the
+//! handlers' types (`ToSchema`/`IntoParams` derives), once per process.
 
 pub mod answers;
-mod operations;
 
 use std::sync::OnceLock;
 
 use actix_web::http::header;
-use actix_web::{web, HttpResponse};
+use actix_web::HttpResponse;
+use convoy_actors::domain::Permission::{self, Public};
+use convoy_actors::domain::{NodePhase, Role, StatusFilter};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
@@ -18,14 +20,19 @@ use utoipa::openapi::{
     ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref, RefOr, Required,
     ResponseBuilder,
 };
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
-use super::auth::table::ROUTES;
 use super::error::ErrorBody;
+use super::route::{Content, Route};
 
-/// Registers `GET /openapi.json`.
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/openapi.json", web::get().to(serve));
+/// This module's route.
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("/openapi.json", Public, "read the API description")
+            .summary("This document")
+            .to(serve)
+            .answer(200, "The OpenAPI 3.1 document.", Content::AnyObject),
+    ]
 }
 
 async fn serve() -> HttpResponse {
@@ -45,10 +52,15 @@ pub fn json() -> &'static str {
     })
 }
 
-/// The OpenAPI document of every route of the role table.
+/// The OpenAPI document of every declared route.
 pub fn spec() -> OpenApi {
     let mut spec = Spec::default();
-    operations::describe(&mut spec);
+    for route in super::routes() {
+        spec.operation(route);
+    }
+    // Query parameters refer to these by name (their `IntoParams` derives do not register them).
+    spec.schema::<StatusFilter>();
+    spec.schema::<NodePhase>();
     spec.finish()
 }
 
@@ -70,19 +82,6 @@ impl Spec {
     /// An array of `T`.
     pub fn list<T: ToSchema>(&mut self) -> RefOr<Schema> {
         ArrayBuilder::new().items(self.schema::<T>()).into()
-    }
-
-    /// Starts the operation `method path` (`path` exactly as in the role table).
-    pub fn op(&mut self, method: &'static str, path: &'static str, summary: &str) -> Op<'_> {
-        Op {
-            spec: self,
-            method,
-            path,
-            summary: summary.to_string(),
-            query: Vec::new(),
-            body: None,
-            responses: Vec::new(),
-        }
     }
 
     fn finish(self) -> OpenApi {
@@ -121,91 +120,17 @@ impl Spec {
             .components(Some(components.build()))
             .build()
     }
-}
 
-/// One answer: status, description, and its media type and schema (none for an empty body).
-type Answer = (u16, String, Option<(String, Option<RefOr<Schema>>)>);
-
-/// One operation being described.
-pub struct Op<'a> {
-    spec: &'a mut Spec,
-    method: &'static str,
-    path: &'static str,
-    summary: String,
-    query: Vec<utoipa::openapi::path::Parameter>,
-    body: Option<RefOr<Schema>>,
-    responses: Vec<Answer>,
-}
-
-impl Op<'_> {
-    /// Its query parameters, from the handler's query type.
-    pub fn query<Q: IntoParams>(mut self) -> Self {
-        self.query
-            .extend(Q::into_params(|| Some(ParameterIn::Query)));
-        self
-    }
-
-    /// Its JSON request body, of type `T`.
-    pub fn body<T: ToSchema>(mut self) -> Self {
-        self.body = Some(self.spec.schema::<T>());
-        self
-    }
-
-    /// A JSON answer with status `status` and `schema`.
-    pub fn answers(mut self, status: u16, what: &str, schema: RefOr<Schema>) -> Self {
-        self.responses.push((
-            status,
-            what.to_string(),
-            Some(("application/json".into(), Some(schema))),
-        ));
-        self
-    }
-
-    /// A JSON answer: an array of `T`.
-    pub fn answers_list<T: ToSchema>(self, status: u16, what: &str) -> Self {
-        let schema = self.spec.list::<T>();
-        self.answers(status, what, schema)
-    }
-
-    /// A JSON answer of type `T`.
-    pub fn json<T: ToSchema>(self, status: u16, what: &str) -> Self {
-        let schema = self.spec.schema::<T>();
-        self.answers(status, what, schema)
-    }
-
-    /// An answer that is not JSON: `content_type` text, or none.
-    pub fn text(mut self, status: u16, what: &str, content_type: Option<&str>) -> Self {
-        self.responses.push((
-            status,
-            what.to_string(),
-            content_type.map(|c| {
-                (
-                    c.to_string(),
-                    Some(ObjectBuilder::new().schema_type(Type::String).into()),
-                )
-            }),
-        ));
-        self
-    }
-
-    /// Adds the operation, with the error answers every route can give: its own `errors` plus 401/403
-    /// unless it is public, 415 when it takes a body, 500 and 503.
-    pub fn errors(self, errors: &[u16]) {
-        let Op {
-            spec,
+    /// Adds `route`'s operation, with the error answers every route can give: its own errors plus
+    /// 401/403 unless it is public, 413/415 when it takes a body or changes state, 500 and 503.
+    fn operation(&mut self, route: &Route) {
+        let Route {
             method,
-            path,
-            summary,
-            query,
-            body,
-            responses,
-        } = self;
-        let rule = ROUTES
-            .iter()
-            .find(|r| r.method == method && r.pattern == path)
-            .unwrap_or_else(|| panic!("{method} {path} is not in the role table"));
-        let need = rule.need;
-        let roles: Vec<&str> = convoy_actors::domain::Role::ALL
+            pattern: path,
+            need,
+            ..
+        } = *route;
+        let roles: Vec<&str> = Role::ALL
             .iter()
             .filter(|r| r.grants(need))
             .map(|r| r.name())
@@ -213,8 +138,8 @@ impl Op<'_> {
         let permission = serde_json::to_value(need).unwrap_or_default();
         let mut op = OperationBuilder::new()
             .operation_id(Some(format!("{method} {path}")))
-            .summary(Some(summary))
-            .description(Some(format!("Needs: {}.", rule.action)))
+            .summary(Some(route.summary))
+            .description(Some(format!("Needs: {}.", route.action)))
             .tag(
                 path.split('/')
                     .nth(if path.starts_with("/v1/") { 2 } else { 1 })
@@ -239,38 +164,37 @@ impl Op<'_> {
                     .build()
             })
             .collect();
-        params.extend(query);
+        params.extend(route.query.map(|query| query()).unwrap_or_default());
         op = op.parameters(Some(params));
-        let takes_body = body.is_some();
-        if let Some(schema) = body {
+        if let Some(body) = route.body {
             op = op.request_body(Some(
                 RequestBodyBuilder::new()
                     .content(
                         "application/json",
-                        ContentBuilder::new().schema(Some(schema)).build(),
+                        ContentBuilder::new().schema(Some(body(self))).build(),
                     )
                     .required(Some(Required::True))
                     .build(),
             ));
         }
-        for (status, what, content) in responses {
-            let mut r = ResponseBuilder::new().description(what);
-            if let Some((content_type, schema)) = content {
-                r = r.content(content_type, ContentBuilder::new().schema(schema).build());
+        for answer in &route.answers {
+            let mut r = ResponseBuilder::new().description(answer.what);
+            let content: Option<(&str, RefOr<Schema>)> = match answer.content {
+                Content::Json(schema) => Some(("application/json", schema(self))),
+                Content::AnyObject => Some((
+                    "application/json",
+                    ObjectBuilder::new().schema_type(Type::Object).into(),
+                )),
+                Content::Text(media) => {
+                    media.map(|m| (m, ObjectBuilder::new().schema_type(Type::String).into()))
+                }
+            };
+            if let Some((media, schema)) = content {
+                r = r.content(media, ContentBuilder::new().schema(Some(schema)).build());
             }
-            op = op.response(status.to_string(), r.build());
+            op = op.response(answer.status.to_string(), r.build());
         }
-        let mut all: Vec<u16> = errors.to_vec();
-        if need != convoy_actors::domain::Permission::Public {
-            all.extend([401, 403]);
-        }
-        if takes_body || method != "GET" {
-            all.extend([413, 415]);
-        }
-        all.extend([500, 503]);
-        all.sort_unstable();
-        all.dedup();
-        for status in all {
+        for status in error_statuses(route) {
             op = op.response(status.to_string(), Ref::from_response_name("Error"));
         }
         let method = match method {
@@ -281,9 +205,25 @@ impl Op<'_> {
             "DELETE" => HttpMethod::Delete,
             other => panic!("no HTTP method {other}"),
         };
-        spec.paths
+        self.paths
             .push((path.to_string(), PathItem::new(method, op.build())));
     }
+}
+
+/// Every error status `route` can answer, in order: its own, 401/403 unless it is public, 413/415 when it
+/// takes a body or changes state, 500 and 503.
+pub fn error_statuses(route: &Route) -> Vec<u16> {
+    let mut all: Vec<u16> = route.errors.to_vec();
+    if route.need != Permission::Public {
+        all.extend([401, 403]);
+    }
+    if route.body.is_some() || route.method != "GET" {
+        all.extend([413, 415]);
+    }
+    all.extend([500, 503]);
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 #[cfg(test)]
