@@ -10,8 +10,8 @@ use super::auth::AuthMode;
 use super::error::ApiError;
 use super::openapi::answers::{ClusterAnswer, DigestAnswer, StatusAnswer};
 use super::route::Route;
-use crate::replica::Replica;
 use crate::membership::MembershipAnswer;
+use crate::replica::Replica;
 
 /// This module's routes.
 pub fn routes() -> Vec<Route> {

@@ -118,7 +118,9 @@ async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = replica.read(q.consistent, move |s| s.consumer(&key)).await?;
+    let view = replica
+        .read(q.consistent, move |s| s.consumer(&key))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "consumer", &name)?))
 }
 

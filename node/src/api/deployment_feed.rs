@@ -7,7 +7,7 @@
 //! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
@@ -148,7 +148,10 @@ impl Feed {
     }
 }
 
-async fn watch(replica: web::Data<Replica>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn watch(
+    replica: web::Data<Replica>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let exists = replica

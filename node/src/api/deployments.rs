@@ -227,7 +227,9 @@ async fn show(
     let raw = id.into_inner();
     let id = parse_id(&raw)?;
     let Some(page) = q.page()? else {
-        let view = replica.read(q.consistent, move |s| s.deployment(id)).await?;
+        let view = replica
+            .read(q.consistent, move |s| s.deployment(id))
+            .await?;
         return Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?));
     };
     let paged = replica

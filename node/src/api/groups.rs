@@ -185,7 +185,9 @@ async fn list_deployments(
     replica: web::Data<Replica>,
     q: web::Query<Consistency>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = replica.read(q.consistent, |s| s.group_deployments()).await?;
+    let views = replica
+        .read(q.consistent, |s| s.group_deployments())
+        .await?;
     Ok(HttpResponse::Ok().json(views))
 }
 
@@ -213,7 +215,9 @@ async fn abort(
     replica
         .propose(Command::AbortGroupDeployment { id, by })
         .await?;
-    let view = replica.read_written(move |s| s.group_deployment(id)).await?;
+    let view = replica
+        .read_written(move |s| s.group_deployment(id))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "group deployment", &raw)?))
 }
 

@@ -19,7 +19,10 @@ pub fn routes() -> Vec<Route> {
 }
 
 async fn metrics(replica: web::Data<Replica>) -> HttpResponse {
-    let text = crate::metrics::scrape::render(&replica, convoy_time::Clock::wall_ms(&convoy_time::SystemClock));
+    let text = crate::metrics::scrape::render(
+        &replica,
+        convoy_time::Clock::wall_ms(&convoy_time::SystemClock),
+    );
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(text)

@@ -96,7 +96,9 @@ async fn show(
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     let key = name.clone();
-    let view = replica.read(q.consistent, move |s| s.resource(&key)).await?;
+    let view = replica
+        .read(q.consistent, move |s| s.resource(&key))
+        .await?;
     Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
 }
 

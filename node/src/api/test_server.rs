@@ -7,8 +7,8 @@ use std::time::Duration;
 use actix_web::test;
 use convoy_raft::{Member, RaftConfig, RaftNode};
 
-use crate::replica::Replica;
 use crate::machine::Machine;
+use crate::replica::Replica;
 
 /// A one-node cluster on its own raft runtime, as `convoy server` runs it.
 pub(crate) struct OneNode {
