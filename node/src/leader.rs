@@ -4,7 +4,7 @@
 //! convoy-actors), and the watcher here only carries raft's answer each time it turns.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use actix::Addr;
 use convoy_actors::domain::{ClusterState, Command, Outcome, Response, Timestamp};
@@ -62,10 +62,7 @@ impl Host for ServerHost {
 
 /// Milliseconds since the Unix epoch.
 pub fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 /// Forwards leadership changes and applied-state changes to the supervisor, from the raft

@@ -1,8 +1,6 @@
 //! The proposal batcher: proposals queued on the leader leave as one `client_write_many` per
 //! batch, sharing one append and one fsync, stamped with the leader's clock.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use futures::StreamExt;
 use openraft::error::ClientWriteError;
 use tokio::sync::{mpsc, oneshot};
@@ -19,10 +17,7 @@ pub(super) const MAX_BATCH: usize = 1024;
 
 /// Milliseconds since the Unix epoch, the leader's stamp on a batch.
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 /// A proposal waiting for the batcher, and where its answer goes.

@@ -1,5 +1,5 @@
 //! The route declarations against docs/API.md, and the middleware's 404/401/415 answers on an app whose handlers
-//! are stubs (tokens themselves are tested on a real cluster in tests/tests/security_tokens.rs).
+//! are stubs (tokens themselves are tested on a real cluster in tests/it/security_tokens.rs).
 
 use actix_web::http::StatusCode;
 use actix_web::middleware::from_fn;

@@ -1,6 +1,6 @@
 //! The small answers the handlers send (serialized from these types), and the schemas of the answers they
 //! assemble as JSON values (a view with a field added: marked "schema only"), which the response-validation
-//! test (tests/tests/openapi_responses.rs) checks against every real answer.
+//! test (tests/it/openapi_responses.rs) checks against every real answer.
 
 use std::collections::BTreeMap;
 

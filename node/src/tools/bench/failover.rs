@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -19,9 +19,7 @@ pub const SCENARIO: &str = "failover";
 const FLEET: usize = 30;
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 /// Fires `probe(k)` every 20 ms from `start` until one succeeds; the ms from `start` to the earliest

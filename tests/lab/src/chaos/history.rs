@@ -7,10 +7,7 @@ use convoy_actors::domain::DeploymentView;
 
 /// Wall-clock milliseconds since the Unix epoch (the unit of leader-stamped event times).
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    convoy_time::Clock::wall_ms(&convoy_time::SystemClock)
 }
 
 /// A write the cluster acknowledged: its effect must be in the final state of every server.
