@@ -185,6 +185,9 @@ pub struct Identity {
     id: NodeId,
     incarnation: u64,
     state: Mutex<State>,
+    /// Held through a save: two handshakes that meet new peers at once would otherwise share the
+    /// temporary file, and the second rename finds it gone.
+    saving: Mutex<()>,
 }
 
 /// How [`Identity::open`] found the data dir's identity.
@@ -226,6 +229,7 @@ impl Identity {
                     id,
                     incarnation,
                     state: Mutex::new(state),
+                    saving: Mutex::new(()),
                 };
                 (identity, Opened::Read)
             }
@@ -235,6 +239,7 @@ impl Identity {
                     id,
                     incarnation: new_incarnation(),
                     state: Mutex::new(State::default()),
+                    saving: Mutex::new(()),
                 };
                 let opened = if fresh {
                     Opened::Created
@@ -300,6 +305,8 @@ impl Identity {
 
     /// Writes the file (a temporary file renamed over it, synced).
     fn save(&self) -> Result<(), IdentityError> {
+        let _saving = self.saving.lock().unwrap();
+        // Rendered while saving is held, so the last save writes the newest state.
         let text = {
             let state = self.state.lock().unwrap();
             render(self.id, self.incarnation, &state)

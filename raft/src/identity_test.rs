@@ -174,3 +174,39 @@ fn a_peer_too_old_to_state_an_incarnation_is_accepted() {
     identity.check(2, None, 0).unwrap();
     assert_eq!(identity.known(2), Some(20));
 }
+
+#[test]
+fn peers_met_at_once_on_many_connections_are_all_saved() {
+    // Handshakes from several peers arrive on their own tasks; each new peer saves the file.
+    let dir = tempfile::tempdir().unwrap();
+    let (identity, _) = Identity::open(dir.path(), 1, Some(ClusterId(1)), true).unwrap();
+    let identity = std::sync::Arc::new(identity);
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let identity = identity.clone();
+            std::thread::spawn(move || {
+                (0..25u64)
+                    .map(|_| identity.save().map_err(|e| e.to_string()))
+                    .chain((0..25u64).map(|i| {
+                        identity
+                            .check(100 + t * 25 + i, Some(ClusterId(1)), 7)
+                            .unwrap();
+                        Ok(())
+                    }))
+                    .filter_map(Result::err)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let errors: Vec<String> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert!(errors.is_empty(), "saves failed: {errors:?}");
+    let (reopened, _) = Identity::open(dir.path(), 1, Some(ClusterId(1)), false).unwrap();
+    assert_eq!(
+        (100..300).filter(|p| reopened.known(*p) == Some(7)).count(),
+        200,
+        "every peer met is on disk"
+    );
+}
