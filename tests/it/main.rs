@@ -1,6 +1,7 @@
 //! convoy-tests' one integration-test binary: a module per scenario file, all through real `convoy`
-//! processes (one binary per crate links RocksDB once; nextest still runs each test in its own process).
-//! Pick one file's tests with `cargo nextest run -p convoy-tests -E 'test(/^api_routes::/)'`.
+//! processes (one binary per crate links RocksDB once; its tests run as threads of one process).
+//! Pick one file's tests with `cargo build -p convoy-node && cargo test -p convoy-tests --test it api_routes::`
+//! (the build first: `-p convoy-tests` alone does not rebuild the `convoy` binary the tests start).
 
 mod agent_e2e;
 mod agent_snooze;

@@ -1,4 +1,4 @@
-//! The `convoy` binary starts and describes its commands (this also makes `cargo nextest run`
+//! The `convoy` binary starts and describes its commands (this also makes `cargo test`
 //! build the binary that the multi-process tests in `tests/` start).
 
 use std::process::Command;

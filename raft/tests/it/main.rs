@@ -1,6 +1,7 @@
 //! convoy-raft's one integration-test binary: a module per file, `common` (a transport test server and
 //! its helpers) and `toy` (a key-value state machine on the real stores) shared by them. One binary per
-//! crate links RocksDB once; nextest still runs each test in its own process. `frame_allocation`'s
+//! crate links RocksDB once; its tests run as threads of one process (`transport_flood` starts a process of
+//! its own). `frame_allocation`'s
 //! recording allocator is this binary's global allocator (it only reads a thread-local high-water mark).
 
 mod common;

@@ -4,7 +4,7 @@
 //! clone first. A measurement, not a check (timings on a shared machine vary):
 //!
 //! ```sh
-//! cargo nextest run -p convoy-raft --run-ignored only -E 'test(/^storage_snapshot_pause::/)' --no-capture
+//! cargo test -p convoy-raft --test it storage_snapshot_pause:: -- --ignored --nocapture
 //! ```
 
 use std::collections::BTreeMap;

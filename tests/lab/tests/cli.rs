@@ -1,4 +1,4 @@
-//! The `convoy-lab` binary lists the lab's commands (and `cargo nextest run -p convoy-lab` builds it).
+//! The `convoy-lab` binary lists the lab's commands (and `cargo test -p convoy-lab` builds it).
 
 use std::process::Command;
 
