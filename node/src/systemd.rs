@@ -21,23 +21,43 @@ fn notify(state: &[sd_notify::NotifyState], what: &str) {
 mod tests {
     use std::os::unix::net::UnixDatagram;
 
-    /// One test owns NOTIFY_SOCKET (the process environment is shared by the tests of this binary).
+    /// The environment is the process's, shared by every test of this binary: the notifications are
+    /// sent from a process of its own (this binary, running the ignored test below) whose
+    /// `NOTIFY_SOCKET` is set, and nothing here sets a variable.
     #[test]
     fn ready_and_stopping_reach_the_notify_socket() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("notify");
         let socket = UnixDatagram::bind(&path).unwrap();
         socket
-            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
             .unwrap();
-        std::env::set_var("NOTIFY_SOCKET", &path);
-        super::ready();
-        super::stopping();
-        std::env::remove_var("NOTIFY_SOCKET");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "systemd::tests::notify_from_a_process_of_its_own",
+                "--ignored",
+            ])
+            .env("NOTIFY_SOCKET", &path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}"
+        );
         let mut buf = [0u8; 64];
         let n = socket.recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"READY=1\n");
         let n = socket.recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"STOPPING=1\n");
+    }
+
+    #[test]
+    #[ignore = "run with NOTIFY_SOCKET set by the test above"]
+    fn notify_from_a_process_of_its_own() {
+        assert!(std::env::var_os("NOTIFY_SOCKET").is_some());
+        super::ready();
+        super::stopping();
     }
 }
