@@ -7,21 +7,22 @@
 //! `convoy deploy pause d-17` does.
 
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use convoy_node::client::ApiClient;
 use convoy_node::local::new_admin_token;
-use convoy_tests::scenario::{consumer, post_ok, resource_with_v1};
+use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, resource_with_v1};
 use convoy_tests::{convoy_bin, Cluster, ClusterOptions, RawClient};
 use serde_json::{json, Value};
 
 const PAIR: &str = "/v1/consumers/web/resources/app";
 
-/// A deployment of `app` v1 on `web` that waits for pulses (the nodes never report, so it stays active).
+/// A deployment of `app` v2 on `web` that waits for pulses (no agent installs it, so it stays active).
 async fn start(api: &RawClient) -> anyhow::Result<String> {
     let started = post_ok(
         api,
         "/v1/deployments",
-        json!({"consumer": "web", "resource": "app", "version": 1, "pulse_interval_ms": 60_000}),
+        json!({"consumer": "web", "resource": "app", "version": 2, "pulse_interval_ms": 60_000}),
     )
     .await?;
     assert_eq!(
@@ -29,6 +30,30 @@ async fn start(api: &RawClient) -> anyhow::Result<String> {
         "{started}"
     );
     Ok(started["id"].as_str().expect("id").to_string())
+}
+
+/// The nodes report version 1 of `app` until the leader has them all active (a node that never reported
+/// is skipped by a deployment).
+async fn report_v1(api: &RawClient, nodes: &[String]) -> anyhow::Result<()> {
+    for _ in 0..100 {
+        for node in nodes {
+            post_ok(
+                api,
+                &format!("/v1/nodes/{node}/report"),
+                json!({"resources": {"app": {"current": 1}}}),
+            )
+            .await?;
+        }
+        let mut active = true;
+        for node in nodes {
+            active &= get_ok(api, &format!("/v1/nodes/{node}")).await?["active"] == true;
+        }
+        if active {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("nodes never became active")
 }
 
 /// `POST {PAIR}/{verb}` with `{}`: status and body.
@@ -69,14 +94,20 @@ async fn verbs_by_consumer_and_resource_act_on_the_active_deployment() -> anyhow
     let admin = new_admin_token();
     let cluster = Cluster::start_with(ClusterOptions {
         bootstrap_token: Some(admin.clone()),
+        // The nodes report once: they must not be marked inactive (and skipped) mid-test.
+        node_timeout_ms: Some(600_000),
         ..ClusterOptions::for_tests(3)
     })
     .await?;
-    let leader_id = cluster.wait_leader(std::time::Duration::from_secs(30)).await?;
+    let leader_id = cluster
+        .wait_leader(std::time::Duration::from_secs(30))
+        .await?;
     let leader = cluster.server(leader_id).client();
     let follower = cluster.client_except(leader_id);
     resource_with_v1(&follower, "app").await?;
-    consumer(&follower, "web", 3).await?;
+    publish(&follower, "app", json!({"label": "v2"})).await?;
+    let nodes = consumer(&follower, "web", 3).await?;
+    report_v1(&follower, &nodes).await?;
 
     // Each verb by pair, through a follower (forwarded to the leader) and through the leader.
     let first = start(&follower).await?;

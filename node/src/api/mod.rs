@@ -2,6 +2,7 @@
 //! router ([`configure`]), the permission table (`auth::table`) and `/openapi.json` are read from them.
 
 pub mod auth;
+pub mod by_pair;
 pub mod cluster;
 pub mod consumers;
 pub mod cors;
@@ -44,6 +45,7 @@ const RESOURCES: &[fn() -> Vec<Route>] = &[
     consumers::routes,
     nodes::routes,
     deployments::routes,
+    by_pair::routes,
     deployment_feed::routes,
     why::routes,
     groups::routes,
