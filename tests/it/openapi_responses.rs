@@ -80,7 +80,7 @@ impl Probe {
             .unwrap_or_default()
             .to_string();
         let raw_path = path.split('?').next().unwrap_or(path);
-        let rule = table::lookup(method, raw_path)
+        let rule = table::lookup(convoy_node::api::routes(), method, raw_path)
             .with_context(|| format!("{method} {raw_path} is not in the role table"))?;
         let op = &self.spec["paths"][rule.pattern][method.to_lowercase()];
         ensure!(

@@ -1,5 +1,7 @@
-//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), and the
-//! router ([`configure`]), the permission table (`auth::table`) and `/openapi.json` are read from them.
+//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), this
+//! module collects them ([`routes`]), and the router ([`configure`]) registers them and hands them, as app
+//! data ([`route::Routes`]), to the permission table (`auth::table`), the metrics, `whoami` and
+//! `/openapi.json`, none of which imports this module back.
 
 pub mod auth;
 pub mod by_pair;
@@ -58,7 +60,8 @@ pub fn routes() -> &'static [Route] {
     &ALL
 }
 
-/// Registers every route (the fault-injection endpoint only when `faults`) and the JSON error handlers.
+/// Registers every route (the fault-injection endpoint only when `faults`), the JSON error handlers and
+/// the route table as app data.
 pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     cfg.app_data(
         web::JsonConfig::default()
@@ -66,7 +69,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
             .error_handler(error::json_error),
     )
     .app_data(web::QueryConfig::default().error_handler(error::query_error))
-    .app_data(web::PathConfig::default().error_handler(error::path_error));
+    .app_data(web::PathConfig::default().error_handler(error::path_error))
+    // The table, the metrics, whoami and the OpenAPI document read the routes from here.
+    .app_data(web::Data::new(route::Routes(routes())));
     for route in routes() {
         if faults || route.pattern != debug::FAULTS {
             route.register(cfg);
