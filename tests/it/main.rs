@@ -32,6 +32,7 @@ mod e2e_retention;
 mod e2e_rollouts;
 mod e2e_watch;
 mod failover_leader_kill;
+mod job_verbs;
 mod monitoring_logs;
 mod monitoring_metrics;
 mod openapi_responses;

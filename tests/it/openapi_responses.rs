@@ -80,7 +80,7 @@ impl Probe {
             .unwrap_or_default()
             .to_string();
         let raw_path = path.split('?').next().unwrap_or(path);
-        let rule = table::lookup(method, raw_path)
+        let rule = table::lookup(convoy_node::api::routes(), method, raw_path)
             .with_context(|| format!("{method} {raw_path} is not in the role table"))?;
         let op = &self.spec["paths"][rule.pattern][method.to_lowercase()];
         ensure!(
@@ -394,6 +394,14 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         200,
     )
     .await?;
+    // By job key: the pair's active deployment.
+    let pair = "/v1/consumers/web/resources/app";
+    p.admin("POST", &format!("{pair}/pulse"), Some(json!({})), 200)
+        .await?;
+    p.admin("POST", &format!("{pair}/pause"), Some(json!({})), 200)
+        .await?;
+    p.admin("POST", &format!("{pair}/resume"), Some(json!({})), 200)
+        .await?;
     p.admin(
         "POST",
         &format!("/v1/deployments/{id}/abort"),
@@ -403,6 +411,17 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     .await?;
     p.admin("POST", "/v1/deployments/d-99/abort", Some(json!({})), 404)
         .await?;
+    p.admin("POST", &format!("{pair}/abort"), Some(json!({})), 404)
+        .await?;
+    p.admin("POST", &format!("{pair}/pulse"), Some(json!({})), 200)
+        .await?;
+    p.admin(
+        "POST",
+        "/v1/consumers/web/resources/a%20b/pulse",
+        Some(json!({})),
+        400,
+    )
+    .await?;
     p.admin("GET", "/v1/deployments/d-99", None, 404).await?;
 
     // Groups and group deployments.

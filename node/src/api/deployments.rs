@@ -1,13 +1,14 @@
-//! Deployments: start, list, show, pause, resume, abort, rollback and pulse.
+//! Deployments: start, list, show, pause, resume, abort, rollback and pulse (by id; by job key in
+//! `by_pair`, through the same handlers).
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use convoy_actors::domain::Permission::{Operate, Pulse, Read};
 use convoy_actors::domain::PulseAnswer;
 use convoy_actors::domain::{
-    Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentPlan, DeploymentSpec,
-    DeploymentSummary, DeploymentView, FailedNodes, NodePage, NodePhase, Response, StatusFilter,
-    Strategy,
+    clip, Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentPlan,
+    DeploymentSpec, DeploymentSummary, DeploymentView, FailedNodes, NodePage, NodePhase, Response,
+    StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
@@ -270,22 +271,35 @@ async fn act(
 ) -> Result<HttpResponse, ApiError> {
     let (raw, action) = path.into_inner();
     let id = parse_id(&raw)?;
-    let message = action_message(&body)?;
+    steer(&replica, caller, id, &action, &body).await
+}
+
+/// Pause, resume, abort or roll back deployment `id` (`action`, with the optional body's message);
+/// answers its view. The id routes and the routes by job key (`by_pair`) both end here.
+pub(crate) async fn steer(
+    replica: &Replica,
+    caller: Caller,
+    id: DeploymentId,
+    action: &str,
+    body: &[u8],
+) -> Result<HttpResponse, ApiError> {
+    let message = action_message(body)?;
     let by = caller.actor();
-    let command = match action.as_str() {
+    let command = match action {
         "pause" => Command::Pause { id, message, by },
         "resume" => Command::Resume { id, message, by },
         "abort" => Command::Abort { id, message, by },
         "rollback" => Command::Rollback { id, message, by },
         other => {
             return Err(ApiError::NotFound(format!(
-            "unknown deployment action {other:?}: expected pause, resume, abort, rollback or pulse"
-        )))
+                "unknown deployment action {:?}: expected pause, resume, abort, rollback or pulse",
+                clip(other)
+            )))
         }
     };
     replica.propose(command).await?;
     let view = replica.read_written(move |s| s.deployment(id)).await?;
-    Ok(HttpResponse::Ok().json(found(view, "deployment", &raw)?))
+    Ok(HttpResponse::Ok().json(found(view, "deployment", &id.to_string())?))
 }
 
 async fn pulse(
@@ -296,11 +310,25 @@ async fn pulse(
     let raw = id.into_inner();
     // A pulse on an unknown deployment answers STOP, as the contract says, not 404.
     let Ok(id) = raw.parse::<DeploymentId>() else {
-        return Ok(HttpResponse::Ok().json(PulseReply {
-            status: PulseAnswer::Stop,
-            state: None,
-        }));
+        return Ok(stop());
     };
+    pulse_id(&replica, caller, id).await
+}
+
+/// The answer to a pulse for no deployment (an unknown id, a pair with none active): STOP, no state.
+pub(crate) fn stop() -> HttpResponse {
+    HttpResponse::Ok().json(PulseReply {
+        status: PulseAnswer::Stop,
+        state: None,
+    })
+}
+
+/// Pulses deployment `id`. The id route and the route by job key (`by_pair`) both end here.
+pub(crate) async fn pulse_id(
+    replica: &Replica,
+    caller: Caller,
+    id: DeploymentId,
+) -> Result<HttpResponse, ApiError> {
     // The pulser's token names who moved the deployment on; without auth, "pulse".
     let by = match caller {
         Caller::Anonymous => Actor::Pulse,

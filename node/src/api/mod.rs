@@ -1,7 +1,10 @@
-//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), and the
-//! router ([`configure`]), the permission table (`auth::table`) and `/openapi.json` are read from them.
+//! The HTTP API of API.md on actix-web: each resource's file declares its routes ([`route::Route`]), this
+//! module collects them ([`routes`]), and the router ([`configure`]) registers them and hands them, as app
+//! data ([`route::Routes`]), to the permission table (`auth::table`), the metrics, `whoami` and
+//! `/openapi.json`, none of which imports this module back.
 
 pub mod auth;
+pub mod by_pair;
 pub mod cluster;
 pub mod consumers;
 pub mod cors;
@@ -44,6 +47,7 @@ const RESOURCES: &[fn() -> Vec<Route>] = &[
     consumers::routes,
     nodes::routes,
     deployments::routes,
+    by_pair::routes,
     deployment_feed::routes,
     why::routes,
     groups::routes,
@@ -56,7 +60,8 @@ pub fn routes() -> &'static [Route] {
     &ALL
 }
 
-/// Registers every route (the fault-injection endpoint only when `faults`) and the JSON error handlers.
+/// Registers every route (the fault-injection endpoint only when `faults`), the JSON error handlers and
+/// the route table as app data.
 pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     cfg.app_data(
         web::JsonConfig::default()
@@ -64,7 +69,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
             .error_handler(error::json_error),
     )
     .app_data(web::QueryConfig::default().error_handler(error::query_error))
-    .app_data(web::PathConfig::default().error_handler(error::path_error));
+    .app_data(web::PathConfig::default().error_handler(error::path_error))
+    // The table, the metrics, whoami and the OpenAPI document read the routes from here.
+    .app_data(web::Data::new(route::Routes(routes())));
     for route in routes() {
         if faults || route.pattern != debug::FAULTS {
             route.register(cfg);

@@ -13,7 +13,22 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{IntoParams, ToSchema};
 
-use super::openapi::Spec;
+use super::openapi::spec::Spec;
+
+/// Every route the API serves, in the order the first match decides, as `api::configure` registers
+/// them (app data, `web::Data<Routes>`). The permission table, the metrics' route labels, `GET
+/// /v1/whoami` and the OpenAPI document read them from the request, so that none of them imports the
+/// collection (`api`) back.
+#[derive(Clone, Copy, Debug)]
+pub struct Routes(pub &'static [Route]);
+
+impl Routes {
+    /// The routes of the app serving `req`; none when it registered none (every path is then 404).
+    pub fn of(req: &actix_web::HttpRequest) -> &'static [Route] {
+        req.app_data::<actix_web::web::Data<Routes>>()
+            .map_or(&[], |routes| routes.0)
+    }
+}
 
 /// Adds the handler to an actix route (the method is already set).
 type Register = Arc<dyn Fn(actix_web::Route) -> actix_web::Route + Send + Sync>;

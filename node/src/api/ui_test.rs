@@ -8,7 +8,7 @@ use convoy_actors::domain::Permission;
 #[test]
 fn every_asset_has_a_public_row_and_every_ui_row_an_asset() {
     for asset in ASSETS {
-        let rule = lookup("GET", asset.path).expect(asset.path);
+        let rule = lookup(declared(), "GET", asset.path).expect(asset.path);
         assert_eq!(rule.need, Permission::Public, "{}", asset.path);
         assert!(!asset.body.is_empty(), "{} is empty", asset.path);
     }

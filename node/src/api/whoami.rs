@@ -7,7 +7,7 @@ use convoy_actors::domain::Role;
 use serde::Serialize;
 
 use super::auth::{AuthMode, Caller};
-use super::route::Route;
+use super::route::{Route, Routes};
 
 /// This module's route.
 pub fn routes() -> Vec<Route> {
@@ -43,9 +43,9 @@ pub struct WhoAmI {
     pub allowed: Vec<Allowed>,
 }
 
-/// The routes `role` may call, in the table's order.
-pub fn allowed(role: Role) -> Vec<Allowed> {
-    super::routes()
+/// The routes of `routes` `role` may call, in the table's order.
+pub fn allowed(routes: &[Route], role: Role) -> Vec<Allowed> {
+    routes
         .iter()
         .filter(|r| role.grants(r.need))
         .map(|r| Allowed {
@@ -56,8 +56,8 @@ pub fn allowed(role: Role) -> Vec<Allowed> {
         .collect()
 }
 
-/// What the caller is and may do.
-pub fn describe(caller: &Caller, mode: AuthMode) -> WhoAmI {
+/// What the caller is and may do among `routes`.
+pub fn describe(routes: &[Route], caller: &Caller, mode: AuthMode) -> WhoAmI {
     let (name, role) = match caller {
         Caller::Token(t) => (t.name.clone(), t.role),
         Caller::Anonymous => (caller.actor().to_string(), Role::Admin),
@@ -66,13 +66,17 @@ pub fn describe(caller: &Caller, mode: AuthMode) -> WhoAmI {
         name,
         role,
         auth: mode.name(),
-        allowed: allowed(role),
+        allowed: allowed(routes, role),
     }
 }
 
-async fn whoami(caller: Caller, mode: Option<web::Data<AuthMode>>) -> HttpResponse {
+async fn whoami(
+    caller: Caller,
+    mode: Option<web::Data<AuthMode>>,
+    routes: web::Data<Routes>,
+) -> HttpResponse {
     let mode = mode.map_or(AuthMode::Off, |m| *m.get_ref());
-    HttpResponse::Ok().json(describe(&caller, mode))
+    HttpResponse::Ok().json(describe(routes.0, &caller, mode))
 }
 
 #[cfg(test)]

@@ -71,20 +71,22 @@ pub enum DeployCommand {
         #[arg(long, value_enum)]
         status: Option<StatusArg>,
     },
-    /// Pause a deployment (paused_by = user).
+    /// Pause a deployment (paused_by = user), by id or by CONSUMER/RESOURCE.
     Pause(ActionArgs),
-    /// Resume a paused deployment.
+    /// Resume a paused deployment, by id or by CONSUMER/RESOURCE.
     Resume(ActionArgs),
-    /// Abort a deployment; nodes keep what they have.
+    /// Abort a deployment; nodes keep what they have. By id or by CONSUMER/RESOURCE.
     Abort(ActionArgs),
-    /// Roll a deployment back.
+    /// Roll a deployment back, by id or by CONSUMER/RESOURCE.
     Rollback(ActionArgs),
     /// Start a deployment back to each node's version before deployment ID, with its policy.
-    Undo(ActionArgs),
-    /// Send one pulse to a coordinated deployment (exit 1 when the answer is STOP).
+    Undo(UndoArgs),
+    /// Send one pulse to a coordinated deployment, by id or by CONSUMER/RESOURCE (exit 1 when the
+    /// answer is STOP).
     Pulse {
-        /// Deployment id (d-N).
-        id: String,
+        /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's active deployment.
+        #[arg(value_name = "ID|CONSUMER/RESOURCE")]
+        id: DeploymentRef,
     },
     /// Show what `deploy start` with these flags would do (version and why, node order in batches or
     /// waves, skipped nodes and why), changing nothing.
@@ -118,11 +120,66 @@ pub enum StatusArg {
 /// `deploy pause|resume|abort|rollback`.
 #[derive(Debug, Args)]
 pub struct ActionArgs {
-    /// Deployment id (d-N).
-    pub id: String,
+    /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's active deployment.
+    #[arg(value_name = "ID|CONSUMER/RESOURCE")]
+    pub id: DeploymentRef,
     /// Why, recorded in the deployment's events.
     #[arg(long, short = 'm')]
     pub message: Option<String>,
+}
+
+/// `deploy undo`.
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Deployment id (d-N).
+    pub id: String,
+    /// Why, recorded in the new deployment's events.
+    #[arg(long, short = 'm')]
+    pub message: Option<String>,
+}
+
+/// The deployment a verb acts on: by id, or by job key (the consumer and the resource whose active
+/// deployment it is), for a monitoring service that knows the pair and not the id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeploymentRef {
+    /// `d-17` (or `17`), as given.
+    Id(String),
+    /// `web/app`: the active deployment of resource `app` on consumer `web`.
+    Pair {
+        /// The consumer's name.
+        consumer: String,
+        /// The resource's name.
+        resource: String,
+    },
+}
+
+impl std::str::FromStr for DeploymentRef {
+    type Err = String;
+
+    /// `CONSUMER/RESOURCE` (one `/`, both sides non-empty) is a pair; anything without `/` an id.
+    fn from_str(raw: &str) -> Result<Self, String> {
+        let Some((consumer, resource)) = raw.split_once('/') else {
+            return Ok(DeploymentRef::Id(raw.to_string()));
+        };
+        if consumer.is_empty() || resource.is_empty() || resource.contains('/') {
+            return Err(
+                "expected a deployment id (d-17) or CONSUMER/RESOURCE (web/app)".to_string(),
+            );
+        }
+        Ok(DeploymentRef::Pair {
+            consumer: consumer.to_string(),
+            resource: resource.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for DeploymentRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeploymentRef::Id(id) => f.write_str(id),
+            DeploymentRef::Pair { consumer, resource } => write!(f, "{consumer}/{resource}"),
+        }
+    }
 }
 
 /// `convoy deploy start`.
@@ -169,3 +226,7 @@ pub struct StartArgs {
     #[arg(long)]
     pub watch: bool,
 }
+
+#[cfg(test)]
+#[path = "deploy_args_test.rs"]
+mod tests;

@@ -82,6 +82,16 @@ pub enum CliError {
         /// What the server answered.
         answer: String,
     },
+    /// The consumer and resource named on the command line have no active deployment.
+    #[error("consumer {consumer} has no active deployment of resource {resource} (the server answered {answer})")]
+    NoActiveDeployment {
+        /// The consumer given.
+        consumer: String,
+        /// The resource given.
+        resource: String,
+        /// What the server answered.
+        answer: String,
+    },
 }
 
 impl CliError {

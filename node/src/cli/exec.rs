@@ -13,6 +13,7 @@ use super::args::{
     StatusArg,
 };
 use super::body::{self, encode, query};
+use super::deploy_args::DeploymentRef;
 use super::error::CliError;
 use super::{deploy_file, explain, render, watch};
 use crate::client::ApiClient;
@@ -225,19 +226,24 @@ pub async fn deploy(
         DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
         DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message)
             .await
-            .map_err(|e| super::undo::suggest_undo(e, &a.id))?,
+            .map_err(|e| match &a.id {
+                DeploymentRef::Id(id) => super::undo::suggest_undo(e, id),
+                DeploymentRef::Pair { .. } => e,
+            })?,
         DeployCommand::Undo(a) => return super::undo::undo(client, output, &a.id, a.message).await,
         DeployCommand::Pulse { id } => {
             let v: Value = client
-                .post(
-                    &format!("/v1/deployments/{}/pulse", encode(&id)),
-                    &json!({}),
-                )
+                .post(&format!("{}/pulse", verb_path(&id)), &json!({}))
                 .await?;
             if v["state"].is_null() {
-                return Err(CliError::UnknownDeployment {
-                    id,
-                    answer: v["status"].as_str().unwrap_or("?").to_string(),
+                let answer = v["status"].as_str().unwrap_or("?").to_string();
+                return Err(match id {
+                    DeploymentRef::Id(id) => CliError::UnknownDeployment { id, answer },
+                    DeploymentRef::Pair { consumer, resource } => CliError::NoActiveDeployment {
+                        consumer,
+                        resource,
+                        answer,
+                    },
                 });
             }
             say(output, &v, || {
@@ -273,10 +279,23 @@ pub async fn deploy(
     Ok(())
 }
 
+/// Where the verbs of `target` are posted, without the verb: `/v1/deployments/d-17`, or by job key
+/// `/v1/consumers/web/resources/app`.
+pub(crate) fn verb_path(target: &DeploymentRef) -> String {
+    match target {
+        DeploymentRef::Id(id) => format!("/v1/deployments/{}", encode(id)),
+        DeploymentRef::Pair { consumer, resource } => format!(
+            "/v1/consumers/{}/resources/{}",
+            encode(consumer),
+            encode(resource)
+        ),
+    }
+}
+
 async fn act(
     client: &ApiClient,
     output: Output,
-    id: &str,
+    target: &DeploymentRef,
     action: &str,
     message: Option<String>,
 ) -> Result<(), CliError> {
@@ -285,7 +304,7 @@ async fn act(
         None => json!({}),
     };
     let v: Value = client
-        .post(&format!("/v1/deployments/{}/{action}", encode(id)), &body)
+        .post(&format!("{}/{action}", verb_path(target)), &body)
         .await?;
     show::<DeploymentView>(output, &v, render::deployment_line_nl);
     Ok(())

@@ -9,10 +9,11 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 
 use crate::api::auth::table;
+use crate::api::route::{Route, Routes};
 
-/// The label for a request's route: its pattern in the route table, or `unmatched`.
-pub fn route_label(method: &str, path: &str) -> &'static str {
-    table::lookup(method, path).map_or("unmatched", |r| r.pattern)
+/// The label for a request's route: its pattern in the route table `routes`, or `unmatched`.
+pub fn route_label(routes: &[Route], method: &str, path: &str) -> &'static str {
+    table::lookup(routes, method, path).map_or("unmatched", |r| r.pattern)
 }
 
 /// The method as a label: one of the methods the API serves, else `other`.
@@ -36,7 +37,7 @@ pub async fn record<B: MessageBody + 'static>(
 ) -> Result<ServiceResponse<B>, actix_web::Error> {
     let started = Instant::now();
     let method = method_label(req.method().as_str());
-    let route = route_label(req.method().as_str(), req.path());
+    let route = route_label(Routes::of(req.request()), req.method().as_str(), req.path());
     let answer = next.call(req).await;
     let status = match &answer {
         Ok(res) => res.status().as_u16(),
@@ -83,20 +84,24 @@ fn status_label(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::routes;
 
     #[test]
     fn routes_are_labelled_by_pattern_and_unknown_paths_share_one_label() {
         assert_eq!(
-            route_label("GET", "/v1/deployments/d-17"),
+            route_label(routes(), "GET", "/v1/deployments/d-17"),
             "/v1/deployments/{id}"
         );
         assert_eq!(
-            route_label("POST", "/v1/deployments/d-3/pulse"),
+            route_label(routes(), "POST", "/v1/deployments/d-3/pulse"),
             "/v1/deployments/{id}/pulse"
         );
-        assert_eq!(route_label("GET", "/metrics"), "/metrics");
-        assert_eq!(route_label("GET", "/wp-admin/x.php"), "unmatched");
-        assert_eq!(route_label("GET", "/v1/deployments/a/b/c/d"), "unmatched");
+        assert_eq!(route_label(routes(), "GET", "/metrics"), "/metrics");
+        assert_eq!(route_label(routes(), "GET", "/wp-admin/x.php"), "unmatched");
+        assert_eq!(
+            route_label(routes(), "GET", "/v1/deployments/a/b/c/d"),
+            "unmatched"
+        );
         assert_eq!(method_label("BREW"), "other");
         assert_eq!(status_label(418), "4xx");
     }

@@ -133,6 +133,16 @@ impl ClusterState {
         self.active_set().contains(&id)
     }
 
+    /// The active deployment of `resource` on `consumer` (at most one: a second start is refused);
+    /// `None` when there is none or either name is unknown. The verbs by job key act on it.
+    pub fn active_deployment_of(&self, consumer: &str, resource: &str) -> Option<DeploymentId> {
+        self.consumer_map()
+            .get(consumer)?
+            .active
+            .get(resource)
+            .copied()
+    }
+
     /// Deployment `id`'s status; `None` for an unknown id.
     pub fn deployment_status(&self, id: DeploymentId) -> Option<Status> {
         self.deployment_map().get(&id).map(|d| d.status)

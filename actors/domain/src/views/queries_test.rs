@@ -32,6 +32,21 @@ fn deployments_are_active_until_they_end_and_then_count_as_terminal() {
 }
 
 #[test]
+fn a_pairs_active_deployment_is_found_by_consumer_and_resource_until_it_ends() {
+    let mut k = Kit::new(2);
+    assert_eq!(k.s.active_deployment_of("c", "r"), None);
+    let first = k.start_with(|_| {});
+    assert_eq!(k.s.active_deployment_of("c", "r"), Some(first));
+    assert_eq!(k.s.active_deployment_of("c", "other"), None);
+    assert_eq!(k.s.active_deployment_of("ghost", "r"), None);
+    k.ok(abort(first, None, Actor::User));
+    assert_eq!(k.s.active_deployment_of("c", "r"), None);
+    let second = k.start_with(|_| {});
+    assert_ne!(second, first);
+    assert_eq!(k.s.active_deployment_of("c", "r"), Some(second));
+}
+
+#[test]
 fn the_leader_watches_active_nodes_of_a_consumer_only() {
     let mut k = Kit::new(3);
     assert_eq!(

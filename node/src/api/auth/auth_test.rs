@@ -35,7 +35,7 @@ fn every_documented_route_is_declared_and_every_declared_route_is_documented() {
     assert!(docs.len() >= 30, "too few routes parsed: {docs:?}");
     for (method, path) in &docs {
         assert!(
-            lookup(method, path).is_some(),
+            lookup(routes(), method, path).is_some(),
             "{method} {path} is documented but no route declares it (it would answer 404)"
         );
     }
@@ -52,16 +52,16 @@ fn every_documented_route_is_declared_and_every_declared_route_is_documented() {
 
 #[test]
 fn the_first_matching_rule_decides_and_params_are_one_segment() {
-    let pulse = lookup("POST", "/v1/deployments/d-1/pulse").unwrap();
+    let pulse = lookup(routes(), "POST", "/v1/deployments/d-1/pulse").unwrap();
     assert_eq!(pulse.need, Permission::Pulse);
-    let pause = lookup("POST", "/v1/deployments/d-1/pause").unwrap();
+    let pause = lookup(routes(), "POST", "/v1/deployments/d-1/pause").unwrap();
     assert_eq!(pause.need, Permission::Operate);
-    assert!(lookup("GET", "/v1/deployments/d-1/pause").is_none());
-    assert!(lookup("POST", "/v1/deployments//pause").is_none());
-    assert!(lookup("DELETE", "/v1/tokens/").is_none());
-    assert!(lookup("GET", "/v1/tokens/x/y").is_none());
-    assert!(lookup("GET", "/v1/nope").is_none());
-    assert!(lookup("get", "/v1/cluster").is_none());
+    assert!(lookup(routes(), "GET", "/v1/deployments/d-1/pause").is_none());
+    assert!(lookup(routes(), "POST", "/v1/deployments//pause").is_none());
+    assert!(lookup(routes(), "DELETE", "/v1/tokens/").is_none());
+    assert!(lookup(routes(), "GET", "/v1/tokens/x/y").is_none());
+    assert!(lookup(routes(), "GET", "/v1/nope").is_none());
+    assert!(lookup(routes(), "get", "/v1/cluster").is_none());
 }
 
 #[test]
@@ -118,6 +118,7 @@ macro_rules! stub_app {
             App::new()
                 .wrap(from_fn(check))
                 .app_data(web::Data::new($mode))
+                .app_data(web::Data::new(crate::api::route::Routes(routes())))
                 .default_service(web::to(|| async { HttpResponse::Ok().body("handler") })),
         )
         .await

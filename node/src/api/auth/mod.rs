@@ -20,6 +20,7 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use convoy_actors::domain::{Actor, Permission, Token};
 
 use super::error::ApiError;
+use super::route::Routes;
 use crate::replica::Replica;
 use table::Rule;
 
@@ -106,7 +107,8 @@ pub async fn check<B: MessageBody + 'static>(
         Err(refused) => {
             let mut response = refused.error_response();
             if let ApiError::MethodNotAllowed(_) = refused {
-                let allowed = table::allowed(req.match_info().as_str()).join(", ");
+                let routes = Routes::of(req.request());
+                let allowed = table::allowed(routes, req.match_info().as_str()).join(", ");
                 if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&allowed) {
                     response
                         .headers_mut()
@@ -121,8 +123,9 @@ pub async fn check<B: MessageBody + 'static>(
 /// Who the request is from, or why it is refused.
 fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     let path = req.match_info().as_str();
-    let Some(rule) = table::lookup(req.method().as_str(), path) else {
-        let allowed = table::allowed(path);
+    let routes = Routes::of(req.request());
+    let Some(rule) = table::lookup(routes, req.method().as_str(), path) else {
+        let allowed = table::allowed(routes, path);
         if !allowed.is_empty() {
             return Err(ApiError::MethodNotAllowed(format!(
                 "{} {} is not served; this path takes {}",

@@ -1,21 +1,20 @@
-//! The permission table, read from the route declarations (`api::routes()`): the auth middleware
-//! consults it on every request (a path no route declares is 404), and the metrics label requests by
-//! the pattern it finds. The first route that matches decides (`.../pulse` before `.../{action}`).
+//! The permission table, read from the route declarations (`routes`: the app's, `Routes::of` a
+//! request, handed in rather than imported from `api`): the auth middleware consults it on every
+//! request (a path no route declares is 404), and the metrics label requests by the pattern it finds.
+//! The first route that matches decides (`.../pulse` before `.../{action}`).
 
 pub use crate::api::route::Route as Rule;
 
-use crate::api::routes;
-
-/// The rule for `method` on `path` (as the router sees it: percent-decoded, no query), if any.
-pub fn lookup(method: &str, path: &str) -> Option<&'static Rule> {
-    routes()
+/// The rule of `routes` for `method` on `path` (as the router sees it: percent-decoded, no query), if any.
+pub fn lookup<'r>(routes: &'r [Rule], method: &str, path: &str) -> Option<&'r Rule> {
+    routes
         .iter()
         .find(|r| r.method == method && matches(r.pattern, path))
 }
 
-/// The methods the table serves on `path` (empty: the path is not served at all).
-pub fn allowed(path: &str) -> Vec<&'static str> {
-    let mut methods: Vec<&'static str> = routes()
+/// The methods `routes` serve on `path` (empty: the path is not served at all).
+pub fn allowed(routes: &[Rule], path: &str) -> Vec<&'static str> {
+    let mut methods: Vec<&'static str> = routes
         .iter()
         .filter(|r| matches(r.pattern, path))
         .map(|r| r.method)

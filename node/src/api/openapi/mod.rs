@@ -1,13 +1,14 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 description of the API, built with utoipa from the route
-//! declarations (`api::routes()`: each route's permission, summary, query, body and answers) and the
-//! handlers' types (`ToSchema`/`IntoParams` derives), once per process.
+//! declarations (handed in: the app's `Routes`, each route's permission, summary, query, body and
+//! answers) and the handlers' types (`ToSchema`/`IntoParams` derives), once per process.
 
 pub mod answers;
+pub mod spec;
 
 use std::sync::OnceLock;
 
 use actix_web::http::header;
-use actix_web::HttpResponse;
+use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::{self, Public};
 use convoy_actors::domain::{NodePhase, Role, StatusFilter};
 use utoipa::openapi::extensions::ExtensionsBuilder;
@@ -15,15 +16,11 @@ use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
 };
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ArrayBuilder, ComponentsBuilder, ObjectBuilder, Schema, Type};
-use utoipa::openapi::{
-    ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref, RefOr, Required,
-    ResponseBuilder,
-};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder};
 
-use super::error::ErrorBody;
-use super::route::{Content, Route};
+use super::route::{Content, Route, Routes};
+use spec::Spec;
 
 /// This module's route.
 pub fn routes() -> Vec<Route> {
@@ -35,28 +32,28 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-async fn serve() -> HttpResponse {
+async fn serve(routes: web::Data<Routes>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "application/json"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .body(json())
+        .body(json(routes.0))
 }
 
-/// The spec as JSON text, built on first use.
-pub fn json() -> &'static str {
+/// The spec of `routes` as JSON text, built on first use (a process serves one route table).
+pub fn json(routes: &[Route]) -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
     JSON.get_or_init(|| {
-        spec()
+        spec(routes)
             .to_pretty_json()
             .expect("an OpenAPI document always serializes")
     })
 }
 
-/// The OpenAPI document of every declared route.
-pub fn spec() -> OpenApi {
+/// The OpenAPI document of `routes` (every declared route: `api::routes()`).
+pub fn spec(routes: &[Route]) -> OpenApi {
     let mut spec = Spec::default();
-    for route in super::routes() {
-        spec.operation(route);
+    for route in routes {
+        operation(&mut spec, route);
     }
     // Query parameters refer to these by name (their `IntoParams` derives do not register them).
     spec.schema::<StatusFilter>();
@@ -64,150 +61,91 @@ pub fn spec() -> OpenApi {
     spec.finish()
 }
 
-/// The document being assembled: paths and every schema they refer to.
-#[derive(Default)]
-pub struct Spec {
-    paths: Vec<(String, PathItem)>,
-    schemas: Vec<(String, RefOr<Schema>)>,
-}
-
-impl Spec {
-    /// A `$ref` to `T`'s schema, registering it and every schema it uses.
-    pub fn schema<T: ToSchema>(&mut self) -> RefOr<Schema> {
-        T::schemas(&mut self.schemas);
-        self.schemas.push((T::name().into_owned(), T::schema()));
-        Ref::from_schema_name(T::name()).into()
-    }
-
-    /// An array of `T`.
-    pub fn list<T: ToSchema>(&mut self) -> RefOr<Schema> {
-        ArrayBuilder::new().items(self.schema::<T>()).into()
-    }
-
-    fn finish(self) -> OpenApi {
-        let mut paths = PathsBuilder::new();
-        for (path, item) in self.paths {
-            paths = paths.path(path, item);
-        }
-        let mut components = ComponentsBuilder::new();
-        for (name, schema) in self.schemas {
-            components = components.schema(name, schema);
-        }
-        let mut error = ResponseBuilder::new().description(
-            "An error: `{\"error\": {\"code\", \"message\"}}`, the same shape for every status.",
-        );
-        error = error.content(
-            "application/json",
-            ContentBuilder::new()
-                .schema(Some(Ref::from_schema_name(ErrorBody::name())))
+/// Adds `route`'s operation, with the error answers every route can give: its own errors plus
+/// 401/403 unless it is public, 413/415 when it takes a body or changes state, 500 and 503.
+fn operation(spec: &mut Spec, route: &Route) {
+    let Route {
+        method,
+        pattern: path,
+        need,
+        ..
+    } = *route;
+    let roles: Vec<&str> = Role::ALL
+        .iter()
+        .filter(|r| r.grants(need))
+        .map(|r| r.name())
+        .collect();
+    let permission = serde_json::to_value(need).unwrap_or_default();
+    let mut op = OperationBuilder::new()
+        .operation_id(Some(format!("{method} {path}")))
+        .summary(Some(route.summary))
+        .description(Some(format!("Needs: {}.", route.action)))
+        .tag(
+            path.split('/')
+                .nth(if path.starts_with("/v1/") { 2 } else { 1 })
+                .unwrap_or("")
+                .to_string(),
+        )
+        .extensions(Some(
+            ExtensionsBuilder::new()
+                .add("x-permission", permission)
+                .add("x-roles", serde_json::json!(roles))
                 .build(),
-        );
-        let components = components
-            .schema_from::<ErrorBody>()
-            .schema_from::<super::error::ErrorDetail>()
-            .response("Error", error.build());
-        OpenApiBuilder::new()
-            .info(
-                InfoBuilder::new()
-                    .title("convoy")
-                    .version(crate::VERSION)
-                    .description(Some(
-                        "The HTTP API of a convoy server (docs/API.md). `x-permission` on each \
-                         operation is what the caller's token must grant; `x-roles` the roles that grant it.",
-                    )),
-            )
-            .paths(paths.build())
-            .components(Some(components.build()))
-            .build()
-    }
-
-    /// Adds `route`'s operation, with the error answers every route can give: its own errors plus
-    /// 401/403 unless it is public, 413/415 when it takes a body or changes state, 500 and 503.
-    fn operation(&mut self, route: &Route) {
-        let Route {
-            method,
-            pattern: path,
-            need,
-            ..
-        } = *route;
-        let roles: Vec<&str> = Role::ALL
-            .iter()
-            .filter(|r| r.grants(need))
-            .map(|r| r.name())
-            .collect();
-        let permission = serde_json::to_value(need).unwrap_or_default();
-        let mut op = OperationBuilder::new()
-            .operation_id(Some(format!("{method} {path}")))
-            .summary(Some(route.summary))
-            .description(Some(format!("Needs: {}.", route.action)))
-            .tag(
-                path.split('/')
-                    .nth(if path.starts_with("/v1/") { 2 } else { 1 })
-                    .unwrap_or("")
-                    .to_string(),
-            )
-            .extensions(Some(
-                ExtensionsBuilder::new()
-                    .add("x-permission", permission)
-                    .add("x-roles", serde_json::json!(roles))
-                    .build(),
-            ));
-        let mut params: Vec<_> = path
-            .split('/')
-            .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-            .map(|name| {
-                ParameterBuilder::new()
-                    .name(name)
-                    .parameter_in(ParameterIn::Path)
-                    .required(Required::True)
-                    .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
-                    .build()
-            })
-            .collect();
-        params.extend(route.query.map(|query| query()).unwrap_or_default());
-        op = op.parameters(Some(params));
-        if let Some(body) = route.body {
-            op = op.request_body(Some(
-                RequestBodyBuilder::new()
-                    .content(
-                        "application/json",
-                        ContentBuilder::new().schema(Some(body(self))).build(),
-                    )
-                    .required(Some(Required::True))
-                    .build(),
-            ));
-        }
-        for answer in &route.answers {
-            let mut r = ResponseBuilder::new().description(answer.what);
-            let content: Option<(&str, RefOr<Schema>)> = match answer.content {
-                Content::Json(schema) => Some(("application/json", schema(self))),
-                Content::AnyObject => Some((
+        ));
+    let mut params: Vec<_> = path
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(|name| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .build()
+        })
+        .collect();
+    params.extend(route.query.map(|query| query()).unwrap_or_default());
+    op = op.parameters(Some(params));
+    if let Some(body) = route.body {
+        op = op.request_body(Some(
+            RequestBodyBuilder::new()
+                .content(
                     "application/json",
-                    ObjectBuilder::new().schema_type(Type::Object).into(),
-                )),
-                Content::Text(media) => {
-                    media.map(|m| (m, ObjectBuilder::new().schema_type(Type::String).into()))
-                }
-            };
-            if let Some((media, schema)) = content {
-                r = r.content(media, ContentBuilder::new().schema(Some(schema)).build());
-            }
-            op = op.response(answer.status.to_string(), r.build());
-        }
-        for status in error_statuses(route) {
-            op = op.response(status.to_string(), Ref::from_response_name("Error"));
-        }
-        let method = match method {
-            "GET" => HttpMethod::Get,
-            "POST" => HttpMethod::Post,
-            "PUT" => HttpMethod::Put,
-            "PATCH" => HttpMethod::Patch,
-            "DELETE" => HttpMethod::Delete,
-            other => panic!("no HTTP method {other}"),
-        };
-        self.paths
-            .push((path.to_string(), PathItem::new(method, op.build())));
+                    ContentBuilder::new().schema(Some(body(spec))).build(),
+                )
+                .required(Some(Required::True))
+                .build(),
+        ));
     }
+    for answer in &route.answers {
+        let mut r = ResponseBuilder::new().description(answer.what);
+        let content: Option<(&str, RefOr<Schema>)> = match answer.content {
+            Content::Json(schema) => Some(("application/json", schema(spec))),
+            Content::AnyObject => Some((
+                "application/json",
+                ObjectBuilder::new().schema_type(Type::Object).into(),
+            )),
+            Content::Text(media) => {
+                media.map(|m| (m, ObjectBuilder::new().schema_type(Type::String).into()))
+            }
+        };
+        if let Some((media, schema)) = content {
+            r = r.content(media, ContentBuilder::new().schema(Some(schema)).build());
+        }
+        op = op.response(answer.status.to_string(), r.build());
+    }
+    for status in error_statuses(route) {
+        op = op.response(status.to_string(), Ref::from_response_name("Error"));
+    }
+    let method = match method {
+        "GET" => HttpMethod::Get,
+        "POST" => HttpMethod::Post,
+        "PUT" => HttpMethod::Put,
+        "PATCH" => HttpMethod::Patch,
+        "DELETE" => HttpMethod::Delete,
+        other => panic!("no HTTP method {other}"),
+    };
+    spec.add_path(path, PathItem::new(method, op.build()));
 }
 
 /// Every error status `route` can answer, in order: its own, 401/403 unless it is public, 413/415 when it

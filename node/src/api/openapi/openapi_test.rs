@@ -10,7 +10,7 @@ use crate::api::routes;
 const API_DOC: &str = include_str!("../../../../docs/API.md");
 
 fn spec() -> Value {
-    serde_json::from_str(super::json()).expect("the spec is JSON")
+    serde_json::from_str(super::json(routes())).expect("the spec is JSON")
 }
 
 /// `(METHOD, path)` of every operation in the spec.
@@ -147,7 +147,11 @@ fn every_reference_resolves() {
 async fn the_spec_is_served_as_json() {
     use actix_web::test as atest;
     let app = atest::init_service(
-        actix_web::App::new().configure(|cfg| super::routes().iter().for_each(|r| r.register(cfg))),
+        actix_web::App::new()
+            .app_data(actix_web::web::Data::new(crate::api::route::Routes(
+                routes(),
+            )))
+            .configure(|cfg| super::routes().iter().for_each(|r| r.register(cfg))),
     )
     .await;
     let resp = atest::call_service(

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use convoy_actors::domain::{Command, NodeReport, ResourceReport, VersionProgress};
 use convoy_raft::StateMachine;
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::machine::Machine;
 use crate::metrics::process::resident_bytes;
 

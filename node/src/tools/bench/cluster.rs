@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::context::Ctx;
 use super::load::get_json;
-use super::Ctx;
 use crate::local::{Cluster, ClusterOptions};
 
 /// Server settings for benchmarks, with the servers' log filter from `--server-log` and the config

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::cluster;
+use super::context::Ctx;
 use super::load::{get_json, post_ok};
 use super::report::Results;
-use super::{cluster, Ctx};
 use crate::measure::percentile;
 use crate::sim::node::Behaviour;
 use crate::sim::{node_ids, Fleet};

@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::cluster;
+use super::context::Ctx;
 use super::ingest_check::{
     change_report, check_applied, padded_ids, record_latencies, sample_latencies, SCENARIO,
 };
 use super::load::{closed_loop, post_ok};
-use super::{cluster, Ctx};
 
 const SAMPLE_NODES: usize = 100;
 

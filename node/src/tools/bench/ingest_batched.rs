@@ -6,12 +6,12 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::context::Ctx;
 use super::ingest_check::{
     change_report, check_applied, padded_ids, record_latencies, sample_latencies, SCENARIO,
 };
 use super::load::{closed_loop, register_consumer};
 use super::relay;
-use super::Ctx;
 
 const RELAYS: usize = 16;
 

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::context::Ctx;
 use super::load::{get_json, post_ok};
-use super::Ctx;
 use crate::measure::percentile;
 
 /// The scenario's name in the results.

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::json;
 
+use super::context::Ctx;
 use super::ingest_check::change_report;
 use super::load::{fixed_count, get_json, post_ok, post_text};
-use super::{cluster, relay, Ctx};
+use super::{cluster, relay};
 
 const SCENARIO: &str = "large-state";
 /// Nodes per consumer (one `POST /v1/consumers` each).

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use serde_json::{json, Value};
 
+use super::cluster;
+use super::context::Ctx;
 use super::load::{get_json, post_ok};
-use super::{cluster, Ctx};
 use crate::measure::percentile;
 
 const SCENARIO: &str = "pulse";

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::cluster;
+use super::context::{Agents, Ctx, Scenario};
 use super::ingest_check::padded_ids;
 use super::load::{fixed_count, get_json, post_ok, register_consumer, LoadResult};
 use super::relay;
-use super::{cluster, Ctx, Scenario};
 use crate::local::{Cluster, ClusterOptions};
 
 const SCENARIO: &str = "rollout";
@@ -59,15 +60,6 @@ async fn wait_status(
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// How the simulated agents reach the servers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agents {
-    /// One HTTP request per node report, as `convoy agent` sends them.
-    PerNode,
-    /// Relays send many nodes' reports per request (`POST /v1/nodes/reports`).
-    Relay,
 }
 
 /// Relays for `Agents::Relay`, and how many nodes each keeps in play.

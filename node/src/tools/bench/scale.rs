@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::context::{Agents, Ctx};
 use super::load::{fixed_count, post_ok};
-use super::{cluster, rollout, Ctx};
+use super::{cluster, rollout};
 
 const SCENARIO: &str = "restart";
 const NODES: usize = 100_000;
@@ -117,7 +118,7 @@ pub async fn restart(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// The 100k measurements, unless `rollout` took them already.
 pub async fn run(ctx: &mut Ctx) -> anyhow::Result<()> {
     if !ctx.scale_measured {
-        let (cluster, rss) = rollout::one(ctx, NODES, rollout::Agents::Relay).await?;
+        let (cluster, rss) = rollout::one(ctx, NODES, Agents::Relay).await?;
         rollout::measure_scale(ctx, &cluster, &rss, NODES).await?;
         ctx.scale_measured = true;
     }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::cluster;
+use super::context::Ctx;
 use super::load::{closed_loop, post_ok, LoadResult};
 use super::report::Results;
-use super::{cluster, Ctx};
 
 /// The scenario's name in the results.
 pub const SCENARIO: &str = "throughput";

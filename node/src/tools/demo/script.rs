@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 
-use super::DemoArgs;
+use super::args::DemoArgs;
 use crate::client::ApiClient;
 use crate::local::{self, Cluster};
 use crate::sim::node::Behaviour;
