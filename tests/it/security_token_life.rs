@@ -51,7 +51,11 @@ async fn call(
 }
 
 /// Opens `path` as a stream on `addr` with `secret`: the reader, or the refusal's status and body.
-async fn open(addr: &str, secret: &str, path: &str) -> anyhow::Result<Result<SseReader, (u16, Value)>> {
+async fn open(
+    addr: &str,
+    secret: &str,
+    path: &str,
+) -> anyhow::Result<Result<SseReader, (u16, Value)>> {
     let response = reqwest::Client::new()
         .get(format!("http://{addr}{path}"))
         .bearer_auth(secret)
@@ -123,7 +127,10 @@ async fn a_revoked_token_s_streams_close_with_the_reason() -> anyhow::Result<()>
     // Both kinds of stream, on every server, open with the reader's token.
     let mut readers = Vec::new();
     for addr in &addrs {
-        for path in ["/v1/watch".to_string(), format!("/v1/deployments/{id}/watch")] {
+        for path in [
+            "/v1/watch".to_string(),
+            format!("/v1/deployments/{id}/watch"),
+        ] {
             let reader = eventually(LONG, || {
                 let (addr, secret, path) = (addr.clone(), secret.clone(), path.clone());
                 async move { open(&addr, &secret, &path).await.ok()?.ok() }
@@ -154,7 +161,10 @@ async fn one_token_cannot_take_every_watch_slot() -> anyhow::Result<()> {
     let id = running_deployment(&admin).await?;
     let reader = create(&admin, "greedy", "reader", json!({})).await?;
     for (path, total) in [
-        ("/v1/watch".to_string(), convoy_node::api::watch::MAX_STREAMS),
+        (
+            "/v1/watch".to_string(),
+            convoy_node::api::watch::MAX_STREAMS,
+        ),
         (
             format!("/v1/deployments/{id}/watch"),
             convoy_node::api::deployment_feed::MAX_WATCHERS,
@@ -178,7 +188,10 @@ async fn one_token_cannot_take_every_watch_slot() -> anyhow::Result<()> {
             .with_context(|| format!("one reader token opened all {total} streams of {path}"))?;
         assert_eq!(status, 503, "{path}: {body}");
         let message = body["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.contains("greedy"), "{path}: the refusal names the token: {body}");
+        assert!(
+            message.contains("greedy"),
+            "{path}: the refusal names the token: {body}"
+        );
         // The admin still gets a stream.
         let admin_secret = cluster_admin_secret(&cluster)?;
         let mut admin_stream = open(&addr, &admin_secret, &path)
@@ -266,12 +279,18 @@ async fn a_token_with_a_ttl_expires_on_every_server() -> anyhow::Result<()> {
     let cluster = secure(3, "").await?;
     let admin = cluster.server(1).client();
     let (status, body) = admin
-        .post("/v1/tokens", &json!({"name": "brief", "role": "reader", "ttl": "3s"}))
+        .post(
+            "/v1/tokens",
+            &json!({"name": "brief", "role": "reader", "ttl": "3s"}),
+        )
         .await?;
     assert_eq!(status, 201, "{body}");
     let secret = body["secret"].as_str().context("secret")?.to_string();
     let expires = body["expires_at"].as_u64().context("expires_at")?;
-    assert_eq!(expires, body["created_at"].as_u64().context("created_at")? + 3_000);
+    assert_eq!(
+        expires,
+        body["created_at"].as_u64().context("created_at")? + 3_000
+    );
     let (_, list) = admin.get("/v1/tokens").await?;
     let listed = list
         .as_array()
@@ -292,7 +311,10 @@ async fn a_token_with_a_ttl_expires_on_every_server() -> anyhow::Result<()> {
     }
     // A TTL out of bounds is refused, naming the value.
     let (status, body) = admin
-        .post("/v1/tokens", &json!({"name": "never", "role": "reader", "ttl": "0s"}))
+        .post(
+            "/v1/tokens",
+            &json!({"name": "never", "role": "reader", "ttl": "0s"}),
+        )
         .await?;
     assert_eq!(status, 400, "{body}");
     Ok(())

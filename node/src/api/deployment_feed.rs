@@ -11,10 +11,6 @@
 
 use std::time::Duration;
 
-use actix_web::web::{self, Bytes};
-use actix_web::HttpResponse;
-use convoy_actors::domain::Permission::Read;
-use convoy_actors::domain::{DeploymentId, SummaryView, Timestamp};
 use super::auth::Caller;
 use super::deployments::parse_id;
 use super::error::ApiError;
@@ -23,6 +19,10 @@ use super::route::Route;
 use super::stream_slots::{Limits, Slot, Slots};
 use super::watch::{token_guard, SSE};
 use crate::replica::Replica;
+use actix_web::web::{self, Bytes};
+use actix_web::HttpResponse;
+use convoy_actors::domain::Permission::Read;
+use convoy_actors::domain::{DeploymentId, SummaryView, Timestamp};
 
 /// Feeds served at once by one server; one more is refused with 503.
 pub const MAX_WATCHERS: usize = 64;

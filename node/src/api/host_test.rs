@@ -48,7 +48,10 @@ fn a_rebound_name_is_refused() {
 
 #[test]
 fn allow_list_entries_are_checked() {
-    assert_eq!(check_entry(" Proxy.Example:443 ").unwrap(), "proxy.example:443");
+    assert_eq!(
+        check_entry(" Proxy.Example:443 ").unwrap(),
+        "proxy.example:443"
+    );
     assert_eq!(check_entry("convoy.example").unwrap(), "convoy.example");
     for bad in ["", "a b", "x:99999", "https://x", &"a".repeat(MAX_HOST + 1)] {
         assert!(check_entry(bad).is_err(), "{bad:?}");

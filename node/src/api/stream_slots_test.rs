@@ -33,7 +33,10 @@ fn one_token_holds_its_share_and_no_more() {
     let reader = caller("r", Role::Reader);
     let held: Vec<Slot> = (0..2).map(|_| slots.claim(&reader).unwrap()).collect();
     let refused = slots.claim(&reader).unwrap_err();
-    assert!(matches!(refused, Refusal::PerToken { per_token: 2, .. }), "{refused}");
+    assert!(
+        matches!(refused, Refusal::PerToken { per_token: 2, .. }),
+        "{refused}"
+    );
     assert!(refused.to_string().contains("\"r\""), "{refused}");
     drop(held);
     assert_eq!(slots.open(), 0);
@@ -50,7 +53,10 @@ fn readers_leave_the_reserve_to_admins_and_operators() {
         }
     }
     let refused = slots.claim(&caller("c", Role::Agent)).unwrap_err();
-    assert!(matches!(refused, Refusal::Reserved { left: 2, .. }), "{refused}");
+    assert!(
+        matches!(refused, Refusal::Reserved { left: 2, .. }),
+        "{refused}"
+    );
     held.push(slots.claim(&caller("op", Role::Operator)).unwrap());
     held.push(slots.claim(&caller("ad", Role::Admin)).unwrap());
     let full = slots.claim(&caller("ad2", Role::Admin)).unwrap_err();
@@ -79,7 +85,13 @@ fn the_servers_limits_keep_a_reserve_and_a_share() {
         crate::api::watch::SLOTS.limits(),
         crate::api::deployment_feed::SLOTS.limits(),
     ] {
-        assert!(limits.per_token < limits.total - limits.reserved, "{limits:?}");
-        assert!(limits.reserved > 0 && limits.reserved < limits.total, "{limits:?}");
+        assert!(
+            limits.per_token < limits.total - limits.reserved,
+            "{limits:?}"
+        );
+        assert!(
+            limits.reserved > 0 && limits.reserved < limits.total,
+            "{limits:?}"
+        );
     }
 }

@@ -84,7 +84,12 @@ async fn create(
     let ttl_ms = ttl_ms(body.ttl.as_deref())?;
     let secret = secret::generate();
     let by = caller.actor();
-    let (name, role, nodes, hash) = (body.name.clone(), body.role, body.nodes, secret::hash(&secret));
+    let (name, role, nodes, hash) = (
+        body.name.clone(),
+        body.role,
+        body.nodes,
+        secret::hash(&secret),
+    );
     let command = match ttl_ms {
         None => Command::CreateToken {
             name,

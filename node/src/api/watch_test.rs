@@ -91,7 +91,10 @@ async fn a_guard_that_says_stop_sends_its_final_event_and_ends_the_stream() {
     assert!(text(stream.next().await).starts_with("event: applied\nid: 3\n"));
     // Checked on a heartbeat: silence, then the guard says stop.
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(text(stream.next().await), "event: closed\nid: 3\ndata: {}\n\n");
+    assert_eq!(
+        text(stream.next().await),
+        "event: closed\nid: 3\ndata: {}\n\n"
+    );
     assert!(stream.next().await.is_none());
     tx.send(4).unwrap();
 }

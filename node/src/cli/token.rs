@@ -155,7 +155,9 @@ pub fn table(list: &[TokenView]) -> String {
             token.role.to_string(),
             opt(token.nodes.clone()),
             timestamp(token.created_at),
-            token.expires_at.map_or_else(|| "never".to_string(), timestamp),
+            token
+                .expires_at
+                .map_or_else(|| "never".to_string(), timestamp),
             token.created_by.to_string(),
         ]);
     }

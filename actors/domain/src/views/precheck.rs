@@ -119,7 +119,10 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
                 .map_or(Ok(()), |glob| check_field("nodes", glob))
         }
         Command::CreateTokenWithTtl {
-            name, nodes, ttl_ms, ..
+            name,
+            nodes,
+            ttl_ms,
+            ..
         } => {
             check_name("token", name)?;
             crate::entities::tokens::check_token_ttl(*ttl_ms)?;

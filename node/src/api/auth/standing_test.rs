@@ -13,10 +13,29 @@ fn wall() -> u64 {
 }
 
 fn create(m: &mut Machine, name: &str, hash: u8, at: u64, ttl_ms: Option<u64>) -> Token {
-    let (name_, role, nodes, hash_, by) = (name.to_string(), Role::Reader, None, [hash; 32], Actor::System);
+    let (name_, role, nodes, hash_, by) = (
+        name.to_string(),
+        Role::Reader,
+        None,
+        [hash; 32],
+        Actor::System,
+    );
     let command = match ttl_ms {
-        None => Command::CreateToken { name: name_, role, nodes, hash: hash_, by },
-        Some(ttl_ms) => Command::CreateTokenWithTtl { name: name_, role, nodes, hash: hash_, by, ttl_ms },
+        None => Command::CreateToken {
+            name: name_,
+            role,
+            nodes,
+            hash: hash_,
+            by,
+        },
+        Some(ttl_ms) => Command::CreateTokenWithTtl {
+            name: name_,
+            role,
+            nodes,
+            hash: hash_,
+            by,
+            ttl_ms,
+        },
     };
     m.apply(command, at).expect("created");
     m.state().tokens().get(name).cloned().expect("token")
@@ -40,8 +59,14 @@ fn the_leaders_later_stamp_expires_a_token_a_slow_clock_would_keep() {
     let brief = create(&mut m, "brief", 2, wall(), Some(HOUR));
     assert_eq!(standing(&m, &[2; 32]), Standing::Valid(brief.clone()));
     // An entry the leader stamped two hours on (this server's clock is behind).
-    m.apply(Command::RevokeToken { name: "nobody".into(), by: Actor::System }, wall() + 2 * HOUR)
-        .expect_err("no such token");
+    m.apply(
+        Command::RevokeToken {
+            name: "nobody".into(),
+            by: Actor::System,
+        },
+        wall() + 2 * HOUR,
+    )
+    .expect_err("no such token");
     assert!(now_ms(&m) >= wall() + 2 * HOUR - 1_000);
     assert_eq!(standing(&m, &[2; 32]), Standing::Expired(brief.clone()));
     assert_eq!(still_valid(&m, &brief), Err(Ended::Expired));
@@ -52,8 +77,14 @@ fn a_stream_learns_of_revocation_replacement_and_expiry() {
     let mut m = Machine::default();
     let token = create(&mut m, "watcher", 1, wall(), Some(HOUR));
     assert_eq!(still_valid(&m, &token), Ok(()));
-    m.apply(Command::RevokeToken { name: "watcher".into(), by: Actor::System }, wall())
-        .unwrap();
+    m.apply(
+        Command::RevokeToken {
+            name: "watcher".into(),
+            by: Actor::System,
+        },
+        wall(),
+    )
+    .unwrap();
     assert_eq!(still_valid(&m, &token), Err(Ended::Revoked));
     // Another token of the same name (another secret) does not revive the stream.
     create(&mut m, "watcher", 9, wall(), None);
