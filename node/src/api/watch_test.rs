@@ -96,7 +96,7 @@ async fn a_guard_that_says_stop_sends_its_final_event_and_ends_the_stream() {
         "event: closed\nid: 3\ndata: {}\n\n"
     );
     assert!(stream.next().await.is_none());
-    tx.send(4).unwrap();
+    assert!(tx.send(4).is_err(), "the ended stream let go of its receiver");
 }
 
 #[tokio::test]
