@@ -143,7 +143,8 @@ pub struct Token {
     /// Who created it.
     pub created_by: Actor,
     /// When it stops authenticating: its leader-stamped `created_at` plus the `ttl` it was created with;
-    /// `None`: never. Last and defaulted, so that a token written without it reads as one that never expires.
+    /// `None`: never. Defaulted, so a token in JSON without it never expires; a bincode snapshot taken before
+    /// this field existed does not decode (bincode is not self-describing).
     #[serde(default)]
     pub expires_at: Option<Timestamp>,
 }
