@@ -96,7 +96,10 @@ async fn a_guard_that_says_stop_sends_its_final_event_and_ends_the_stream() {
         "event: closed\nid: 3\ndata: {}\n\n"
     );
     assert!(stream.next().await.is_none());
-    assert!(tx.send(4).is_err(), "the ended stream let go of its receiver");
+    assert!(
+        tx.send(4).is_err(),
+        "the ended stream let go of its receiver"
+    );
 }
 
 #[tokio::test]
