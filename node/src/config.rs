@@ -38,7 +38,12 @@ pub struct ServerConfig {
     pub auth: AuthMode,
     /// The hash of `bootstrap_token_file`'s secret (the secret itself is not kept).
     pub bootstrap_token: Option<SecretHash>,
+    /// The `Host` names the API answers to (`allowed_hosts`, checked, lower-case) and this server's own.
+    pub hosts: crate::api::host::HostPolicy,
 }
+
+/// Most `allowed_hosts` entries.
+pub const MAX_ALLOWED_HOSTS: usize = 64;
 
 impl ServerArgs {
     /// The config file's `log_format` (`text` or `json`), if it sets one; read before logging starts, so
@@ -286,6 +291,15 @@ impl ServerArgs {
             .or(file.insecure_no_auth)
             .unwrap_or(false);
         let auth = auth_mode(bootstrap_token.is_some(), insecure, &http_addr)?;
+        let hosts = crate::api::host::HostPolicy {
+            own: http_addr.clone(),
+            allowed: allowed_hosts(
+                self.allowed_hosts
+                    .clone()
+                    .or(file.allowed_hosts)
+                    .unwrap_or_default(),
+            )?,
+        };
         let forget_nodes_after = match self.forget_nodes_after.clone().or(file.forget_nodes_after) {
             None => DEFAULT_FORGET_NODES_AFTER,
             Some(text) => convoy_time::parse_duration(&text).map_err(|e| {
@@ -312,8 +326,29 @@ impl ServerArgs {
                 .unwrap_or(false),
             auth,
             bootstrap_token,
+            hosts,
         })
     }
+}
+
+/// `allowed_hosts`, each entry checked and lower-cased, at most [`MAX_ALLOWED_HOSTS`].
+fn allowed_hosts(entries: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    if entries.len() > MAX_ALLOWED_HOSTS {
+        return Err(invalid(
+            "allowed_hosts",
+            &format!("{} entries", entries.len()),
+            &format!("at most {MAX_ALLOWED_HOSTS} names"),
+        ));
+    }
+    entries
+        .iter()
+        .map(|entry| {
+            crate::api::host::check_entry(entry).map_err(|reason| {
+                let shown: String = entry.chars().take(100).collect();
+                invalid("allowed_hosts", &shown, &reason)
+            })
+        })
+        .collect()
 }
 
 /// On with a bootstrap token file; without one, off on a loopback `http_addr` or with `insecure_no_auth`,

@@ -53,6 +53,7 @@ pub struct FileConfig {
     pub(crate) tls_ca_file: Option<PathBuf>,
     pub(crate) bootstrap_token_file: Option<PathBuf>,
     pub(crate) insecure_no_auth: Option<bool>,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) log_format: Option<String>,
 }
 
@@ -154,6 +155,11 @@ pub struct ServerArgs {
     /// Serve the API without tokens on a non-loopback http_addr (a WARN is logged at start).
     #[arg(long, env = "CONVOY_INSECURE_NO_AUTH")]
     pub insecure_no_auth: Option<bool>,
+    /// Host names (`name` or `name:port`, comma-separated) the API answers to besides addresses,
+    /// `localhost` and the members' http_addr: the names a proxy or DNS gives the cluster. Any other
+    /// `Host` is refused (DNS rebinding).
+    #[arg(long, env = "CONVOY_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Option<Vec<String>>,
     /// Development mode: one server on loopback (`--http-addr`, default 127.0.0.1:7700) with a temporary
     /// data dir removed on exit and a printed admin token (see `convoy_node::server::devmode`).
     #[arg(long, env = "CONVOY_DEV", conflicts_with_all = ["config", "initial_cluster", "id", "data_dir"])]

@@ -393,3 +393,32 @@ fn forget_nodes_after_needs_a_unit_and_a_bare_number_is_refused_naming_the_key()
         "{err}"
     );
 }
+
+#[test]
+fn allowed_hosts_are_checked_lower_cased_and_bounded() {
+    let resolved = resolve_auth(
+        "allowed_hosts = [\"Convoy.Example\", \"proxy.example:443\"]",
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        resolved.hosts.allowed,
+        ["convoy.example", "proxy.example:443"]
+    );
+    assert_eq!(resolved.hosts.own, "127.0.0.1:8082");
+    assert!(resolve_auth("", None).unwrap().hosts.allowed.is_empty());
+    let bad = resolve_auth("allowed_hosts = [\"https://x\"]", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.contains("allowed_hosts") && bad.contains("https://x"),
+        "{bad}"
+    );
+    let many: Vec<String> = (0..=MAX_ALLOWED_HOSTS)
+        .map(|i| format!("\"h{i}.example\""))
+        .collect();
+    let too_many = resolve_auth(&format!("allowed_hosts = [{}]", many.join(", ")), None)
+        .unwrap_err()
+        .to_string();
+    assert!(too_many.contains("65 entries"), "{too_many}");
+}

@@ -14,12 +14,19 @@ pub struct Machine {
     state: ClusterState,
     /// The merged [`Outcome`] of the applies not yet taken by [`Machine::take_outcome`].
     pending: Mutex<Outcome>,
+    /// The latest leader-stamped `at` applied here (0 before the first apply since start or restore).
+    leader_ms: u64,
 }
 
 impl Machine {
     /// The domain state, for reads.
     pub fn state(&self) -> &ClusterState {
         &self.state
+    }
+
+    /// The leader's clock as this server last saw it: the latest `at` it applied (ms since the epoch).
+    pub fn leader_ms(&self) -> u64 {
+        self.leader_ms
     }
 
     /// What the applies since the last call changed for the leader's actors (a re-sync after a
@@ -35,6 +42,7 @@ impl StateMachine for Machine {
     type Response = Result<Response, DomainError>;
 
     fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
+        self.leader_ms = self.leader_ms.max(at_ms);
         let (response, outcome) = self.state.apply_with_outcome(command, at_ms)?;
         if !outcome.is_empty() {
             let pending = self
@@ -71,6 +79,7 @@ impl StateMachine for Machine {
             .map(|state| Machine {
                 state,
                 pending: Mutex::new(Outcome::resync()),
+                leader_ms: 0,
             })
             .map_err(|e| e.to_string())
     }

@@ -190,6 +190,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         );
     }
     let auth = config.auth;
+    let hosts = config.hosts.clone();
     if auth == AuthMode::Off && !is_loopback(&http_addr) {
         tracing::warn!(http = %http_addr, "insecure_no_auth = true: the API accepts every request without a token");
     }
@@ -227,10 +228,12 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
             "http limits"
         );
         let auth = web::Data::new(auth);
+        let hosts = web::Data::new(hosts);
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(from_fn(api::auth::check))
                 .wrap(from_fn(api::cors::cors))
+                .wrap(from_fn(api::host::check))
                 .wrap_fn(|req, srv| {
                     let call = srv.call(req);
                     async move {
@@ -245,6 +248,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
                 .app_data(data.clone())
                 .app_data(reports.clone())
                 .app_data(auth.clone())
+                .app_data(hosts.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
         .workers(HTTP_WORKERS)

@@ -40,6 +40,7 @@ mod operator_mistakes;
 mod replay_offline;
 mod security_limits;
 mod security_tls;
+mod security_token_life;
 mod security_tokens;
 mod server_startup;
 mod storage_fatal;

@@ -292,6 +292,22 @@ pub enum Command {
         /// The deployment whose deadline came.
         id: DeploymentId,
     },
+    /// Create an API token that expires `ttl_ms` after its leader-stamped creation (appended last so that
+    /// older log entries keep their encoding; `CreateToken` makes the tokens that never expire).
+    CreateTokenWithTtl {
+        /// Its name, unique among tokens; shown as `by` on what the token does.
+        name: String,
+        /// What it may do (admin, operator, pulser, agent, reader).
+        role: Role,
+        /// Agent tokens: the node-id glob.
+        nodes: Option<String>,
+        /// sha256 of the secret.
+        hash: SecretHash,
+        /// Who creates it.
+        by: Actor,
+        /// How long it authenticates, in ms from the apply's `at` (1 s to 3,650 days).
+        ttl_ms: u64,
+    },
 }
 
 /// What an applied command returns.

@@ -42,8 +42,8 @@ pub use entities::model::{
 };
 pub use entities::policy::{Change, Policy, PolicyPatch};
 pub use entities::tokens::{
-    check_token_name, check_token_nodes, ct_eq, glob_matches, Permission, Role, SecretHash, Token,
-    TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,
+    check_token_name, check_token_nodes, check_token_ttl, ct_eq, glob_matches, Permission, Role,
+    SecretHash, Token, TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,
 };
 pub use errors::ranges::parse_ranges;
 pub use errors::{

@@ -4,26 +4,42 @@
 //! The feed wakes on this server's applied index, compares the deployment's O(1) fingerprint, and sends a
 //! summary only when it changed, at most [`MIN_GAP`] apart (changes in between coalesce into one); a
 //! comment every [`HEARTBEAT`] keeps proxies and the client's idle timer quiet. It ends after the summary
-//! that shows a terminal status, with an `end` event. At most [`MAX_WATCHERS`] feeds run per server.
+//! that shows a terminal status, with an `end` event. On every wake and heartbeat it asks whether its token
+//! still authenticates; a revoked or expired one gets a final `closed` event saying why, and the feed ends.
+//! At most [`MAX_WATCHERS`] feeds run per server, [`PER_TOKEN`] for one token, the last [`RESERVED`] only
+//! for admin and operator tokens ([`SLOTS`]).
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::web::{self, Bytes};
-use actix_web::HttpResponse;
-use convoy_actors::domain::Permission::Read;
-use convoy_actors::domain::{DeploymentId, SummaryView, Timestamp};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
+use super::auth::Caller;
 use super::deployments::parse_id;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::route::Route;
-use super::watch::SSE;
+use super::stream_slots::{Limits, Slot, Slots};
+use super::watch::{token_guard, SSE};
 use crate::replica::Replica;
+use actix_web::web::{self, Bytes};
+use actix_web::HttpResponse;
+use convoy_actors::domain::Permission::Read;
+use convoy_actors::domain::{DeploymentId, SummaryView, Timestamp};
 
 /// Feeds served at once by one server; one more is refused with 503.
 pub const MAX_WATCHERS: usize = 64;
+/// Feeds one token may hold open at once on one server.
+pub const PER_TOKEN: usize = 8;
+/// Of [`MAX_WATCHERS`], the last ones only admin and operator tokens may take.
+pub const RESERVED: usize = 16;
+
+/// This server's deployment-watch slots.
+pub static SLOTS: Slots = Slots::new(
+    "deployment watches",
+    Limits {
+        total: MAX_WATCHERS,
+        per_token: PER_TOKEN,
+        reserved: RESERVED,
+    },
+);
 /// Shortest time between two summaries of one feed.
 pub const MIN_GAP: Duration = Duration::from_millis(250);
 /// A comment line is sent after this long without a summary.
@@ -84,7 +100,9 @@ struct Feed {
     last: Option<u64>,
     sent_at: Option<tokio::time::Instant>,
     ended: bool,
-    _permit: OwnedSemaphorePermit,
+    /// Asked on every wake and heartbeat: the final event when the token no longer authenticates.
+    guard: Box<dyn Fn(u64) -> Option<String>>,
+    _slot: Slot,
 }
 
 /// What a feed sends next.
@@ -100,6 +118,11 @@ impl Feed {
             return Next::Done;
         }
         loop {
+            let index = self.replica.node().applied().last_applied();
+            if let Some(last) = (self.guard)(index) {
+                self.ended = true;
+                return Next::Message(Bytes::from(last));
+            }
             let id = self.id;
             let fingerprint = self
                 .replica
@@ -120,7 +143,14 @@ impl Feed {
                 Ok(Ok(())) => continue,
                 // The state machine is gone: the server is stopping.
                 Ok(Err(_)) => return Next::Done,
-                Err(_) => return Next::Message(Bytes::from_static(b": heartbeat\n\n")),
+                Err(_) => {
+                    let index = self.replica.node().applied().last_applied();
+                    if let Some(last) = (self.guard)(index) {
+                        self.ended = true;
+                        return Next::Message(Bytes::from(last));
+                    }
+                    return Next::Message(Bytes::from_static(b": heartbeat\n\n"));
+                }
             }
         }
     }
@@ -150,6 +180,7 @@ impl Feed {
 
 async fn watch(
     replica: web::Data<Replica>,
+    caller: Caller,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = id.into_inner();
@@ -158,7 +189,7 @@ async fn watch(
         .read(false, move |s| s.deployment_fingerprint(id))
         .await?;
     found(exists, "deployment", &raw)?;
-    let permit = acquire_watcher()?;
+    let slot = SLOTS.claim(&caller)?;
     let feed = Feed {
         replica: replica.get_ref().clone(),
         id,
@@ -166,7 +197,8 @@ async fn watch(
         last: None,
         sent_at: None,
         ended: false,
-        _permit: permit,
+        guard: Box::new(token_guard(replica.get_ref().clone(), caller)),
+        _slot: slot,
     };
     let stream = futures::stream::unfold(feed, |mut feed| async move {
         match feed.next().await {
@@ -179,18 +211,4 @@ async fn watch(
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .streaming(stream))
-}
-
-/// A watcher slot, or 503 when [`MAX_WATCHERS`] feeds already run on this server.
-fn acquire_watcher() -> Result<OwnedSemaphorePermit, ApiError> {
-    static SHARED: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
-    SHARED
-        .get_or_init(|| Arc::new(Semaphore::new(MAX_WATCHERS)))
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| {
-            ApiError::Unavailable(format!(
-                "this server already serves {MAX_WATCHERS} deployment watches; try another server or later"
-            ))
-        })
 }

@@ -14,6 +14,9 @@ pub enum ApiError {
     /// No token, or a token the applied state does not know (401).
     #[error("{0}")]
     Unauthenticated(String),
+    /// A token whose `ttl` has run out (401).
+    #[error("{0}")]
+    TokenExpired(String),
     /// The token's role may not do this, or an agent token reports for another node (403).
     #[error("{0}")]
     Forbidden(String),
@@ -69,6 +72,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => "bad_request",
             ApiError::Unauthenticated(_) => "unauthenticated",
+            ApiError::TokenExpired(_) => "token_expired",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::NotFound(_) => "not_found",
@@ -87,7 +91,7 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthenticated(_) | ApiError::TokenExpired(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,

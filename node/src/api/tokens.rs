@@ -1,11 +1,15 @@
-//! API tokens: create (the secret is shown once, in the 201 answer), list (no secrets, no hashes), revoke.
+//! API tokens: create (the secret is shown once, in the 201 answer; with a `ttl`, it expires), list (no
+//! secrets, no hashes), revoke. With auth off no token is created: one made by any local page then would
+//! still work once auth is turned on.
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::Admin;
-use convoy_actors::domain::{check_token_name, check_token_nodes, Command, Role, TokenView};
+use convoy_actors::domain::{
+    check_token_name, check_token_nodes, check_token_ttl, Command, Role, TokenView,
+};
 use serde::Deserialize;
 
-use super::auth::{secret, Caller};
+use super::auth::{secret, AuthMode, Caller};
 use super::error::ApiError;
 use super::openapi::answers::TokenCreated;
 use super::read::found;
@@ -24,7 +28,7 @@ pub fn routes() -> Vec<Route> {
             .to(create)
             .body::<CreateBody>()
             .json::<TokenCreated>(201, "The token and its secret, shown once.")
-            .errors(&[400, 409]),
+            .errors(&[400, 403, 409]),
         Route::delete("/v1/tokens/{name}", Admin, "revoke tokens")
             .summary("Revoke a token")
             .to(revoke)
@@ -41,28 +45,69 @@ pub(crate) struct CreateBody {
     role: Role,
     #[serde(default)]
     nodes: Option<String>,
+    /// How long the token works, from its creation: a duration with its unit (`30d`, `12h`, `90s`), 1s
+    /// to 3650d. Absent: until revoked.
+    #[serde(default)]
+    ttl: Option<String>,
+}
+
+/// The `ttl` of a create body in ms, checked.
+fn ttl_ms(ttl: Option<&str>) -> Result<Option<u64>, ApiError> {
+    let Some(raw) = ttl else {
+        return Ok(None);
+    };
+    let ms = convoy_time::parse_duration(raw)
+        .map_err(|e| ApiError::BadRequest(format!("ttl: {e}")))?
+        .as_millis();
+    let ms = u64::try_from(ms).unwrap_or(u64::MAX);
+    check_token_ttl(ms).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    Ok(Some(ms))
 }
 
 async fn create(
     replica: web::Data<Replica>,
+    mode: Option<web::Data<AuthMode>>,
     caller: Caller,
     body: web::Json<CreateBody>,
 ) -> Result<HttpResponse, ApiError> {
+    if mode.is_some_and(|m| *m.get_ref() == AuthMode::Off) {
+        return Err(ApiError::Forbidden(
+            "auth is off on this server: tokens are made with auth on (set bootstrap_token_file), since \
+             one made now by any local caller would still work once auth is turned on"
+                .into(),
+        ));
+    }
     let body = body.into_inner();
     check_token_name(&body.name).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_token_nodes(body.role, body.nodes.as_deref())
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let ttl_ms = ttl_ms(body.ttl.as_deref())?;
     let secret = secret::generate();
     let by = caller.actor();
-    replica
-        .propose(Command::CreateToken {
-            name: body.name.clone(),
-            role: body.role,
-            nodes: body.nodes,
-            hash: secret::hash(&secret),
+    let (name, role, nodes, hash) = (
+        body.name.clone(),
+        body.role,
+        body.nodes,
+        secret::hash(&secret),
+    );
+    let command = match ttl_ms {
+        None => Command::CreateToken {
+            name,
+            role,
+            nodes,
+            hash,
             by: by.clone(),
-        })
-        .await?;
+        },
+        Some(ttl_ms) => Command::CreateTokenWithTtl {
+            name,
+            role,
+            nodes,
+            hash,
+            by: by.clone(),
+            ttl_ms,
+        },
+    };
+    replica.propose(command).await?;
     tracing::info!(token = %body.name, role = %body.role, %by, "token created");
     let name = body.name.clone();
     let view = replica.read_written(move |s| s.token(&name)).await?;

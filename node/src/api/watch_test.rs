@@ -4,6 +4,7 @@
 use futures::StreamExt;
 
 use super::*;
+use crate::api::auth::Caller;
 
 const QUICK: Pace = Pace {
     min_gap: Duration::from_millis(40),
@@ -22,7 +23,7 @@ fn describe(index: u64) -> String {
 #[tokio::test]
 async fn first_event_at_once_then_changes_coalesced_with_the_latest_index() {
     let (tx, rx) = watch::channel(7u64);
-    let stream = feed(rx, describe, QUICK, Slot::claim().unwrap());
+    let stream = feed(rx, describe, |_| None, QUICK, anonymous());
     futures::pin_mut!(stream);
     assert_eq!(
         text(stream.next().await),
@@ -48,7 +49,7 @@ async fn first_event_at_once_then_changes_coalesced_with_the_latest_index() {
 #[tokio::test]
 async fn silence_brings_heartbeats_and_a_dropped_sender_ends_the_stream() {
     let (tx, rx) = watch::channel(1u64);
-    let stream = feed(rx, describe, QUICK, Slot::claim().unwrap());
+    let stream = feed(rx, describe, |_| None, QUICK, anonymous());
     futures::pin_mut!(stream);
     text(stream.next().await);
     let t0 = Instant::now();
@@ -61,13 +62,54 @@ async fn silence_brings_heartbeats_and_a_dropped_sender_ends_the_stream() {
     assert!(stream.next().await.is_none());
 }
 
+fn anonymous() -> Slot {
+    SLOTS.claim(&Caller::Anonymous).expect("a slot")
+}
+
 #[test]
 fn streams_are_bounded_and_places_come_back() {
-    let held: Vec<Slot> = std::iter::from_fn(Slot::claim)
+    let held: Vec<Slot> = std::iter::from_fn(|| SLOTS.claim(&Caller::Anonymous).ok())
         .take(MAX_STREAMS + 5)
         .collect();
     assert!(held.len() <= MAX_STREAMS);
-    assert!(Slot::claim().is_none());
+    assert!(SLOTS.claim(&Caller::Anonymous).is_err());
     drop(held);
-    assert!(Slot::claim().is_some());
+    assert!(SLOTS.claim(&Caller::Anonymous).is_ok());
+}
+
+#[tokio::test]
+async fn a_guard_that_says_stop_sends_its_final_event_and_ends_the_stream() {
+    let (tx, rx) = watch::channel(3u64);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let guard = move |index: u64| {
+        flag.load(std::sync::atomic::Ordering::SeqCst)
+            .then(|| format!("event: closed\nid: {index}\ndata: {{}}\n\n"))
+    };
+    let stream = feed(rx, describe, guard, QUICK, anonymous());
+    futures::pin_mut!(stream);
+    assert!(text(stream.next().await).starts_with("event: applied\nid: 3\n"));
+    // Checked on a heartbeat: silence, then the guard says stop.
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        text(stream.next().await),
+        "event: closed\nid: 3\ndata: {}\n\n"
+    );
+    assert!(stream.next().await.is_none());
+    assert!(
+        tx.send(4).is_err(),
+        "the ended stream let go of its receiver"
+    );
+}
+
+#[tokio::test]
+async fn a_guard_is_asked_before_an_event_too() {
+    let (tx, rx) = watch::channel(3u64);
+    let guard = |index: u64| (index >= 5).then(|| format!("closed at {index}"));
+    let stream = feed(rx, describe, guard, QUICK, anonymous());
+    futures::pin_mut!(stream);
+    text(stream.next().await);
+    tx.send(5).unwrap();
+    assert_eq!(text(stream.next().await), "closed at 5");
+    assert!(stream.next().await.is_none());
 }

@@ -25,8 +25,11 @@ pub enum TokenCommand {
         /// Agent tokens: the node ids it may report for, as a glob (`web-*`).
         #[arg(long, value_name = "GLOB")]
         nodes: Option<String>,
+        /// How long it works from its creation (`30d`, `12h`; 1s to 3650d); without it, until revoked.
+        #[arg(long, value_name = "DURATION", env = "CONVOY_TOKEN_TTL")]
+        ttl: Option<String>,
     },
-    /// List tokens (names, roles, node globs; never secrets).
+    /// List tokens (names, roles, node globs, expiry; never secrets).
     List,
     /// Revoke a token: every server refuses it from the next applied index.
     Revoke {
@@ -86,20 +89,37 @@ pub async fn run(
     command: TokenCommand,
 ) -> Result<(), CliError> {
     match command {
-        TokenCommand::Create { name, role, nodes } => {
+        TokenCommand::Create {
+            name,
+            role,
+            nodes,
+            ttl,
+        } => {
             let role = Role::from(role);
-            let v: Value = client
-                .post(
-                    "/v1/tokens",
-                    &json!({ "name": name, "role": role, "nodes": nodes }),
-                )
-                .await?;
+            if let Some(raw) = &ttl {
+                convoy_time::parse_duration(raw).map_err(|e| CliError::Invalid {
+                    flag: "--ttl".into(),
+                    value: raw.chars().take(100).collect(),
+                    reason: e.to_string(),
+                })?;
+            }
+            let mut body = json!({ "name": name, "role": role, "nodes": nodes });
+            if let Some(ttl) = ttl {
+                body["ttl"] = Value::String(ttl);
+            }
+            let v: Value = client.post("/v1/tokens", &body).await?;
             match output {
                 Output::Json => {
                     println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
                 }
                 Output::Table => {
-                    println!("created token {name} ({role}); its secret, shown only this once:");
+                    let expiry = v["expires_at"]
+                        .as_u64()
+                        .map(|at| format!(", expires {}", timestamp(at)))
+                        .unwrap_or_default();
+                    println!(
+                        "created token {name} ({role}{expiry}); its secret, shown only this once:"
+                    );
                     println!("{}", v["secret"].as_str().unwrap_or("?"));
                 }
             }
@@ -128,13 +148,16 @@ pub async fn run(
 
 /// `token list` as a table.
 pub fn table(list: &[TokenView]) -> String {
-    let mut t = Table::new(&["NAME", "ROLE", "NODES", "CREATED", "BY"]);
+    let mut t = Table::new(&["NAME", "ROLE", "NODES", "CREATED", "EXPIRES", "BY"]);
     for token in list {
         t.row([
             token.name.clone(),
             token.role.to_string(),
             opt(token.nodes.clone()),
             timestamp(token.created_at),
+            token
+                .expires_at
+                .map_or_else(|| "never".to_string(), timestamp),
             token.created_by.to_string(),
         ]);
     }

@@ -22,6 +22,12 @@ pub const MAX_TOKEN_NAME: usize = 64;
 /// Longest `nodes` glob of an agent token.
 pub const MAX_NODES_GLOB: usize = 256;
 
+/// Shortest `ttl` of a token: one second.
+pub const MIN_TOKEN_TTL_MS: u64 = 1_000;
+
+/// Longest `ttl` of a token: ten years (3,650 days).
+pub const MAX_TOKEN_TTL_MS: u64 = 3_650 * 24 * 3_600 * 1_000;
+
 /// What a token may do. Each role is a fixed set of [`Permission`]s (see [`Role::grants`]).
 #[derive(
     Clone,
@@ -136,9 +142,19 @@ pub struct Token {
     pub created_at: Timestamp,
     /// Who created it.
     pub created_by: Actor,
+    /// When it stops authenticating: its leader-stamped `created_at` plus the `ttl` it was created with;
+    /// `None`: never. Defaulted, so a token in JSON without it never expires; a bincode snapshot taken before
+    /// this field existed does not decode (bincode is not self-describing).
+    #[serde(default)]
+    pub expires_at: Option<Timestamp>,
 }
 
 impl Token {
+    /// Whether the token has expired at `now` (ms since the epoch): from `expires_at` on.
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|end| now >= end)
+    }
+
     /// Whether this token may report for `node`: admins for any node, agents for the nodes their glob matches.
     pub fn may_report_for(&self, node: &str) -> bool {
         match self.role {
@@ -235,6 +251,7 @@ impl TokenTable {
                     hash,
                     created_at: at,
                     created_by: Actor::System,
+                    expires_at: None,
                 },
             );
         }
@@ -290,6 +307,18 @@ pub fn check_token_nodes(role: Role, nodes: Option<&str>) -> Result<(), DomainEr
             &format!("only agent tokens are bound to nodes, not {other} tokens"),
         )),
     }
+}
+
+/// A token's `ttl`, in ms: from [`MIN_TOKEN_TTL_MS`] (1 s) to [`MAX_TOKEN_TTL_MS`] (3,650 days).
+pub fn check_token_ttl(ttl_ms: u64) -> Result<(), DomainError> {
+    if (MIN_TOKEN_TTL_MS..=MAX_TOKEN_TTL_MS).contains(&ttl_ms) {
+        return Ok(());
+    }
+    Err(DomainError::invalid(
+        "ttl",
+        format!("{ttl_ms} ms"),
+        "a token's ttl is 1s to 3650d",
+    ))
 }
 
 /// Whether `text` matches `glob`: `*` matches any run of characters (also none), `?` exactly one, every other

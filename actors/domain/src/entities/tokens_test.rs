@@ -111,6 +111,7 @@ fn agents_report_only_for_their_nodes_and_admins_for_any() {
         hash: hash(1),
         created_at: 0,
         created_by: Actor::System,
+        expires_at: None,
     };
     assert!(token(Role::Agent, Some("web-*")).may_report_for("web-3"));
     assert!(!token(Role::Agent, Some("web-*")).may_report_for("db-3"));
@@ -292,4 +293,44 @@ fn a_token_name_is_recorded_as_by_on_start_and_user_operations() {
         .iter()
         .filter(|e| e.action.is_some())
         .all(|e| e.by == Actor::System));
+}
+
+#[test]
+fn a_token_with_a_ttl_expires_at_its_leader_stamped_creation_plus_the_ttl() {
+    let mut s = ClusterState::default();
+    let create = |name: &str, h: u8, ttl_ms: u64| Command::CreateTokenWithTtl {
+        name: name.into(),
+        role: Role::Reader,
+        nodes: None,
+        hash: hash(h),
+        by: Actor::System,
+        ttl_ms,
+    };
+    s.apply(create("brief", 1, 60_000), 1_000).unwrap();
+    let brief = s.tokens().get("brief").unwrap().clone();
+    assert_eq!(brief.expires_at, Some(61_000));
+    assert!(!brief.expired(60_999));
+    assert!(brief.expired(61_000));
+    assert_eq!(s.token("brief").unwrap().expires_at, Some(61_000));
+    // Without a ttl: never.
+    s.apply(create_plain("lasting", 2), 1_000).unwrap();
+    assert!(!s.tokens().get("lasting").unwrap().expired(u64::MAX));
+    assert_eq!(s.token("lasting").unwrap().expires_at, None);
+    // Out of bounds: refused, nothing changes.
+    for ttl in [0, MIN_TOKEN_TTL_MS - 1, MAX_TOKEN_TTL_MS + 1] {
+        let refused = s.apply(create("odd", 3, ttl), 1_000).unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::Invalid, "{ttl}: {refused}");
+        assert!(s.tokens().get("odd").is_none());
+    }
+    // The view says when it expires; a token without a ttl says nothing.
+    let json = serde_json::to_value(s.token_views()).unwrap();
+    assert_eq!(json[0]["expires_at"], 61_000, "{json}");
+    assert!(json[1].get("expires_at").is_none(), "{json}");
+    // Snapshots keep it.
+    let back = ClusterState::from_snapshot_bytes(&s.snapshot_bytes()).unwrap();
+    assert_eq!(back.tokens().get("brief").unwrap().expires_at, Some(61_000));
+}
+
+fn create_plain(name: &str, h: u8) -> Command {
+    create(name, Role::Reader, None, hash(h))
 }

@@ -13,7 +13,7 @@ use crate::entities::group_deployment::GroupDeployment;
 use crate::entities::group_deployment::GroupStatus;
 use crate::entities::model::{Consumer, Group, Resource};
 use crate::entities::nodes::NodeTable;
-use crate::entities::tokens::{Token, TokenTable};
+use crate::entities::tokens::{check_token_ttl, Token, TokenTable};
 use crate::errors::DomainError;
 use crate::families::lifecycle::Op;
 use crate::families::settle::Cx;
@@ -244,6 +244,27 @@ impl ClusterState {
                     hash,
                     created_at: at,
                     created_by: by,
+                    expires_at: None,
+                })?;
+                Response::Done
+            }
+            Command::CreateTokenWithTtl {
+                name,
+                role,
+                nodes,
+                hash,
+                by,
+                ttl_ms,
+            } => {
+                check_token_ttl(ttl_ms)?;
+                self.tokens.create(Token {
+                    name,
+                    role,
+                    nodes,
+                    hash,
+                    created_at: at,
+                    created_by: by,
+                    expires_at: Some(at.saturating_add(ttl_ms)),
                 })?;
                 Response::Done
             }

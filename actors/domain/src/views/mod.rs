@@ -396,6 +396,9 @@ pub struct TokenView {
     pub created_at: Timestamp,
     /// Who created it.
     pub created_by: Actor,
+    /// When it expires (ms since the epoch: creation plus its `ttl`); absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
 }
 
 impl ClusterState {
@@ -417,5 +420,6 @@ fn token_view(t: &Token) -> TokenView {
         nodes: t.nodes.clone(),
         created_at: t.created_at,
         created_by: t.created_by.clone(),
+        expires_at: t.expires_at,
     }
 }

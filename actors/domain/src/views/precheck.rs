@@ -118,6 +118,18 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
                 .as_deref()
                 .map_or(Ok(()), |glob| check_field("nodes", glob))
         }
+        Command::CreateTokenWithTtl {
+            name,
+            nodes,
+            ttl_ms,
+            ..
+        } => {
+            check_name("token", name)?;
+            crate::entities::tokens::check_token_ttl(*ttl_ms)?;
+            nodes
+                .as_deref()
+                .map_or(Ok(()), |glob| check_field("nodes", glob))
+        }
         Command::RevokeToken { name, .. } => check_name("token", name),
         Command::BootstrapToken { .. } => Ok(()),
         Command::StartGroupDeployment {

@@ -3,10 +3,12 @@
 //! for a state change that is not JSON), and the [`Caller`] it leaves for handlers.
 //!
 //! Tokens are read from this server's applied state on every request, so a revoked token fails on each
-//! server from the log index that revokes it.
+//! server from the log index that revokes it; a secret the server does not know makes it catch up with the
+//! leader first, and an expired token is 401 `token_expired` (see [`standing`]).
 
 pub mod bootstrap;
 pub mod secret;
+pub mod standing;
 pub mod table;
 
 use std::future::{ready, Ready};
@@ -99,7 +101,7 @@ pub async fn check<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
-    match admit(&req) {
+    match admit(&req).await {
         Ok(caller) => {
             req.extensions_mut().insert(caller);
             Ok(next.call(req).await?.map_into_left_body())
@@ -121,7 +123,7 @@ pub async fn check<B: MessageBody + 'static>(
 }
 
 /// Who the request is from, or why it is refused.
-fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
+async fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     let path = req.match_info().as_str();
     let routes = Routes::of(req.request());
     let Some(rule) = table::lookup(routes, req.method().as_str(), path) else {
@@ -148,7 +150,7 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
         (AuthMode::Off, _) | (_, Permission::Public) => Caller::Anonymous,
         (AuthMode::On, _) => {
             let replica = req.app_data::<web::Data<Replica>>().map(|e| e.get_ref());
-            let token = authenticate(replica, req.headers().get(AUTHORIZATION))?;
+            let token = authenticate(replica, req.headers().get(AUTHORIZATION)).await?;
             authorize(&token, rule)?;
             // Which nodes an agent token may report for is checked by the report handlers, which
             // see every node a request names (the path's, or each entry of a batch).
@@ -168,8 +170,9 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     Ok(caller)
 }
 
-/// The token whose secret the `Authorization: Bearer` header carries; 401 without one.
-fn authenticate(
+/// The token whose secret the `Authorization: Bearer` header carries; 401 without one, for an unknown or
+/// revoked secret, or (`token_expired`) for an expired token.
+async fn authenticate(
     replica: Option<&Replica>,
     header: Option<&HeaderValue>,
 ) -> Result<Token, ApiError> {
@@ -188,10 +191,7 @@ fn authenticate(
     let hash = secret::hash(secret);
     let replica =
         replica.ok_or_else(|| ApiError::Internal("no replica to read tokens from".into()))?;
-    replica
-        .node()
-        .read(|m| m.state().tokens().authenticate(&hash).cloned())
-        .ok_or_else(|| ApiError::Unauthenticated("unknown or revoked token".into()))
+    standing::authenticate(replica, hash).await
 }
 
 /// 403 unless the token's role grants what the rule needs.

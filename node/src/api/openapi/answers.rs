@@ -133,6 +133,8 @@ pub struct TokenCreated {
     pub created_at: Timestamp,
     /// Who created it.
     pub created_by: Actor,
+    /// With a `ttl`: when it expires (ms since the epoch, `created_at` plus the ttl); absent: never.
+    pub expires_at: Option<Timestamp>,
     /// The bearer secret; only its hash is stored.
     pub secret: String,
 }
