@@ -13,6 +13,7 @@ use convoy_actors::domain::Permission;
 
 use super::auth::table;
 use super::error::ApiError;
+use super::route::Routes;
 use crate::replica::Replica;
 
 /// Longest `allowed_hosts` entry (a DNS name with a port).
@@ -110,7 +111,8 @@ pub async fn check<B: MessageBody + 'static>(
 /// Why the request's `Host` is refused, if it is.
 fn refusal(req: &ServiceRequest) -> Option<ApiError> {
     let policy = req.app_data::<web::Data<HostPolicy>>()?;
-    let public = table::lookup(req.method().as_str(), req.match_info().as_str())
+    let routes = Routes::of(req.request());
+    let public = table::lookup(routes, req.method().as_str(), req.match_info().as_str())
         .is_some_and(|rule| rule.need == Permission::Public);
     // HTTP/1.0 may omit Host; browsers never do.
     let host = req.headers().get(HOST)?;
