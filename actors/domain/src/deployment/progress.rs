@@ -447,3 +447,7 @@ impl Deployment {
 #[cfg(test)]
 #[path = "progress_test.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "judgement_test.rs"]
+mod judgement_tests;
