@@ -91,7 +91,7 @@ pub fn strategy(args: &StrategyArgs) -> Result<Option<Strategy>, CliError> {
             name,
             "--batch-sizes and --autopause need --strategy batch",
         )),
-        StrategyKind::AllAtOnce => Ok(Some(Strategy::AllAtOnce {})),
+        StrategyKind::AllAtOnce => Ok(Some(Strategy::AllAtOnce { fail_fast: false })),
         StrategyKind::Rolling => {
             let install_window = args.install_window.ok_or_else(|| {
                 CliError::invalid("--strategy", "rolling", "give --install-window N")
@@ -126,6 +126,7 @@ pub fn completion(args: &CompletionArgs) -> Option<Completion> {
     (args.quorum.is_some() || args.timeout_ms.is_some()).then_some(Completion {
         quorum: args.quorum,
         timeout_ms: args.timeout_ms,
+        ..Default::default()
     })
 }
 

@@ -106,6 +106,7 @@ fn flags_override_the_file() {
         completion: Some(Completion {
             quorum: Some(0.5),
             timeout_ms: Some(1000),
+            ..Default::default()
         }),
         message: Some("from file".into()),
         ..Default::default()
@@ -124,6 +125,7 @@ fn flags_override_the_file() {
         Some(Completion {
             quorum: Some(0.5),
             timeout_ms: Some(2000)
+            ..Default::default()
         })
     );
     assert_eq!(req.message.as_deref(), Some("from file"));

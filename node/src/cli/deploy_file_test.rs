@@ -29,6 +29,7 @@ fn the_example_file_parses() {
         Some(Completion {
             quorum: Some(0.9),
             timeout_ms: Some(600000)
+            ..Default::default()
         })
     );
     assert!(req.message.is_some());
@@ -74,7 +75,8 @@ fn an_integer_quorum_is_a_count() {
         req.completion,
         Some(Completion {
             quorum: Some(3.0),
-            timeout_ms: None
+            timeout_ms: None,
+            ..Default::default()
         })
     );
 }

@@ -12,7 +12,7 @@ use super::table::{duration, opt, timestamp, Table};
 /// A strategy in one short phrase.
 pub fn strategy(s: &Strategy) -> String {
     match s {
-        Strategy::AllAtOnce {} => "all-at-once".into(),
+        Strategy::AllAtOnce { .. } => "all-at-once".into(),
         Strategy::Rolling {
             install_window,
             download_window,

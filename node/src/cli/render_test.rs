@@ -8,7 +8,7 @@ use crate::cli::fixtures::{deployment, group_deployment, T0};
 
 #[test]
 fn strategies_and_completion_in_words() {
-    assert_eq!(strategy(&Strategy::AllAtOnce {}), "all-at-once");
+    assert_eq!(strategy(&Strategy::AllAtOnce { fail_fast: false }), "all-at-once");
     assert_eq!(
         strategy(&Strategy::Rolling {
             install_window: 2,
@@ -28,13 +28,15 @@ fn strategies_and_completion_in_words() {
         completion(&Completion {
             quorum: Some(0.9),
             timeout_ms: Some(60_000)
+            ..Default::default()
         }),
         "90% within 1m00s"
     );
     assert_eq!(
         completion(&Completion {
             quorum: Some(3.0),
-            timeout_ms: None
+            timeout_ms: None,
+            ..Default::default()
         }),
         "3 nodes"
     );
@@ -212,7 +214,7 @@ fn cluster_status_does_not_repeat_a_leader_role() {
 #[test]
 fn the_settings_line_shows_the_tolerated_number_the_events_use() {
     let mut d: DeploymentView = serde_json::from_value(deployment()).unwrap();
-    d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce {};
+    d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce { fail_fast: false };
     d.settings.max_failed_nodes = None;
     assert!(settings(&d.settings, Some(10))
         .contains("retries:       1 per node; failed nodes tolerated: 0\n"));

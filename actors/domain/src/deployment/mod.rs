@@ -40,6 +40,9 @@ pub enum NodePhase {
     RollingBack,
     /// Back on its from-version.
     RolledBack,
+    /// Not done when the completion timeout fired: left where it was, counted as neither success nor
+    /// failure of this version (a follow-up can tell it from a node that failed on it).
+    TimedOut,
 }
 
 /// One node of a deployment, at its position in the fixed order.

@@ -8,7 +8,7 @@ use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::entities::model::NodeResource;
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::{PausedBy, Status};
-use crate::values::strategy::{Plan, Strategy};
+use crate::values::strategy::{OnTimeout, Plan, Strategy};
 
 fn clip(s: &str) -> String {
     s.chars().take(200).collect()
@@ -78,8 +78,12 @@ pub(crate) fn failure_reason(
 enum Admit {
     /// The next batch's size, and whether to pause after each batch.
     Batch { size: u32, autopause: bool },
-    /// The install and download windows.
-    Windows { install: u32, download: u32 },
+    /// The install and download windows, and the most nodes told to fetch at once.
+    Windows {
+        install: u32,
+        download: u32,
+        fetch: u32,
+    },
 }
 
 impl Deployment {
@@ -117,7 +121,39 @@ impl Deployment {
         }
     }
 
+    /// Node `p` is told to fetch the version while it does not hold it (installing without it) and so takes
+    /// a download slot: only under a strategy with a fetch limit, and only going forward (a rollback frees
+    /// every download slot). Downloading and downloaded nodes take theirs apart.
+    fn fetch_held(&self, p: usize) -> bool {
+        self.settings.strategy.admission().fetch_limit.is_some()
+            && self.status.is_forward()
+            && matches!(
+                self.nodes[p].phase,
+                NodePhase::Installing | NodePhase::Watching
+            )
+            && !self.nodes[p].seen.has(Fact::Have)
+    }
+
+    /// Runs `f`, which may change node `p`'s phase or what it holds, and takes or frees the download slot
+    /// of an install without the artifact accordingly ([`Deployment::fetch_held`]).
+    fn fetching<R>(&mut self, p: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.fetch_held(p);
+        let r = f(self);
+        match (before, self.fetch_held(p)) {
+            (false, true) => self.forward.download_used += 1,
+            (true, false) => {
+                self.forward.download_used = self.forward.download_used.saturating_sub(1)
+            }
+            _ => {}
+        }
+        r
+    }
+
     fn admit_install(&mut self, p: usize, at: Timestamp) {
+        self.fetching(p, |d| d.admit_install_now(p, at));
+    }
+
+    fn admit_install_now(&mut self, p: usize, at: Timestamp) {
         if matches!(
             self.nodes[p].phase,
             NodePhase::Downloading | NodePhase::Downloaded
@@ -153,7 +189,16 @@ impl Deployment {
             },
             Plan::Windows {
                 install, download, ..
-            } => Admit::Windows { install, download },
+            } => Admit::Windows {
+                install,
+                download,
+                fetch: self
+                    .settings
+                    .strategy
+                    .admission()
+                    .fetch_limit
+                    .unwrap_or(u32::MAX),
+            },
         };
         match admit {
             Admit::Batch { size, autopause } => {
@@ -194,9 +239,19 @@ impl Deployment {
             Admit::Windows {
                 install: iw,
                 download: dw,
+                fetch,
             } => {
                 while self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
+                    let node = &self.nodes[p];
+                    // A node that must still fetch the version installs only with a download slot (its
+                    // own, or a free one): the download window caps every download (DEPLOYMENTS.md §5).
+                    if node.phase == NodePhase::Pending
+                        && !node.seen.has(Fact::Have)
+                        && self.forward.download_used >= fetch
+                    {
+                        break;
+                    }
                     self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         self.admit_install(p, at);
@@ -222,8 +277,10 @@ impl Deployment {
 
     /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
     pub(crate) fn record(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
-        self.nodes[p].seen = bits;
-        self.react(p, bits, reason, at);
+        self.fetching(p, |d| {
+            d.nodes[p].seen = bits;
+            d.react(p, bits, reason, at);
+        });
     }
 
     pub(crate) fn react(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
@@ -350,6 +407,10 @@ impl Deployment {
 
     /// The node's activity, interest or membership changed: it leaves its window and counts as neither.
     pub(crate) fn skip(&mut self, p: usize, at: Timestamp, reason: &str) {
+        self.fetching(p, |d| d.skip_now(p, at, reason));
+    }
+
+    fn skip_now(&mut self, p: usize, at: Timestamp, reason: &str) {
         match self.nodes[p].phase {
             NodePhase::Pending => {}
             NodePhase::Downloading | NodePhase::Downloaded => self.forward.download_used -= 1,
@@ -361,7 +422,8 @@ impl Deployment {
             NodePhase::Succeeded
             | NodePhase::Failed
             | NodePhase::Skipped
-            | NodePhase::RolledBack => return,
+            | NodePhase::RolledBack
+            | NodePhase::TimedOut => return,
         }
         self.nodes[p].phase = NodePhase::Skipped;
         self.tally.skipped += 1;
@@ -373,7 +435,7 @@ impl Deployment {
         while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {
-                self.succeed(p, at);
+                self.fetching(p, |d| d.succeed(p, at));
             } else {
                 self.watches.drop_first();
                 self.nodes[p].watch_until = None;
@@ -381,65 +443,155 @@ impl Deployment {
         }
     }
 
+    /// Judges going forward (DEPLOYMENTS.md §5): more failed nodes than tolerated (none unless
+    /// `max_failed_nodes` says so), or a window that can no longer move, take the failure path; a quorum
+    /// completes early; once every node is done it is ROLLED_FORWARD if a node succeeded and the quorum (if
+    /// set) is met. All-at-once without `fail_fast` judges failures only once every node is done.
     fn evaluate_forward(&mut self, at: Timestamp) {
         let n = self.nodes.len() as u32;
-        let tolerated = self
-            .settings
-            .failed_nodes_tolerated(self.nodes.len() as u32);
-        if let Some(install_window) = self.settings.strategy.admission().window_rule {
-            if self.tally.failed >= install_window {
-                let msg =
-                    format!("install window of {install_window} is entirely taken by failed nodes");
-                return self.fail(at, msg);
+        let tolerated = self.settings.failed_nodes_tolerated(n);
+        let admission = self.settings.strategy.admission();
+        let t = self.tally.clone();
+        let done = t.ended() >= n;
+        if done || !admission.judge_when_done {
+            if let (Some(install_window), false) = (admission.window_rule, done) {
+                // Every slot that could still be used is taken by a failed node while nodes wait: the
+                // window can no longer move. (Once every node is done the tolerance judges.)
+                let usable = install_window.min(n - t.succeeded - t.skipped);
+                if t.failed >= usable {
+                    let msg = format!(
+                        "install window of {install_window} is entirely taken by failed nodes ({} failed)",
+                        t.failed
+                    );
+                    return self.fail(at, msg);
+                }
+            }
+            if t.failed > tolerated {
+                return self.fail(
+                    at,
+                    format!("{} nodes failed; {tolerated} tolerated", t.failed),
+                );
             }
         }
-        if self.tally.failed > tolerated {
-            return self.fail(
-                at,
-                format!("{} nodes failed; {tolerated} tolerated", self.tally.failed),
-            );
-        }
-        let needed = self.settings.completion.needed(self.tally.considered(n));
+        let considered = t.considered(n);
+        let needed = self.settings.completion.needed(considered);
         let quorum = self.settings.completion.quorum.is_some();
-        if quorum && self.tally.succeeded >= needed {
+        if quorum && t.succeeded >= needed && t.succeeded > 0 && t.failed <= tolerated {
             let msg = format!(
-                "quorum met: {} of {} nodes succeeded",
-                self.tally.succeeded,
-                self.tally.considered(n)
+                "quorum met: {} of {considered} nodes succeeded",
+                t.succeeded
             );
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
-        if self.tally.ended() >= n {
-            if !quorum || self.tally.succeeded >= needed {
-                let _ = self.transition(Status::RolledForward, at, Actor::System, None);
+        if done {
+            // Skipped nodes are not successes: a deployment of nodes none of which succeeded failed
+            // (one with no node at all has nothing to fail).
+            if t.succeeded == 0 && n > 0 {
+                let msg = format!("no node succeeded: {}", self.ended_counts(0));
+                self.fail(at, msg);
+            } else if !quorum || t.succeeded >= needed {
+                let msg = (t.succeeded < n).then(|| self.ended_counts(0));
+                let _ = self.transition(Status::RolledForward, at, Actor::System, msg);
             } else {
                 self.fail(
                     at,
                     format!(
                         "quorum not met: {} of {needed} needed nodes succeeded",
-                        self.tally.succeeded
+                        t.succeeded
                     ),
                 );
             }
         }
     }
 
-    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met; otherwise a failure,
-    /// which rolls back with `rollback_on_failure` (the default) and is FAILED without it.
+    /// `17 of 20 nodes succeeded, 2 failed, 1 skipped, 0 timed out` (the counts that are not zero).
+    fn ended_counts(&self, timed_out: u32) -> String {
+        let t = &self.tally;
+        let mut s = format!("{} of {} nodes succeeded", t.succeeded, self.nodes.len());
+        for (n, what) in [
+            (t.failed, "failed"),
+            (t.skipped, "skipped"),
+            (timed_out, "timed out"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(", {n} {what}"));
+            }
+        }
+        s
+    }
+
+    /// Node `p`, not done at the completion timeout, is recorded `timed_out`: it leaves its window and
+    /// keeps what it has.
+    fn time_out(&mut self, p: usize) -> bool {
+        self.fetching(p, |d| {
+            match d.nodes[p].phase {
+                NodePhase::Pending => {}
+                NodePhase::Downloading | NodePhase::Downloaded => d.forward.download_used -= 1,
+                NodePhase::Installing | NodePhase::Watching => {
+                    d.unwatch(p);
+                    d.forward.release_install();
+                }
+                NodePhase::Succeeded
+                | NodePhase::Failed
+                | NodePhase::Skipped
+                | NodePhase::RollingBack
+                | NodePhase::RolledBack
+                | NodePhase::TimedOut => return false,
+            }
+            d.nodes[p].phase = NodePhase::TimedOut;
+            true
+        })
+    }
+
+    /// Completion timeout (DEPLOYMENTS.md §5): the nodes not done are recorded `timed_out` and left where
+    /// they are. With `on_timeout: finish` (the default) the deployment is ROLLED_FORWARD unless more nodes
+    /// failed than tolerated, a quorum that was set is not met or no node succeeded; with `fail` it is
+    /// ROLLED_FORWARD only if the quorum (default: every node) is met. Otherwise the failure path: roll back
+    /// with `rollback_on_failure` (the default), FAILED without.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
-        let considered = self.tally.considered(self.nodes.len() as u32);
-        let needed = self.settings.completion.needed(considered);
-        let msg = format!(
-            "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
-            self.tally.succeeded
-        );
-        if self.tally.succeeded >= needed {
-            let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
-        } else if self.settings.rollback_on_failure {
-            let _ = self.start_rollback(at, Actor::Timer, Some(msg));
-        } else {
-            let _ = self.transition(Status::Failed, at, Actor::Timer, Some(msg));
+        let n = self.nodes.len();
+        let mut timed_out = 0;
+        for p in 0..n {
+            if self.time_out(p) {
+                timed_out += 1;
+            }
+        }
+        let t = self.tally.clone();
+        let considered = t.considered(n as u32) - timed_out;
+        let tolerated = self.settings.failed_nodes_tolerated(n as u32);
+        let completion = &self.settings.completion;
+        let counts = self.ended_counts(timed_out);
+        let failure = match completion.on_timeout {
+            OnTimeout::Finish => {
+                let quorum = completion
+                    .quorum
+                    .map(|_| completion.needed(t.considered(n as u32)));
+                if t.failed > tolerated {
+                    Some(format!("{} nodes failed; {tolerated} tolerated", t.failed))
+                } else if let Some(needed) = quorum.filter(|q| t.succeeded < *q) {
+                    Some(format!("quorum not met: {needed} needed"))
+                } else if t.succeeded == 0 && n > 0 {
+                    Some("no node succeeded".into())
+                } else {
+                    None
+                }
+            }
+            OnTimeout::Fail => {
+                let needed = completion.needed(considered + timed_out);
+                (t.succeeded < needed || (t.succeeded == 0 && n > 0))
+                    .then(|| format!("{needed} needed"))
+            }
+        };
+        match failure {
+            None => {
+                let msg = format!("completion timeout: {counts}");
+                let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
+            }
+            Some(why) => {
+                let msg = format!("completion timeout: {counts}; {why}");
+                self.fail_by(at, Actor::Timer, msg);
+            }
         }
     }
 }
