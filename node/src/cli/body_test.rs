@@ -124,7 +124,7 @@ fn flags_override_the_file() {
         req.completion,
         Some(Completion {
             quorum: Some(0.5),
-            timeout_ms: Some(2000)
+            timeout_ms: Some(2000),
             ..Default::default()
         })
     );

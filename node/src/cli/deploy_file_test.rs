@@ -28,7 +28,7 @@ fn the_example_file_parses() {
         req.completion,
         Some(Completion {
             quorum: Some(0.9),
-            timeout_ms: Some(600000)
+            timeout_ms: Some(600000),
             ..Default::default()
         })
     );
