@@ -56,9 +56,9 @@ async fn failures(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     )
     .await?;
     let view = wait_deployment(api, &id, LONG, |v| {
-        v["status"].as_str().is_some_and(|s| {
-            ["ROLLED_FORWARD", "ROLLED_BACK", "FAILED"].contains(&s)
-        })
+        v["status"]
+            .as_str()
+            .is_some_and(|s| ["ROLLED_FORWARD", "ROLLED_BACK", "FAILED"].contains(&s))
     })
     .await?;
     ensure!(view["status"] == "ROLLED_BACK", "{view}");
@@ -114,9 +114,9 @@ async fn failures(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     wait_deployment(api, &id, LONG, |v| count_nodes(v, "installing") == 1).await?;
     dying.stop().await;
     let view = wait_deployment(api, &id, LONG, |v| {
-        v["status"].as_str().is_some_and(|s| {
-            ["ROLLED_FORWARD", "ROLLED_BACK", "FAILED"].contains(&s)
-        })
+        v["status"]
+            .as_str()
+            .is_some_and(|s| ["ROLLED_FORWARD", "ROLLED_BACK", "FAILED"].contains(&s))
     })
     .await?;
     ensure!(view["status"] == "ROLLED_BACK", "{view}");
@@ -186,7 +186,10 @@ async fn waits_and_windows(cluster: &Cluster, api: &RawClient) -> anyhow::Result
     .await?;
     ensure!(view["status"] == "ROLLED_FORWARD", "{view}");
     ensure!(
-        (count_nodes(&view, "succeeded"), count_nodes(&view, "timed_out")) == (9, 1),
+        (
+            count_nodes(&view, "succeeded"),
+            count_nodes(&view, "timed_out")
+        ) == (9, 1),
         "{view}"
     );
     let mut want = vec![Some(2); 9];

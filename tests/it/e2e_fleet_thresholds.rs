@@ -67,12 +67,14 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     let id = started["id"].as_str().context("id")?;
     let view = wait_status(api, id, "ROLLED_BACK", LONG).await?;
     ensure!(
-        view["events"].as_array().is_some_and(|es| es
-            .iter()
-            .any(|e| e["status"] == "ROLLING_BACK"
+        view["events"]
+            .as_array()
+            .is_some_and(|es| es.iter().any(|e| {
+                e["status"] == "ROLLING_BACK"
                 && e["by"] == "timer"
                 && e["message"]
-                    == "completion timeout: 0 of 2 nodes succeeded, 2 timed out; no node succeeded")),
+                    == "completion timeout: 0 of 2 nodes succeeded, 2 timed out; no node succeeded"
+            })),
         "{view}"
     );
     Ok(())

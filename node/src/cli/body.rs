@@ -206,6 +206,9 @@ pub fn subscribe(
         if let Some(old) = existing.and_then(|s| s.completion.as_ref()) {
             c.quorum = c.quorum.or(old.quorum);
             c.timeout_ms = c.timeout_ms.or(old.timeout_ms);
+            if args.completion.on_timeout.is_none() {
+                c.on_timeout = old.on_timeout;
+            }
         }
         body.insert("completion".into(), json!(c));
     }
@@ -292,6 +295,9 @@ pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartReques
         let mut merged = req.completion.take().unwrap_or_default();
         merged.quorum = c.quorum.or(merged.quorum);
         merged.timeout_ms = c.timeout_ms.or(merged.timeout_ms);
+        if args.completion.on_timeout.is_some() {
+            merged.on_timeout = c.on_timeout;
+        }
         req.completion = Some(merged);
     }
     if args.message.is_some() {

@@ -52,7 +52,7 @@ fn strategies_as_tables_and_the_json_they_send() {
     let req = parse("d.toml", "[strategy.all_at_once]\n").unwrap();
     assert_eq!(
         serde_json::to_value(&req).unwrap(),
-        serde_json::json!({"strategy": {"all_at_once": {}}})
+        serde_json::json!({"strategy": {"all_at_once": {"fail_fast": false}}})
     );
     let req = parse(
         "d.toml",

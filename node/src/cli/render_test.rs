@@ -8,7 +8,10 @@ use crate::cli::fixtures::{deployment, group_deployment, T0};
 
 #[test]
 fn strategies_and_completion_in_words() {
-    assert_eq!(strategy(&Strategy::AllAtOnce { fail_fast: false }), "all-at-once");
+    assert_eq!(
+        strategy(&Strategy::AllAtOnce { fail_fast: false }),
+        "all-at-once"
+    );
     assert_eq!(
         strategy(&Strategy::Rolling {
             install_window: 2,

@@ -122,11 +122,7 @@ fn the_plain_line_names_failing_nodes_and_ignores_the_clock() {
 #[test]
 fn exit_codes_by_status() {
     assert_eq!(exit_code(Status::RolledForward), Some(0));
-    for s in [
-        Status::Failed,
-        Status::RolledBack,
-        Status::Aborted,
-    ] {
+    for s in [Status::Failed, Status::RolledBack, Status::Aborted] {
         assert_eq!(exit_code(s), Some(1), "{s:?}");
     }
     for s in [
