@@ -1,6 +1,7 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
 pub mod counters;
+pub mod judgement;
 pub mod progress;
 pub mod pulse;
 pub mod rollback;
