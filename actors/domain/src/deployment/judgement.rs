@@ -69,7 +69,7 @@ impl Deployment {
         }
     }
 
-    /// `17 of 20 nodes succeeded, 2 failed, 1 skipped, 0 timed out` (the counts that are not zero).
+    /// `17 of 20 nodes succeeded, 2 failed, 1 skipped` (failed, skipped and timed out only when not zero).
     fn ended_counts(&self, timed_out: u32) -> String {
         let t = &self.tally;
         let mut s = format!("{} of {} nodes succeeded", t.succeeded, self.nodes.len());
