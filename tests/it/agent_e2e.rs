@@ -307,13 +307,7 @@ async fn deployment_of(api: &RawClient, v: u64) -> anyhow::Result<String> {
 
 /// Waits for deployment `id` to reach a terminal status; its view.
 async fn ended(api: &RawClient, id: &str, timeout: Duration) -> anyhow::Result<Value> {
-    const TERMINAL: [&str; 5] = [
-        "ROLLED_FORWARD",
-        "ROLLED_BACK",
-        "ABORTED",
-        "FAILED",
-        "ERROR",
-    ];
+    const TERMINAL: [&str; 4] = ["ROLLED_FORWARD", "ROLLED_BACK", "ABORTED", "FAILED"];
     eventually(timeout, || async move {
         let (status, d) = api.get(&format!("/v1/deployments/{id}")).await.ok()?;
         (status == 200 && TERMINAL.contains(&d["status"].as_str()?)).then_some(d)

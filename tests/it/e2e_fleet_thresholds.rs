@@ -1,6 +1,6 @@
 //! Failure thresholds through the real binary: `max_failed_nodes` as a percentage (`"25%"` of eight nodes
-//! tolerates two failures, a third fails the deployment), and a completion timeout without quorum rolls back
-//! when `rollback_on_failure` holds (the default).
+//! tolerates two failures, a third fails the deployment), and a completion timeout at which no node succeeded
+//! rolls back when `rollback_on_failure` holds (the default).
 
 use std::time::Duration;
 
@@ -67,11 +67,14 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     let id = started["id"].as_str().context("id")?;
     let view = wait_status(api, id, "ROLLED_BACK", LONG).await?;
     ensure!(
-        view["events"].as_array().is_some_and(|es| es
-            .iter()
-            .any(|e| e["status"] == "ROLLING_BACK"
+        view["events"]
+            .as_array()
+            .is_some_and(|es| es.iter().any(|e| {
+                e["status"] == "ROLLING_BACK"
                 && e["by"] == "timer"
-                && e["message"] == "completion timeout: 0 of 2 nodes succeeded, 2 needed")),
+                && e["message"]
+                    == "completion timeout: 0 of 2 nodes succeeded, 2 timed out; no node succeeded"
+            })),
         "{view}"
     );
     Ok(())

@@ -21,6 +21,7 @@ mod cluster_wal_dir;
 mod e2e_bad_requests;
 mod e2e_coordinated;
 mod e2e_fleet_defaults;
+mod e2e_fleet_judgement;
 mod e2e_fleet_policy;
 mod e2e_fleet_reconverge;
 mod e2e_fleet_retract;

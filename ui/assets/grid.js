@@ -12,6 +12,7 @@ export const STATE_COLOURS = {
   skipped: [148, 163, 184],
   rolling_back: [249, 115, 22],
   rolled_back: [120, 113, 108],
+  timed_out: [100, 116, 139],
 };
 
 const UNKNOWN = [0, 0, 0];

@@ -59,7 +59,7 @@ pub use values::invalid::Invalid;
 pub use values::outcome::{Outcome, MAX_OUTCOME_ENTRIES};
 pub use values::status::{allowed, PausedBy, Status, TransitionRefused, TRANSITIONS};
 pub use values::strategy::{
-    default_strategy, Completion, Settings, Strategy, DEFAULT_DOWNLOAD_WINDOW,
+    default_strategy, Completion, OnTimeout, Settings, Strategy, DEFAULT_DOWNLOAD_WINDOW,
     DEFAULT_INSTALL_WINDOW,
 };
 pub use values::threshold::FailedNodes;

@@ -144,7 +144,7 @@ impl Kit {
             consumer: "c".into(),
             resource: "r".into(),
             version: Some(2),
-            strategy: Some(Strategy::AllAtOnce {}),
+            strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
             ..DeploymentSpec::default()
         };
         f(&mut spec);

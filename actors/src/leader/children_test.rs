@@ -24,7 +24,7 @@ fn pulsed(host: &FakeHost, consumer: &str, pulse_ms: u64) -> DeploymentId {
         consumer: consumer.into(),
         resource: "app".into(),
         version: Some(2),
-        strategy: Some(Strategy::AllAtOnce {}),
+        strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
         pulse_interval_ms: Some(pulse_ms),
         ..Default::default()
     };

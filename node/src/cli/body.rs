@@ -3,13 +3,14 @@
 use std::collections::BTreeMap;
 
 use convoy_actors::domain::{
-    Artifact, Completion, Dependency, FailedNodes, Member, Strategy, SubscriptionView,
+    Artifact, Completion, Dependency, FailedNodes, Member, OnTimeout, Strategy, SubscriptionView,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::args::{
-    CompletionArgs, ModeArg, PublishArgs, StartArgs, StrategyArgs, StrategyKind, SubscribeArgs,
+    CompletionArgs, ModeArg, OnTimeoutArg, PublishArgs, StartArgs, StrategyArgs, StrategyKind,
+    SubscribeArgs,
 };
 use super::error::CliError;
 
@@ -62,6 +63,13 @@ pub struct StartRequest {
 pub fn strategy(args: &StrategyArgs) -> Result<Option<Strategy>, CliError> {
     let rolling_flags = args.install_window.is_some() || args.download_window.is_some();
     let batch_flags = !args.batch_sizes.is_empty() || args.autopause;
+    if args.fail_fast && !matches!(args.strategy, Some(StrategyKind::AllAtOnce)) {
+        return Err(CliError::invalid(
+            "--fail-fast",
+            "true",
+            "--fail-fast needs --strategy all-at-once",
+        ));
+    }
     let kind = match args.strategy {
         Some(kind) => kind,
         None if rolling_flags && batch_flags => {
@@ -91,7 +99,9 @@ pub fn strategy(args: &StrategyArgs) -> Result<Option<Strategy>, CliError> {
             name,
             "--batch-sizes and --autopause need --strategy batch",
         )),
-        StrategyKind::AllAtOnce => Ok(Some(Strategy::AllAtOnce {})),
+        StrategyKind::AllAtOnce => Ok(Some(Strategy::AllAtOnce {
+            fail_fast: args.fail_fast,
+        })),
         StrategyKind::Rolling => {
             let install_window = args.install_window.ok_or_else(|| {
                 CliError::invalid("--strategy", "rolling", "give --install-window N")
@@ -123,10 +133,17 @@ fn join(sizes: &[u32]) -> String {
 
 /// The completion conditions the flags describe, if any.
 pub fn completion(args: &CompletionArgs) -> Option<Completion> {
-    (args.quorum.is_some() || args.timeout_ms.is_some()).then_some(Completion {
-        quorum: args.quorum,
-        timeout_ms: args.timeout_ms,
-    })
+    let on_timeout = match args.on_timeout {
+        Some(OnTimeoutArg::Fail) => OnTimeout::Fail,
+        Some(OnTimeoutArg::Finish) | None => OnTimeout::Finish,
+    };
+    (args.quorum.is_some() || args.timeout_ms.is_some() || args.on_timeout.is_some()).then_some(
+        Completion {
+            quorum: args.quorum,
+            timeout_ms: args.timeout_ms,
+            on_timeout,
+        },
+    )
 }
 
 /// `POST /v1/resources/{name}/versions`.
@@ -189,6 +206,9 @@ pub fn subscribe(
         if let Some(old) = existing.and_then(|s| s.completion.as_ref()) {
             c.quorum = c.quorum.or(old.quorum);
             c.timeout_ms = c.timeout_ms.or(old.timeout_ms);
+            if args.completion.on_timeout.is_none() {
+                c.on_timeout = old.on_timeout;
+            }
         }
         body.insert("completion".into(), json!(c));
     }
@@ -275,6 +295,9 @@ pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartReques
         let mut merged = req.completion.take().unwrap_or_default();
         merged.quorum = c.quorum.or(merged.quorum);
         merged.timeout_ms = c.timeout_ms.or(merged.timeout_ms);
+        if args.completion.on_timeout.is_some() {
+            merged.on_timeout = c.on_timeout;
+        }
         req.completion = Some(merged);
     }
     if args.message.is_some() {

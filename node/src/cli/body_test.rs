@@ -51,7 +51,7 @@ fn deploy_start_maps_every_flag() {
             "strategy": {"rolling": {"install_window": 2, "download_window": 4}},
             "nodes": "0-1,5", "min_healthy_ms": 5000, "max_failures_per_node": 1, "max_failed_nodes": 2,
             "rollback_on_failure": false, "pulse_interval_ms": 10000,
-            "completion": {"quorum": 0.9, "timeout_ms": 60000}, "message": "canary"
+            "completion": {"quorum": 0.9, "timeout_ms": 60000, "on_timeout": "finish"}, "message": "canary"
         })
     );
 }
@@ -77,7 +77,10 @@ fn strategy_is_implied_by_its_flags() {
         json!({"batch": {"sizes": [2, 5, 10], "autopause": true}})
     );
     let body = start_body("deploy start web api --strategy all-at-once").unwrap();
-    assert_eq!(body["strategy"], json!({"all_at_once": {}}));
+    assert_eq!(
+        body["strategy"],
+        json!({"all_at_once": {"fail_fast": false}})
+    );
 }
 
 #[test]
@@ -106,6 +109,7 @@ fn flags_override_the_file() {
         completion: Some(Completion {
             quorum: Some(0.5),
             timeout_ms: Some(1000),
+            ..Default::default()
         }),
         message: Some("from file".into()),
         ..Default::default()
@@ -123,7 +127,8 @@ fn flags_override_the_file() {
         req.completion,
         Some(Completion {
             quorum: Some(0.5),
-            timeout_ms: Some(2000)
+            timeout_ms: Some(2000),
+            ..Default::default()
         })
     );
     assert_eq!(req.message.as_deref(), Some("from file"));
@@ -196,7 +201,7 @@ fn subscribe_maps_mode_strategy_pin_and_completion() {
     assert_eq!(
         subscribe(&args, None).unwrap(),
         json!({"mode": "strong", "strategy": {"batch": {"sizes": [1, 2], "autopause": false}}, "pin": 4,
-               "completion": {"quorum": 3.0, "timeout_ms": null}})
+               "completion": {"quorum": 3.0, "timeout_ms": null, "on_timeout": "finish"}})
     );
 }
 
@@ -242,8 +247,33 @@ fn subscribe_sends_only_the_flags_given_and_nulls_for_cleared_fields() {
             Some(&existing)
         )
         .unwrap(),
-        json!({"completion": {"quorum": 3.0, "timeout_ms": 60000}})
+        json!({"completion": {"quorum": 3.0, "timeout_ms": 60000, "on_timeout": "finish"}})
     );
+    // --on-timeout alone keeps the quorum and timeout; without it, the existing on_timeout stays.
+    let existing: SubscriptionView = serde_json::from_value(
+        json!({"mode": "strong", "completion": {"quorum": 0.5, "timeout_ms": 60000, "on_timeout": "fail"}}),
+    )
+    .unwrap();
+    let patch = |line: &str| subscribe(&args(line), Some(&existing)).unwrap();
+    assert_eq!(
+        patch("consumer subscribe web api --quorum 3"),
+        json!({"completion": {"quorum": 3.0, "timeout_ms": 60000, "on_timeout": "fail"}})
+    );
+    assert_eq!(
+        patch("consumer subscribe web api --on-timeout finish"),
+        json!({"completion": {"quorum": 0.5, "timeout_ms": 60000, "on_timeout": "finish"}})
+    );
+}
+
+#[test]
+fn fail_fast_needs_all_at_once() {
+    let body = start_body("deploy start web api --strategy all-at-once --fail-fast").unwrap();
+    assert_eq!(
+        body["strategy"],
+        json!({"all_at_once": {"fail_fast": true}})
+    );
+    let e = start_body("deploy start web api --install-window 2 --fail-fast").unwrap_err();
+    assert!(e.to_string().contains("--fail-fast"), "{e}");
 }
 
 #[test]

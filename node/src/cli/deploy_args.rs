@@ -35,6 +35,9 @@ pub struct StrategyArgs {
     /// Batch: pause after each batch.
     #[arg(long)]
     pub autopause: bool,
+    /// All at once: judge failures as they come instead of once every node is done.
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 /// Completion flags, shared by `consumer subscribe` and `deploy start`.
@@ -43,9 +46,23 @@ pub struct CompletionArgs {
     /// Successful nodes that complete it: a fraction (≤ 1) or a count (> 1).
     #[arg(long, value_name = "Q")]
     pub quorum: Option<f64>,
-    /// End the deployment after this long: succeeded if the quorum is met, failed otherwise.
+    /// End the deployment after this long (see --on-timeout).
     #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
     pub timeout_ms: Option<u64>,
+    /// At the timeout: `finish` (nodes not done are left as they are; rolled forward unless failures
+    /// exceed the tolerance, a quorum is unmet or nothing succeeded) or `fail` (rolled forward only if
+    /// the quorum, default every node, is met).
+    #[arg(long, value_enum, value_name = "finish|fail")]
+    pub on_timeout: Option<OnTimeoutArg>,
+}
+
+/// `--on-timeout` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnTimeoutArg {
+    /// Finish: nodes not done are recorded timed out and left as they are.
+    Finish,
+    /// Fail unless the quorum (default every node) is met.
+    Fail,
 }
 
 /// `convoy deploy ...`

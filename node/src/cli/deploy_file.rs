@@ -25,7 +25,8 @@ const TOP: &[&str] = &[
 const STRATEGIES: &[&str] = &["all_at_once", "rolling", "batch"];
 const ROLLING: &[&str] = &["install_window", "download_window"];
 const BATCH: &[&str] = &["sizes", "autopause"];
-const COMPLETION: &[&str] = &["quorum", "timeout_ms"];
+const COMPLETION: &[&str] = &["quorum", "timeout_ms", "on_timeout"];
+const ALL_AT_ONCE: &[&str] = &["fail_fast"];
 
 /// Reads and parses a deployment file.
 pub fn load(path: &Path) -> Result<StartRequest, CliError> {
@@ -82,7 +83,7 @@ fn check_keys(path: &str, table: &toml::Table) -> Result<(), CliError> {
             });
         }
         for (name, known) in [
-            ("all_at_once", &[][..]),
+            ("all_at_once", ALL_AT_ONCE),
             ("rolling", ROLLING),
             ("batch", BATCH),
         ] {

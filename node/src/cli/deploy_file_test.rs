@@ -28,7 +28,8 @@ fn the_example_file_parses() {
         req.completion,
         Some(Completion {
             quorum: Some(0.9),
-            timeout_ms: Some(600000)
+            timeout_ms: Some(600000),
+            ..Default::default()
         })
     );
     assert!(req.message.is_some());
@@ -51,7 +52,7 @@ fn strategies_as_tables_and_the_json_they_send() {
     let req = parse("d.toml", "[strategy.all_at_once]\n").unwrap();
     assert_eq!(
         serde_json::to_value(&req).unwrap(),
-        serde_json::json!({"strategy": {"all_at_once": {}}})
+        serde_json::json!({"strategy": {"all_at_once": {"fail_fast": false}}})
     );
     let req = parse(
         "d.toml",
@@ -74,7 +75,8 @@ fn an_integer_quorum_is_a_count() {
         req.completion,
         Some(Completion {
             quorum: Some(3.0),
-            timeout_ms: None
+            timeout_ms: None,
+            ..Default::default()
         })
     );
 }

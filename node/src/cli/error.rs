@@ -48,12 +48,14 @@ pub enum CliError {
         what: &'static str,
     },
     /// A watched deployment ended without rolling forward.
-    #[error("deployment {id} ended {status}")]
+    #[error("deployment {id} ended {status}: {counts}")]
     Ended {
         /// The deployment.
         id: String,
         /// Its terminal status.
         status: String,
+        /// How its nodes ended (`0/1 nodes succeeded, 0 failed, 1 skipped`).
+        counts: String,
     },
     /// `deploy watch --timeout` ran out before the deployment ended.
     #[error("deployment {id} had not ended after {after} (--timeout)")]

@@ -2,7 +2,7 @@
 
 use convoy_actors::domain::{
     Completion, ConsumerView, DeploymentSummary, DeploymentView, FailedNodes, GroupDeploymentView,
-    GroupView, Policy, ResourceView, Settings, Strategy,
+    GroupView, OnTimeout, Policy, ResourceView, Settings, Strategy,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -12,7 +12,8 @@ use super::table::{duration, opt, timestamp, Table};
 /// A strategy in one short phrase.
 pub fn strategy(s: &Strategy) -> String {
     match s {
-        Strategy::AllAtOnce {} => "all-at-once".into(),
+        Strategy::AllAtOnce { fail_fast: false } => "all-at-once".into(),
+        Strategy::AllAtOnce { fail_fast: true } => "all-at-once, fail fast".into(),
         Strategy::Rolling {
             install_window,
             download_window,
@@ -32,9 +33,10 @@ pub fn completion(c: &Completion) -> String {
         Some(q) if q <= 1.0 => format!("{}%", q * 100.0),
         Some(q) => format!("{q} nodes"),
     };
-    match c.timeout_ms {
-        Some(t) => format!("{quorum} within {}", duration(t)),
-        None => quorum,
+    match (c.timeout_ms, c.on_timeout) {
+        (Some(t), OnTimeout::Finish) => format!("{quorum} within {}, then finish", duration(t)),
+        (Some(t), OnTimeout::Fail) => format!("{quorum} within {}, else fail", duration(t)),
+        (None, _) => quorum,
     }
 }
 
@@ -49,10 +51,7 @@ pub fn settings(s: &Settings, nodes: Option<u32>) -> String {
         (Some(FailedNodes::Percent(p)), Some(n)) => {
             format!("{} ({p}% of {n})", s.failed_nodes_tolerated(n))
         }
-        _ => match s.failed_nodes_tolerated(nodes.unwrap_or(0)) {
-            u32::MAX => "no limit but the install window".to_string(),
-            n => n.to_string(),
-        },
+        _ => s.failed_nodes_tolerated(nodes.unwrap_or(0)).to_string(),
     };
     out += &format!(
         "retries:       {} per node; failed nodes tolerated: {tolerated}\n",

@@ -8,7 +8,10 @@ use crate::cli::fixtures::{deployment, group_deployment, T0};
 
 #[test]
 fn strategies_and_completion_in_words() {
-    assert_eq!(strategy(&Strategy::AllAtOnce {}), "all-at-once");
+    assert_eq!(
+        strategy(&Strategy::AllAtOnce { fail_fast: false }),
+        "all-at-once"
+    );
     assert_eq!(
         strategy(&Strategy::Rolling {
             install_window: 2,
@@ -27,14 +30,28 @@ fn strategies_and_completion_in_words() {
     assert_eq!(
         completion(&Completion {
             quorum: Some(0.9),
-            timeout_ms: Some(60_000)
+            timeout_ms: Some(60_000),
+            ..Default::default()
         }),
-        "90% within 1m00s"
+        "90% within 1m00s, then finish"
+    );
+    assert_eq!(
+        completion(&Completion {
+            quorum: None,
+            timeout_ms: Some(60_000),
+            on_timeout: OnTimeout::Fail,
+        }),
+        "all nodes within 1m00s, else fail"
+    );
+    assert_eq!(
+        strategy(&Strategy::AllAtOnce { fail_fast: true }),
+        "all-at-once, fail fast"
     );
     assert_eq!(
         completion(&Completion {
             quorum: Some(3.0),
-            timeout_ms: None
+            timeout_ms: None,
+            ..Default::default()
         }),
         "3 nodes"
     );
@@ -47,7 +64,7 @@ fn deployment_info_shows_settings_nodes_and_events() {
     let expected_head = "d-3 web/api v7 ROLLING_FORWARD\n\n\
         strategy:      rolling(install 2, download 3)\n\
         min healthy:   5.0s\n\
-        retries:       1 per node; failed nodes tolerated: no limit but the install window\n\
+        retries:       1 per node; failed nodes tolerated: 0\n\
         on failure:    roll back\n\
         pulse every:   10.0s\n\
         completion:    all nodes\n\n\
@@ -150,7 +167,7 @@ fn subscription_policy_with_defaults_and_holds() {
          selected:      6\n\
          strategy:      rolling(install 2, download 3)\n\
          min healthy:   5.0s\n\
-         retries:       0 per node; failed nodes tolerated: no limit but the install window\n\
+         retries:       0 per node; failed nodes tolerated: 0\n\
          on failure:    roll back\n\
          pulse every:   1m00s\n\
          completion:    all nodes\n\
@@ -212,7 +229,7 @@ fn cluster_status_does_not_repeat_a_leader_role() {
 #[test]
 fn the_settings_line_shows_the_tolerated_number_the_events_use() {
     let mut d: DeploymentView = serde_json::from_value(deployment()).unwrap();
-    d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce {};
+    d.settings.strategy = convoy_actors::domain::Strategy::AllAtOnce { fail_fast: false };
     d.settings.max_failed_nodes = None;
     assert!(settings(&d.settings, Some(10))
         .contains("retries:       1 per node; failed nodes tolerated: 0\n"));

@@ -4,7 +4,8 @@
 //! On a terminal it redraws one frame in place, cut to the terminal's height and width: header with the
 //! deployment's own age, windows, pulse countdown, per-state counts, a density bar, then failing nodes by
 //! name and the newest events as far as the height allows. Otherwise it prints one plain line per change
-//! (or the summary's JSON with `-o json`). Exit: 0 on ROLLED_FORWARD, 1 otherwise or after `--timeout`.
+//! (or the summary's JSON with `-o json`). Exit: 0 on ROLLED_FORWARD, 1 otherwise or after `--timeout`; the
+//! last line says how many nodes succeeded, failed, were skipped or timed out.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -30,6 +31,7 @@ pub const MARKS: &[(NodePhase, char)] = &[
     (NodePhase::RolledBack, '-'),
     (NodePhase::Failed, 'x'),
     (NodePhase::Skipped, '.'),
+    (NodePhase::TimedOut, '?'),
 ];
 
 /// Lines a frame never goes below, whatever the terminal says.
@@ -211,6 +213,19 @@ pub fn frame(s: &SummaryView, since: Duration, height: usize, width: usize) -> V
     lines.iter().map(|l| cut(l, width)).collect()
 }
 
+/// How the nodes ended: `17/20 nodes succeeded, 3 failed, 0 skipped`, and `, 2 timed out` when any did.
+pub fn ended(s: &SummaryView) -> String {
+    let c = &s.counts;
+    let mut words = format!(
+        "{}/{} nodes succeeded, {} failed, {} skipped",
+        c.succeeded, s.nodes, c.failed, c.skipped
+    );
+    if c.timed_out > 0 {
+        words.push_str(&format!(", {} timed out", c.timed_out));
+    }
+    words
+}
+
 /// One plain line (no clock in it, so it changes only with the deployment).
 pub fn line(s: &SummaryView) -> String {
     let failing = if s.failing_total > 0 {
@@ -337,10 +352,9 @@ pub async fn watch(
                     0 => {
                         if output == Output::Table {
                             println!(
-                                "deployment {} rolled forward: {}/{} nodes succeeded in {}",
+                                "deployment {} rolled forward: {} in {}",
                                 s.id,
-                                s.counts.succeeded,
-                                s.nodes,
+                                ended(&s),
                                 duration(s.age_ms)
                             );
                         }
@@ -349,6 +363,7 @@ pub async fn watch(
                     _ => Err(CliError::Ended {
                         id: s.id.to_string(),
                         status: name(&s.status),
+                        counts: ended(&s),
                     }),
                 };
             }

@@ -122,12 +122,7 @@ fn the_plain_line_names_failing_nodes_and_ignores_the_clock() {
 #[test]
 fn exit_codes_by_status() {
     assert_eq!(exit_code(Status::RolledForward), Some(0));
-    for s in [
-        Status::Failed,
-        Status::RolledBack,
-        Status::Aborted,
-        Status::Error,
-    ] {
+    for s in [Status::Failed, Status::RolledBack, Status::Aborted] {
         assert_eq!(exit_code(s), Some(1), "{s:?}");
     }
     for s in [
@@ -143,6 +138,26 @@ fn exit_codes_by_status() {
     let e = CliError::Ended {
         id: "d-3".into(),
         status: "ROLLED_BACK".into(),
+        counts: "0/1 nodes succeeded, 0 failed, 1 skipped".into(),
     };
-    assert_eq!(e.to_string(), "deployment d-3 ended ROLLED_BACK");
+    assert_eq!(
+        e.to_string(),
+        "deployment d-3 ended ROLLED_BACK: 0/1 nodes succeeded, 0 failed, 1 skipped"
+    );
+}
+
+#[test]
+fn the_end_says_how_many_nodes_failed_were_skipped_or_timed_out() {
+    let mut raw = raw();
+    raw["status"] = json!("ROLLED_FORWARD");
+    assert_eq!(
+        ended(&summary(&raw)),
+        "500/1000 nodes succeeded, 30 failed, 65 skipped"
+    );
+    raw["counts"]["timed_out"] = json!(400);
+    raw["counts"]["pending"] = json!(0);
+    assert_eq!(
+        ended(&summary(&raw)),
+        "500/1000 nodes succeeded, 30 failed, 65 skipped, 400 timed out"
+    );
 }

@@ -1,6 +1,7 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
 pub mod counters;
+pub mod judgement;
 pub mod progress;
 pub mod pulse;
 pub mod rollback;
@@ -40,6 +41,9 @@ pub enum NodePhase {
     RollingBack,
     /// Back on its from-version.
     RolledBack,
+    /// Not done when the completion timeout fired: left where it was, counted as neither success nor
+    /// failure of this version (a follow-up can tell it from a node that failed on it).
+    TimedOut,
 }
 
 /// One node of a deployment, at its position in the fixed order.

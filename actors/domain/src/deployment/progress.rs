@@ -1,4 +1,5 @@
-//! Node progress inside a deployment: window/batch admission, observation of reports, failure, rollback, outcome.
+//! Node progress inside a deployment: window/batch admission (and the fetch slots), observation of reports,
+//! failure; how the deployment then judges itself is `judgement.rs`.
 //!
 //! Every step touches one node position and O(1) counters (plus O(log n) for watches), so a node report costs
 //! O(log n) and never scans the node set. Admission walks cursors over the fixed order; each node is passed once.
@@ -78,8 +79,12 @@ pub(crate) fn failure_reason(
 enum Admit {
     /// The next batch's size, and whether to pause after each batch.
     Batch { size: u32, autopause: bool },
-    /// The install and download windows.
-    Windows { install: u32, download: u32 },
+    /// The install and download windows, and the most nodes told to fetch at once.
+    Windows {
+        install: u32,
+        download: u32,
+        fetch: u32,
+    },
 }
 
 impl Deployment {
@@ -117,7 +122,39 @@ impl Deployment {
         }
     }
 
+    /// Node `p` is told to fetch the version while it does not hold it (installing without it) and so takes
+    /// a download slot: only under a strategy with a fetch limit, and only going forward (a rollback frees
+    /// every download slot). Downloading and downloaded nodes take theirs apart.
+    fn fetch_held(&self, p: usize) -> bool {
+        self.settings.strategy.admission().fetch_limit.is_some()
+            && self.status.is_forward()
+            && matches!(
+                self.nodes[p].phase,
+                NodePhase::Installing | NodePhase::Watching
+            )
+            && !self.nodes[p].seen.has(Fact::Have)
+    }
+
+    /// Runs `f`, which may change node `p`'s phase or what it holds, and takes or frees the download slot
+    /// of an install without the artifact accordingly ([`Deployment::fetch_held`]).
+    pub(crate) fn fetching<R>(&mut self, p: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.fetch_held(p);
+        let r = f(self);
+        match (before, self.fetch_held(p)) {
+            (false, true) => self.forward.download_used += 1,
+            (true, false) => {
+                self.forward.download_used = self.forward.download_used.saturating_sub(1)
+            }
+            _ => {}
+        }
+        r
+    }
+
     fn admit_install(&mut self, p: usize, at: Timestamp) {
+        self.fetching(p, |d| d.admit_install_now(p, at));
+    }
+
+    fn admit_install_now(&mut self, p: usize, at: Timestamp) {
         if matches!(
             self.nodes[p].phase,
             NodePhase::Downloading | NodePhase::Downloaded
@@ -153,7 +190,16 @@ impl Deployment {
             },
             Plan::Windows {
                 install, download, ..
-            } => Admit::Windows { install, download },
+            } => Admit::Windows {
+                install,
+                download,
+                fetch: self
+                    .settings
+                    .strategy
+                    .admission()
+                    .fetch_limit
+                    .unwrap_or(u32::MAX),
+            },
         };
         match admit {
             Admit::Batch { size, autopause } => {
@@ -194,9 +240,19 @@ impl Deployment {
             Admit::Windows {
                 install: iw,
                 download: dw,
+                fetch,
             } => {
                 while self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
+                    let node = &self.nodes[p];
+                    // A node that must still fetch the version installs only with a download slot (its
+                    // own, or a free one): the download window caps every download (DEPLOYMENTS.md §5).
+                    if node.phase == NodePhase::Pending
+                        && !node.seen.has(Fact::Have)
+                        && self.forward.download_used >= fetch
+                    {
+                        break;
+                    }
                     self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         self.admit_install(p, at);
@@ -222,8 +278,10 @@ impl Deployment {
 
     /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
     pub(crate) fn record(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
-        self.nodes[p].seen = bits;
-        self.react(p, bits, reason, at);
+        self.fetching(p, |d| {
+            d.nodes[p].seen = bits;
+            d.react(p, bits, reason, at);
+        });
     }
 
     pub(crate) fn react(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
@@ -350,6 +408,10 @@ impl Deployment {
 
     /// The node's activity, interest or membership changed: it leaves its window and counts as neither.
     pub(crate) fn skip(&mut self, p: usize, at: Timestamp, reason: &str) {
+        self.fetching(p, |d| d.skip_now(p, at, reason));
+    }
+
+    fn skip_now(&mut self, p: usize, at: Timestamp, reason: &str) {
         match self.nodes[p].phase {
             NodePhase::Pending => {}
             NodePhase::Downloading | NodePhase::Downloaded => self.forward.download_used -= 1,
@@ -361,7 +423,8 @@ impl Deployment {
             NodePhase::Succeeded
             | NodePhase::Failed
             | NodePhase::Skipped
-            | NodePhase::RolledBack => return,
+            | NodePhase::RolledBack
+            | NodePhase::TimedOut => return,
         }
         self.nodes[p].phase = NodePhase::Skipped;
         self.tally.skipped += 1;
@@ -373,73 +436,11 @@ impl Deployment {
         while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {
-                self.succeed(p, at);
+                self.fetching(p, |d| d.succeed(p, at));
             } else {
                 self.watches.drop_first();
                 self.nodes[p].watch_until = None;
             }
-        }
-    }
-
-    fn evaluate_forward(&mut self, at: Timestamp) {
-        let n = self.nodes.len() as u32;
-        let tolerated = self
-            .settings
-            .failed_nodes_tolerated(self.nodes.len() as u32);
-        if let Some(install_window) = self.settings.strategy.admission().window_rule {
-            if self.tally.failed >= install_window {
-                let msg =
-                    format!("install window of {install_window} is entirely taken by failed nodes");
-                return self.fail(at, msg);
-            }
-        }
-        if self.tally.failed > tolerated {
-            return self.fail(
-                at,
-                format!("{} nodes failed; {tolerated} tolerated", self.tally.failed),
-            );
-        }
-        let needed = self.settings.completion.needed(self.tally.considered(n));
-        let quorum = self.settings.completion.quorum.is_some();
-        if quorum && self.tally.succeeded >= needed {
-            let msg = format!(
-                "quorum met: {} of {} nodes succeeded",
-                self.tally.succeeded,
-                self.tally.considered(n)
-            );
-            let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
-            return;
-        }
-        if self.tally.ended() >= n {
-            if !quorum || self.tally.succeeded >= needed {
-                let _ = self.transition(Status::RolledForward, at, Actor::System, None);
-            } else {
-                self.fail(
-                    at,
-                    format!(
-                        "quorum not met: {} of {needed} needed nodes succeeded",
-                        self.tally.succeeded
-                    ),
-                );
-            }
-        }
-    }
-
-    /// Completion timeout: ROLLED_FORWARD if the quorum (default: all nodes) is met; otherwise a failure,
-    /// which rolls back with `rollback_on_failure` (the default) and is FAILED without it.
-    pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
-        let considered = self.tally.considered(self.nodes.len() as u32);
-        let needed = self.settings.completion.needed(considered);
-        let msg = format!(
-            "completion timeout: {} of {considered} nodes succeeded, {needed} needed",
-            self.tally.succeeded
-        );
-        if self.tally.succeeded >= needed {
-            let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
-        } else if self.settings.rollback_on_failure {
-            let _ = self.start_rollback(at, Actor::Timer, Some(msg));
-        } else {
-            let _ = self.transition(Status::Failed, at, Actor::Timer, Some(msg));
         }
     }
 }

@@ -5,11 +5,12 @@ use crate::*;
 fn rolling_windows_fill_in_the_fixed_order() {
     let mut k = Kit::new(6);
     let id = k.start_with(rolling(2, 3));
-    assert_eq!(k.flags(6), (vec![0, 1], vec![2, 3, 4]));
+    // Nodes 0 and 1 install without the version: they take two of the three download slots.
+    assert_eq!(k.flags(6), (vec![0, 1], vec![2]));
     k.installed(1);
     assert_eq!(
         k.flags(6),
-        (vec![0, 2], vec![3, 4, 5]),
+        (vec![0, 2], vec![3]),
         "a success frees a slot for the next node in order"
     );
     assert_eq!(k.d(id).touched, vec![0, 1, 2]);
@@ -18,7 +19,10 @@ fn rolling_windows_fill_in_the_fixed_order() {
 #[test]
 fn failed_node_keeps_its_slot() {
     let mut k = Kit::new(4);
-    let id = k.start_with(rolling(2, 1));
+    let id = k.start_with(|s| {
+        rolling(2, 2)(s);
+        s.max_failed_nodes = Some(FailedNodes::Count(1));
+    });
     k.failed(0);
     assert_eq!(k.phases(id)[0], NodePhase::Failed);
     assert_eq!(
@@ -34,7 +38,11 @@ fn failed_node_keeps_its_slot() {
 #[test]
 fn window_full_of_failures_rolls_back_by_default() {
     let mut k = Kit::new(4);
-    let id = k.start_with(rolling(2, 1));
+    // Tolerating 3 failures: the window rule, not the tolerance, fails it.
+    let id = k.start_with(|s| {
+        rolling(2, 2)(s);
+        s.max_failed_nodes = Some(FailedNodes::Count(3));
+    });
     k.failed(0);
     k.failed(1);
     assert_eq!(
@@ -45,9 +53,12 @@ fn window_full_of_failures_rolls_back_by_default() {
 }
 
 #[test]
-fn all_at_once_fails_on_first_failure_by_default_and_tolerates_max_failed_nodes() {
+fn all_at_once_with_fail_fast_fails_on_first_failure_and_tolerates_max_failed_nodes() {
     let mut k = Kit::new(3);
-    let id = k.start_with(|s| s.rollback_on_failure = Some(false));
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::AllAtOnce { fail_fast: true });
+        s.rollback_on_failure = Some(false);
+    });
     assert_eq!(k.flags(3).0, vec![0, 1, 2]);
     k.failed(0);
     assert_eq!(k.d(id).status, Status::Failed);
@@ -75,6 +86,12 @@ fn a_percentage_of_failed_nodes_is_taken_of_the_node_set() {
     k.failed(1);
     assert_eq!(k.d(id).status, Status::RollingForward);
     k.failed(2);
+    assert_eq!(
+        k.d(id).status,
+        Status::RollingForward,
+        "all at once judges when every node is done"
+    );
+    k.installed(3);
     assert_eq!(k.d(id).status, Status::Failed);
     let last = k.s.deployment(id).unwrap().events.pop().unwrap();
     assert_eq!(last.message.as_deref(), Some("3 nodes failed; 2 tolerated"));

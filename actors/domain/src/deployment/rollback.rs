@@ -11,10 +11,15 @@ use crate::values::strategy::Plan;
 impl Deployment {
     /// Failure going forward: roll back or FAILED; failure going back: FAILED.
     pub(crate) fn fail(&mut self, at: Timestamp, message: String) {
+        self.fail_by(at, Actor::System, message);
+    }
+
+    /// [`Deployment::fail`], caused by `by` (convoy itself, or the timer of a completion timeout).
+    pub(crate) fn fail_by(&mut self, at: Timestamp, by: Actor, message: String) {
         if self.status.is_forward() && self.settings.rollback_on_failure {
-            let _ = self.start_rollback(at, Actor::System, Some(message));
+            let _ = self.start_rollback(at, by, Some(message));
         } else {
-            let _ = self.transition(Status::Failed, at, Actor::System, Some(message));
+            let _ = self.transition(Status::Failed, at, by, Some(message));
         }
     }
 
@@ -61,6 +66,7 @@ impl Deployment {
         if self.nodes[p].phase == NodePhase::Skipped {
             return;
         }
+        // A node that timed out is rolled back like any other it touched (it may hold the version).
         self.unwatch(p);
         let from = self.nodes[p].from_version;
         if from.is_none() && self.nodes[p].seen.has(Fact::BackOk) {

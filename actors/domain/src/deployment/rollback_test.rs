@@ -25,7 +25,8 @@ fn rollback_restores_from_versions_in_reverse_with_the_window() {
 #[test]
 fn a_node_counted_back_mid_install_is_rolled_back_again_when_it_lands_on_the_new_version() {
     let mut k = Kit::new(4);
-    let id = k.start_with(rolling(2, 1));
+    // A download window of 2, so that c-2 and c-3 both fetch while installing.
+    let id = k.start_with(rolling(2, 2));
     k.installed(0);
     k.installed(1);
     // c-2 and c-3 are installing version 2 but still report version 1 when the rollback starts.

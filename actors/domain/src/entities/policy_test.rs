@@ -37,6 +37,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
         completion: Some(Completion {
             quorum: Some(0.5),
             timeout_ms: None,
+            ..Default::default()
         }),
     };
     let start = Policy {
@@ -97,6 +98,7 @@ fn meaningless_policies_are_refused_by_name() {
                 completion: Some(Completion {
                     quorum: None,
                     timeout_ms: Some(0),
+                    ..Default::default()
                 }),
                 ..Policy::default()
             },

@@ -121,7 +121,7 @@ fn returned_and_joined_nodes_share_one_follow_up_in_the_consumers_order() {
     let first = strong(
         &mut k,
         Policy {
-            strategy: Some(Strategy::AllAtOnce {}),
+            strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
             ..Policy::default()
         },
     );
@@ -151,7 +151,7 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
     let first = strong(
         &mut k,
         Policy {
-            strategy: Some(Strategy::AllAtOnce {}),
+            strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
             max_failed_nodes: Some(FailedNodes::Count(1)),
             ..Policy::default()
         },
@@ -169,17 +169,19 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
         created(&k, follow).0,
         Some("follow-up to version 2 for 1 nodes: 1 failed")
     );
-    // It fails again; the follow-up tolerates it and ends, and no other follows.
+    // It fails again: no node of the follow-up succeeded, so it rolls back (issue 22), and no other
+    // follows.
     k.failed(1);
-    assert_eq!(k.d(follow).status, Status::RolledForward);
-    assert_eq!(active(&k), None);
+    assert_eq!(k.d(follow).status, Status::RolledBack);
+    // Rolled back, version 2 is held back on `c` (§10): no follow-up of it starts again (what
+    // selection then deploys is the subscription's business, not a retry of version 2).
+    let not_v2 = |k: &Kit| active(k).is_none_or(|d| k.d(d).version != 2);
+    assert!(not_v2(&k));
     k.report(1, Some(1), &[(1, vp(true, true, None))]);
-    assert_eq!(
-        active(&k),
-        None,
+    assert!(
+        not_v2(&k),
         "a node that failed in a follow-up is not retried"
     );
-    assert_eq!(k.s.deployment_map().len(), 2);
 }
 
 #[test]

@@ -163,7 +163,7 @@ fn a_rollback_of_a_node_with_no_previous_version_uninstalls_it() {
         node: "c-2".into(),
         ..NodeReport::default()
     }]));
-    let id = k.start_with(|_| {});
+    let id = k.start_with(|s| s.strategy = Some(Strategy::AllAtOnce { fail_fast: true }));
     let rr = ResourceReport {
         current: Some(2),
         versions: BTreeMap::from([(2, vp(true, true, None))]),

@@ -24,7 +24,7 @@ fn subscribe(k: &mut Kit, mode: Mode, pin: Option<u64>) {
         mode,
         pin,
         policy: Policy {
-            strategy: Some(Strategy::AllAtOnce {}),
+            strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
             ..Policy::default()
         },
     });

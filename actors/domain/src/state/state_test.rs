@@ -149,6 +149,7 @@ fn section_9_rejections_name_the_thing_and_change_nothing() {
                 s.completion = Some(Completion {
                     quorum: Some(0.0),
                     timeout_ms: None,
+                    ..Default::default()
                 })
             }),
             "completion.quorum = 0",
@@ -268,7 +269,7 @@ fn deployment_view_json_matches_the_api() {
     assert_eq!(succeeded["node"], "c-0");
     assert_eq!(
         v["settings"]["strategy"],
-        serde_json::json!({"all_at_once": {}})
+        serde_json::json!({"all_at_once": {"fail_fast": false}})
     );
 }
 
@@ -315,7 +316,7 @@ fn a_restored_state_applies_like_the_original() {
         consumer: "c".into(),
         resource: "r".into(),
         version: Some(2),
-        strategy: Some(Strategy::AllAtOnce {}),
+        strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
         ..DeploymentSpec::default()
     };
     s.apply(Command::StartDeployment(spec), 3).unwrap();

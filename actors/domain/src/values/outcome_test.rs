@@ -14,10 +14,11 @@ fn spec(consumer: &str, timeout_ms: Option<u64>) -> DeploymentSpec {
         consumer: consumer.into(),
         resource: "r".into(),
         version: Some(2),
-        strategy: Some(Strategy::AllAtOnce {}),
+        strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
         completion: timeout_ms.map(|t| Completion {
             quorum: None,
             timeout_ms: Some(t),
+            ..Default::default()
         }),
         ..DeploymentSpec::default()
     }

@@ -40,8 +40,6 @@ pub enum Status {
     Aborted,
     /// Terminal: failed.
     Failed,
-    /// Terminal: internal error.
-    Error,
 }
 
 use Status::*;
@@ -57,7 +55,6 @@ pub const TRANSITIONS: &[(Status, &[Status])] = &[
             RolledForward,
             Aborted,
             Failed,
-            Error,
         ],
     ),
     (
@@ -68,7 +65,6 @@ pub const TRANSITIONS: &[(Status, &[Status])] = &[
             RolledBack,
             Aborted,
             Failed,
-            Error,
         ],
     ),
     (
@@ -78,32 +74,25 @@ pub const TRANSITIONS: &[(Status, &[Status])] = &[
             RollingBack,
             RollForwardAwaitingPulse,
             Aborted,
-            Error,
         ],
     ),
     (
         RollBackPaused,
-        &[RollingBack, RollBackAwaitingPulse, Aborted, Error],
+        &[RollingBack, RollBackAwaitingPulse, Aborted],
     ),
     (
         RollForwardAwaitingPulse,
-        &[
-            RollingForward,
-            RollingBack,
-            RollForwardPaused,
-            Aborted,
-            Error,
-        ],
+        &[RollingForward, RollingBack, RollForwardPaused, Aborted],
     ),
     (
         RollBackAwaitingPulse,
-        &[RollingBack, RollBackPaused, Aborted, Error],
+        &[RollingBack, RollBackPaused, Aborted],
     ),
 ];
 
 impl Status {
     /// Every status, in declaration order.
-    pub const ALL: [Status; 11] = [
+    pub const ALL: [Status; 10] = [
         RollingForward,
         RollingBack,
         RollForwardPaused,
@@ -114,7 +103,6 @@ impl Status {
         RolledBack,
         Aborted,
         Failed,
-        Error,
     ];
 
     /// The wire name, e.g. `ROLLING_FORWARD`.
@@ -130,13 +118,12 @@ impl Status {
             RolledBack => "ROLLED_BACK",
             Aborted => "ABORTED",
             Failed => "FAILED",
-            Error => "ERROR",
         }
     }
 
     /// No transition leaves a terminal status.
     pub fn is_terminal(self) -> bool {
-        matches!(self, RolledForward | RolledBack | Aborted | Failed | Error)
+        matches!(self, RolledForward | RolledBack | Aborted | Failed)
     }
 
     /// Not terminal.

@@ -38,7 +38,6 @@ fn row_rolling_forward() {
             RolledForward,
             Aborted,
             Failed,
-            Error,
         ],
     );
 }
@@ -52,7 +51,6 @@ fn row_rolling_back() {
             RolledBack,
             Aborted,
             Failed,
-            Error,
         ],
     );
 }
@@ -65,7 +63,6 @@ fn row_roll_forward_paused() {
             RollingBack,
             RollForwardAwaitingPulse,
             Aborted,
-            Error,
         ],
     );
 }
@@ -73,32 +70,26 @@ fn row_roll_forward_paused() {
 fn row_roll_back_paused() {
     row(
         RollBackPaused,
-        &[RollingBack, RollBackAwaitingPulse, Aborted, Error],
+        &[RollingBack, RollBackAwaitingPulse, Aborted],
     );
 }
 #[test]
 fn row_roll_forward_awaiting_pulse() {
     row(
         RollForwardAwaitingPulse,
-        &[
-            RollingForward,
-            RollingBack,
-            RollForwardPaused,
-            Aborted,
-            Error,
-        ],
+        &[RollingForward, RollingBack, RollForwardPaused, Aborted],
     );
 }
 #[test]
 fn row_roll_back_awaiting_pulse() {
     row(
         RollBackAwaitingPulse,
-        &[RollingBack, RollBackPaused, Aborted, Error],
+        &[RollingBack, RollBackPaused, Aborted],
     );
 }
 #[test]
 fn rows_terminal_allow_nothing() {
-    for t in [RolledForward, RolledBack, Aborted, Failed, Error] {
+    for t in [RolledForward, RolledBack, Aborted, Failed] {
         assert!(t.is_terminal());
         row(t, &[]);
     }
@@ -170,7 +161,6 @@ fn pause_from_every_status() {
             (RolledBack, None),
             (Aborted, None),
             (Failed, None),
-            (Error, None),
         ],
     );
     let mut d = at(RollingForward);
@@ -201,7 +191,6 @@ fn resume_from_every_status() {
             (RolledBack, None),
             (Aborted, None),
             (Failed, None),
-            (Error, None),
         ],
     );
 }
@@ -222,7 +211,6 @@ fn abort_from_every_status() {
             (RolledBack, None),
             (Aborted, Some(Aborted)),
             (Failed, None),
-            (Error, None),
         ],
     );
 }
@@ -243,7 +231,6 @@ fn rollback_from_every_status() {
             (RolledBack, None),
             (Aborted, None),
             (Failed, None),
-            (Error, None),
         ],
     );
 }

@@ -21,8 +21,13 @@ pub fn default_strategy() -> Strategy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
-    /// Every node at once.
-    AllAtOnce {},
+    /// Every node at once; judged when every node is done, unless `fail_fast`.
+    AllAtOnce {
+        /// Judge at once, as failures come (the first failure beyond `max_failed_nodes` fails it while
+        /// the other nodes still install), instead of when every node is done.
+        #[serde(default)]
+        fail_fast: bool,
+    },
     /// At most `install_window` installing and `download_window` prefetching, in the fixed order.
     Rolling {
         /// Install window (≥ 1).
@@ -51,7 +56,7 @@ impl Strategy {
     /// Refuses zero windows and empty or zero batch sizes.
     pub fn validate(&self) -> Result<(), Invalid> {
         match self {
-            Strategy::AllAtOnce {} => Ok(()),
+            Strategy::AllAtOnce { .. } => Ok(()),
             Strategy::Rolling {
                 install_window,
                 download_window,
@@ -97,14 +102,15 @@ impl Strategy {
     /// other exhaustive matches: `validate`, the plan's steps, the summary's windows, the CLI's rendering).
     pub fn admission(&self) -> Admission<'_> {
         match self {
-            Strategy::AllAtOnce {} => Admission {
+            Strategy::AllAtOnce { fail_fast } => Admission {
                 plan: Plan::Windows {
                     install: u32::MAX,
                     download: 0,
                     rollback: u32::MAX,
                 },
                 window_rule: None,
-                tolerated_by_default: 0,
+                fetch_limit: None,
+                judge_when_done: !fail_fast,
             },
             Strategy::Rolling {
                 install_window,
@@ -116,7 +122,8 @@ impl Strategy {
                     rollback: *install_window,
                 },
                 window_rule: Some(*install_window),
-                tolerated_by_default: u32::MAX,
+                fetch_limit: Some(*download_window),
+                judge_when_done: false,
             },
             Strategy::Batch { sizes, autopause } => Admission {
                 plan: Plan::Batches {
@@ -124,7 +131,8 @@ impl Strategy {
                     autopause: *autopause,
                 },
                 window_rule: None,
-                tolerated_by_default: 0,
+                fetch_limit: None,
+                judge_when_done: false,
             },
         }
     }
@@ -141,11 +149,14 @@ pub struct Admission<'a> {
     /// Windows or batches.
     pub plan: Plan<'a>,
     /// The window rule: this many failed nodes (which keep their install slots) fail the deployment
-    /// whatever `max_failed_nodes` says. Rolling only: its failed nodes would otherwise stall the window.
+    /// whatever `max_failed_nodes` says while nodes still wait for a slot. Rolling only: its failed nodes
+    /// would otherwise stall the window.
     pub window_rule: Option<u32>,
-    /// Failed nodes tolerated when `max_failed_nodes` is not set: none, or (rolling) no limit beyond
-    /// the window rule.
-    pub tolerated_by_default: u32,
+    /// At most this many nodes are told to fetch the version while they do not hold it: prefetching, and
+    /// admitted to install without it (rolling: the download window). `None`: no limit.
+    pub fetch_limit: Option<u32>,
+    /// Failures are judged only once every node is done (all-at-once without `fail_fast`), not as they come.
+    pub judge_when_done: bool,
 }
 
 /// How nodes are admitted, going forward and rolling back.
@@ -176,9 +187,26 @@ pub struct Completion {
     /// ≤ 1.0: fraction of the (non-skipped) node set; > 1: a count of successful nodes.
     #[serde(default)]
     pub quorum: Option<f64>,
-    /// After this long the deployment ends: ROLLED_FORWARD if the quorum (default: all) is met, FAILED otherwise.
+    /// After this long (from creation) the deployment ends; `on_timeout` says how.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// What the timeout does with the nodes not done: `finish` (the default) or `fail`.
+    #[serde(default)]
+    pub on_timeout: OnTimeout,
+}
+
+/// What a completion timeout does (DEPLOYMENTS.md §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnTimeout {
+    /// The nodes not done are recorded `timed_out` and left where they are; the deployment is
+    /// ROLLED_FORWARD unless more nodes failed than tolerated, a quorum that was set is not met, or no
+    /// node succeeded (then the failure path).
+    #[default]
+    Finish,
+    /// The deployment is ROLLED_FORWARD only if the quorum (default: every node) is met; otherwise the
+    /// failure path (roll back with `rollback_on_failure`, else FAILED).
+    Fail,
 }
 
 impl Completion {
@@ -229,7 +257,7 @@ pub struct Settings {
     pub min_healthy_ms: u64,
     /// Retries a node may use before it counts as failed.
     pub max_failures_per_node: u32,
-    /// Failed nodes tolerated; `None` = rolling: only the window rule; others: 0.
+    /// Failed nodes tolerated; `None` = 0, whatever the strategy.
     pub max_failed_nodes: Option<FailedNodes>,
     /// Roll back on failure instead of stopping.
     pub rollback_on_failure: bool,
@@ -258,12 +286,10 @@ impl Settings {
         Ok(())
     }
 
-    /// Failed nodes tolerated before the deployment fails, for a deployment of `nodes` nodes.
+    /// Failed nodes tolerated before the deployment fails, for a deployment of `nodes` nodes: none unless
+    /// `max_failed_nodes` says so (Aurora's `max_total_failures`), whatever the strategy.
     pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
-        match self.max_failed_nodes {
-            Some(n) => n.of(nodes),
-            None => self.strategy.admission().tolerated_by_default,
-        }
+        self.max_failed_nodes.map_or(0, |n| n.of(nodes))
     }
 }
 

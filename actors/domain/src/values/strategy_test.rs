@@ -44,7 +44,7 @@ fn zero_windows_and_batch_sizes_are_refused() {
     }
     .validate()
     .is_ok());
-    assert!(Strategy::AllAtOnce {}.validate().is_ok());
+    assert!(Strategy::AllAtOnce { fail_fast: false }.validate().is_ok());
 }
 
 #[test]
@@ -59,6 +59,7 @@ fn quorum_fraction_count_and_default() {
     let c = |q| Completion {
         quorum: q,
         timeout_ms: None,
+        ..Default::default()
     };
     assert_eq!(c(None).needed(10), 10);
     assert_eq!(c(Some(0.75)).needed(4), 3);
@@ -69,7 +70,8 @@ fn quorum_fraction_count_and_default() {
     }
     assert!(Completion {
         quorum: None,
-        timeout_ms: Some(0)
+        timeout_ms: Some(0),
+        ..Default::default()
     }
     .validate()
     .is_err());
@@ -86,11 +88,11 @@ fn failed_nodes_tolerated_defaults() {
     };
     assert_eq!(
         rolling.failed_nodes_tolerated(10),
-        u32::MAX,
-        "rolling: only the window rule"
+        0,
+        "rolling too: a failure is a failure unless tolerated"
     );
     let all = Settings {
-        strategy: Strategy::AllAtOnce {},
+        strategy: Strategy::AllAtOnce { fail_fast: false },
         ..Settings::default()
     };
     assert_eq!(all.failed_nodes_tolerated(10), 0);
@@ -131,7 +133,13 @@ fn failed_nodes_tolerated_defaults() {
 #[test]
 fn strategies_serialize_as_in_the_api() {
     let j = |s: &Strategy| serde_json::to_string(s).unwrap();
-    assert_eq!(j(&Strategy::AllAtOnce {}), r#"{"all_at_once":{}}"#);
+    assert_eq!(
+        j(&Strategy::AllAtOnce { fail_fast: false }),
+        r#"{"all_at_once":{"fail_fast":false}}"#
+    );
+    // Bodies written before `fail_fast` existed still read: it defaults to false.
+    let old: Strategy = serde_json::from_str(r#"{"all_at_once":{}}"#).unwrap();
+    assert_eq!(old, Strategy::AllAtOnce { fail_fast: false });
     assert_eq!(
         j(&Strategy::Rolling {
             install_window: 2,

@@ -105,7 +105,7 @@ pub struct DeploymentSummary {
 pub enum StatusFilter {
     /// Still able to change: rolling, paused or awaiting a pulse.
     Active,
-    /// Finished for good: ROLLED_FORWARD, ROLLED_BACK, ABORTED, FAILED or ERROR.
+    /// Finished for good: ROLLED_FORWARD, ROLLED_BACK, ABORTED or FAILED.
     Terminal,
 }
 

@@ -115,10 +115,15 @@ fn now_words(d: &Deployment, phase: NodePhase) -> String {
         NodePhase::Skipped => "skipped",
         NodePhase::RollingBack => "rolling back: waiting for its report of the from-version",
         NodePhase::RolledBack => "rolled back",
+        NodePhase::TimedOut => "timed out: not done at the completion timeout, left where it was",
     };
     let finished = matches!(
         phase,
-        NodePhase::Succeeded | NodePhase::Failed | NodePhase::Skipped | NodePhase::RolledBack
+        NodePhase::Succeeded
+            | NodePhase::Failed
+            | NodePhase::Skipped
+            | NodePhase::RolledBack
+            | NodePhase::TimedOut
     );
     if d.status.is_terminal() || finished {
         format!("{waiting}; the deployment is {}", screaming(d.status))

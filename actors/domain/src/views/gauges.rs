@@ -55,7 +55,7 @@ pub const ALL_STATUSES: [Status; 10] = [
 ];
 
 /// Every node phase, in the order of API.md.
-pub const ALL_PHASES: [NodePhase; 10] = [
+pub const ALL_PHASES: [NodePhase; 11] = [
     NodePhase::Pending,
     NodePhase::Downloading,
     NodePhase::Downloaded,
@@ -66,6 +66,7 @@ pub const ALL_PHASES: [NodePhase; 10] = [
     NodePhase::Skipped,
     NodePhase::RollingBack,
     NodePhase::RolledBack,
+    NodePhase::TimedOut,
 ];
 
 impl ClusterState {

@@ -298,7 +298,7 @@ fn assign_steps(strategy: &Strategy, version: u64, nodes: &mut [PlannedNode]) ->
             continue;
         }
         let step = match strategy {
-            Strategy::AllAtOnce {} => 1,
+            Strategy::AllAtOnce { .. } => 1,
             Strategy::Rolling { install_window, .. } => {
                 (todo / (*install_window).max(1) as usize) as u32 + 1
             }

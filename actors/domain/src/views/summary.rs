@@ -44,6 +44,9 @@ pub struct PhaseCounts {
     pub rolling_back: u32,
     /// Back on their from-version.
     pub rolled_back: u32,
+    /// Not done when the completion timeout fired: left where they were.
+    #[serde(default)]
+    pub timed_out: u32,
 }
 
 impl PhaseCounts {
@@ -60,6 +63,7 @@ impl PhaseCounts {
             NodePhase::Skipped => &mut self.skipped,
             NodePhase::RollingBack => &mut self.rolling_back,
             NodePhase::RolledBack => &mut self.rolled_back,
+            NodePhase::TimedOut => &mut self.timed_out,
         };
         *slot += 1;
     }
@@ -77,6 +81,7 @@ impl PhaseCounts {
             NodePhase::Skipped => self.skipped,
             NodePhase::RollingBack => self.rolling_back,
             NodePhase::RolledBack => self.rolled_back,
+            NodePhase::TimedOut => self.timed_out,
         }
     }
 }
@@ -265,7 +270,7 @@ fn windows(d: &Deployment) -> Windows {
             install_window,
             download_window,
         } => (Some(*install_window), Some(*download_window)),
-        Strategy::AllAtOnce {} | Strategy::Batch { .. } => (None, None),
+        Strategy::AllAtOnce { .. } | Strategy::Batch { .. } => (None, None),
     };
     let batch = match &d.settings.strategy {
         Strategy::Batch { sizes, .. } => {
@@ -281,7 +286,7 @@ fn windows(d: &Deployment) -> Windows {
                 open: d.forward.batch_open,
             })
         }
-        Strategy::AllAtOnce {} | Strategy::Rolling { .. } => None,
+        Strategy::AllAtOnce { .. } | Strategy::Rolling { .. } => None,
     };
     Windows {
         install: WindowUse {

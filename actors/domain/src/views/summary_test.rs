@@ -110,9 +110,9 @@ fn node_pages_filter_by_state_and_count_matches() {
     };
     let (view, info) = k.s.deployment_page(id, &page).unwrap();
     let ids: Vec<&str> = view.nodes.iter().map(|n| n.id.as_str()).collect();
-    // c-0 succeeded, c-1 c-2 installing, c-3 c-4 downloading: pending are c-5..c-9.
-    assert_eq!(ids, ["c-6", "c-7", "c-8"]);
-    assert_eq!((info.matched, info.total), (5, 10));
+    // c-0 succeeded, c-1 c-2 installing (fetching in both download slots): pending are c-3..c-9.
+    assert_eq!(ids, ["c-4", "c-5", "c-6"]);
+    assert_eq!((info.matched, info.total), (7, 10));
     let all = NodePage {
         offset: 8,
         limit: 100,

@@ -128,7 +128,8 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
         NodePhase::Pending
         | NodePhase::Downloading
         | NodePhase::Downloaded
-        | NodePhase::Skipped => {
+        | NodePhase::Skipped
+        | NodePhase::TimedOut => {
             let _ = ns;
             node.from_version.map_or_else(|| hold(d.version), hold)
         }

@@ -17,7 +17,7 @@ fn all_at_once() -> std::collections::BTreeMap<String, Policy> {
         .into_iter()
         .map(|r| {
             let p = Policy {
-                strategy: Some(Strategy::AllAtOnce {}),
+                strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
                 ..Policy::default()
             };
             (r.to_string(), p)
@@ -110,6 +110,8 @@ fn failed_step_fails_the_group_and_later_steps_never_start() {
         panic!()
     };
     h.install_failed("db-0", "schema", 1, 2);
+    // All at once judges when every node is done.
+    h.install_failed("db-1", "schema", 1, 2);
     // Both db nodes still run version 1, so the rollback finishes at once.
     let view = h.s.group_deployment(id).unwrap();
     assert_eq!(view.steps[0][0].status, Some(Status::RolledBack));

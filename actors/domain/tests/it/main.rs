@@ -4,4 +4,5 @@
 mod coordinated_cases;
 mod group_scenarios;
 mod properties;
+mod properties_judgement;
 mod rolling_scenarios;

@@ -28,7 +28,7 @@ enum Op {
 
 fn strategy() -> impl PStrategy<Value = convoy_domain::Strategy> {
     prop_oneof![
-        Just(convoy_domain::Strategy::AllAtOnce {}),
+        Just(convoy_domain::Strategy::AllAtOnce { fail_fast: false }),
         (1u32..4, 1u32..4).prop_map(|(i, d)| convoy_domain::Strategy::Rolling {
             install_window: i,
             download_window: d

@@ -92,7 +92,7 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
     });
     assert!(h.s.deployments(&DeploymentFilter::default()).is_empty());
     h.publish_to("svc");
-    let mut s = spec("job", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("job", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.nodes = Some("0-1".into());
     let id = h.start(s);
     assert_eq!(
@@ -117,7 +117,7 @@ fn canary_range_leaves_two_versions_in_one_consumer() {
         1,
         "the canary does not trigger a convergence deployment"
     );
-    let mut s2 = spec("job", "svc", 2, Strategy::AllAtOnce {});
+    let mut s2 = spec("job", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s2.nodes = Some("2-4".into());
     let e = h.err(Command::StartDeployment(s2));
     assert!(matches!(e, DomainError::OrdinalOutOfRange { .. }), "{e}");
@@ -128,7 +128,7 @@ fn canary_targets_two_versions_without_auto_deploy() {
     let mut h = Kit::empty();
     h.fleet("job", "svc", 4);
     h.publish_to("svc");
-    let mut s = spec("job", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("job", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.nodes = Some("0-1".into());
     let id = h.start(s);
     h.node_installed("job-0", "svc", 1, 2);
@@ -148,12 +148,16 @@ fn rolling_fails_when_window_fills_with_failures_while_one_failure_keeps_moving(
     h.publish_to("svc");
     let rolling = Strategy::Rolling {
         install_window: 2,
-        download_window: 1,
+        download_window: 2,
     };
+    // Failures tolerated (the default tolerates none): the window rule is what fails `a`.
     let mut sa = spec("a", "svc", 2, rolling.clone());
     sa.rollback_on_failure = Some(false);
+    sa.max_failed_nodes = Some(FailedNodes::Count(5));
     let a = h.start(sa);
-    let b = h.start(spec("b", "svc", 2, rolling));
+    let mut sb = spec("b", "svc", 2, rolling);
+    sb.max_failed_nodes = Some(FailedNodes::Count(1));
+    let b = h.start(sb);
     // b: one failure keeps its slot, the other slot keeps moving.
     h.install_failed("b-0", "svc", 1, 2);
     assert_eq!(h.installing("b", "svc"), vec!["b-1"]);
@@ -202,10 +206,11 @@ fn quorum_completion_with_a_straggler() {
     let mut h = Kit::empty();
     h.fleet("c", "svc", 4);
     h.publish_to("svc");
-    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.completion = Some(Completion {
         quorum: Some(0.75),
         timeout_ms: None,
+        ..Default::default()
     });
     let id = h.start(s);
     h.node_installed("c-0", "svc", 1, 2);
@@ -229,16 +234,18 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
     h.fleet("c", "svc", 4);
     h.fleet("d", "svc", 4);
     h.publish_to("svc");
-    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.completion = Some(Completion {
         quorum: Some(2.0),
         timeout_ms: Some(60_000),
+        ..Default::default()
     });
     s.rollback_on_failure = Some(false);
-    let mut t = spec("d", "svc", 2, Strategy::AllAtOnce {});
+    let mut t = spec("d", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     t.completion = Some(Completion {
         quorum: None,
         timeout_ms: Some(60_000),
+        on_timeout: OnTimeout::Fail,
     });
     t.rollback_on_failure = Some(false);
     let (c, d) = (h.start(s.clone()), h.start(t));
@@ -252,7 +259,11 @@ fn timeout_completion_succeeds_with_quorum_and_fails_without() {
     );
     h.tick_to(61_000);
     assert_eq!(h.status(c), Status::Failed, "1 of a quorum of 2");
-    assert_eq!(h.status(d), Status::Failed, "default quorum is all nodes");
+    assert_eq!(
+        h.status(d),
+        Status::Failed,
+        "on_timeout fail: the default quorum is all nodes"
+    );
     let c2 = h.start(s);
     h.node_installed("c-1", "svc", 1, 2);
     h.tick_to(h.now + 60_000);
@@ -268,10 +279,11 @@ fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
     let mut h = Kit::empty();
     h.fleet("c", "svc", 2);
     h.publish_to("svc");
-    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.completion = Some(Completion {
         quorum: None,
         timeout_ms: Some(60_000),
+        on_timeout: OnTimeout::Fail,
     });
     let id = h.start(s);
     h.node_installed("c-0", "svc", 1, 2);
@@ -287,7 +299,7 @@ fn a_completion_timeout_without_quorum_rolls_back_when_rollback_on_failure() {
     assert_eq!(last.by, Actor::Timer);
     assert_eq!(
         last.message.as_deref(),
-        Some("completion timeout: 1 of 2 nodes succeeded, 2 needed")
+        Some("completion timeout: 1 of 2 nodes succeeded, 1 timed out; 2 needed")
     );
     h.node_installed("c-0", "svc", 2, 1);
     h.node_installed("c-1", "svc", 2, 1);
@@ -344,7 +356,7 @@ fn retries_and_min_healthy_watch() {
     let mut h = Kit::empty();
     h.fleet("c", "svc", 1);
     h.publish_to("svc");
-    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce {});
+    let mut s = spec("c", "svc", 2, Strategy::AllAtOnce { fail_fast: false });
     s.max_failures_per_node = Some(1);
     s.min_healthy_ms = Some(5_000);
     let id = h.start(s);
@@ -370,7 +382,12 @@ fn retries_and_min_healthy_watch() {
 fn strong_subscription_auto_deploys_and_later_versions_wait() {
     let mut h = Kit::empty();
     h.fleet("c", "svc", 2);
-    h.subscribe("c", "svc", Mode::Strong, Some(Strategy::AllAtOnce {}));
+    h.subscribe(
+        "c",
+        "svc",
+        Mode::Strong,
+        Some(Strategy::AllAtOnce { fail_fast: false }),
+    );
     assert!(
         h.s.deployments(&DeploymentFilter::default()).is_empty(),
         "already at the selected version 1"

@@ -49,9 +49,7 @@ async fn wait_status(
             .await
             .map_err(e)?;
         let status = list[0]["status"].as_str().unwrap_or("").to_string();
-        if status == want
-            || ["ROLLED_BACK", "ABORTED", "FAILED", "ERROR"].contains(&status.as_str())
-        {
+        if status == want || ["ROLLED_BACK", "ABORTED", "FAILED"].contains(&status.as_str()) {
             return Ok(status);
         }
         anyhow::ensure!(

@@ -88,7 +88,7 @@ fn readmitted(view: &DeploymentView) -> BTreeSet<&str> {
 /// and the same sizes while rolling back.
 pub fn windows(view: &DeploymentView) -> Vec<Violation> {
     let (install, download) = match &view.settings.strategy {
-        Strategy::AllAtOnce {} => return Vec::new(),
+        Strategy::AllAtOnce { .. } => return Vec::new(),
         Strategy::Rolling {
             install_window,
             download_window,

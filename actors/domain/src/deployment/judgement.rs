@@ -1,0 +1,165 @@
+//! How a deployment judges itself going forward (DEPLOYMENTS.md §5): failures against the tolerance and the
+//! window rule, quorums, "no success is never ROLLED_FORWARD", and the completion timeout that finishes.
+
+use crate::deployment::{Deployment, NodePhase};
+use crate::values::ids::{Actor, Timestamp};
+use crate::values::status::Status;
+use crate::values::strategy::OnTimeout;
+
+impl Deployment {
+    /// Judges going forward (DEPLOYMENTS.md §5): more failed nodes than tolerated (none unless
+    /// `max_failed_nodes` says so), or a window that can no longer move, take the failure path; a quorum
+    /// completes early; once every node is done it is ROLLED_FORWARD if a node succeeded and the quorum (if
+    /// set) is met. All-at-once without `fail_fast` judges failures only once every node is done.
+    pub(crate) fn evaluate_forward(&mut self, at: Timestamp) {
+        let n = self.nodes.len() as u32;
+        let tolerated = self.settings.failed_nodes_tolerated(n);
+        let admission = self.settings.strategy.admission();
+        let t = self.tally.clone();
+        let done = t.ended() >= n;
+        if done || !admission.judge_when_done {
+            if let (Some(install_window), false) = (admission.window_rule, done) {
+                // Every slot that could still be used is taken by a failed node while nodes wait: the
+                // window can no longer move. (Once every node is done the tolerance judges.)
+                let usable = install_window.min(n - t.succeeded - t.skipped);
+                if t.failed >= usable {
+                    let msg = format!(
+                        "install window of {install_window} is entirely taken by failed nodes ({} failed)",
+                        t.failed
+                    );
+                    return self.fail(at, msg);
+                }
+            }
+            if t.failed > tolerated {
+                return self.fail(
+                    at,
+                    format!("{} nodes failed; {tolerated} tolerated", t.failed),
+                );
+            }
+        }
+        let considered = t.considered(n);
+        let needed = self.settings.completion.needed(considered);
+        let quorum = self.settings.completion.quorum.is_some();
+        if quorum && t.succeeded >= needed && t.succeeded > 0 && t.failed <= tolerated {
+            let msg = format!(
+                "quorum met: {} of {considered} nodes succeeded",
+                t.succeeded
+            );
+            let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
+            return;
+        }
+        if done {
+            // Skipped nodes are not successes: a deployment of nodes none of which succeeded failed
+            // (one with no node at all has nothing to fail).
+            if t.succeeded == 0 && n > 0 {
+                let msg = format!("no node succeeded: {}", self.ended_counts(0));
+                self.fail(at, msg);
+            } else if !quorum || t.succeeded >= needed {
+                let msg = (t.succeeded < n).then(|| self.ended_counts(0));
+                let _ = self.transition(Status::RolledForward, at, Actor::System, msg);
+            } else {
+                self.fail(
+                    at,
+                    format!(
+                        "quorum not met: {} of {needed} needed nodes succeeded",
+                        t.succeeded
+                    ),
+                );
+            }
+        }
+    }
+
+    /// `17 of 20 nodes succeeded, 2 failed, 1 skipped` (failed, skipped and timed out only when not zero).
+    fn ended_counts(&self, timed_out: u32) -> String {
+        let t = &self.tally;
+        let mut s = format!("{} of {} nodes succeeded", t.succeeded, self.nodes.len());
+        for (n, what) in [
+            (t.failed, "failed"),
+            (t.skipped, "skipped"),
+            (timed_out, "timed out"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(", {n} {what}"));
+            }
+        }
+        s
+    }
+
+    /// Node `p`, not done at the completion timeout, is recorded `timed_out`: it leaves its window and
+    /// keeps what it has.
+    fn time_out(&mut self, p: usize) -> bool {
+        self.fetching(p, |d| {
+            match d.nodes[p].phase {
+                NodePhase::Pending => {}
+                NodePhase::Downloading | NodePhase::Downloaded => d.forward.download_used -= 1,
+                NodePhase::Installing | NodePhase::Watching => {
+                    d.unwatch(p);
+                    d.forward.release_install();
+                }
+                NodePhase::Succeeded
+                | NodePhase::Failed
+                | NodePhase::Skipped
+                | NodePhase::RollingBack
+                | NodePhase::RolledBack
+                | NodePhase::TimedOut => return false,
+            }
+            d.nodes[p].phase = NodePhase::TimedOut;
+            true
+        })
+    }
+
+    /// Completion timeout (DEPLOYMENTS.md §5): the nodes not done are recorded `timed_out` and left where
+    /// they are. With `on_timeout: finish` (the default) the deployment is ROLLED_FORWARD unless more nodes
+    /// failed than tolerated, a quorum that was set is not met or no node succeeded; with `fail` it is
+    /// ROLLED_FORWARD only if the quorum (default: every node) is met. Otherwise the failure path: roll back
+    /// with `rollback_on_failure` (the default), FAILED without.
+    pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
+        let n = self.nodes.len();
+        let mut timed_out = 0;
+        for p in 0..n {
+            if self.time_out(p) {
+                timed_out += 1;
+            }
+        }
+        let t = self.tally.clone();
+        let considered = t.considered(n as u32) - timed_out;
+        let tolerated = self.settings.failed_nodes_tolerated(n as u32);
+        let completion = &self.settings.completion;
+        let counts = self.ended_counts(timed_out);
+        let failure = match completion.on_timeout {
+            OnTimeout::Finish => {
+                let quorum = completion
+                    .quorum
+                    .map(|_| completion.needed(t.considered(n as u32)));
+                if t.failed > tolerated {
+                    Some(format!("{} nodes failed; {tolerated} tolerated", t.failed))
+                } else if let Some(needed) = quorum.filter(|q| t.succeeded < *q) {
+                    Some(format!("quorum not met: {needed} needed"))
+                } else if t.succeeded == 0 && n > 0 {
+                    Some("no node succeeded".into())
+                } else {
+                    None
+                }
+            }
+            OnTimeout::Fail => {
+                let needed = completion.needed(considered + timed_out);
+                (t.succeeded < needed || (t.succeeded == 0 && n > 0))
+                    .then(|| format!("{needed} needed"))
+            }
+        };
+        match failure {
+            None => {
+                let msg = format!("completion timeout: {counts}");
+                let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));
+            }
+            Some(why) => {
+                let msg = format!("completion timeout: {counts}; {why}");
+                self.fail_by(at, Actor::Timer, msg);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "judgement_test.rs"]
+mod tests;
