@@ -18,7 +18,7 @@ use crate::entities::nodes::NodeTable;
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, DomainError, Entity};
 use crate::families::reconverge::Reconverge;
-use crate::families::selection::Selection;
+use crate::families::selection::{held_elsewhere, Selection};
 use crate::families::settle::{Cx, Ending};
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
@@ -117,6 +117,10 @@ impl Starts<'_> {
                 continue;
             };
             if !ns.active || !ns.interested(&spec.resource) {
+                continue;
+            }
+            if held_elsewhere(self.consumers, &spec.consumer, ns, &spec.resource, version).is_some() {
+                // Another consumer of the node holds the version back: the strictest wins (§10).
                 continue;
             }
             let from_version = ns.current(&spec.resource);

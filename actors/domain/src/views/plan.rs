@@ -4,6 +4,7 @@
 
 use crate::command::DeploymentSpec;
 use crate::errors::DomainError;
+use crate::families::selection::held_elsewhere;
 use crate::families::starts::{check_startable, spec_on_consumer};
 use crate::state::ClusterState;
 use crate::values::strategy::{Settings, Strategy};
@@ -117,6 +118,17 @@ impl ClusterState {
             }
             if !ns.interested(&spec.resource) {
                 skipped.push(skip(format!("not interested in {}", spec.resource)));
+                continue;
+            }
+            let elsewhere = held_elsewhere(
+                self.consumer_map(),
+                &spec.consumer,
+                ns,
+                &spec.resource,
+                version,
+            );
+            if let Some((holder, hold)) = elsewhere {
+                skipped.push(skip(hold.reason(holder, &spec.resource, version)));
                 continue;
             }
             nodes.push(PlannedNode {

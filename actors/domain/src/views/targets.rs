@@ -18,7 +18,8 @@ impl ClusterState {
     ///   deployment.
     ///
     /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
-    /// deployment containing it. A resource the node holds and must remove (`NodeState::removing`: it left the
+    /// deployment containing it; whichever it follows, a version held back on any of its consumers is never
+    /// selected for it (the strictest wins, DEPLOYMENTS.md §10). A resource the node holds and must remove (`NodeState::removing`: it left the
     /// consumer, the subscription or the consumer was deleted) or is no longer interested in gets an `uninstall`
     /// target; so does a node that a rollback returns to "no version".
     pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
@@ -42,7 +43,7 @@ impl ClusterState {
                     continue;
                 }
                 let t = match sub.mode {
-                    Mode::Weak => self.selected_version(cname, r).map(|v| Target {
+                    Mode::Weak => self.selection().selected_for_node(cname, r, ns).map(|v| Target {
                         version: v,
                         download: true,
                         install: true,
@@ -134,3 +135,7 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
         }
     }
 }
+
+#[cfg(test)]
+#[path = "targets_test.rs"]
+mod tests;
