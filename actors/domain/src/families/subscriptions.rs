@@ -134,14 +134,16 @@ impl Subscriptions<'_> {
         }
     }
 
-    /// A person lifts a hold at `at`: the version may be selected (and deployed automatically) again.
+    /// A person (`by`) lifts a hold at `at`: the version may be selected (and deployed automatically)
+    /// again. Answers the message recorded on the deployment that put the hold.
     pub(crate) fn clear_hold(
         &mut self,
         consumer: &str,
         resource: &str,
         version: u64,
+        by: &Actor,
         at: Timestamp,
-    ) -> Result<(), DomainError> {
+    ) -> Result<String, DomainError> {
         let c = self
             .consumers
             .get(consumer)
@@ -156,8 +158,10 @@ impl Subscriptions<'_> {
             consumers: self.consumers,
             deployments: self.deployments,
         }
-        .release_hold(consumer, resource, version, "cleared by a user", at);
-        Ok(())
+        .release_hold(consumer, resource, version, &format!("cleared by {}", by.name()), by, at)
+        .ok_or_else(|| {
+            DomainError::not_found(Entity::Hold, format!("{consumer}/{resource}@{version}"))
+        })
     }
 }
 
@@ -200,6 +204,7 @@ impl Holds<'_> {
         resource: &str,
         version: u64,
         why: &str,
+        by: &Actor,
         at: Timestamp,
     ) -> Option<String> {
         let c = self.consumers.get_mut(consumer)?;
@@ -215,7 +220,7 @@ impl Holds<'_> {
                 at,
                 EventKind::Released,
                 None,
-                Actor::User,
+                by.clone(),
                 Some(message.clone()),
             );
         }

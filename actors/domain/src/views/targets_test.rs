@@ -91,3 +91,22 @@ fn a_start_on_the_other_consumer_leaves_out_the_nodes_that_hold_the_version_back
     assert_eq!(nodes, ["b-0"], "the nodes of multi hold version 2 back");
     assert_eq!(k.target("multi-0", "mr").map(|t| t.version), Some(1));
 }
+
+#[test]
+fn a_hold_outlives_the_subscription_it_was_put_under() {
+    let mut k = two_consumers_with_a_hold_on_one();
+    // The chaos workload deletes both subscriptions and restores them, `multi` first: today the
+    // deletion took the hold with it and both consumers sent version 2 again (seed 424246).
+    for c in ["multi-b", "multi"] {
+        k.ok(Command::Unsubscribe {
+            consumer: c.into(),
+            resource: "mr".into(),
+        });
+    }
+    k.subscribe("multi", "mr", Mode::Weak, None);
+    k.subscribe("multi-b", "mr", Mode::Weak, None);
+    assert!(k.s.consumer_map()["multi"].held("mr", 2));
+    for n in ["multi-0", "multi-1"] {
+        assert_eq!(k.target(n, "mr").map(|t| t.version), Some(1), "{n}");
+    }
+}
