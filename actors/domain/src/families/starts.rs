@@ -13,7 +13,7 @@
 use crate::command::{DeploymentSpec, Response};
 use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use crate::entities::group_deployment::{held_by_group, GroupDeployment};
-use crate::entities::model::{Consumer, Group, Mode, Resource};
+use crate::entities::model::{Consumer, Group, Kept, Mode, Resource};
 use crate::entities::nodes::NodeTable;
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, DomainError, Entity};
@@ -223,6 +223,24 @@ impl Starts<'_> {
         }
         d.advance(cx.at);
         self.deployments.insert(id, d);
+        if person {
+            // What it leaves on a weak subscription's nodes sticks until the selection changes (§4).
+            let selected = self
+                .selection()
+                .selected_version(&spec.consumer, &spec.resource);
+            let sub = self
+                .consumers
+                .get_mut(&spec.consumer)
+                .and_then(|c| c.subscriptions.get_mut(&spec.resource))
+                .filter(|s| s.mode == Mode::Weak);
+            if let Some(sub) = sub {
+                sub.kept = Some(Kept {
+                    deployment: id,
+                    selected,
+                    nodes: BTreeSet::new(),
+                });
+            }
+        }
         cx.outcome.deployment_started(id);
         self.touch(id, cx);
         Ok(Some(id))

@@ -51,6 +51,7 @@ impl Subscriptions<'_> {
             policy,
             last_started: old.last_started,
             version: old.version,
+            kept: None,
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
@@ -83,6 +84,8 @@ impl Subscriptions<'_> {
         }
         pin.apply(&mut new.pin);
         new.policy.patch(patch);
+        // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
+        new.kept = None;
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");

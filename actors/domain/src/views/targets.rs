@@ -1,7 +1,7 @@
 //! What each node may do now (`targets`), for weak subscriptions, strong ones, and nodes inside a deployment.
 
 use crate::deployment::{Deployment, NodePhase};
-use crate::entities::model::{Mode, NodeState};
+use crate::entities::model::{Mode, NodeState, Subscription};
 use crate::state::ClusterState;
 use crate::values::status::Status;
 use crate::views::Target;
@@ -43,12 +43,7 @@ impl ClusterState {
                     continue;
                 }
                 let t = match sub.mode {
-                    Mode::Weak => self.selection().selected_for_node(cname, r, ns).map(|v| Target {
-                        version: v,
-                        download: true,
-                        install: true,
-                        uninstall: false,
-                    }),
+                    Mode::Weak => self.weak_target(cname, r, sub, node_id, ns),
                     // Outside a deployment a node stays where it is; one behind the converged
                     // version (or holding none) gets it through a follow-up deployment
                     // (reconverge.rs), never on its own.
@@ -75,6 +70,42 @@ impl ClusterState {
             }
         }
         out
+    }
+}
+
+impl ClusterState {
+    /// A weak subscription's target: the selected version, download and install at once; but a node that
+    /// the last deployment by hand moved keeps what it runs while the consumer's selection is still the
+    /// one that deployment started under and what it runs is not retracted (DEPLOYMENTS.md §4).
+    fn weak_target(
+        &self,
+        cname: &str,
+        r: &str,
+        sub: &Subscription,
+        node_id: &str,
+        ns: &NodeState,
+    ) -> Option<Target> {
+        let selection = self.selection();
+        if let (Some(kept), Some(current)) = (&sub.kept, ns.current(r)) {
+            if kept.keeps(node_id, selection.selected_version(cname, r))
+                && !selection.is_retracted(r, current)
+            {
+                return Some(Target {
+                    version: current,
+                    download: false,
+                    install: false,
+                    uninstall: false,
+                });
+            }
+        }
+        selection
+            .selected_for_node(cname, r, ns)
+            .map(|v| Target {
+                version: v,
+                download: true,
+                install: true,
+                uninstall: false,
+            })
     }
 }
 

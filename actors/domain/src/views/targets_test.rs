@@ -110,3 +110,71 @@ fn a_hold_outlives_the_subscription_it_was_put_under() {
         assert_eq!(k.target(n, "mr").map(|t| t.version), Some(1), "{n}");
     }
 }
+
+/// Consumer `c` (4 nodes on version 1) subscribes weakly, pinned at version 1.
+fn weak_pinned_at_v1() -> Kit {
+    let mut k = Kit::new(4);
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Mode::Weak,
+        pin: Some(1),
+        policy: Policy::default(),
+    });
+    k
+}
+
+fn version_and_install(k: &Kit, node: &str) -> Option<(u64, bool)> {
+    k.target(node, "r").map(|t| (t.version, t.install))
+}
+
+#[test]
+fn a_finished_canary_sticks_on_a_weak_subscription_until_its_selection_changes() {
+    let mut k = weak_pinned_at_v1();
+    let id = k.start_with(|s| s.nodes = Some("0-1".into()));
+    k.installed(0);
+    k.installed(1);
+    assert_eq!(k.status(id), Status::RolledForward);
+    // Issue 22 item 7: the weak rule sent the canary nodes back to the pinned version 1.
+    assert_eq!(version_and_install(&k, "c-0"), Some((2, false)));
+    assert_eq!(version_and_install(&k, "c-1"), Some((2, false)));
+    assert_eq!(version_and_install(&k, "c-2"), Some((1, true)));
+    // A publish the pin keeps out changes nothing.
+    k.publish(vec![]);
+    assert_eq!(version_and_install(&k, "c-0"), Some((2, false)));
+    // A pin changes the selection: every node follows it.
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Set(3),
+        policy: PolicyPatch::default(),
+    });
+    for n in ["c-0", "c-1", "c-2"] {
+        assert_eq!(version_and_install(&k, n), Some((3, true)), "{n}");
+    }
+}
+
+#[test]
+fn an_aborted_deployment_leaves_the_nodes_it_moved_where_they_are() {
+    let mut k = weak_pinned_at_v1();
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Rolling {
+            install_window: 1,
+            download_window: 1,
+        })
+    });
+    k.installed(0);
+    k.ok(abort(id, None, Actor::User));
+    assert_eq!(k.status(id), Status::Aborted);
+    assert_eq!(version_and_install(&k, "c-0"), Some((2, false)));
+    assert_eq!(version_and_install(&k, "c-3"), Some((1, true)));
+    // A retraction of the version it moved them to ends that: the weak rule applies again.
+    k.ok(Command::RetractVersion {
+        resource: "r".into(),
+        version: 2,
+        message: None,
+        by: Actor::User,
+    });
+    assert_eq!(version_and_install(&k, "c-0"), Some((1, true)));
+}
