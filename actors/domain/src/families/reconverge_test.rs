@@ -34,6 +34,22 @@ fn node_ids(k: &Kit, id: DeploymentId) -> Vec<&str> {
     k.d(id).nodes.iter().map(|n| n.id.as_str()).collect()
 }
 
+/// Node `c-i` comes back re-imaged: it reports holding nothing of `r` (`removed`, as an agent that finds
+/// no trace of the resource says).
+fn reimaged(k: &mut Kit, i: usize) {
+    let rr = ResourceReport {
+        interested: None,
+        current: None,
+        versions: Default::default(),
+        removed: true,
+    };
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: [("r".to_string(), rr)].into(),
+    }]));
+}
+
 fn created(k: &Kit, id: DeploymentId) -> (Option<&str>, &Actor) {
     let e = &k.d(id).events[0];
     (e.message.as_deref(), &e.by)
@@ -92,7 +108,7 @@ fn a_node_added_later_waits_for_the_active_deployment_then_joins_through_a_follo
         add: vec!["c-2".into()],
         remove: vec![],
     });
-    k.report(2, None, &[]);
+    reimaged(&mut k, 2);
     // A deployment of the resource is active: the new node waits, and is never sent a version
     // on its own.
     assert_eq!(active(&k), Some(first));
@@ -169,17 +185,104 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
         created(&k, follow).0,
         Some("follow-up to version 2 for 1 nodes: 1 failed")
     );
-    // It fails again; the follow-up tolerates it and ends, and no other follows.
+    // It fails again; the follow-up tolerates it and ends, and no other follows while the node keeps
+    // reporting the same failure, however many rounds it reports (no endless chain on a broken node).
     k.failed(1);
     assert_eq!(k.d(follow).status, Status::RolledForward);
-    assert_eq!(active(&k), None);
-    k.report(1, Some(1), &[(1, vp(true, true, None))]);
-    assert_eq!(
-        active(&k),
-        None,
-        "a node that failed in a follow-up is not retried"
-    );
+    for _ in 0..5 {
+        k.failed(1);
+        assert_eq!(active(&k), None, "a broken node is not retried in a loop");
+    }
     assert_eq!(k.s.deployment_map().len(), 2);
+    // Issue 22 item 4: it is retried when its report changes (before, never again after a follow-up).
+    k.report(1, Some(1), &[(1, vp(true, true, None))]);
+    let again = active(&k).expect("a follow-up once its report changed");
+    assert_ne!(again, follow);
+    assert_eq!(node_ids(&k, again), vec!["c-1"]);
+}
+
+#[test]
+fn nodes_a_quorum_left_behind_get_a_follow_up() {
+    let mut k = Kit::new(4);
+    let first = strong(
+        &mut k,
+        Policy {
+            strategy: Some(rolling(1, 1)),
+            completion: Some(Completion {
+                quorum: Some(0.5),
+                timeout_ms: None,
+            }),
+            ..Policy::default()
+        },
+    );
+    k.installed(0);
+    k.installed(1);
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(2));
+    // Issue 22 item 4: the nodes never admitted were skipped by follow-ups for good.
+    let follow = active(&k).expect("a follow-up for the nodes left behind");
+    assert_eq!(node_ids(&k, follow), vec!["c-2", "c-3"]);
+    assert_eq!(
+        created(&k, follow),
+        (
+            Some("follow-up to version 2 for 2 nodes: 2 left behind"),
+            &Actor::System
+        )
+    );
+}
+
+/// `c` strong, pinned at version 1 (where every node already runs: no deployment object), then a canary
+/// of version 2 by hand on nodes 0-1 that rolls forward.
+fn converged_on_v1_after_a_canary_of_v2(n: usize) -> Kit {
+    let mut k = Kit::new(n);
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Mode::Strong,
+        pin: Some(1),
+        policy: Policy::default(),
+    });
+    assert_eq!(active(&k), None);
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(1));
+    let canary = k.start_with(|s| s.nodes = Some("0-1".into()));
+    k.installed(0);
+    k.installed(1);
+    assert_eq!(k.d(canary).status, Status::RolledForward);
+    k
+}
+
+#[test]
+fn after_a_canary_a_node_that_comes_back_empty_gets_the_converged_version() {
+    let mut k = converged_on_v1_after_a_canary_of_v2(4);
+    // c-3 is re-imaged: it reports holding nothing. Issue 22 item 8: follow-ups never started after a
+    // canary, so it never got version 1 again.
+    reimaged(&mut k, 3);
+    let follow = active(&k).expect("a follow-up for the re-imaged node");
+    assert_eq!(node_ids(&k, follow), vec!["c-3"]);
+    assert_eq!(k.d(follow).version, 1);
+    // The canary nodes keep the canary version.
+    for n in ["c-0", "c-1"] {
+        assert_eq!(
+            k.target(n, "r").map(|t| (t.version, t.install)),
+            Some((2, false))
+        );
+    }
+}
+
+#[test]
+fn a_re_imaged_node_of_a_converged_consumer_gets_the_version_again() {
+    let mut k = Kit::new(3);
+    let first = strong(&mut k, Policy::default());
+    for i in 0..3 {
+        k.installed(i);
+    }
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    reimaged(&mut k, 2);
+    let follow = active(&k).expect("a follow-up for the re-imaged node");
+    assert_eq!(
+        created(&k, follow).0,
+        Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
+    );
 }
 
 #[test]

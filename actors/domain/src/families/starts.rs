@@ -133,7 +133,8 @@ impl Starts<'_> {
             if !ns.active || !ns.interested(&spec.resource) {
                 continue;
             }
-            if held_elsewhere(self.consumers, &spec.consumer, ns, &spec.resource, version).is_some() {
+            if held_elsewhere(self.consumers, &spec.consumer, ns, &spec.resource, version).is_some()
+            {
                 // Another consumer of the node holds the version back: the strictest wins (§10).
                 continue;
             }

@@ -161,7 +161,14 @@ impl Subscriptions<'_> {
             consumers: self.consumers,
             deployments: self.deployments,
         }
-        .release_hold(consumer, resource, version, &format!("cleared by {}", by.name()), by, at)
+        .release_hold(
+            consumer,
+            resource,
+            version,
+            &format!("cleared by {}", by.name()),
+            by,
+            at,
+        )
         .ok_or_else(|| {
             DomainError::not_found(Entity::Hold, format!("{consumer}/{resource}@{version}"))
         })

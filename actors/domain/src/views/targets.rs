@@ -98,14 +98,12 @@ impl ClusterState {
                 });
             }
         }
-        selection
-            .selected_for_node(cname, r, ns)
-            .map(|v| Target {
-                version: v,
-                download: true,
-                install: true,
-                uninstall: false,
-            })
+        selection.selected_for_node(cname, r, ns).map(|v| Target {
+            version: v,
+            download: true,
+            install: true,
+            uninstall: false,
+        })
     }
 }
 

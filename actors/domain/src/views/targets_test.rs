@@ -72,10 +72,9 @@ fn a_start_on_the_other_consumer_leaves_out_the_nodes_that_hold_the_version_back
         remove: vec![],
     });
     k.report_node("b-0", "mr", Some(1), &[(1, vp(true, true, None))]);
-    let plan = k
-        .s
-        .plan_deployment(&spec("multi-b", "mr", 2, Strategy::AllAtOnce {}))
-        .unwrap();
+    let plan =
+        k.s.plan_deployment(&spec("multi-b", "mr", 2, Strategy::AllAtOnce {}))
+            .unwrap();
     let planned: Vec<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
     assert_eq!(planned, ["b-0"]);
     let why: Vec<&str> = plan.skipped.iter().map(|s| s.why.as_str()).collect();
