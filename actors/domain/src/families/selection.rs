@@ -4,7 +4,8 @@
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
-//! R2 ≥ v2, or when every active, interested node of it runs R2 ≥ v2 (and there is at least one).
+//! R2 ≥ v2, or when every active, interested node of it that runs R2 runs ≥ v2 (and there is at least one):
+//! nodes holding nothing never revoke it, and a retracted version does not count.
 
 //!
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
@@ -119,15 +120,19 @@ impl<'a> Selection<'a> {
         )
     }
 
-    /// `consumer` runs `resource` at `version` or newer.
+    /// `consumer` runs `resource` at `version` or newer: it converged on such a version, or every active,
+    /// interested node of it that runs a version runs such a version (and at least one does). A node that
+    /// holds nothing (a blank joiner, a re-imaged node) never revokes it, so a dependency that holds does not
+    /// flap while such nodes catch up; a version that is retracted does not count (DEPLOYMENTS.md §3).
     pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
         let Some(c) = self.consumers.get(consumer) else {
             return false;
         };
+        let counts = |v: u64| v >= version && !self.is_retracted(resource, v);
         if c.subscriptions
             .get(resource)
             .and_then(|s| s.version)
-            .is_some_and(|v| v >= version)
+            .is_some_and(counts)
         {
             return true;
         }
@@ -139,10 +144,13 @@ impl<'a> Selection<'a> {
             if !ns.active || !ns.interested(resource) {
                 continue;
             }
-            any = true;
-            if ns.current(resource).is_none_or(|cur| cur < version) {
+            let Some(current) = ns.current(resource) else {
+                continue;
+            };
+            if !counts(current) {
                 return false;
             }
+            any = true;
         }
         any
     }
