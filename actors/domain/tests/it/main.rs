@@ -5,3 +5,4 @@ mod coordinated_cases;
 mod group_scenarios;
 mod properties;
 mod rolling_scenarios;
+mod selection_properties;
