@@ -123,8 +123,9 @@ impl<'a> Reconverge<'a> {
     /// deployment of another version the consumer converged away from without a deployment) and
     /// keeps its node list; and some active, interested node outside any active deployment of the
     /// resource runs another version for a reason in [`Behind`]. A node that reports the version
-    /// failed is left to a person, so a follow-up never retries a node that still says it failed;
-    /// a node the latest deployment already took (succeeded, or failed in a follow-up) is left too.
+    /// failed is left to a person, and a node the latest deployment took and failed (or timed out)
+    /// is retried only once its report changed since, so a broken node gets no chain of follow-ups.
+    /// Canaries by hand that ended are looked past: their nodes keep the canary version.
     pub(crate) fn follow_up(&self, cname: &str, c: &Consumer, resource: &str) -> Option<FollowUp> {
         let sub: &Subscription = c.subscriptions.get(resource)?;
         if sub.mode != Mode::Strong
