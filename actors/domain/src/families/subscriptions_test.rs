@@ -193,7 +193,7 @@ fn lifting_a_hold_on_a_strong_subscription_deploys_as_the_person_who_lifted_it()
     });
     let again = k.s.consumer_map()["c"].active["r"];
     assert_eq!(k.d(again).version, 2);
-    let released = k.d(auto).events.iter().last().unwrap().clone();
+    let released = k.d(auto).events.iter().next_back().unwrap().clone();
     let created = k.d(again).events.iter().next().unwrap().clone();
     assert_eq!(released.kind, EventKind::Released);
     assert_eq!((&released.by, &created.by), (&ops, &ops));
