@@ -94,3 +94,33 @@ fn nftables_partitions_between_namespaces_find_no_violation() {
     let left = String::from_utf8_lossy(&namespaces.stdout);
     assert!(!left.contains("cv"), "namespaces left behind: {left}");
 }
+
+/// Replays one chaos seed and fails on any violation it reports.
+fn replay(seed: &str, duration: &str) {
+    let out = Command::new(lab_bin())
+        .args(["chaos", "--seed", seed, "--duration", duration])
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("running convoy-lab chaos");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "chaos seed {seed} failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(" 0 violations"), "{stdout}");
+}
+
+/// Regression (issue 22 item 12): on these seeds nodes of consumer `multi`, also members of
+/// `multi-b`, were sent a version held back on `multi` (`banned-target`): the hold went with a
+/// deleted subscription, and `multi-b`'s selection ignored it.
+#[test]
+fn a_hold_keeps_its_version_off_nodes_in_two_consumers_seed_328016241() {
+    replay("328016241", "12s");
+}
+
+/// Regression (issue 22 item 12), the second seed that found it.
+#[test]
+fn a_hold_keeps_its_version_off_nodes_in_two_consumers_seed_424246() {
+    replay("424246", "20s");
+}

@@ -41,6 +41,10 @@ pub struct DeploymentSpec {
     pub message: Option<String>,
     /// Who starts it (recorded as `by` on the creation event).
     pub by: Actor,
+    /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10): a start by hand of a held
+    /// version is refused without it, and lifts the hold with it.
+    #[serde(default)]
+    pub force: bool,
 }
 
 impl DeploymentSpec {
@@ -131,6 +135,10 @@ pub enum Command {
         resource: String,
         /// The held version.
         version: u64,
+        /// Who lifts it (named in the events of the deployment that put it and of the deployment the
+        /// lift starts on a strong subscription).
+        #[serde(default)]
+        by: Actor,
     },
     /// Retract (yank) a version: no selection takes it anywhere; active deployments of it stop.
     RetractVersion {

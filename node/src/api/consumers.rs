@@ -8,6 +8,7 @@ use convoy_actors::domain::{
 };
 use serde::{Deserialize, Deserializer};
 
+use super::auth::Caller;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::route::Route;
@@ -267,6 +268,7 @@ async fn patch_subscription(
 
 async fn clear_hold(
     replica: web::Data<Replica>,
+    caller: Caller,
     path: web::Path<(String, String, u64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource, version) = path.into_inner();
@@ -275,6 +277,7 @@ async fn clear_hold(
             consumer: consumer.clone(),
             resource,
             version,
+            by: caller.actor(),
         })
         .await?;
     let view = replica.read_written(move |s| s.consumer(&consumer)).await?;

@@ -85,6 +85,9 @@ pub struct StartBody {
     completion: Option<Completion>,
     #[serde(default)]
     message: Option<String>,
+    /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10); lifts the hold.
+    #[serde(default)]
+    force: bool,
 }
 
 impl From<StartBody> for DeploymentSpec {
@@ -103,6 +106,7 @@ impl From<StartBody> for DeploymentSpec {
             completion: b.completion,
             message: b.message,
             by: Actor::User,
+            force: b.force,
         }
     }
 }

@@ -57,6 +57,9 @@ pub struct StartRequest {
     /// Why, recorded on the deployment's creation event (at most 1024 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10), lifting the hold.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// The strategy the flags describe, if any.
@@ -303,6 +306,7 @@ pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartReques
     if args.message.is_some() {
         req.message = args.message.clone();
     }
+    req.force |= args.force;
     Ok(req)
 }
 

@@ -57,6 +57,15 @@ fn deploy_start_maps_every_flag() {
 }
 
 #[test]
+fn deploy_start_force_asks_for_a_held_version() {
+    let body = start_body("deploy start web api --version 4 --force").unwrap();
+    assert_eq!(
+        body,
+        json!({"consumer": "web", "resource": "api", "version": 4, "force": true})
+    );
+}
+
+#[test]
 fn deploy_start_sends_only_what_is_given() {
     assert_eq!(
         start_body("deploy start web api").unwrap(),

@@ -242,6 +242,9 @@ pub struct StartArgs {
     /// Follow the deployment after starting it, as `deploy watch` does.
     #[arg(long)]
     pub watch: bool,
+    /// Deploy a version held back on the consumer (a rollback held it), lifting the hold.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ fn version_line(p: &DeploymentPlan) -> String {
     for o in &p.passed_over {
         line += &format!("; passed over {}: {}", o.version, o.why);
     }
+    if let Some(h) = &p.held {
+        line += &format!("\nHELD: {h}; `deploy start --force` deploys it and lifts the hold");
+    }
     line
 }
 

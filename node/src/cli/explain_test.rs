@@ -6,6 +6,26 @@ use serde_json::json;
 use super::*;
 
 #[test]
+fn a_plan_of_a_held_version_names_the_hold_and_the_way_to_deploy_it() {
+    let plan: DeploymentPlan = serde_json::from_value(json!({
+        "consumer": "web", "resource": "api", "version": 4, "version_reason": "given",
+        "held": "version 4 of api held back on web: rolled back by d-3",
+        "settings": {"strategy": {"all_at_once": {}}, "min_healthy_ms": 0, "max_failures_per_node": 0,
+                     "rollback_on_failure": true, "completion": {}},
+        "nodes": [], "steps": [], "skipped": []
+    }))
+    .unwrap();
+    let text = deployment_plan(&plan);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "web/api: version 4 (given)");
+    assert_eq!(
+        lines[1],
+        "HELD: version 4 of api held back on web: rolled back by d-3; \
+         `deploy start --force` deploys it and lifts the hold"
+    );
+}
+
+#[test]
 fn a_plan_lists_the_first_nodes_then_counts_the_rest() {
     let nodes: Vec<_> = (0..60)
         .map(

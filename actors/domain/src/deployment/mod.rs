@@ -101,6 +101,9 @@ pub enum EventKind {
     Retracted,
     /// Its node list and node events were dropped by retention (`deployment_history`).
     Pruned,
+    /// It rolled back, and its version was not held back: the consumer converged on that version, so
+    /// the nodes it took (a follow-up's, a canary's) are the problem, not the version (§10).
+    NotHeld,
 }
 
 /// A compact event: node events carry the node's position, not its id.

@@ -118,6 +118,29 @@ pub struct Subscription {
     pub last_started: Option<u64>,
     /// The version the whole consumer converged on (last ROLLED_FORWARD over its full node set).
     pub version: Option<u64>,
+    /// The last deployment started by hand on this (weak) subscription, whose nodes keep what it left
+    /// them on until the selection changes (DEPLOYMENTS.md §4); cleared by an edit of the subscription.
+    #[serde(default)]
+    pub kept: Option<Kept>,
+}
+
+/// A deployment by hand on a weak subscription and what it leaves behind: the nodes it moved keep the
+/// version they run while the subscription selects what it selected when the deployment started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// The deployment.
+    pub deployment: DeploymentId,
+    /// The subscription's selected version when it started (after a hold it lifted).
+    pub selected: Option<u64>,
+    /// The nodes it moved (took past pending, not skipped), filled when it ends.
+    pub nodes: std::collections::BTreeSet<String>,
+}
+
+impl Kept {
+    /// Node `node` keeps what it runs: the deployment moved it and `selected` is still the selection.
+    pub fn keeps(&self, node: &str, selected: Option<u64>) -> bool {
+        self.selected == selected && self.nodes.contains(node)
+    }
 }
 
 /// A named group of nodes.

@@ -58,6 +58,12 @@ pub enum DomainError {
         /// The retracted version.
         version: u64,
     },
+    /// A version held back on the consumer (DEPLOYMENTS.md §10) started by hand without `force`.
+    #[error("{reason}; deploy it with force to lift the hold")]
+    Held {
+        /// The hold's reason, "version 3 of app held back on web: rolled back by d-4".
+        reason: String,
+    },
     /// Something that cannot be deleted while something else uses it.
     #[error("{entity} \"{name}\" is in use: {reason}")]
     InUse {
@@ -158,6 +164,7 @@ impl DomainError {
             }
             DomainError::AlreadyExists { .. }
             | DomainError::Retracted { .. }
+            | DomainError::Held { .. }
             | DomainError::InUse { .. }
             | DomainError::ActiveDeployment { .. }
             | DomainError::Transition { .. }

@@ -313,7 +313,7 @@ impl Groups<'_> {
                 consumers: self.consumers,
                 deployments: self.deployments,
             }
-            .release_hold(&c, &r, v, &why, cx.at);
+            .release_hold(&c, &r, v, &why, &Actor::User, cx.at);
             cx.reconcile |= released.is_some();
         }
         let gd = GroupDeployment {
@@ -376,6 +376,7 @@ impl Groups<'_> {
                     nodes: None,
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,
+                    force: false,
                 };
                 match self
                     .starts()

@@ -6,12 +6,13 @@
 //! Pure reads decide ([`Reconverge::follow_up`], over borrowed maps); `reconcile` (starts.rs) starts what
 //! they return.
 
-use crate::deployment::{Deployment, NodePhase};
+use crate::deployment::progress::seen_bits;
+use crate::deployment::{Deployment, DeploymentNode, NodePhase};
 use crate::entities::group_deployment::{held_by_group, GroupDeployment};
-use crate::entities::model::{Consumer, Mode, Subscription};
+use crate::entities::model::{Consumer, Mode, NodeState, Subscription};
 use crate::families::retention::is_pruned;
 use crate::families::selection::Selection;
-use crate::values::ids::{DeploymentId, GroupDeploymentId};
+use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
 use convoy_collections::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,8 +26,13 @@ pub enum Behind {
     Joined,
     /// The last deployment skipped it (it went inactive or lost interest during it).
     Skipped,
-    /// The last (full) deployment tolerated its failure; it no longer reports the version failed.
+    /// The last deployment tolerated its failure, and its report changed since (it no longer reports
+    /// the version failed).
     Failed,
+    /// The last deployment ended (by its quorum or timeout) before taking it.
+    LeftBehind,
+    /// The last deployment brought it to the version, and it came back holding nothing or an older one.
+    Reimaged,
 }
 
 impl Behind {
@@ -37,6 +43,8 @@ impl Behind {
             Behind::Joined => "joined",
             Behind::Skipped => "skipped",
             Behind::Failed => "failed",
+            Behind::LeftBehind => "left behind",
+            Behind::Reimaged => "re-imaged",
         }
     }
 }
@@ -115,8 +123,9 @@ impl<'a> Reconverge<'a> {
     /// deployment of another version the consumer converged away from without a deployment) and
     /// keeps its node list; and some active, interested node outside any active deployment of the
     /// resource runs another version for a reason in [`Behind`]. A node that reports the version
-    /// failed is left to a person, so a follow-up never retries a node that still says it failed;
-    /// a node the latest deployment already took (succeeded, or failed in a follow-up) is left too.
+    /// failed is left to a person, and a node the latest deployment took and failed (or timed out)
+    /// is retried only once its report changed since, so a broken node gets no chain of follow-ups.
+    /// Canaries by hand that ended are looked past: their nodes keep the canary version.
     pub(crate) fn follow_up(&self, cname: &str, c: &Consumer, resource: &str) -> Option<FollowUp> {
         let sub: &Subscription = c.subscriptions.get(resource)?;
         if sub.mode != Mode::Strong
@@ -160,32 +169,54 @@ impl<'a> Reconverge<'a> {
         if behind.is_empty() {
             return None;
         }
-        let last = self.latest_deployment(cname, resource);
+        let (last, canaries) = self.latest_deployment(cname, resource);
         let known: Option<&Deployment> = match last {
             None => None,
             Some(d) if is_pruned(d) => return None,
             Some(d) if d.version == version && d.status == Status::RolledForward => Some(d),
             // Converged on `version` after it without a deployment (every node already ran it).
             Some(d) if d.version != version && d.full && d.status.is_terminal() => None,
-            // A canary by hand, or an aborted, failed or rolled-back deployment: a person decides.
+            // An aborted, failed or rolled-back deployment of the consumer: a person decides.
             Some(_) => return None,
         };
-        let phases: BTreeMap<&str, NodePhase> = known
-            .map(|d| d.nodes.iter().map(|n| (n.id.as_str(), n.phase)).collect())
+        let nodes: BTreeMap<&str, &DeploymentNode> = known
+            .map(|d| d.nodes.iter().map(|n| (n.id.as_str(), n)).collect())
             .unwrap_or_default();
-        let full = known.is_some_and(|d| d.full);
+        // A deployment that ended before taking some nodes left them behind, if it moved any at all (so
+        // follow-ups that take nobody never chain).
+        let progressed = known.is_some_and(|d| d.tally.succeeded > 0);
         let mut follow = FollowUp {
             version,
             ordinals: Vec::new(),
             reasons: BTreeMap::new(),
         };
         for (ordinal, id, current) in behind {
-            let why = match phases.get(id) {
+            // Canary nodes keep the canary version, unless they came back empty.
+            if current.is_some() && canaries.contains(id) {
+                continue;
+            }
+            let behind_version = current.is_none_or(|c| c < version);
+            let ns = self.selection.nodes.get(id);
+            let why = match nodes.get(id) {
                 None if current.is_none() => Behind::Joined,
                 None => Behind::Returned,
-                Some(NodePhase::Skipped) => Behind::Skipped,
-                Some(NodePhase::Failed) if full => Behind::Failed,
-                Some(_) => continue,
+                Some(n) => match n.phase {
+                    NodePhase::Skipped => Behind::Skipped,
+                    // Retried only when its report changed since: never in a loop on a broken node.
+                    // (A node the deployment timed out takes the same arm.)
+                    NodePhase::Failed if reported_since(n, version, ns, resource) => Behind::Failed,
+                    NodePhase::Pending
+                    | NodePhase::Downloading
+                    | NodePhase::Downloaded
+                    | NodePhase::Installing
+                    | NodePhase::Watching
+                        if progressed =>
+                    {
+                        Behind::LeftBehind
+                    }
+                    NodePhase::Succeeded if behind_version => Behind::Reimaged,
+                    _ => continue,
+                },
             };
             follow.ordinals.push(ordinal);
             *follow.reasons.entry(why).or_default() += 1;
@@ -212,13 +243,59 @@ impl<'a> Reconverge<'a> {
         out
     }
 
-    /// The newest deployment of `resource` on consumer `cname` (any status).
-    fn latest_deployment(&self, cname: &str, resource: &str) -> Option<&'a Deployment> {
-        self.deployments
+    /// The newest deployment of `resource` on consumer `cname` (any status) that is not a canary by hand
+    /// which ended, and the nodes those canaries (started after it) moved: a canary leaves two versions
+    /// side by side and does not change what the consumer converged on.
+    fn latest_deployment(
+        &self,
+        cname: &str,
+        resource: &str,
+    ) -> (Option<&'a Deployment>, BTreeSet<&'a str>) {
+        let mut canaries = BTreeSet::new();
+        for d in self
+            .deployments
             .values()
             .rev()
-            .find(|d| d.consumer == cname && d.resource == resource)
+            .filter(|d| d.consumer == cname && d.resource == resource)
+        {
+            if !is_canary(d) {
+                return (Some(d), canaries);
+            }
+            canaries.extend(
+                d.nodes
+                    .iter()
+                    .filter(|n| !matches!(n.phase, NodePhase::Pending | NodePhase::Skipped))
+                    .map(|n| n.id.as_str()),
+            );
+        }
+        (None, canaries)
     }
+}
+
+/// A narrowed deployment started by a person that ended (follow-ups are started by `system`).
+fn is_canary(d: &Deployment) -> bool {
+    let by_hand = d
+        .events
+        .iter()
+        .next()
+        .is_some_and(|e| matches!(e.by, Actor::User | Actor::Token(_)));
+    !d.full && by_hand && d.status.is_terminal() && d.group.is_none()
+}
+
+/// Node `n`'s report of `resource` changed since deployment-node `n` last saw it (its facts about
+/// `version` differ): a failed (or timed-out) node is retried only then.
+fn reported_since(
+    n: &DeploymentNode,
+    version: u64,
+    ns: Option<&NodeState>,
+    resource: &str,
+) -> bool {
+    let now = seen_bits(
+        version,
+        n.from_version,
+        ns.and_then(|ns| ns.resources.get(resource)),
+    );
+    now != n.seen
 }
 
 #[cfg(test)]

@@ -34,6 +34,22 @@ fn node_ids(k: &Kit, id: DeploymentId) -> Vec<&str> {
     k.d(id).nodes.iter().map(|n| n.id.as_str()).collect()
 }
 
+/// Node `c-i` comes back re-imaged: it reports holding nothing of `r` (`removed`, as an agent that finds
+/// no trace of the resource says).
+fn reimaged(k: &mut Kit, i: usize) {
+    let rr = ResourceReport {
+        interested: None,
+        current: None,
+        versions: Default::default(),
+        removed: true,
+    };
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: [("r".to_string(), rr)].into(),
+    }]));
+}
+
 fn created(k: &Kit, id: DeploymentId) -> (Option<&str>, &Actor) {
     let e = &k.d(id).events[0];
     (e.message.as_deref(), &e.by)
@@ -92,7 +108,7 @@ fn a_node_added_later_waits_for_the_active_deployment_then_joins_through_a_follo
         add: vec!["c-2".into()],
         remove: vec![],
     });
-    k.report(2, None, &[]);
+    reimaged(&mut k, 2);
     // A deployment of the resource is active: the new node waits, and is never sent a version
     // on its own.
     assert_eq!(active(&k), Some(first));
@@ -169,18 +185,106 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
         created(&k, follow).0,
         Some("follow-up to version 2 for 1 nodes: 1 failed")
     );
-    // It fails again: no node of the follow-up succeeded, so it rolls back (issue 22), and no other
-    // follows.
+    // It fails again: no node of the follow-up succeeded, so it rolls back (issue 22 item 1).
     k.failed(1);
     assert_eq!(k.d(follow).status, Status::RolledBack);
-    // Rolled back, version 2 is held back on `c` (§10): no follow-up of it starts again (what
-    // selection then deploys is the subscription's business, not a retry of version 2).
-    let not_v2 = |k: &Kit| active(k).is_none_or(|d| k.d(d).version != 2);
-    assert!(not_v2(&k));
+    // `c` converged on version 2, so the rollback says node 1 is broken, not the version: nothing is
+    // held back (§10), the selection stays 2 and no automatic deployment downgrades the other nodes.
+    assert!(k.s.consumer_map()["c"].holds.is_empty(), "nothing held");
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(2));
+    assert_eq!(active(&k), None, "no downgrade of the consumer");
+    // No chain of follow-ups on the broken node, whatever it reports next: after a failed follow-up a
+    // person decides (§4).
+    for _ in 0..5 {
+        k.failed(1);
+        assert_eq!(active(&k), None, "a broken node is not retried in a loop");
+    }
     k.report(1, Some(1), &[(1, vp(true, true, None))]);
-    assert!(
-        not_v2(&k),
-        "a node that failed in a follow-up is not retried"
+    assert_eq!(active(&k), None, "not after a failed follow-up either");
+}
+
+#[test]
+fn nodes_a_quorum_left_behind_get_a_follow_up() {
+    let mut k = Kit::new(4);
+    let first = strong(
+        &mut k,
+        Policy {
+            strategy: Some(rolling(1, 1)),
+            completion: Some(Completion {
+                quorum: Some(0.5),
+                timeout_ms: None,
+                ..Default::default()
+            }),
+            ..Policy::default()
+        },
+    );
+    k.installed(0);
+    k.installed(1);
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(2));
+    // Issue 22 item 4: the nodes never admitted were skipped by follow-ups for good.
+    let follow = active(&k).expect("a follow-up for the nodes left behind");
+    assert_eq!(node_ids(&k, follow), vec!["c-2", "c-3"]);
+    assert_eq!(
+        created(&k, follow),
+        (
+            Some("follow-up to version 2 for 2 nodes: 2 left behind"),
+            &Actor::System
+        )
+    );
+}
+
+/// `c` strong, pinned at version 1 (where every node already runs: no deployment object), then a canary
+/// of version 2 by hand on nodes 0-1 that rolls forward.
+fn converged_on_v1_after_a_canary_of_v2(n: usize) -> Kit {
+    let mut k = Kit::new(n);
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Mode::Strong,
+        pin: Some(1),
+        policy: Policy::default(),
+    });
+    assert_eq!(active(&k), None);
+    assert_eq!(k.s.consumer_map()["c"].subscriptions["r"].version, Some(1));
+    let canary = k.start_with(|s| s.nodes = Some("0-1".into()));
+    k.installed(0);
+    k.installed(1);
+    assert_eq!(k.d(canary).status, Status::RolledForward);
+    k
+}
+
+#[test]
+fn after_a_canary_a_node_that_comes_back_empty_gets_the_converged_version() {
+    let mut k = converged_on_v1_after_a_canary_of_v2(4);
+    // c-3 is re-imaged: it reports holding nothing. Issue 22 item 8: follow-ups never started after a
+    // canary, so it never got version 1 again.
+    reimaged(&mut k, 3);
+    let follow = active(&k).expect("a follow-up for the re-imaged node");
+    assert_eq!(node_ids(&k, follow), vec!["c-3"]);
+    assert_eq!(k.d(follow).version, 1);
+    // The canary nodes keep the canary version.
+    for n in ["c-0", "c-1"] {
+        assert_eq!(
+            k.target(n, "r").map(|t| (t.version, t.install)),
+            Some((2, false))
+        );
+    }
+}
+
+#[test]
+fn a_re_imaged_node_of_a_converged_consumer_gets_the_version_again() {
+    let mut k = Kit::new(3);
+    let first = strong(&mut k, Policy::default());
+    for i in 0..3 {
+        k.installed(i);
+    }
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    reimaged(&mut k, 2);
+    let follow = active(&k).expect("a follow-up for the re-imaged node");
+    assert_eq!(
+        created(&k, follow).0,
+        Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
     );
 }
 

@@ -27,7 +27,8 @@ pub(crate) struct Removal<'a> {
 }
 
 impl Removal<'_> {
-    /// Deletes `consumer`'s subscription to `resource` and the holds on it.
+    /// Deletes `consumer`'s subscription to `resource`. Its holds stay: a hold keeps a known-bad version
+    /// off the consumer's nodes until a person lifts it (DEPLOYMENTS.md §10), also across a re-subscription.
     pub(crate) fn unsubscribe(
         &mut self,
         consumer: &str,
@@ -61,7 +62,6 @@ impl Removal<'_> {
         }
         let c = self.consumers.get_mut(consumer).expect("checked");
         c.subscriptions.remove(resource);
-        c.holds.remove(resource);
         let nodes = c.nodes.clone();
         for n in &nodes {
             mark_removal(self.nodes, self.consumers, n, Some(resource));

@@ -214,6 +214,10 @@ impl Reports<'_> {
                     e.interested = i;
                 }
                 if rr.removed {
+                    if e.current.is_some() {
+                        // It came back empty (re-imaged): a follow-up may take it (reconverge.rs).
+                        cx.reconcile = true;
+                    }
                     e.current = None;
                 }
                 if rr.current.is_some() {

@@ -4,13 +4,14 @@
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
-//! R2 ≥ v2, or when every active, interested node of it runs R2 ≥ v2 (and there is at least one).
+//! R2 ≥ v2, or when every active, interested node of it that runs R2 runs ≥ v2 (and there is at least one):
+//! nodes holding nothing never revoke it, and a retracted version does not count.
 
 //!
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
 //! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
-use crate::entities::model::{Consumer, Dependency, Group, Resource};
+use crate::entities::model::{Consumer, Dependency, Group, Hold, NodeState, Resource};
 use crate::entities::nodes::NodeTable;
 use convoy_collections::CowMap;
 
@@ -40,12 +41,32 @@ impl<'a> Selection<'a> {
     /// until the hold is cleared or the pin changed. A retracted version is never selected either: a pin on
     /// one selects the newest allowed version below it.
     pub(crate) fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
+        let c = self.consumers.get(consumer)?;
+        self.select(consumer, resource, |v| c.held(resource, v))
+    }
+
+    /// The version node `ns` should run of `resource` as a node of `consumer`: the consumer's selection,
+    /// but also never a version held back on any other consumer of the node (the strictest wins: a hold
+    /// keeps a known-bad version off those machines, DEPLOYMENTS.md §10).
+    pub(crate) fn selected_for_node(
+        &self,
+        consumer: &str,
+        resource: &str,
+        ns: &NodeState,
+    ) -> Option<u64> {
+        self.select(consumer, resource, |v| {
+            held_on_node(self.consumers, consumer, ns, resource, v).is_some()
+        })
+    }
+
+    /// The selection rules with `held` saying which versions are held back.
+    fn select(&self, consumer: &str, resource: &str, held: impl Fn(u64) -> bool) -> Option<u64> {
         let res = self.resources.get(resource)?;
         let c = self.consumers.get(consumer)?;
         let sub = c.subscriptions.get(resource);
         let mut ceiling = u64::MAX;
         if let Some(pin) = sub.and_then(|s| s.pin) {
-            if c.held(resource, pin) {
+            if held(pin) {
                 return None;
             }
             if !res.retracted(pin) {
@@ -58,7 +79,7 @@ impl<'a> Selection<'a> {
             .range(..=ceiling)
             .map(|(_, v)| v)
             .rev()
-            .filter(|v| v.retracted.is_none() && !c.held(resource, v.version))
+            .filter(|v| v.retracted.is_none() && !held(v.version))
             .find(|v| {
                 v.depends_on
                     .iter()
@@ -99,15 +120,19 @@ impl<'a> Selection<'a> {
         )
     }
 
-    /// `consumer` runs `resource` at `version` or newer.
+    /// `consumer` runs `resource` at `version` or newer: it converged on such a version, or every active,
+    /// interested node of it that runs a version runs such a version (and at least one does). A node that
+    /// holds nothing (a blank joiner, a re-imaged node) never revokes it, so a dependency that holds does not
+    /// flap while such nodes catch up; a version that is retracted does not count (DEPLOYMENTS.md §3).
     pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
         let Some(c) = self.consumers.get(consumer) else {
             return false;
         };
+        let counts = |v: u64| v >= version && !self.is_retracted(resource, v);
         if c.subscriptions
             .get(resource)
             .and_then(|s| s.version)
-            .is_some_and(|v| v >= version)
+            .is_some_and(counts)
         {
             return true;
         }
@@ -119,13 +144,52 @@ impl<'a> Selection<'a> {
             if !ns.active || !ns.interested(resource) {
                 continue;
             }
-            any = true;
-            if ns.current(resource).is_none_or(|cur| cur < version) {
+            let Some(current) = ns.current(resource) else {
+                continue;
+            };
+            if !counts(current) {
                 return false;
             }
+            any = true;
         }
         any
     }
+}
+
+/// Where version `version` of `resource` is held back for node `ns`: on `consumer` (checked first, it
+/// may not list the node yet) or on any other consumer of the node. Answers that consumer and its hold.
+pub(crate) fn held_on_node<'c>(
+    consumers: &'c CowMap<String, Consumer>,
+    consumer: &'c str,
+    ns: &'c NodeState,
+    resource: &str,
+    version: u64,
+) -> Option<(&'c str, &'c Hold)> {
+    let own = consumers
+        .get(consumer)
+        .and_then(|c| c.holds.get(resource)?.get(&version));
+    match own {
+        Some(hold) => Some((consumer, hold)),
+        None => held_elsewhere(consumers, consumer, ns, resource, version),
+    }
+}
+
+/// Where version `version` of `resource` is held back on a consumer of node `ns` other than `consumer`:
+/// that consumer and its hold. A deployment on `consumer` leaves such a node out.
+pub(crate) fn held_elsewhere<'c>(
+    consumers: &'c CowMap<String, Consumer>,
+    consumer: &str,
+    ns: &'c NodeState,
+    resource: &str,
+    version: u64,
+) -> Option<(&'c str, &'c Hold)> {
+    ns.consumers
+        .iter()
+        .filter(|name| name.as_str() != consumer)
+        .find_map(|name| {
+            let hold = consumers.get(name)?.holds.get(resource)?.get(&version)?;
+            Some((name.as_str(), hold))
+        })
 }
 
 #[cfg(test)]

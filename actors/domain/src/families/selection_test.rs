@@ -89,3 +89,64 @@ fn dependency_must_name_an_existing_version() {
     };
     assert_eq!(k.err(cmd).to_string(), "resource \"lib\" has no version 5");
 }
+
+/// `c` runs `lib` 2 on both nodes (weakly), and `r` 3 needs `lib` 2: selected.
+fn dependency_that_holds() -> Kit {
+    let mut k = Kit::new(2);
+    other(&mut k);
+    for n in ["c-0", "c-1"] {
+        k.report_node(n, "lib", Some(2), &[(2, vp(true, true, None))]);
+    }
+    k.subscribe("c", "lib", Mode::Weak, None);
+    let v3 = k.publish(vec![Dependency {
+        resource: "lib".into(),
+        version: 2,
+    }]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(v3));
+    k
+}
+
+#[test]
+fn a_blank_joiner_or_a_re_imaged_node_never_revokes_a_dependency_that_holds() {
+    let mut k = dependency_that_holds();
+    // Issue 22 item 6: a blank node joining the holder flipped the selection back to version 2.
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec!["c-2".into()],
+        remove: vec![],
+    });
+    k.report_node("c-2", "r", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3), "a joiner");
+    let emptied = ResourceReport {
+        interested: None,
+        current: None,
+        versions: Default::default(),
+        removed: true,
+    };
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: "c-0".into(),
+        active: None,
+        resources: [("lib".to_string(), emptied)].into(),
+    }]));
+    assert_eq!(k.s.selected_version("c", "r"), Some(3), "a re-imaged node");
+}
+
+#[test]
+fn a_dependency_stops_holding_when_the_holders_version_is_retracted_or_rolled_back() {
+    let mut k = dependency_that_holds();
+    k.ok(Command::RetractVersion {
+        resource: "lib".into(),
+        version: 2,
+        message: None,
+        by: Actor::User,
+    });
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "retracted");
+    k.ok(Command::UnretractVersion {
+        resource: "lib".into(),
+        version: 2,
+    });
+    assert_eq!(k.s.selected_version("c", "r"), Some(3));
+    // Rolled back: a node runs version 1 again.
+    k.report_node("c-1", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "rolled back");
+}

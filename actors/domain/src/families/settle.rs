@@ -2,7 +2,7 @@
 //! ([`Cx`]) and ending a deployment ([`Ending::touch`]). The families that may end or start a deployment
 //! mid-command (`reports`, `starts`, `group`) and `ClusterState::apply` share them.
 
-use crate::deployment::Deployment;
+use crate::deployment::{Deployment, NodePhase};
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
 use crate::families::subscriptions::Holds;
@@ -75,6 +75,20 @@ impl Ending<'_> {
                 if let Some(sub) = c.subscriptions.get_mut(&d.resource) {
                     sub.version = Some(d.version);
                 }
+            }
+            // A deployment by hand on a weak subscription: the nodes it moved keep what it left them on.
+            let kept = c
+                .subscriptions
+                .get_mut(&d.resource)
+                .and_then(|sub| sub.kept.as_mut())
+                .filter(|k| k.deployment == id);
+            if let Some(k) = kept {
+                k.nodes = d
+                    .nodes
+                    .iter()
+                    .filter(|n| !matches!(n.phase, NodePhase::Pending | NodePhase::Skipped))
+                    .map(|n| n.id.clone())
+                    .collect();
             }
         }
         Holds {

@@ -13,12 +13,12 @@
 use crate::command::{DeploymentSpec, Response};
 use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use crate::entities::group_deployment::{held_by_group, GroupDeployment};
-use crate::entities::model::{Consumer, Group, Mode, Resource};
+use crate::entities::model::{Consumer, Group, Kept, Mode, Resource};
 use crate::entities::nodes::NodeTable;
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, DomainError, Entity};
 use crate::families::reconverge::Reconverge;
-use crate::families::selection::Selection;
+use crate::families::selection::{held_elsewhere, Selection};
 use crate::families::settle::{Cx, Ending};
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
@@ -105,6 +105,20 @@ impl Starts<'_> {
                     )
                 })?,
         };
+        // A person (or a person's token) named this version.
+        let person = matches!(by, Actor::User | Actor::Token(_));
+        let explicit = person && spec.version == Some(version);
+        if let Some(hold) = consumer
+            .holds
+            .get(&spec.resource)
+            .and_then(|h| h.get(&version))
+            .filter(|_| explicit && !spec.force)
+        {
+            // Deploying a held-back version is a decision: it must be said (`force`, §10).
+            return Err(DomainError::Held {
+                reason: hold.reason(&spec.consumer, &spec.resource, version),
+            });
+        }
         let (settings, ordinals) = spec_on_consumer(&spec, consumer)?;
         let mut nodes = Vec::new();
         let mut pre_done: u32 = 0;
@@ -117,6 +131,11 @@ impl Starts<'_> {
                 continue;
             };
             if !ns.active || !ns.interested(&spec.resource) {
+                continue;
+            }
+            if held_elsewhere(self.consumers, &spec.consumer, ns, &spec.resource, version).is_some()
+            {
+                // Another consumer of the node holds the version back: the strictest wins (§10).
                 continue;
             }
             let from_version = ns.current(&spec.resource);
@@ -190,17 +209,14 @@ impl Starts<'_> {
             s.last_started = Some(version);
         }
         self.active.insert(id);
-        // A person (or a person's token) named this version.
-        let person = matches!(by, Actor::User | Actor::Token(_));
-        let explicit = person && spec.version == Some(version);
         if explicit && c.held(&spec.resource, version) {
-            // A person deploys a held-back version by hand: that is the decision the hold waited for.
+            // A person deploys a held-back version by hand with `force`: the decision the hold waited for.
             let why = format!("deployed by hand in {id}");
             let released = Holds {
                 consumers: self.consumers,
                 deployments: self.deployments,
             }
-            .release_hold(&spec.consumer, &spec.resource, version, &why, cx.at);
+            .release_hold(&spec.consumer, &spec.resource, version, &why, &by, cx.at);
             if let Some(m) = released {
                 cx.reconcile = true;
                 d.push_event(cx.at, EventKind::Released, None, by, Some(m));
@@ -208,6 +224,24 @@ impl Starts<'_> {
         }
         d.advance(cx.at);
         self.deployments.insert(id, d);
+        if person {
+            // What it leaves on a weak subscription's nodes sticks until the selection changes (§4).
+            let selected = self
+                .selection()
+                .selected_version(&spec.consumer, &spec.resource);
+            let sub = self
+                .consumers
+                .get_mut(&spec.consumer)
+                .and_then(|c| c.subscriptions.get_mut(&spec.resource))
+                .filter(|s| s.mode == Mode::Weak);
+            if let Some(sub) = sub {
+                sub.kept = Some(Kept {
+                    deployment: id,
+                    selected,
+                    nodes: BTreeSet::new(),
+                });
+            }
+        }
         cx.outcome.deployment_started(id);
         self.touch(id, cx);
         Ok(Some(id))
@@ -218,37 +252,15 @@ impl Starts<'_> {
     /// version a strong consumer converged on get a follow-up deployment of it (`follow_up`).
     pub(crate) fn reconcile(&mut self, cx: &mut Cx) {
         let mut todo = Vec::new();
-        let selection = self.selection();
         for (cname, c) in self.consumers.iter() {
-            for (r, sub) in &c.subscriptions {
-                if sub.mode != Mode::Strong
-                    || c.active.contains_key(r)
-                    || held_by_group(self.group_deployments, cname, r)
-                {
-                    continue;
-                }
-                if let Some(v) = selection.selected_version(cname, r) {
-                    if sub.last_started != Some(v) {
-                        let mut why = format!("selected version changed to {v}");
-                        if let Some(old) =
-                            sub.last_started.filter(|o| selection.is_retracted(r, *o))
-                        {
-                            why = format!("version {old} of {r} is retracted; {why}");
-                        }
-                        todo.push((cname.clone(), r.clone(), v, why));
-                    }
+            for r in c.subscriptions.keys() {
+                if let Some((v, why)) = self.changed_selection(cname, r) {
+                    todo.push((cname.clone(), r.clone(), v, why));
                 }
             }
         }
         for (consumer, resource, version, why) in todo {
-            let spec = DeploymentSpec {
-                consumer,
-                resource,
-                version: Some(version),
-                message: Some(why),
-                ..DeploymentSpec::default()
-            };
-            let _ = self.start_deployment(spec, Actor::System, true, cx);
+            self.start_selected(consumer, resource, version, why, Actor::System, cx);
         }
         // Then nodes left behind the converged version get a follow-up (reconverge.rs).
         let follow_ups = Reconverge {
@@ -268,6 +280,69 @@ impl Starts<'_> {
             };
             let _ = self.start_deployment(spec, Actor::System, true, cx);
         }
+    }
+
+    /// A person lifted a hold (`released` says so): a strong subscription whose selection now changed
+    /// deploys the selected version at once, started by that person (both deployments' events name them).
+    pub(crate) fn deploy_lifted(
+        &mut self,
+        consumer: &str,
+        resource: &str,
+        released: String,
+        by: Actor,
+        cx: &mut Cx,
+    ) {
+        if let Some((version, why)) = self.changed_selection(consumer, resource) {
+            let why = format!("{released}; {why}");
+            self.start_selected(consumer.into(), resource.into(), version, why, by, cx);
+        }
+    }
+
+    /// The version strong subscription `resource` of `cname` must be deployed to now, and why: its
+    /// selection differs from the version last started, no deployment of it is active and no running
+    /// group deployment will deploy it.
+    fn changed_selection(&self, cname: &str, resource: &str) -> Option<(u64, String)> {
+        let c = self.consumers.get(cname)?;
+        let sub = c.subscriptions.get(resource)?;
+        if sub.mode != Mode::Strong
+            || c.active.contains_key(resource)
+            || held_by_group(self.group_deployments, cname, resource)
+        {
+            return None;
+        }
+        let selection = self.selection();
+        let v = selection.selected_version(cname, resource)?;
+        if sub.last_started == Some(v) {
+            return None;
+        }
+        let mut why = format!("selected version changed to {v}");
+        if let Some(old) = sub
+            .last_started
+            .filter(|o| selection.is_retracted(resource, *o))
+        {
+            why = format!("version {old} of {resource} is retracted; {why}");
+        }
+        Some((v, why))
+    }
+
+    /// Starts the automatic deployment of `version` (nothing when no node could take part).
+    fn start_selected(
+        &mut self,
+        consumer: String,
+        resource: String,
+        version: u64,
+        why: String,
+        by: Actor,
+        cx: &mut Cx,
+    ) {
+        let spec = DeploymentSpec {
+            consumer,
+            resource,
+            version: Some(version),
+            message: Some(why),
+            ..DeploymentSpec::default()
+        };
+        let _ = self.start_deployment(spec, by, true, cx);
     }
 }
 

@@ -51,6 +51,7 @@ impl Subscriptions<'_> {
             policy,
             last_started: old.last_started,
             version: old.version,
+            kept: None,
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
@@ -83,6 +84,8 @@ impl Subscriptions<'_> {
         }
         pin.apply(&mut new.pin);
         new.policy.patch(patch);
+        // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
+        new.kept = None;
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
@@ -134,14 +137,16 @@ impl Subscriptions<'_> {
         }
     }
 
-    /// A person lifts a hold at `at`: the version may be selected (and deployed automatically) again.
+    /// A person (`by`) lifts a hold at `at`: the version may be selected (and deployed automatically)
+    /// again. Answers the message recorded on the deployment that put the hold.
     pub(crate) fn clear_hold(
         &mut self,
         consumer: &str,
         resource: &str,
         version: u64,
+        by: &Actor,
         at: Timestamp,
-    ) -> Result<(), DomainError> {
+    ) -> Result<String, DomainError> {
         let c = self
             .consumers
             .get(consumer)
@@ -156,8 +161,17 @@ impl Subscriptions<'_> {
             consumers: self.consumers,
             deployments: self.deployments,
         }
-        .release_hold(consumer, resource, version, "cleared by a user", at);
-        Ok(())
+        .release_hold(
+            consumer,
+            resource,
+            version,
+            &format!("cleared by {}", by.name()),
+            by,
+            at,
+        )
+        .ok_or_else(|| {
+            DomainError::not_found(Entity::Hold, format!("{consumer}/{resource}@{version}"))
+        })
     }
 }
 
@@ -184,6 +198,19 @@ impl Holds<'_> {
         let Some(c) = self.consumers.get_mut(&consumer) else {
             return;
         };
+        let converged = c.subscriptions.get(&resource).and_then(|s| s.version);
+        if converged == Some(version) {
+            // The consumer's other nodes run it: holding it back would have a strong subscription
+            // downgrade them all because of the few nodes this deployment took (a follow-up's).
+            let message = format!(
+                "version {version} of {resource} not held back on {consumer}: {consumer} converged on it, \
+                 so the nodes that failed are the problem, not the version"
+            );
+            if let Some(d) = self.deployments.get_mut(&id) {
+                d.push_event(at, EventKind::NotHeld, None, Actor::System, Some(message));
+            }
+            return;
+        }
         let hold = Hold { deployment: id, at };
         let message = hold.reason(&consumer, &resource, version);
         c.holds.entry(resource).or_default().insert(version, hold);
@@ -200,6 +227,7 @@ impl Holds<'_> {
         resource: &str,
         version: u64,
         why: &str,
+        by: &Actor,
         at: Timestamp,
     ) -> Option<String> {
         let c = self.consumers.get_mut(consumer)?;
@@ -215,7 +243,7 @@ impl Holds<'_> {
                 at,
                 EventKind::Released,
                 None,
-                Actor::User,
+                by.clone(),
                 Some(message.clone()),
             );
         }

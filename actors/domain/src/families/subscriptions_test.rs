@@ -89,6 +89,7 @@ fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared()
         consumer: "c".into(),
         resource: "r".into(),
         version: 1,
+        by: Actor::User,
     });
     assert_eq!(e.kind(), ErrorKind::NotFound);
     assert_eq!(e.to_string(), "hold \"c/r@1\" not found");
@@ -98,6 +99,7 @@ fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared()
         consumer: "c".into(),
         resource: "r".into(),
         version: 2,
+        by: Actor::User,
     });
     assert!(k.s.consumer("c").unwrap().holds.is_empty());
     let again = k.s.consumer_map()["c"].active["r"];
@@ -110,7 +112,7 @@ fn no_automatic_deployment_starts_for_a_held_version_until_the_hold_is_cleared()
     assert_eq!(last.action, Some(EventKind::Released));
     assert_eq!(
         last.message.as_deref(),
-        Some("version 2 of r no longer held back on c: cleared by a user")
+        Some("version 2 of r no longer held back on c: cleared by user")
     );
 }
 
@@ -128,7 +130,7 @@ fn a_manual_deployment_of_the_held_version_clears_the_hold() {
     subscribe(&mut k, Mode::Weak, None, Policy::default());
     roll_back_v2(&mut k);
     forget_failure(&mut k);
-    let id = k.start_with(|_| {});
+    let id = k.start_with(|s| s.force = true);
     assert!(k.s.consumer("c").unwrap().holds.is_empty());
     let released = k
         .d(id)
@@ -138,6 +140,68 @@ fn a_manual_deployment_of_the_held_version_clears_the_hold() {
     assert_eq!(
         released.and_then(|e| e.message.as_deref()),
         Some("version 2 of r no longer held back on c: deployed by hand in d-2")
+    );
+}
+
+#[test]
+fn plan_and_start_of_a_held_version_name_the_hold_and_start_needs_force() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    roll_back_v2(&mut k);
+    forget_failure(&mut k);
+    let by_hand = DeploymentSpec {
+        consumer: "c".into(),
+        resource: "r".into(),
+        version: Some(2),
+        ..DeploymentSpec::default()
+    };
+    // Issue 22 item 11: the plan said nothing of the hold and the start deployed it without a word.
+    let plan = k.s.plan_deployment(&by_hand).unwrap();
+    assert_eq!(
+        plan.held.as_deref(),
+        Some("version 2 of r held back on c: rolled back by d-1")
+    );
+    let e = k.err(Command::StartDeployment(by_hand.clone()));
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert_eq!(
+        e.to_string(),
+        "version 2 of r held back on c: rolled back by d-1; deploy it with force to lift the hold"
+    );
+    assert_eq!(k.s.deployment_map().len(), 1, "nothing started");
+    let id = k.start(DeploymentSpec {
+        force: true,
+        ..by_hand
+    });
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+    assert_eq!(k.d(id).version, 2);
+}
+
+#[test]
+fn lifting_a_hold_on_a_strong_subscription_deploys_as_the_person_who_lifted_it() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Strong, None, Policy::default());
+    let auto = k.s.consumer_map()["c"].active["r"];
+    k.failed(0);
+    assert_eq!(k.d(auto).status, Status::RolledBack);
+    forget_failure(&mut k);
+    let ops = Actor::Token("ops".into());
+    k.ok(Command::ClearHold {
+        consumer: "c".into(),
+        resource: "r".into(),
+        version: 2,
+        by: ops.clone(),
+    });
+    let again = k.s.consumer_map()["c"].active["r"];
+    assert_eq!(k.d(again).version, 2);
+    let released = k.d(auto).events.iter().next_back().unwrap().clone();
+    let created = k.d(again).events.iter().next().unwrap().clone();
+    assert_eq!(released.kind, EventKind::Released);
+    assert_eq!((&released.by, &created.by), (&ops, &ops));
+    assert_eq!(
+        created.message.as_deref(),
+        Some(
+            "version 2 of r no longer held back on c: cleared by ops; selected version changed to 2"
+        )
     );
 }
 

@@ -127,9 +127,13 @@ impl ClusterState {
                 consumer,
                 resource,
                 version,
+                by,
             } => {
-                self.subscriptions()
-                    .clear_hold(&consumer, &resource, version, at)?;
+                let released = self
+                    .subscriptions()
+                    .clear_hold(&consumer, &resource, version, &by, at)?;
+                self.starts()
+                    .deploy_lifted(&consumer, &resource, released, by, &mut cx);
                 cx.reconcile = true;
                 Response::Done
             }

@@ -65,7 +65,7 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::RolledBack => with("back on its from-version"),
         EventKind::Retracted => with("its version was retracted"),
         EventKind::Pruned => with("its node detail was pruned by retention"),
-        EventKind::Held | EventKind::Released | EventKind::Status => with("recorded"),
+        EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Status => with("recorded"),
     }
 }
 
@@ -150,7 +150,7 @@ impl ClusterState {
         for e in &d.events {
             let why = match (e.kind, e.node) {
                 (EventKind::Status, None) => status_why(e),
-                (EventKind::Held | EventKind::Released, None) => continue,
+                (EventKind::Held | EventKind::NotHeld | EventKind::Released, None) => continue,
                 (kind, Some(p)) if p == position => {
                     if matches!(kind, EventKind::Retry | EventKind::Failed) {
                         failures += 1;

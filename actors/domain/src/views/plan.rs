@@ -4,6 +4,7 @@
 
 use crate::command::DeploymentSpec;
 use crate::errors::DomainError;
+use crate::families::selection::held_elsewhere;
 use crate::families::starts::{check_startable, spec_on_consumer};
 use crate::state::ClusterState;
 use crate::values::strategy::{Settings, Strategy};
@@ -70,6 +71,10 @@ pub struct DeploymentPlan {
     pub version: u64,
     /// Why that version.
     pub version_reason: VersionReason,
+    /// The hold on the version given (DEPLOYMENTS.md §10), "version 3 of app held back on web: rolled
+    /// back by d-4": starting it needs `force`, which lifts the hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
     /// Newer versions passed over, newest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passed_over: Vec<PassedOver>,
@@ -92,6 +97,11 @@ impl ClusterState {
             Some(v) => (v, VersionReason::Given, Vec::new()),
             None => self.explain_selection(&spec.consumer, &spec.resource)?,
         };
+        let held = consumer
+            .holds
+            .get(&spec.resource)
+            .and_then(|h| h.get(&version))
+            .map(|h| h.reason(&spec.consumer, &spec.resource, version));
         let (settings, ordinals) = spec_on_consumer(spec, consumer)?;
         let mut nodes = Vec::new();
         let mut skipped = Vec::new();
@@ -119,6 +129,17 @@ impl ClusterState {
                 skipped.push(skip(format!("not interested in {}", spec.resource)));
                 continue;
             }
+            let elsewhere = held_elsewhere(
+                self.consumer_map(),
+                &spec.consumer,
+                ns,
+                &spec.resource,
+                version,
+            );
+            if let Some((holder, hold)) = elsewhere {
+                skipped.push(skip(hold.reason(holder, &spec.resource, version)));
+                continue;
+            }
             nodes.push(PlannedNode {
                 id: nid.clone(),
                 ordinal,
@@ -132,6 +153,7 @@ impl ClusterState {
             resource: spec.resource.clone(),
             version,
             version_reason,
+            held,
             passed_over,
             settings,
             nodes,

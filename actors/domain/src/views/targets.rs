@@ -1,7 +1,7 @@
 //! What each node may do now (`targets`), for weak subscriptions, strong ones, and nodes inside a deployment.
 
 use crate::deployment::{Deployment, NodePhase};
-use crate::entities::model::{Mode, NodeState};
+use crate::entities::model::{Mode, NodeState, Subscription};
 use crate::state::ClusterState;
 use crate::values::status::Status;
 use crate::views::Target;
@@ -18,7 +18,8 @@ impl ClusterState {
     ///   deployment.
     ///
     /// A node in several consumers subscribed to one resource follows the first (by name), unless another has a
-    /// deployment containing it. A resource the node holds and must remove (`NodeState::removing`: it left the
+    /// deployment containing it; whichever it follows, a version held back on any of its consumers is never
+    /// selected for it (the strictest wins, DEPLOYMENTS.md §10). A resource the node holds and must remove (`NodeState::removing`: it left the
     /// consumer, the subscription or the consumer was deleted) or is no longer interested in gets an `uninstall`
     /// target; so does a node that a rollback returns to "no version".
     pub fn targets(&self, node_id: &str) -> BTreeMap<String, Target> {
@@ -42,12 +43,7 @@ impl ClusterState {
                     continue;
                 }
                 let t = match sub.mode {
-                    Mode::Weak => self.selected_version(cname, r).map(|v| Target {
-                        version: v,
-                        download: true,
-                        install: true,
-                        uninstall: false,
-                    }),
+                    Mode::Weak => self.weak_target(cname, r, sub, node_id, ns),
                     // Outside a deployment a node stays where it is; one behind the converged
                     // version (or holding none) gets it through a follow-up deployment
                     // (reconverge.rs), never on its own.
@@ -74,6 +70,40 @@ impl ClusterState {
             }
         }
         out
+    }
+}
+
+impl ClusterState {
+    /// A weak subscription's target: the selected version, download and install at once; but a node that
+    /// the last deployment by hand moved keeps what it runs while the consumer's selection is still the
+    /// one that deployment started under and what it runs is not retracted (DEPLOYMENTS.md §4).
+    fn weak_target(
+        &self,
+        cname: &str,
+        r: &str,
+        sub: &Subscription,
+        node_id: &str,
+        ns: &NodeState,
+    ) -> Option<Target> {
+        let selection = self.selection();
+        if let (Some(kept), Some(current)) = (&sub.kept, ns.current(r)) {
+            if kept.keeps(node_id, selection.selected_version(cname, r))
+                && !selection.is_retracted(r, current)
+            {
+                return Some(Target {
+                    version: current,
+                    download: false,
+                    install: false,
+                    uninstall: false,
+                });
+            }
+        }
+        selection.selected_for_node(cname, r, ns).map(|v| Target {
+            version: v,
+            download: true,
+            install: true,
+            uninstall: false,
+        })
     }
 }
 
@@ -135,3 +165,7 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
         }
     }
 }
+
+#[cfg(test)]
+#[path = "targets_test.rs"]
+mod tests;

@@ -6,3 +6,4 @@ mod group_scenarios;
 mod properties;
 mod properties_judgement;
 mod rolling_scenarios;
+mod selection_properties;

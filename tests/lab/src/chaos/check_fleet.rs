@@ -5,9 +5,9 @@ use super::check::Violation;
 use super::history::{Ban, LivenessRead, NodeTarget, ReportAck};
 
 /// No target read outside a deployment moves a node to a banned version: for a retraction, on any
-/// consumer, from its acknowledgement until an unretract was sent; for a hold, on the consumer that
-/// holds it (the workload keeps that consumer first by name on its nodes, so it is the one deciding
-/// their targets), from the hold's time on. Targets that keep a node on what it runs are allowed
+/// consumer, from its acknowledgement until an unretract was sent; for a hold, on every node of the
+/// consumer that holds it, whichever of the node's consumers decides its target (the strictest wins,
+/// DEPLOYMENTS.md §3), from the hold's time on (a hold outlives a deleted subscription, §10). Targets that keep a node on what it runs are allowed
 /// (a node keeps reporting a retracted version it runs), and so are deployments' targets (a rollback
 /// restores even a retracted version; `deployment_targets` checks those).
 pub fn no_banned_targets(targets: &[NodeTarget], bans: &[Ban]) -> Vec<Violation> {

@@ -223,8 +223,8 @@ pub async fn operator(
 }
 
 /// Deletes `multi-b`'s subscription (and with `both`, `multi`'s too: then the nodes are told to
-/// uninstall `mr`), waits, and restores them, `multi` first so it decides the nodes' targets again
-/// before `multi-b` is back (the hold checker relies on that).
+/// uninstall `mr`), waits, and restores them, `multi` first. `multi`'s holds outlive its subscription and
+/// keep their versions off the nodes whichever consumer decides their targets.
 async fn uninstall_and_restore(api: &ApiClient, both: bool, stop: &mut watch::Receiver<bool>) {
     let path = |c: &str| format!("/v1/consumers/{c}/subscriptions/{RESOURCE}");
     let _ = api.delete::<Value>(&path("multi-b")).await;
