@@ -33,6 +33,9 @@ pub enum Behind {
     LeftBehind,
     /// The last deployment brought it to the version, and it came back holding nothing or an older one.
     Reimaged,
+    /// The last deployment's completion timeout caught it before it was done, and its report changed
+    /// since.
+    TimedOut,
 }
 
 impl Behind {
@@ -45,6 +48,7 @@ impl Behind {
             Behind::Failed => "failed",
             Behind::LeftBehind => "left behind",
             Behind::Reimaged => "re-imaged",
+            Behind::TimedOut => "timed out",
         }
     }
 }
@@ -205,6 +209,9 @@ impl<'a> Reconverge<'a> {
                     // Retried only when its report changed since: never in a loop on a broken node.
                     // (A node the deployment timed out takes the same arm.)
                     NodePhase::Failed if reported_since(n, version, ns, resource) => Behind::Failed,
+                    NodePhase::TimedOut if reported_since(n, version, ns, resource) => {
+                        Behind::TimedOut
+                    }
                     NodePhase::Pending
                     | NodePhase::Downloading
                     | NodePhase::Downloaded

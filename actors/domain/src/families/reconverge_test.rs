@@ -333,3 +333,41 @@ fn ranges_compress_runs_of_ordinals() {
         [0, 1, 2, 5, 7, 8].into()
     );
 }
+
+#[test]
+fn a_node_a_timeout_caught_is_followed_up_only_once_its_report_changes() {
+    let mut k = Kit::new(3);
+    let first = strong(
+        &mut k,
+        Policy {
+            strategy: Some(Strategy::AllAtOnce { fail_fast: false }),
+            completion: Some(Completion {
+                timeout_ms: Some(1_000),
+                ..Completion::default()
+            }),
+            ..Policy::default()
+        },
+    );
+    k.installed(0);
+    k.installed(1);
+    k.tick_to(k.now + 2_000);
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    assert_eq!(k.phases(first)[2], NodePhase::TimedOut);
+    // Silent, or saying the same as when it timed out: no follow-up, however often.
+    for _ in 0..3 {
+        k.tick_to(k.now + 2_000);
+        assert_eq!(
+            active(&k),
+            None,
+            "no follow-up while its report is unchanged"
+        );
+    }
+    // It reports again (it holds version 1 and nothing failed): followed up.
+    k.report(2, Some(1), &[(1, vp(true, true, None))]);
+    let follow = active(&k).expect("a follow-up once its report changed");
+    assert_eq!(node_ids(&k, follow), vec!["c-2"]);
+    assert_eq!(
+        created(&k, follow).0,
+        Some("follow-up to version 2 for 1 nodes: 1 timed out")
+    );
+}

@@ -65,7 +65,9 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::RolledBack => with("back on its from-version"),
         EventKind::Retracted => with("its version was retracted"),
         EventKind::Pruned => with("its node detail was pruned by retention"),
-        EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Status => with("recorded"),
+        EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Status => {
+            with("recorded")
+        }
     }
 }
 

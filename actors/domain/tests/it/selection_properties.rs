@@ -147,7 +147,7 @@ fn apply_two(k: &mut Kit, op: &Op, joined: &mut usize) {
                 k.s.resource("r")
                     .and_then(|r| r.versions.last().map(|v| v.version));
             let Some(v) = newest else { return };
-            let mut spec = spec("a", "r", v, Strategy::AllAtOnce {});
+            let mut spec = spec("a", "r", v, Strategy::AllAtOnce { fail_fast: false });
             spec.force = true;
             if let Ok(Response::DeploymentStarted { id, .. }) =
                 k.s.apply(Command::StartDeployment(spec), k.now)
@@ -215,7 +215,7 @@ fn canary_on_pinned_strong(canary: (usize, usize)) -> Kit {
         pin: Some(1),
         policy: Policy::default(),
     });
-    let mut s = spec("c", "r", 2, Strategy::AllAtOnce {});
+    let mut s = spec("c", "r", 2, Strategy::AllAtOnce { fail_fast: false });
     s.nodes = Some(format!("{}-{}", canary.0, canary.1));
     k.start(s);
     for i in canary.0..=canary.1 {
@@ -294,7 +294,7 @@ proptest! {
         let b = (a + len).min(NODES - 1);
         let mut k = Kit::new(NODES);
         k.ok(Command::Subscribe { consumer: "c".into(), resource: "r".into(), mode: Mode::Weak, pin: Some(1), policy: Policy::default() });
-        let mut s = spec("c", "r", 2, Strategy::AllAtOnce {});
+        let mut s = spec("c", "r", 2, Strategy::AllAtOnce { fail_fast: false });
         s.nodes = Some(format!("{a}-{b}"));
         let id = k.start(s);
         if abort_it {
