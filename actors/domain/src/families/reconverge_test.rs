@@ -362,8 +362,8 @@ fn a_node_a_timeout_caught_is_followed_up_only_once_its_report_changes() {
             "no follow-up while its report is unchanged"
         );
     }
-    // It reports again (it holds version 1 and nothing failed): followed up.
-    k.report(2, Some(1), &[(1, vp(true, true, None))]);
+    // Its report changes (here: it was re-imaged and holds nothing now): followed up.
+    reimaged(&mut k, 2);
     let follow = active(&k).expect("a follow-up once its report changed");
     assert_eq!(node_ids(&k, follow), vec!["c-2"]);
     assert_eq!(
