@@ -173,6 +173,7 @@ impl ServerArgs {
         }
         checks::check_data_dir(&data_dir, bootstrap)?;
         let mut raft = RaftConfig::new(id, data_dir, &raft_addr, &http_addr);
+        raft.state_format = convoy_actors::domain::STATE_FORMAT;
         raft.secret = secret;
         raft.initial_cluster = initial_cluster;
         raft.bootstrap = bootstrap;

@@ -12,6 +12,11 @@
 //!   which lost its log and its vote. A peer that is a learner or not a member (a joiner, or a
 //!   member being replaced) is recorded anew; a peer that stops being a voter is forgotten.
 //!
+//! - The **state format**: the version of the state machine's encoding (its commands and its
+//!   snapshots) that wrote the data dir. A build that reads another format refuses to start on it
+//!   instead of applying entries it would decode wrongly; a data dir recorded before formats were
+//!   is format 1.
+//!
 //! Both sides check each other in the transport's handshake ([`crate::network::noise`]), so a
 //! refused server never reaches the raft core. An existing data dir without the file is adopted
 //! on its first start (a new incarnation, this server's id, the founders' cluster id when it is
@@ -167,10 +172,24 @@ pub enum IdentityError {
         /// This server's configured id.
         id: NodeId,
     },
+    /// The data dir was written in another encoding of the state than this build reads.
+    #[error("data dir {path} holds state format {found}, and this build reads format {reads}: it cannot read the \
+             data dir's log and snapshots (nor another build this one's). Run the build that wrote it, or start \
+             this one on a new data dir in a new cluster")]
+    StateFormat {
+        /// The data dir.
+        path: String,
+        /// The format recorded in it (1: recorded before formats were).
+        found: u32,
+        /// The format this build reads and writes.
+        reads: u32,
+    },
 }
 
 #[derive(Debug, Default)]
 struct State {
+    /// The state format recorded (`None`: a file written before formats were, format 1).
+    format: Option<u32>,
     cluster: Option<ClusterId>,
     peers: BTreeMap<NodeId, u64>,
     /// The voters of the current membership; `None` until the replica has said (every peer is
@@ -205,15 +224,23 @@ impl Identity {
     /// Reads `data_dir`'s identity, or makes one (a new incarnation) when the file is missing.
     ///
     /// `founders` is `Some(cluster id)` on a founder (`initial_cluster_state = "new"`): a data
-    /// dir without a cluster id takes it. `fresh`: the data dir was empty.
+    /// dir without a cluster id takes it. `fresh`: the data dir was empty. `state_format`: the
+    /// state machine's encoding this build reads; a data dir recorded with another one (or written
+    /// before formats were recorded, format 1) is refused.
     pub fn open(
         data_dir: &Path,
         id: NodeId,
         founders: Option<ClusterId>,
         fresh: bool,
+        state_format: u32,
     ) -> Result<(Self, Opened), IdentityError> {
         let path = data_dir.join(IDENTITY_FILE);
         let shown = data_dir.display().to_string();
+        let wrong_format = |found: u32| IdentityError::StateFormat {
+            path: shown.clone(),
+            found,
+            reads: state_format,
+        };
         let (identity, opened) = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let (owner, incarnation, state) = parse(&text, &path)?;
@@ -223,6 +250,10 @@ impl Identity {
                         owner,
                         id,
                     });
+                }
+                let found = state.format.unwrap_or(1);
+                if found != state_format {
+                    return Err(wrong_format(found));
                 }
                 let identity = Self {
                     path,
@@ -234,11 +265,17 @@ impl Identity {
                 (identity, Opened::Read)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !fresh && state_format != 1 {
+                    return Err(wrong_format(1));
+                }
                 let identity = Self {
                     path,
                     id,
                     incarnation: new_incarnation(),
-                    state: Mutex::new(State::default()),
+                    state: Mutex::new(State {
+                        format: Some(state_format),
+                        ..State::default()
+                    }),
                     saving: Mutex::new(()),
                 };
                 let opened = if fresh {
@@ -408,6 +445,9 @@ fn render(id: NodeId, incarnation: u64, state: &State) -> String {
     text.push_str(&format!(
         "server = {id}\nincarnation = {incarnation:016x}\n"
     ));
+    if let Some(format) = state.format {
+        text.push_str(&format!("state_format = {format}\n"));
+    }
     if let Some(cluster) = state.cluster {
         text.push_str(&format!("cluster = {cluster}\n"));
     }
@@ -438,6 +478,7 @@ fn parse(text: &str, path: &Path) -> Result<(NodeId, u64, State), IdentityError>
             None if key == "incarnation" => {
                 incarnation = Some(u64::from_str_radix(value, 16).map_err(|_| bad())?)
             }
+            None if key == "state_format" => state.format = Some(value.parse().map_err(|_| bad())?),
             None if key == "cluster" => {
                 state.cluster = Some(ClusterId(
                     u128::from_str_radix(value, 16).map_err(|_| bad())?,

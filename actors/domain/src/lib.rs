@@ -51,6 +51,7 @@ pub use errors::{
     MAX_NAME_BYTES,
 };
 pub use families::reconverge::{Behind, FollowUp};
+pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use values::ids::{
     Actor, DeploymentId, Entity, GroupDeploymentId, Timestamp, UnknownId, RESERVED_ACTOR_NAMES,

@@ -224,7 +224,7 @@ async fn run_with(
 
 fn identity(dir: &tempfile::TempDir, id: NodeId, cluster: u128) -> crate::identity::Identity {
     let (identity, _) =
-        crate::identity::Identity::open(dir.path(), id, Some(ClusterId(cluster)), true).unwrap();
+        crate::identity::Identity::open(dir.path(), id, Some(ClusterId(cluster)), true, 1).unwrap();
     identity.set_voters([1, 2, 3].into());
     identity
 }
@@ -279,7 +279,7 @@ async fn a_wiped_client_is_refused_by_the_server_and_told_why() {
     let (s, c) = run_with(&two, &one).await;
     assert!(s.is_ok() && c.is_ok());
     // Server 1 again, on an empty data dir: a new incarnation.
-    let (again, _) = crate::identity::Identity::open(wiped.path(), 1, None, true).unwrap();
+    let (again, _) = crate::identity::Identity::open(wiped.path(), 1, None, true, 1).unwrap();
     let (s, c) = run_with(&two, &again).await;
     assert!(
         matches!(
@@ -307,7 +307,7 @@ async fn a_wiped_server_is_refused_by_the_client_which_tells_it_why() {
     let (one, two) = (identity(&d1, 1, 7), identity(&d2, 2, 7));
     let (s, c) = run_with(&two, &one).await;
     assert!(s.is_ok() && c.is_ok());
-    let (again, _) = crate::identity::Identity::open(wiped.path(), 2, None, true).unwrap();
+    let (again, _) = crate::identity::Identity::open(wiped.path(), 2, None, true, 1).unwrap();
     let (s, c) = run_with(&again, &one).await;
     assert!(
         matches!(

@@ -53,6 +53,9 @@ pub struct RaftConfig {
     pub snapshot_chunk_bytes: usize,
     /// How the RocksDB under the log is tuned.
     pub storage: StorageTuning,
+    /// The version of the state machine's encoding (its commands and snapshots), recorded in the
+    /// data dir: a data dir recorded with another is refused at start ([`crate::identity`]).
+    pub state_format: u32,
 }
 
 impl RaftConfig {
@@ -75,6 +78,7 @@ impl RaftConfig {
             request_timeout: Duration::from_secs(10),
             snapshot_chunk_bytes: DEFAULT_SNAPSHOT_CHUNK_BYTES,
             storage: StorageTuning::default(),
+            state_format: 1,
         }
     }
 

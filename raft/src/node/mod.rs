@@ -76,7 +76,13 @@ impl<S: StateMachine> RaftNode<S> {
         let founders = config
             .bootstrap
             .then(|| ClusterId::of_founders(&config.secret, &config.initial_cluster));
-        let (identity, opened) = Identity::open(&config.data_dir, config.id, founders, fresh)?;
+        let (identity, opened) = Identity::open(
+            &config.data_dir,
+            config.id,
+            founders,
+            fresh,
+            config.state_format,
+        )?;
         let identity = Arc::new(identity);
         match opened {
             Opened::Adopted => tracing::info!(

@@ -4,6 +4,7 @@
 //! only); the leader and the server ask named queries (`queries.rs`) and views. The compiler refuses any
 //! other writer or reader.
 
+pub(crate) mod format;
 mod handlers;
 
 use crate::command::{Command, Response};

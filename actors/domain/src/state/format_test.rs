@@ -1,0 +1,82 @@
+//! The encoding of a fixture of commands and of the state they make is pinned to [`STATE_FORMAT`]:
+//! a change of either fails here until the format is bumped and the fingerprint recorded.
+
+use super::STATE_FORMAT;
+use crate::testing::*;
+use crate::*;
+
+/// The fingerprint of the fixture's encoding under each format this build could have written.
+const FINGERPRINT: (u32, u64) = (2, 0);
+
+/// FNV-1a: stable across Rust releases (std's hasher is not).
+fn fnv(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn encode(cmd: &Command) -> Vec<u8> {
+    bincode::serde::encode_to_vec(cmd, bincode::config::standard()).unwrap()
+}
+
+/// Commands of every shape that changed in format 2, applied on a small fleet.
+fn fixture() -> (Vec<Command>, Kit) {
+    let mut k = Kit::new(3);
+    let commands = vec![
+        Command::Subscribe {
+            consumer: "c".into(),
+            resource: "r".into(),
+            mode: Mode::Weak,
+            pin: Some(1),
+            policy: Policy {
+                strategy: Some(Strategy::AllAtOnce { fail_fast: true }),
+                completion: Some(Completion {
+                    quorum: Some(0.5),
+                    timeout_ms: Some(60_000),
+                    on_timeout: OnTimeout::Fail,
+                }),
+                ..Policy::default()
+            },
+        },
+        Command::StartDeployment(DeploymentSpec {
+            consumer: "c".into(),
+            resource: "r".into(),
+            version: Some(2),
+            nodes: Some("0-1".into()),
+            force: true,
+            ..DeploymentSpec::default()
+        }),
+        Command::CreateTokenWithTtl {
+            name: "ci".into(),
+            role: Role::Operator,
+            nodes: None,
+            hash: [7; HASH_LEN],
+            by: Actor::User,
+            ttl_ms: 86_400_000,
+        },
+    ];
+    for cmd in &commands {
+        k.ok(cmd.clone());
+    }
+    k.installed(0);
+    k.failed(1);
+    (commands, k)
+}
+
+#[test]
+fn the_encoding_is_the_one_its_format_names() {
+    let (commands, k) = fixture();
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    for cmd in &commands {
+        h = fnv(&encode(cmd), h);
+    }
+    h = fnv(&k.s.snapshot_bytes(), h);
+    assert_eq!(
+        (STATE_FORMAT, h),
+        FINGERPRINT,
+        "the encoding of commands or state changed: old data dirs would be read wrongly. Bump \
+         STATE_FORMAT (state/format.rs) and record the new fingerprint ({h}) with it"
+    );
+}
