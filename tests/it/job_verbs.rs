@@ -18,11 +18,12 @@ use serde_json::{json, Value};
 const PAIR: &str = "/v1/consumers/web/resources/app";
 
 /// A deployment of `app` v2 on `web` that waits for pulses (no agent installs it, so it stays active).
+/// Forced: once the test has rolled one back, v2 is held back on `web` (DEPLOYMENTS.md §10).
 async fn start(api: &RawClient) -> anyhow::Result<String> {
     let started = post_ok(
         api,
         "/v1/deployments",
-        json!({"consumer": "web", "resource": "app", "version": 2, "pulse_interval_ms": 60_000}),
+        json!({"consumer": "web", "resource": "app", "version": 2, "pulse_interval_ms": 60_000, "force": true}),
     )
     .await?;
     assert_eq!(
