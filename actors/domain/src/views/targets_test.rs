@@ -13,7 +13,12 @@ fn two_consumers_with_a_hold_on_one() -> Kit {
     k.subscribe("multi", "mr", Mode::Weak, None);
     k.subscribe("multi-b", "mr", Mode::Weak, None);
     let v2 = k.publish_to("mr");
-    let id = k.start(spec("multi", "mr", v2, Strategy::AllAtOnce { fail_fast: false }));
+    let id = k.start(spec(
+        "multi",
+        "mr",
+        v2,
+        Strategy::AllAtOnce { fail_fast: false },
+    ));
     k.ok(rollback(id, None, Actor::User));
     for n in ["multi-0", "multi-1"] {
         k.report_node(n, "mr", Some(1), &[(1, vp(true, true, None))]);
@@ -73,8 +78,13 @@ fn a_start_on_the_other_consumer_leaves_out_the_nodes_that_hold_the_version_back
     });
     k.report_node("b-0", "mr", Some(1), &[(1, vp(true, true, None))]);
     let plan =
-        k.s.plan_deployment(&spec("multi-b", "mr", 2, Strategy::AllAtOnce { fail_fast: false }))
-            .unwrap();
+        k.s.plan_deployment(&spec(
+            "multi-b",
+            "mr",
+            2,
+            Strategy::AllAtOnce { fail_fast: false },
+        ))
+        .unwrap();
     let planned: Vec<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
     assert_eq!(planned, ["b-0"]);
     let why: Vec<&str> = plan.skipped.iter().map(|s| s.why.as_str()).collect();
@@ -85,7 +95,12 @@ fn a_start_on_the_other_consumer_leaves_out_the_nodes_that_hold_the_version_back
             "version 2 of mr held back on multi: rolled back by d-1"
         ]
     );
-    let id = k.start(spec("multi-b", "mr", 2, Strategy::AllAtOnce { fail_fast: false }));
+    let id = k.start(spec(
+        "multi-b",
+        "mr",
+        2,
+        Strategy::AllAtOnce { fail_fast: false },
+    ));
     let nodes: Vec<String> = k.d(id).nodes.iter().map(|n| n.id.clone()).collect();
     assert_eq!(nodes, ["b-0"], "the nodes of multi hold version 2 back");
     assert_eq!(k.target("multi-0", "mr").map(|t| t.version), Some(1));
