@@ -70,6 +70,9 @@ pub use views::plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
 pub use views::precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
+pub use views::report_bounds::{
+    check_report, cut_errors, report_cost, CUT_MARKER, MAX_ERROR_BYTES, MAX_REPORT_BYTES,
+};
 pub use views::summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
 };

@@ -7,6 +7,7 @@ pub mod gauges;
 pub mod plan;
 pub mod precheck;
 pub mod queries;
+pub mod report_bounds;
 pub mod summary;
 pub mod targets;
 
