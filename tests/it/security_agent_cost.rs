@@ -94,7 +94,10 @@ async fn a_report_is_bounded_before_the_log() -> anyhow::Result<()> {
         .as_str()
         .unwrap_or_default();
     assert!(stored.len() <= 1024, "{} bytes stored", stored.len());
-    assert!(stored.starts_with("EEEE") && stored.contains("cut"), "{stored}");
+    assert!(
+        stored.starts_with("EEEE") && stored.contains("cut"),
+        "{stored}"
+    );
 
     // 800 unknown resources, a version never published, a report over the byte budget: 400 naming
     // the limit, through a follower and the leader, and nothing reaches the log.
@@ -106,12 +109,25 @@ async fn a_report_is_bounded_before_the_log() -> anyhow::Result<()> {
         .map(|v| (v.to_string(), json!({"downloaded": true})))
         .collect();
     let budget: serde_json::Map<String, Value> = (1..=2)
-        .map(|v| (v.to_string(), json!({"done": true, "error": "x".repeat(1024)})))
-        .chain((3..100).map(|v| (v.to_string(), json!({"done": true, "error": "y".repeat(1024)}))))
+        .map(|v| {
+            (
+                v.to_string(),
+                json!({"done": true, "error": "x".repeat(1024)}),
+            )
+        })
+        .chain((3..100).map(|v| {
+            (
+                v.to_string(),
+                json!({"done": true, "error": "y".repeat(1024)}),
+            )
+        }))
         .collect();
     let bad = [
         (json!({"resources": unknown}), "subscribe"),
-        (json!({"resources": {"app": {"versions": versions}}}), "bytes"),
+        (
+            json!({"resources": {"app": {"versions": versions}}}),
+            "bytes",
+        ),
         (json!({"resources": {"app": {"current": 7}}}), "published"),
         (json!({"resources": {"app": {"versions": budget}}}), "65536"),
     ];
@@ -120,12 +136,19 @@ async fn a_report_is_bounded_before_the_log() -> anyhow::Result<()> {
             let (status, body) = target.post("/v1/nodes/web-1/report", report).await?;
             assert_eq!(status, 400, "{limit}: {body}");
             let text = body.to_string();
-            assert!(text.contains(limit), "the answer names the limit {limit}: {text}");
+            assert!(
+                text.contains(limit),
+                "the answer names the limit {limit}: {text}"
+            );
             assert!(text.len() < 1_000, "the error echoes {} bytes", text.len());
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(applied(&api).await?, before, "a refused report reached the log");
+    assert_eq!(
+        applied(&api).await?,
+        before,
+        "a refused report reached the log"
+    );
     Ok(())
 }
 
@@ -142,7 +165,12 @@ async fn made_up_node_ids_do_not_grow_the_leaders_liveness_table() -> anyhow::Re
         let (status, body) = api
             .post("/v1/nodes/reports", &json!({"reports": reports}))
             .await?;
-        assert_eq!(status, 200, "{}", &body.to_string()[..200.min(body.to_string().len())]);
+        assert_eq!(
+            status,
+            200,
+            "{}",
+            &body.to_string()[..200.min(body.to_string().len())]
+        );
     }
     let size = metric(&addr, "convoy_leader_liveness_nodes").await?;
     assert!(
@@ -176,7 +204,9 @@ async fn one_bad_report_drops_no_other_nodes_change() -> anyhow::Result<()> {
         .await?;
     assert_eq!(status, 200, "{body}");
     assert!(
-        body["rejected"]["web-5"].as_str().is_some_and(|r| r.contains("bad/name")),
+        body["rejected"]["web-5"]
+            .as_str()
+            .is_some_and(|r| r.contains("bad/name")),
         "{body}"
     );
     until("every good node's change is recorded", || {
@@ -200,7 +230,12 @@ async fn one_bad_report_drops_no_other_nodes_change() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_refuses_an_encoded_path_in_a_node_id() -> anyhow::Result<()> {
     let (_cluster, api, _, follower) = fleet(2).await?;
-    post_ok(&api, "/v1/consumers", json!({"name": "api", "nodes": ["api-1"]})).await?;
+    post_ok(
+        &api,
+        "/v1/consumers",
+        json!({"name": "api", "nodes": ["api-1"]}),
+    )
+    .await?;
     let before = applied(&api).await?;
     for target in [&follower, &api] {
         let (status, body) = target

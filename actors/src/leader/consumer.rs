@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix::prelude::*;
 
 use super::host::{read_with, Host};
 use super::ingest_stats;
 use super::messages::{Report, ReportBatch, ReportRejected, Stop};
-use crate::domain::{Command, NodeReport};
+use super::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
+use crate::domain::{check_report, Command, NodeReport};
 
 /// The most nodes with a change waiting to be proposed. A report that would add one more is
 /// refused with [`ReportRejected::Busy`] (HTTP 503): nothing is lost, because the node sends its
@@ -26,6 +28,8 @@ pub struct ConsumerActor {
     in_flight: bool,
     /// The nodes of the batch being proposed: the applied state is about to change for them.
     in_flight_nodes: HashSet<String>,
+    /// Reports refused as out of bounds, logged as a summary.
+    refusals: RefusalLog,
 }
 
 impl ConsumerActor {
@@ -38,6 +42,7 @@ impl ConsumerActor {
             pending: BTreeMap::new(),
             in_flight: false,
             in_flight_nodes: HashSet::new(),
+            refusals: RefusalLog::new(REFUSAL_LOG_INTERVAL),
         }
     }
 
@@ -54,9 +59,27 @@ impl ConsumerActor {
         if self.in_flight || self.pending.is_empty() {
             return;
         }
-        let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
+        let pending = std::mem::take(&mut self.pending);
+        ingest_stats::queued(-(pending.len() as i64));
+        // Each member is checked again against the state now, so that one report out of bounds (the
+        // state moved since it was taken) is refused alone and never fails the whole batch.
+        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
+            pending
+                .into_values()
+                .map(|r| match check_report(s, &r) {
+                    Ok(()) => Ok(r),
+                    Err(e) => Err((r.node, e.to_string())),
+                })
+                .partition(Result::is_ok)
+        });
+        for (node, reason) in refused.into_iter().filter_map(Result::err) {
+            self.refuse(node, reason);
+        }
+        let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
+        if batch.is_empty() {
+            return;
+        }
         let count = batch.len();
-        ingest_stats::queued(-(count as i64));
         ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
@@ -74,15 +97,34 @@ impl ConsumerActor {
     }
 
     /// Takes reports: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
+    /// A report out of bounds is refused alone (`check_report`), counted and summarised in the log.
     fn ingest(&mut self, reports: Vec<NodeReport>) -> Vec<Result<(), ReportRejected>> {
-        let changes: Vec<Option<NodeReport>> = read_with(&self.host, |s| {
-            reports.iter().map(|r| s.report_changes(r)).collect()
+        let changes: Vec<Result<Option<NodeReport>, String>> = read_with(&self.host, |s| {
+            reports
+                .iter()
+                .map(|r| match check_report(s, r) {
+                    Ok(()) => Ok(s.report_changes(r)),
+                    Err(e) => Err(e.to_string()),
+                })
+                .collect()
         });
         reports
             .into_iter()
             .zip(changes)
-            .map(|(report, change)| self.take(report, change))
+            .map(|(report, change)| match change {
+                Ok(change) => self.take(report, change),
+                Err(reason) => Err(self.refuse(report.node, reason)),
+            })
             .collect()
+    }
+
+    /// Counts and (in summary) logs the refusal of `node`'s report, and says why.
+    fn refuse(&mut self, node: String, reason: String) -> ReportRejected {
+        ingest_stats::refused();
+        if let Some(line) = self.refusals.record(Instant::now(), &reason) {
+            tracing::warn!(consumer = %self.name, "{line}");
+        }
+        ReportRejected::Invalid { node, reason }
     }
 
     /// Takes one report whose change from the applied state is `change`.

@@ -140,3 +140,40 @@ async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
         "the node's last report was lost"
     );
 }
+
+#[actix::test]
+async fn a_report_out_of_bounds_is_refused_alone_and_the_batch_goes_on() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
+    let before = super::super::ingest_stats::snapshot().refused;
+    let mut bad = node_report("web-1", 2);
+    bad.resources.insert("made-up".into(), Default::default());
+    let answers = actor
+        .send(ReportBatch(vec![
+            node_report("web-0", 2),
+            bad,
+            node_report("web-2", 2),
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(answers[0], Ok(()));
+    assert_eq!(answers[2], Ok(()));
+    match &answers[1] {
+        Err(ReportRejected::Invalid { node, reason }) => {
+            assert_eq!(node, "web-1");
+            assert!(reason.contains("made-up"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(super::super::ingest_stats::snapshot().refused - before, 1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let state = host.state.lock().unwrap();
+    for node in ["web-0", "web-2"] {
+        assert_eq!(state.node(node).unwrap().resources["app"].current, Some(2));
+    }
+    assert_eq!(
+        state.node("web-1").unwrap().resources["app"].current,
+        Some(1)
+    );
+}

@@ -89,6 +89,14 @@ async fn a_batch_is_routed_per_consumer_and_answered_per_report_in_order() {
         name: "db".into(),
         nodes: vec!["db-0".into()],
     });
+    // db-0 may report app only once its consumer subscribes to it (or it holds it).
+    host.apply(Command::Subscribe {
+        consumer: "db".into(),
+        resource: "app".into(),
+        mode: crate::domain::Mode::Weak,
+        pin: None,
+        policy: crate::domain::Policy::default(),
+    });
     let supervisor = leader(&host, Duration::from_secs(30));
     let batch = || {
         ReportBatch(vec![
@@ -133,6 +141,13 @@ async fn a_report_right_after_its_consumer_is_created_is_applied() {
         name: "late".into(),
         nodes: vec!["late-0".into()],
     });
+    host.apply(Command::Subscribe {
+        consumer: "late".into(),
+        resource: "app".into(),
+        mode: crate::domain::Mode::Weak,
+        pin: None,
+        policy: crate::domain::Policy::default(),
+    });
     supervisor
         .send(Report(node_report("late-0", 1)))
         .await
@@ -143,4 +158,23 @@ async fn a_report_right_after_its_consumer_is_created_is_applied() {
     let node = state.node("late-0").expect("late-0 is a consumer node");
     assert!(node.active, "an answered report was never applied");
     assert_eq!(node.resources["app"].current, Some(1));
+}
+
+#[actix::test]
+async fn made_up_node_ids_never_enter_the_liveness_table() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 2);
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    let mut batch: Vec<_> = (0..3_000)
+        .map(|i| node_report(&format!("ghost-{i}"), 1))
+        .collect();
+    batch.push(node_report("web-0", 1));
+    let answers = supervisor.send(ReportBatch(batch)).await.unwrap();
+    assert!(answers.iter().all(Result::is_ok));
+    assert_eq!(
+        super::super::ingest_stats::snapshot().liveness,
+        1,
+        "only the consumer's node is recorded"
+    );
 }

@@ -59,7 +59,10 @@ fn a_node_names_only_published_versions() {
     let k = kit();
     let held = report("c-0", &[("r", None, &[(3, vp(true, false, None))])]);
     let e = check_report(&k.s, &held).unwrap_err();
-    assert!(e.to_string().contains("3") && e.to_string().contains("published"), "{e}");
+    assert!(
+        e.to_string().contains("3") && e.to_string().contains("published"),
+        "{e}"
+    );
     let current = report("c-0", &[("r", Some(29_999), &[])]);
     assert!(check_report(&k.s, &current).is_err());
 }
@@ -70,7 +73,10 @@ fn a_long_error_is_cut_with_a_marker_and_an_uncut_one_refused() {
     let long = "x".repeat(200 * 1024);
     let mut r = report("c-0", &[("r", None, &[(2, vp(true, true, Some(&long)))])]);
     let e = check_report(&k.s, &r).unwrap_err();
-    assert!(e.to_string().contains("204800 bytes") && e.to_string().contains("1024"), "{e}");
+    assert!(
+        e.to_string().contains("204800 bytes") && e.to_string().contains("1024"),
+        "{e}"
+    );
     assert!(e.to_string().len() < 300, "{e}");
     assert_eq!(cut_errors(&mut r), 1);
     let error = r.resources["r"].versions[&2].error.clone().unwrap();
@@ -82,7 +88,10 @@ fn a_long_error_is_cut_with_a_marker_and_an_uncut_one_refused() {
 
 #[test]
 fn an_error_is_cut_at_a_character_boundary() {
-    let mut r = report("n", &[("r", None, &[(1, vp(true, true, Some(&"é".repeat(1_000))))])]);
+    let mut r = report(
+        "n",
+        &[("r", None, &[(1, vp(true, true, Some(&"é".repeat(1_000))))])],
+    );
     cut_errors(&mut r);
     let error = r.resources["r"].versions[&1].error.clone().unwrap();
     assert!(error.len() <= MAX_ERROR_BYTES && error.ends_with(CUT_MARKER));
