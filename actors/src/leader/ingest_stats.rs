@@ -57,7 +57,8 @@ pub(crate) fn queued(delta: i64) {
     QUEUED.fetch_add(delta, Ordering::Relaxed);
 }
 
-pub(crate) fn refused() {
+/// One report refused as out of bounds (by a consumer actor, or by the API where it arrived).
+pub fn refused() {
     REFUSED.fetch_add(1, Ordering::Relaxed);
 }
 
