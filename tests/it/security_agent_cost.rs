@@ -260,3 +260,78 @@ async fn a_follower_refuses_an_encoded_path_in_a_node_id() -> anyhow::Result<()>
     assert_eq!(applied(&api).await?, before);
     Ok(())
 }
+
+/// A client of the server at `addr` sending `token`.
+fn as_token(addr: &str, token: &str) -> anyhow::Result<RawClient> {
+    Ok(RawClient::from(
+        convoy_node::client::ApiClient::new(addr)?.with_token(Some(token)),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyhow::Result<()> {
+    let cluster = Cluster::start_with(convoy_tests::ClusterOptions::for_tests(3).with_auth()).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let api = cluster.server(leader).client();
+    post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
+    publish(&api, "app", json!({"label": "1"})).await?;
+    for (name, node) in [("web", "web-1"), ("db", "web-db-1")] {
+        post_ok(&api, "/v1/consumers", json!({"name": name, "nodes": [node]})).await?;
+        put_ok(&api, &format!("/v1/consumers/{name}/subscriptions/app"), json!({})).await?;
+    }
+    // The glob `web-*` matches db's `web-db-1` too; the consumer binding keeps it to web's nodes.
+    let (status, created) = api
+        .post(
+            "/v1/tokens",
+            &json!({"name": "web-agent", "role": "agent", "nodes": "web-*", "consumers": ["web"]}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["consumers"], json!(["web"]), "{created}");
+    let secret = created["secret"].as_str().unwrap_or_default().to_string();
+    let follower = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .expect("a follower");
+    for id in [follower, leader] {
+        let agent = as_token(&cluster.server(id).http_addr, &secret)?;
+        let (status, body) = until_known(&agent, "/v1/nodes/web-1/report").await?;
+        assert_eq!(status, 200, "its own consumer's node: {body}");
+        let (status, body) = agent
+            .post("/v1/nodes/web-db-1/report", &json!({"resources": {"app": held(1, None)}}))
+            .await?;
+        assert_eq!(status, 403, "another consumer's node: {body}");
+        assert!(body.to_string().contains("db"), "{body}");
+        let (status, body) = agent
+            .post(
+                "/v1/nodes/reports",
+                &json!({"reports": [{"node": "web-db-1", "resources": {"app": held(1, None)}}]}),
+            )
+            .await?;
+        assert_eq!(status, 403, "another consumer's node, batched: {body}");
+    }
+    // A consumer binding on a token of another role is refused.
+    let (status, body) = api
+        .post(
+            "/v1/tokens",
+            &json!({"name": "r", "role": "reader", "consumers": ["web"]}),
+        )
+        .await?;
+    assert_eq!(status, 400, "{body}");
+    Ok(())
+}
+
+/// Posts an empty report until the server knows the token (a follower applies its creation a
+/// little later); the last answer.
+async fn until_known(agent: &RawClient, path: &str) -> anyhow::Result<(u16, Value)> {
+    let mut last = (0, Value::Null);
+    for _ in 0..100 {
+        last = agent.post(path, &json!({})).await?;
+        if last.0 != 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(last)
+}
