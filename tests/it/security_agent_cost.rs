@@ -270,14 +270,25 @@ fn as_token(addr: &str, token: &str) -> anyhow::Result<RawClient> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyhow::Result<()> {
-    let cluster = Cluster::start_with(convoy_tests::ClusterOptions::for_tests(3).with_auth()).await?;
+    let cluster =
+        Cluster::start_with(convoy_tests::ClusterOptions::for_tests(3).with_auth()).await?;
     let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
     let api = cluster.server(leader).client();
     post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
     publish(&api, "app", json!({"label": "1"})).await?;
     for (name, node) in [("web", "web-1"), ("db", "web-db-1")] {
-        post_ok(&api, "/v1/consumers", json!({"name": name, "nodes": [node]})).await?;
-        put_ok(&api, &format!("/v1/consumers/{name}/subscriptions/app"), json!({})).await?;
+        post_ok(
+            &api,
+            "/v1/consumers",
+            json!({"name": name, "nodes": [node]}),
+        )
+        .await?;
+        put_ok(
+            &api,
+            &format!("/v1/consumers/{name}/subscriptions/app"),
+            json!({}),
+        )
+        .await?;
     }
     // The glob `web-*` matches db's `web-db-1` too; the consumer binding keeps it to web's nodes.
     let (status, created) = api
@@ -299,7 +310,10 @@ async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyh
         let (status, body) = until_known(&agent, "/v1/nodes/web-1/report").await?;
         assert_eq!(status, 200, "its own consumer's node: {body}");
         let (status, body) = agent
-            .post("/v1/nodes/web-db-1/report", &json!({"resources": {"app": held(1, None)}}))
+            .post(
+                "/v1/nodes/web-db-1/report",
+                &json!({"resources": {"app": held(1, None)}}),
+            )
             .await?;
         assert_eq!(status, 403, "another consumer's node: {body}");
         assert!(body.to_string().contains("db"), "{body}");

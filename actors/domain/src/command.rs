@@ -258,6 +258,9 @@ pub enum Command {
         hash: SecretHash,
         /// Who creates it.
         by: Actor,
+        /// Agent tokens: the consumers whose nodes it may report for (empty: not bound).
+        #[serde(default)]
+        consumers: Vec<String>,
     },
     /// Revoke an API token.
     RevokeToken {

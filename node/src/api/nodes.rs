@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Read, Report};
-use convoy_actors::domain::{NodeReport, ResourceReport};
+use convoy_actors::domain::{node_consumers, NodeReport, ResourceReport};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Caller;
@@ -152,6 +152,9 @@ async fn report(
     let node = id.into_inner();
     check_node_id(&node)?;
     caller.check_report(&node)?;
+    let key = node.clone();
+    let consumers = replica.node().read(|m| node_consumers(m.state(), &key));
+    caller.check_report_scope(&node, &consumers)?;
     let body = body.into_inner();
     let report = admit(
         &replica,

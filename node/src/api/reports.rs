@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use actix::Addr;
 use actix_web::http::header::{HeaderValue, AUTHORIZATION};
 use actix_web::{web, HttpRequest, HttpResponse};
-use convoy_actors::domain::{check_name, check_report, cut_errors, NodeReport, ResourceReport};
+use convoy_actors::domain::{
+    check_name, check_report, cut_errors, node_consumers, NodeReport, ResourceReport,
+};
 use convoy_actors::leader::messages::{Report, ReportBatch, ReportRejected};
 use convoy_actors::leader::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
 use convoy_actors::leader::{ingest_stats, Supervisor};
@@ -328,6 +330,19 @@ pub async fn report_batch(
     check_batch(&body)?;
     for entry in &body.reports {
         caller.check_report(&entry.node)?;
+    }
+    if let Caller::Token(t) = &caller {
+        if !t.consumers.is_empty() {
+            let scopes: Vec<Vec<String>> = replica.node().read(|m| {
+                body.reports
+                    .iter()
+                    .map(|e| node_consumers(m.state(), &e.node))
+                    .collect()
+            });
+            for (entry, consumers) in body.reports.iter().zip(&scopes) {
+                caller.check_report_scope(&entry.node, consumers)?;
+            }
+        }
     }
     // Each report is checked alone where it arrives: one out of bounds is refused (in `rejected`) and
     // the others go on.

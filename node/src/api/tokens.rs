@@ -2,7 +2,9 @@
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::Admin;
-use convoy_actors::domain::{check_token_name, check_token_nodes, Command, Role, TokenView};
+use convoy_actors::domain::{
+    check_token_consumers, check_token_name, check_token_nodes, Command, Role, TokenView,
+};
 use serde::Deserialize;
 
 use super::auth::{secret, Caller};
@@ -41,6 +43,9 @@ pub(crate) struct CreateBody {
     role: Role,
     #[serde(default)]
     nodes: Option<String>,
+    /// Agent tokens: the consumers whose nodes it may report for, as well as its glob.
+    #[serde(default)]
+    consumers: Vec<String>,
 }
 
 async fn create(
@@ -52,6 +57,8 @@ async fn create(
     check_token_name(&body.name).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_token_nodes(body.role, body.nodes.as_deref())
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    check_token_consumers(body.role, &body.consumers)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let secret = secret::generate();
     let by = caller.actor();
     replica
@@ -61,6 +68,7 @@ async fn create(
             nodes: body.nodes,
             hash: secret::hash(&secret),
             by: by.clone(),
+            consumers: body.consumers,
         })
         .await?;
     tracing::info!(token = %body.name, role = %body.role, %by, "token created");

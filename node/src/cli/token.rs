@@ -25,6 +25,10 @@ pub enum TokenCommand {
         /// Agent tokens: the node ids it may report for, as a glob (`web-*`).
         #[arg(long, value_name = "GLOB")]
         nodes: Option<String>,
+        /// Agent tokens: a consumer whose nodes it may report for, as well as the glob (repeat for
+        /// several; every consumer of a reported node must be one of them).
+        #[arg(long = "consumer", value_name = "CONSUMER")]
+        consumers: Vec<String>,
     },
     /// List tokens (names, roles, node globs; never secrets).
     List,
@@ -86,12 +90,17 @@ pub async fn run(
     command: TokenCommand,
 ) -> Result<(), CliError> {
     match command {
-        TokenCommand::Create { name, role, nodes } => {
+        TokenCommand::Create {
+            name,
+            role,
+            nodes,
+            consumers,
+        } => {
             let role = Role::from(role);
             let v: Value = client
                 .post(
                     "/v1/tokens",
-                    &json!({ "name": name, "role": role, "nodes": nodes }),
+                    &json!({ "name": name, "role": role, "nodes": nodes, "consumers": consumers }),
                 )
                 .await?;
             match output {
@@ -133,7 +142,10 @@ pub fn table(list: &[TokenView]) -> String {
         t.row([
             token.name.clone(),
             token.role.to_string(),
-            opt(token.nodes.clone()),
+            match (&token.nodes, token.consumers.is_empty()) {
+                (Some(glob), false) => format!("{glob} in {}", token.consumers.join(",")),
+                _ => opt(token.nodes.clone()),
+            },
             timestamp(token.created_at),
             token.created_by.to_string(),
         ]);

@@ -15,6 +15,7 @@ fn create(name: &str, role: Role, nodes: Option<&str>, h: SecretHash) -> Command
         nodes: nodes.map(String::from),
         hash: h,
         by: Actor::Token("root".into()),
+        consumers: Vec::new(),
     }
 }
 
@@ -111,6 +112,7 @@ fn agents_report_only_for_their_nodes_and_admins_for_any() {
         hash: hash(1),
         created_at: 0,
         created_by: Actor::System,
+        consumers: Vec::new(),
     };
     assert!(token(Role::Agent, Some("web-*")).may_report_for("web-3"));
     assert!(!token(Role::Agent, Some("web-*")).may_report_for("db-3"));

@@ -236,6 +236,7 @@ impl ClusterState {
                 nodes,
                 hash,
                 by,
+                consumers,
             } => {
                 self.tokens.create(Token {
                     name,
@@ -244,6 +245,7 @@ impl ClusterState {
                     hash,
                     created_at: at,
                     created_by: by,
+                    consumers,
                 })?;
                 Response::Done
             }

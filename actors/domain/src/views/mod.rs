@@ -397,6 +397,9 @@ pub struct TokenView {
     pub created_at: Timestamp,
     /// Who created it.
     pub created_by: Actor,
+    /// Agent tokens: the consumers whose nodes it may report for (absent: not bound).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub consumers: Vec<String>,
 }
 
 impl ClusterState {
@@ -418,5 +421,6 @@ fn token_view(t: &Token) -> TokenView {
         nodes: t.nodes.clone(),
         created_at: t.created_at,
         created_by: t.created_by.clone(),
+        consumers: t.consumers.clone(),
     }
 }

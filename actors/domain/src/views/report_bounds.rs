@@ -126,6 +126,16 @@ pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), Dom
     Ok(())
 }
 
+/// The consumers of `node` in `state`, by name (empty for a node it does not know): what an agent
+/// token bound to consumers is checked against.
+pub fn node_consumers(state: &ClusterState, node: &str) -> Vec<String> {
+    state
+        .node_table()
+        .get(node)
+        .map(|n| n.consumers.iter().cloned().collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 #[path = "report_bounds_test.rs"]
 mod tests;

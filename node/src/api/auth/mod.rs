@@ -6,6 +6,7 @@
 //! server from the log index that revokes it.
 
 pub mod bootstrap;
+mod scope;
 pub mod secret;
 pub mod table;
 
