@@ -18,7 +18,10 @@ fn kit() -> Kit {
     k
 }
 
-fn report(node: &str, resources: &[(&str, Option<u64>, &[(u64, VersionProgress)])]) -> NodeReport {
+/// One resource of a report: its name, `current` and versions held.
+type Held<'a> = (&'a str, Option<u64>, &'a [(u64, VersionProgress)]);
+
+fn report(node: &str, resources: &[Held]) -> NodeReport {
     NodeReport {
         node: node.into(),
         active: None,
