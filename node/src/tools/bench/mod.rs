@@ -13,6 +13,7 @@ pub mod load;
 mod pulse;
 mod relay;
 pub mod report;
+mod report_flood;
 mod rollout;
 mod scale;
 pub mod throughput;
@@ -50,6 +51,9 @@ pub enum Scenario {
     ApplyPauseResources,
     /// (i) The same with `--pause-objects` fleet nodes; and RSS per node. Not in the default set.
     ApplyPauseNodes,
+    /// (j) Other writes' p99 while one agent token floods reports at the API's limit, against the quiet
+    /// p99. Not in the default set.
+    ReportFlood,
 }
 
 /// The scenarios `convoy bench` runs when `--scenario` is not given.
@@ -207,6 +211,7 @@ pub async fn run_scenario(ctx: &mut Ctx, scenario: Scenario) -> anyhow::Result<(
         Scenario::LargeState => large_state::run(ctx).await,
         Scenario::ApplyPauseResources => apply_pause::run(ctx, apply_pause::Objects::Resources),
         Scenario::ApplyPauseNodes => apply_pause::run(ctx, apply_pause::Objects::Nodes),
+        Scenario::ReportFlood => report_flood::run(ctx).await,
     };
     result.with_context(|| format!("scenario {scenario:?}"))
 }
