@@ -19,6 +19,14 @@ use crate::domain::{check_report, Command, NodeReport};
 /// whole state again on its next report. A node already waiting just has its change replaced.
 pub const REPORT_QUEUE_LIMIT: usize = 10_000;
 
+/// The most bytes of `error` text one consumer's actor puts into the log per second. After a batch
+/// carrying `n` bytes of errors the next waits until `n / REPORT_ERROR_BYTES_PER_SEC` has passed since
+/// it was proposed; meanwhile changes keep coalescing per node (a newer report replaces an older one),
+/// so a flood of reports whose errors change every time costs the log at most this, and only its
+/// latest state per node. Errors are the one free text of a report (names, versions and flags are
+/// bounded by the state), so reports without them, the usual case, are never paced.
+pub const REPORT_ERROR_BYTES_PER_SEC: usize = 1024 * 1024;
+
 /// Ingests one consumer's reports on the leader.
 pub struct ConsumerActor {
     name: String,
@@ -30,6 +38,10 @@ pub struct ConsumerActor {
     in_flight_nodes: HashSet<String>,
     /// Reports refused as out of bounds, logged as a summary.
     refusals: RefusalLog,
+    /// Error bytes per second this actor puts into the log at most.
+    bytes_per_sec: usize,
+    /// Before this instant no batch is proposed (the last one's bytes are paid for then).
+    paced_until: Option<Instant>,
 }
 
 impl ConsumerActor {
@@ -43,6 +55,17 @@ impl ConsumerActor {
             in_flight: false,
             in_flight_nodes: HashSet::new(),
             refusals: RefusalLog::new(REFUSAL_LOG_INTERVAL),
+            bytes_per_sec: REPORT_ERROR_BYTES_PER_SEC,
+            paced_until: None,
+        }
+    }
+
+    /// Like [`ConsumerActor::new`] with a custom error byte rate (tests).
+    #[cfg(test)]
+    pub fn with_byte_rate(name: String, host: Arc<dyn Host>, bytes_per_sec: usize) -> Self {
+        Self {
+            bytes_per_sec,
+            ..Self::new(name, host)
         }
     }
 
@@ -57,6 +80,17 @@ impl ConsumerActor {
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         if self.in_flight || self.pending.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        if let Some(until) = self.paced_until.filter(|until| *until > now) {
+            // Paced: one flush is armed at `until`; the changes wait (and coalesce) until then.
+            self.in_flight = true;
+            ctx.run_later(until - now, |act, ctx| {
+                act.in_flight = false;
+                act.paced_until = None;
+                act.flush(ctx);
+            });
             return;
         }
         let pending = std::mem::take(&mut self.pending);
@@ -80,6 +114,10 @@ impl ConsumerActor {
             return;
         }
         let count = batch.len();
+        let bytes: usize = batch.iter().map(error_bytes).sum();
+        let paid =
+            std::time::Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec.max(1) as f64);
+        self.paced_until = Some(now + paid);
         ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
@@ -161,6 +199,16 @@ impl ConsumerActor {
         }
         Ok(())
     }
+}
+
+/// The bytes of `error` text in `report`.
+fn error_bytes(report: &NodeReport) -> usize {
+    report
+        .resources
+        .values()
+        .flat_map(|r| r.versions.values())
+        .map(|v| v.error.as_ref().map_or(0, String::len))
+        .sum()
 }
 
 impl Actor for ConsumerActor {

@@ -177,3 +177,58 @@ async fn a_report_out_of_bounds_is_refused_alone_and_the_batch_goes_on() {
         Some(1)
     );
 }
+
+#[actix::test]
+async fn batches_heavy_with_errors_are_paced_and_coalesce_meanwhile() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    // 2 KB of errors per second: a 1 KB error pays for half a second.
+    let actor = ConsumerActor::with_byte_rate("web".into(), host.clone(), 2_000).start();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    let failed = |node: &str, round: usize| {
+        let mut r = node_report(node, 2);
+        let error = format!("round {round} {}", "x".repeat(990));
+        r.resources
+            .get_mut("app")
+            .unwrap()
+            .versions
+            .get_mut(&2)
+            .unwrap()
+            .error = Some(error);
+        r
+    };
+    actor
+        .send(Report(failed("web-0", 0)))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for round in 1..=5 {
+        actor
+            .send(Report(failed("web-1", round)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))) - before,
+        1,
+        "the second batch waits for the first one's error bytes"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))) - before,
+        2
+    );
+    let state = host.state.lock().unwrap();
+    let error = state.node("web-1").unwrap().resources["app"]
+        .versions
+        .get(&2)
+        .and_then(|v| v.error.clone())
+        .unwrap();
+    assert!(
+        error.starts_with("round 5 "),
+        "only the latest report of web-1 is written"
+    );
+}
