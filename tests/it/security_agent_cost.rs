@@ -123,7 +123,7 @@ async fn a_report_is_bounded_before_the_log() -> anyhow::Result<()> {
         }))
         .collect();
     let bad = [
-        (json!({"resources": unknown}), "subscribe"),
+        (json!({"resources": unknown}), "exist"),
         (
             json!({"resources": {"app": {"versions": versions}}}),
             "bytes",

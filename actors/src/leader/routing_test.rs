@@ -89,14 +89,6 @@ async fn a_batch_is_routed_per_consumer_and_answered_per_report_in_order() {
         name: "db".into(),
         nodes: vec!["db-0".into()],
     });
-    // db-0 may report app only once its consumer subscribes to it (or it holds it).
-    host.apply(Command::Subscribe {
-        consumer: "db".into(),
-        resource: "app".into(),
-        mode: crate::domain::Mode::Weak,
-        pin: None,
-        policy: crate::domain::Policy::default(),
-    });
     let supervisor = leader(&host, Duration::from_secs(30));
     let batch = || {
         ReportBatch(vec![
@@ -140,13 +132,6 @@ async fn a_report_right_after_its_consumer_is_created_is_applied() {
     host.apply(Command::CreateConsumer {
         name: "late".into(),
         nodes: vec!["late-0".into()],
-    });
-    host.apply(Command::Subscribe {
-        consumer: "late".into(),
-        resource: "app".into(),
-        mode: crate::domain::Mode::Weak,
-        pin: None,
-        policy: crate::domain::Policy::default(),
     });
     supervisor
         .send(Report(node_report("late-0", 1)))

@@ -15,6 +15,7 @@ use convoy_actors::leader::messages::{Report, ReportBatch, ReportRejected};
 use convoy_actors::leader::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
 use convoy_actors::leader::{ingest_stats, Supervisor};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::auth::Caller;
 use super::error::ApiError;
@@ -384,6 +385,20 @@ pub async fn report_batch(
         }
         let mut answer: serde_json::Value = serde_json::from_slice(&bytes)
             .map_err(|e| ApiError::Unavailable(format!("the leader's answer is not JSON: {e}")))?;
+        let targets: Vec<(String, Value)> = replica.node().read(|m| {
+            refused_here
+                .keys()
+                .map(|n| {
+                    (
+                        n.clone(),
+                        serde_json::to_value(m.state().targets(n)).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        });
+        for (node, targets) in targets {
+            answer["targets"][node] = targets;
+        }
         for (node, why) in refused_here {
             answer["rejected"][node] = why.into();
         }

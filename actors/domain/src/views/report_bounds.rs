@@ -1,7 +1,6 @@
 //! What one node report may cost: the bounds a report is checked against when it arrives (the API,
-//! the consumer actor) and again before the log (`precheck`). A node may name only the resources its
-//! consumers subscribe to or it holds, only versions that exist, and its whole report stays within a
-//! byte budget; an `error` longer than [`MAX_ERROR_BYTES`] is cut (with a marker) where it arrives.
+//! the consumer actor) and again before the log (`precheck`). A node may name only resources and
+//! versions that exist, and its whole report stays within a byte budget; an `error` longer than [`MAX_ERROR_BYTES`] is cut (with a marker) where it arrives.
 
 use crate::entities::model::NodeReport;
 use crate::errors::{check_name, quote, DomainError};
@@ -60,8 +59,7 @@ pub fn report_cost(report: &NodeReport) -> usize {
 
 /// Refuses `report` when it is out of bounds, judged against `state`: a bad node or resource name, an
 /// `error` over [`MAX_ERROR_BYTES`], a cost over [`MAX_REPORT_BYTES`]; and for a node `state` knows, a
-/// resource none of its consumers subscribes to and it does not hold, or a version (held or current)
-/// that was never published. A node `state` does not know is checked for shape only: its report is
+/// resource that does not exist, or a version (held or current) that was never published. A node `state` does not know is checked for shape only: its report is
 /// answered and never written (see the leader's report routing).
 pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), DomainError> {
     check_name("node", &report.node)?;
@@ -87,34 +85,32 @@ pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), Dom
             &format!("a node's report may cost at most {MAX_REPORT_BYTES} bytes"),
         ));
     }
-    let Some(node) = state.node_table().get(&report.node) else {
+    if state.node_table().get(&report.node).is_none() {
         return Ok(());
-    };
-    let consumers = state.consumer_map();
+    }
     let resources = state.resource_map();
     for (name, r) in &report.resources {
-        let subscribed = node.consumers.iter().any(|c| {
-            consumers
-                .get(c)
-                .is_some_and(|c| c.subscriptions.contains_key(name))
-        });
-        if !subscribed && !node.resources.contains_key(name) {
+        // The rule was "what its consumers subscribe to, plus what it holds"; that refused
+        // every fleet that reports what it runs before its consumer subscribes (the chaos workload,
+        // the CLI and bad-request tests, a machine joining with a resource installed), so a node
+        // names resources that exist: as bounded (an operator creates each), and the byte budget
+        // above bounds the report whatever their number.
+        let Some(published) = resources.get(name) else {
             return Err(DomainError::invalid(
                 "resource",
                 quote(name),
                 &format!(
-                    "node {} may report only the resources its consumers subscribe to or it holds",
+                    "node {} may report only resources that exist",
                     quote(&report.node)
                 ),
             ));
-        }
-        let published = resources.get(name);
+        };
         let unknown = r
             .versions
             .keys()
             .copied()
             .chain(r.current)
-            .find(|v| published.is_none_or(|p| !p.versions.contains_key(v)));
+            .find(|v| !published.versions.contains_key(v));
         if let Some(version) = unknown {
             return Err(DomainError::invalid(
                 &format!("resources.{name}.versions"),
