@@ -258,9 +258,6 @@ pub enum Command {
         hash: SecretHash,
         /// Who creates it.
         by: Actor,
-        /// Agent tokens: the consumers whose nodes it may report for (empty: not bound).
-        #[serde(default)]
-        consumers: Vec<String>,
     },
     /// Revoke an API token.
     RevokeToken {
@@ -294,6 +291,21 @@ pub enum Command {
     TickDeployment {
         /// The deployment whose deadline came.
         id: DeploymentId,
+    },
+    /// Create an `agent` token bound to consumers as well as its glob: it reports only for nodes whose
+    /// every consumer is one of `consumers`. A variant of its own (appended last) so that `CreateToken`
+    /// entries already in logs and snapshots keep their encoding.
+    CreateBoundToken {
+        /// Its name, unique among tokens; shown as `by` on what the token does.
+        name: String,
+        /// The node-id glob.
+        nodes: String,
+        /// The consumers it is bound to (1-256 consumer names).
+        consumers: Vec<String>,
+        /// sha256 of the secret.
+        hash: SecretHash,
+        /// Who creates it.
+        by: Actor,
     },
 }
 

@@ -61,16 +61,23 @@ async fn create(
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let secret = secret::generate();
     let by = caller.actor();
-    replica
-        .propose(Command::CreateToken {
+    let command = match (body.nodes, body.consumers.is_empty()) {
+        (Some(nodes), false) => Command::CreateBoundToken {
             name: body.name.clone(),
-            role: body.role,
-            nodes: body.nodes,
+            nodes,
+            consumers: body.consumers,
             hash: secret::hash(&secret),
             by: by.clone(),
-            consumers: body.consumers,
-        })
-        .await?;
+        },
+        (nodes, _) => Command::CreateToken {
+            name: body.name.clone(),
+            role: body.role,
+            nodes,
+            hash: secret::hash(&secret),
+            by: by.clone(),
+        },
+    };
+    replica.propose(command).await?;
     tracing::info!(token = %body.name, role = %body.role, %by, "token created");
     let name = body.name.clone();
     let view = replica.read_written(move |s| s.token(&name)).await?;

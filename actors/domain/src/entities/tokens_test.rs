@@ -15,7 +15,6 @@ fn create(name: &str, role: Role, nodes: Option<&str>, h: SecretHash) -> Command
         nodes: nodes.map(String::from),
         hash: h,
         by: Actor::Token("root".into()),
-        consumers: Vec::new(),
     }
 }
 
@@ -294,4 +293,39 @@ fn a_token_name_is_recorded_as_by_on_start_and_user_operations() {
         .iter()
         .filter(|e| e.action.is_some())
         .all(|e| e.by == Actor::System));
+}
+
+#[test]
+fn a_bound_token_is_an_agent_of_its_consumers_only() {
+    let mut state = ClusterState::default();
+    let bound = Command::CreateBoundToken {
+        name: "web-agent".into(),
+        nodes: "web-*".into(),
+        consumers: vec!["web".into()],
+        hash: hash(7),
+        by: Actor::Token("root".into()),
+    };
+    crate::views::precheck::precheck(&state, &bound).unwrap();
+    state.apply(bound, 1).unwrap();
+    let token = state.tokens().get("web-agent").unwrap();
+    assert_eq!(token.role, Role::Agent);
+    assert!(token.may_report_in(["web"].into_iter()));
+    assert!(!token.may_report_in(["db"].into_iter()));
+    assert!(!token.may_report_in(["web", "db"].into_iter()));
+    let none = Command::CreateBoundToken {
+        name: "loose".into(),
+        nodes: "*".into(),
+        consumers: vec![],
+        hash: hash(8),
+        by: Actor::Token("root".into()),
+    };
+    assert!(state.apply(none, 2).is_err());
+    let bad = Command::CreateBoundToken {
+        name: "bad".into(),
+        nodes: "*".into(),
+        consumers: vec!["a/b".into()],
+        hash: hash(9),
+        by: Actor::Token("root".into()),
+    };
+    assert!(crate::views::precheck::precheck(&state, &bad).is_err());
 }

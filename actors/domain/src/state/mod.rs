@@ -13,7 +13,7 @@ use crate::entities::group_deployment::GroupDeployment;
 use crate::entities::group_deployment::GroupStatus;
 use crate::entities::model::{Consumer, Group, Resource};
 use crate::entities::nodes::NodeTable;
-use crate::entities::tokens::{Token, TokenTable};
+use crate::entities::tokens::{Role, Token, TokenTable};
 use crate::errors::DomainError;
 use crate::families::lifecycle::Op;
 use crate::families::settle::Cx;
@@ -236,12 +236,36 @@ impl ClusterState {
                 nodes,
                 hash,
                 by,
-                consumers,
             } => {
                 self.tokens.create(Token {
                     name,
                     role,
                     nodes,
+                    hash,
+                    created_at: at,
+                    created_by: by,
+                    consumers: Vec::new(),
+                })?;
+                Response::Done
+            }
+            Command::CreateBoundToken {
+                name,
+                nodes,
+                consumers,
+                hash,
+                by,
+            } => {
+                if consumers.is_empty() {
+                    return Err(DomainError::invalid(
+                        "consumers",
+                        "[]",
+                        "a bound token names at least one consumer",
+                    ));
+                }
+                self.tokens.create(Token {
+                    name,
+                    role: Role::Agent,
+                    nodes: Some(nodes),
                     hash,
                     created_at: at,
                     created_by: by,

@@ -5,7 +5,7 @@
 //! may still be refused there), so this module only ever refuses earlier, never differently.
 
 use crate::command::{Command, DeploymentSpec};
-use crate::entities::tokens::check_token_consumers;
+use crate::entities::tokens::{check_token_consumers, Role};
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, check_name, quote, DomainError};
 use crate::state::ClusterState;
@@ -109,18 +109,21 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
                 check_name("resource", &m.resource)
             })
         }
-        Command::CreateToken {
-            name,
-            nodes,
-            consumers,
-            role,
-            ..
-        } => {
+        Command::CreateToken { name, nodes, .. } => {
             check_name("token", name)?;
-            check_token_consumers(*role, consumers)?;
             nodes
                 .as_deref()
                 .map_or(Ok(()), |glob| check_field("nodes", glob))
+        }
+        Command::CreateBoundToken {
+            name,
+            nodes,
+            consumers,
+            ..
+        } => {
+            check_name("token", name)?;
+            check_token_consumers(Role::Agent, consumers)?;
+            check_field("nodes", nodes)
         }
         Command::RevokeToken { name, .. } => check_name("token", name),
         Command::BootstrapToken { .. } => Ok(()),
