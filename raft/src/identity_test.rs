@@ -220,10 +220,21 @@ fn a_data_dir_of_another_state_format_is_refused_naming_both() {
     Identity::open(dir.path(), 1, Some(ClusterId(1)), false, 2).unwrap();
     let e = Identity::open(dir.path(), 1, Some(ClusterId(1)), false, 3).unwrap_err();
     assert!(
-        matches!(e, IdentityError::StateFormat { found: 2, reads: 3, .. }),
+        matches!(
+            e,
+            IdentityError::StateFormat {
+                found: 2,
+                reads: 3,
+                ..
+            }
+        ),
         "{e}"
     );
-    assert!(e.to_string().contains("holds state format 2, and this build reads format 3"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("holds state format 2, and this build reads format 3"),
+        "{e}"
+    );
     // Recorded before formats were: format 1, read by a build of format 1 only.
     let old = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -232,11 +243,24 @@ fn a_data_dir_of_another_state_format_is_refused_naming_both() {
     )
     .unwrap();
     let e = Identity::open(old.path(), 1, None, false, 2).unwrap_err();
-    assert!(matches!(e, IdentityError::StateFormat { found: 1, reads: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            IdentityError::StateFormat {
+                found: 1,
+                reads: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
     Identity::open(old.path(), 1, None, false, 1).unwrap();
     // A data dir written before identities existed (not fresh, no file) is format 1 too.
     let older = tempfile::tempdir().unwrap();
     std::fs::write(older.path().join("CURRENT"), "x").unwrap();
     let e = Identity::open(older.path(), 1, None, false, 2).unwrap_err();
-    assert!(matches!(e, IdentityError::StateFormat { found: 1, .. }), "{e}");
+    assert!(
+        matches!(e, IdentityError::StateFormat { found: 1, .. }),
+        "{e}"
+    );
 }

@@ -40,6 +40,7 @@ mod monitoring_metrics;
 mod openapi_responses;
 mod operator_mistakes;
 mod replay_offline;
+mod security_agent_cost;
 mod security_limits;
 mod security_tls;
 mod security_token_life;

@@ -316,6 +316,23 @@ pub enum Command {
         /// How long it authenticates, in ms from the apply's `at` (1 s to 3,650 days).
         ttl_ms: u64,
     },
+    /// Create an `agent` token bound to consumers as well as its glob: it reports only for nodes whose
+    /// every consumer is one of `consumers`. A variant of its own (appended last) so that `CreateToken`
+    /// entries already in logs and snapshots keep their encoding.
+    CreateBoundToken {
+        /// Its name, unique among tokens; shown as `by` on what the token does.
+        name: String,
+        /// The node-id glob.
+        nodes: String,
+        /// The consumers it is bound to (1-256 consumer names).
+        consumers: Vec<String>,
+        /// sha256 of the secret.
+        hash: SecretHash,
+        /// Who creates it.
+        by: Actor,
+        /// How long it authenticates, in ms from the apply's `at` (1 s to 3,650 days); `None`: no expiry.
+        ttl_ms: Option<u64>,
+    },
 }
 
 /// What an applied command returns.

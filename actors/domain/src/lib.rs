@@ -42,8 +42,8 @@ pub use entities::model::{
 };
 pub use entities::policy::{Change, Policy, PolicyPatch};
 pub use entities::tokens::{
-    check_token_name, check_token_nodes, check_token_ttl, ct_eq, glob_matches, Permission, Role,
-    SecretHash, Token, TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,
+    check_token_consumers, check_token_name, check_token_nodes, check_token_ttl, ct_eq,
+    glob_matches, Permission, Role, SecretHash, Token, TokenTable, BOOTSTRAP_TOKEN, HASH_LEN,
 };
 pub use errors::ranges::parse_ranges;
 pub use errors::{
@@ -71,6 +71,10 @@ pub use views::plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
 pub use views::precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
+pub use views::report_bounds::{
+    check_report, cut_errors, node_consumers, report_cost, CUT_MARKER, MAX_ERROR_BYTES,
+    MAX_REPORT_BYTES,
+};
 pub use views::summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
 };

@@ -4,18 +4,28 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix::prelude::*;
 
 use super::host::{read_with, Host};
 use super::ingest_stats;
 use super::messages::{Report, ReportBatch, ReportRejected, Stop};
-use crate::domain::{Command, NodeReport};
+use super::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
+use crate::domain::{check_report, Command, NodeReport};
 
 /// The most nodes with a change waiting to be proposed. A report that would add one more is
 /// refused with [`ReportRejected::Busy`] (HTTP 503): nothing is lost, because the node sends its
 /// whole state again on its next report. A node already waiting just has its change replaced.
 pub const REPORT_QUEUE_LIMIT: usize = 10_000;
+
+/// The most bytes of `error` text one consumer's actor puts into the log per second. After a batch
+/// carrying `n` bytes of errors the next waits until `n / REPORT_ERROR_BYTES_PER_SEC` has passed since
+/// it was proposed; meanwhile changes keep coalescing per node (a newer report replaces an older one),
+/// so a flood of reports whose errors change every time costs the log at most this, and only its
+/// latest state per node. Errors are the one free text of a report (names, versions and flags are
+/// bounded by the state), so reports without them, the usual case, are never paced.
+pub const REPORT_ERROR_BYTES_PER_SEC: usize = 1024 * 1024;
 
 /// Ingests one consumer's reports on the leader.
 pub struct ConsumerActor {
@@ -26,6 +36,12 @@ pub struct ConsumerActor {
     in_flight: bool,
     /// The nodes of the batch being proposed: the applied state is about to change for them.
     in_flight_nodes: HashSet<String>,
+    /// Reports refused as out of bounds, logged as a summary.
+    refusals: RefusalLog,
+    /// Error bytes per second this actor puts into the log at most.
+    bytes_per_sec: usize,
+    /// Before this instant no batch is proposed (the last one's bytes are paid for then).
+    paced_until: Option<Instant>,
 }
 
 impl ConsumerActor {
@@ -38,6 +54,18 @@ impl ConsumerActor {
             pending: BTreeMap::new(),
             in_flight: false,
             in_flight_nodes: HashSet::new(),
+            refusals: RefusalLog::new(REFUSAL_LOG_INTERVAL),
+            bytes_per_sec: REPORT_ERROR_BYTES_PER_SEC,
+            paced_until: None,
+        }
+    }
+
+    /// Like [`ConsumerActor::new`] with a custom error byte rate (tests).
+    #[cfg(test)]
+    pub fn with_byte_rate(name: String, host: Arc<dyn Host>, bytes_per_sec: usize) -> Self {
+        Self {
+            bytes_per_sec,
+            ..Self::new(name, host)
         }
     }
 
@@ -54,9 +82,42 @@ impl ConsumerActor {
         if self.in_flight || self.pending.is_empty() {
             return;
         }
-        let batch: Vec<NodeReport> = std::mem::take(&mut self.pending).into_values().collect();
+        let now = Instant::now();
+        if let Some(until) = self.paced_until.filter(|until| *until > now) {
+            // Paced: one flush is armed at `until`; the changes wait (and coalesce) until then.
+            self.in_flight = true;
+            ctx.run_later(until - now, |act, ctx| {
+                act.in_flight = false;
+                act.paced_until = None;
+                act.flush(ctx);
+            });
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        ingest_stats::queued(-(pending.len() as i64));
+        // Each member is checked again against the state now, so that one report out of bounds (the
+        // state moved since it was taken) is refused alone and never fails the whole batch.
+        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
+            pending
+                .into_values()
+                .map(|r| match check_report(s, &r) {
+                    Ok(()) => Ok(r),
+                    Err(e) => Err((r.node, e.to_string())),
+                })
+                .partition(Result::is_ok)
+        });
+        for (node, reason) in refused.into_iter().filter_map(Result::err) {
+            self.refuse(node, reason);
+        }
+        let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
+        if batch.is_empty() {
+            return;
+        }
         let count = batch.len();
-        ingest_stats::queued(-(count as i64));
+        let bytes: usize = batch.iter().map(error_bytes).sum();
+        let paid =
+            std::time::Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec.max(1) as f64);
+        self.paced_until = Some(now + paid);
         ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
@@ -74,15 +135,34 @@ impl ConsumerActor {
     }
 
     /// Takes reports: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
+    /// A report out of bounds is refused alone (`check_report`), counted and summarised in the log.
     fn ingest(&mut self, reports: Vec<NodeReport>) -> Vec<Result<(), ReportRejected>> {
-        let changes: Vec<Option<NodeReport>> = read_with(&self.host, |s| {
-            reports.iter().map(|r| s.report_changes(r)).collect()
+        let changes: Vec<Result<Option<NodeReport>, String>> = read_with(&self.host, |s| {
+            reports
+                .iter()
+                .map(|r| match check_report(s, r) {
+                    Ok(()) => Ok(s.report_changes(r)),
+                    Err(e) => Err(e.to_string()),
+                })
+                .collect()
         });
         reports
             .into_iter()
             .zip(changes)
-            .map(|(report, change)| self.take(report, change))
+            .map(|(report, change)| match change {
+                Ok(change) => self.take(report, change),
+                Err(reason) => Err(self.refuse(report.node, reason)),
+            })
             .collect()
+    }
+
+    /// Counts and (in summary) logs the refusal of `node`'s report, and says why.
+    fn refuse(&mut self, node: String, reason: String) -> ReportRejected {
+        ingest_stats::refused();
+        if let Some(line) = self.refusals.record(Instant::now(), &reason) {
+            tracing::warn!(consumer = %self.name, "{line}");
+        }
+        ReportRejected::Invalid { node, reason }
     }
 
     /// Takes one report whose change from the applied state is `change`.
@@ -119,6 +199,16 @@ impl ConsumerActor {
         }
         Ok(())
     }
+}
+
+/// The bytes of `error` text in `report`.
+fn error_bytes(report: &NodeReport) -> usize {
+    report
+        .resources
+        .values()
+        .flat_map(|r| r.versions.values())
+        .map(|v| v.error.as_ref().map_or(0, String::len))
+        .sum()
 }
 
 impl Actor for ConsumerActor {

@@ -140,3 +140,95 @@ async fn a_report_back_to_the_applied_state_follows_a_change_being_committed() {
         "the node's last report was lost"
     );
 }
+
+#[actix::test]
+async fn a_report_out_of_bounds_is_refused_alone_and_the_batch_goes_on() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
+    let before = super::super::ingest_stats::snapshot().refused;
+    let mut bad = node_report("web-1", 2);
+    bad.resources.insert("made-up".into(), Default::default());
+    let answers = actor
+        .send(ReportBatch(vec![
+            node_report("web-0", 2),
+            bad,
+            node_report("web-2", 2),
+        ]))
+        .await
+        .unwrap();
+    assert_eq!(answers[0], Ok(()));
+    assert_eq!(answers[2], Ok(()));
+    match &answers[1] {
+        Err(ReportRejected::Invalid { node, reason }) => {
+            assert_eq!(node, "web-1");
+            assert!(reason.contains("made-up"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(super::super::ingest_stats::snapshot().refused - before, 1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let state = host.state.lock().unwrap();
+    for node in ["web-0", "web-2"] {
+        assert_eq!(state.node(node).unwrap().resources["app"].current, Some(2));
+    }
+    assert_eq!(
+        state.node("web-1").unwrap().resources["app"].current,
+        Some(1)
+    );
+}
+
+#[actix::test]
+async fn batches_heavy_with_errors_are_paced_and_coalesce_meanwhile() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 3);
+    // 2 KB of errors per second: a 1 KB error pays for half a second.
+    let actor = ConsumerActor::with_byte_rate("web".into(), host.clone(), 2_000).start();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    let failed = |node: &str, round: usize| {
+        let mut r = node_report(node, 2);
+        let error = format!("round {round} {}", "x".repeat(990));
+        r.resources
+            .get_mut("app")
+            .unwrap()
+            .versions
+            .get_mut(&2)
+            .unwrap()
+            .error = Some(error);
+        r
+    };
+    actor
+        .send(Report(failed("web-0", 0)))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for round in 1..=5 {
+        actor
+            .send(Report(failed("web-1", round)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))) - before,
+        1,
+        "the second batch waits for the first one's error bytes"
+    );
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        host.count(|c| matches!(c, Command::ReportNodes(_))) - before,
+        2
+    );
+    let state = host.state.lock().unwrap();
+    let error = state.node("web-1").unwrap().resources["app"]
+        .versions
+        .get(&2)
+        .and_then(|v| v.error.clone())
+        .unwrap();
+    assert!(
+        error.starts_with("round 5 "),
+        "only the latest report of web-1 is written"
+    );
+}

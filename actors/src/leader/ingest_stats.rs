@@ -8,6 +8,8 @@ static HEARTBEATS: AtomicU64 = AtomicU64::new(0);
 static CHANGES: AtomicU64 = AtomicU64::new(0);
 static BATCHES: AtomicU64 = AtomicU64::new(0);
 static QUEUED: AtomicI64 = AtomicI64::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+static LIVENESS: AtomicU64 = AtomicU64::new(0);
 
 /// What the statistics say now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -20,6 +22,10 @@ pub struct IngestStats {
     pub batches: u64,
     /// Node changes waiting in the consumer actors' queues.
     pub queued: u64,
+    /// Reports the consumer actors refused as out of bounds (`check_report`), each alone.
+    pub refused: u64,
+    /// Entries of this leader's liveness table now (nodes of a consumer heard from recently).
+    pub liveness: u64,
 }
 
 /// The statistics now.
@@ -29,6 +35,8 @@ pub fn snapshot() -> IngestStats {
         changes: CHANGES.load(Ordering::Relaxed),
         batches: BATCHES.load(Ordering::Relaxed),
         queued: QUEUED.load(Ordering::Relaxed).max(0) as u64,
+        refused: REFUSED.load(Ordering::Relaxed),
+        liveness: LIVENESS.load(Ordering::Relaxed),
     }
 }
 
@@ -47,4 +55,14 @@ pub(crate) fn batch() {
 /// The queues grew (positive) or shrank (negative) by `delta` node changes.
 pub(crate) fn queued(delta: i64) {
     QUEUED.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// One report refused as out of bounds (by a consumer actor, or by the API where it arrived).
+pub fn refused() {
+    REFUSED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The liveness table holds `entries` now.
+pub(crate) fn liveness(entries: usize) {
+    LIVENESS.store(entries as u64, Ordering::Relaxed);
 }

@@ -5,6 +5,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// The most nodes the table holds. Only nodes of a consumer are recorded, so the replicated node table
+/// bounds it already; this bounds it whatever that holds. A node reporting while the table is full is
+/// not recorded (it counts from the leader's start, as if it had not reported) and the refusal is logged
+/// once per filling.
+pub const MAX_LIVENESS_ENTRIES: usize = 4_000_000;
+
 /// When each node last reported to this leader. Kept in memory only: a new leader starts with an
 /// empty table and gives every node one full timeout from its own start.
 #[derive(Debug)]
@@ -17,6 +23,10 @@ pub(crate) struct Liveness {
     last_seen: HashMap<String, Instant>,
     /// Silence longer than this makes a node in no consumer forgotten; `None`: never.
     forget_after: Option<Duration>,
+    /// The most entries (see [`MAX_LIVENESS_ENTRIES`]).
+    limit: usize,
+    /// The table refused a node since it was last below its limit (logged once).
+    full: bool,
 }
 
 impl Liveness {
@@ -27,7 +37,16 @@ impl Liveness {
             since: now,
             last_seen: HashMap::new(),
             forget_after: None,
+            limit: MAX_LIVENESS_ENTRIES,
+            full: false,
         }
+    }
+
+    /// The same table holding at most `limit` nodes (tests).
+    #[cfg(test)]
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
     }
 
     /// The same table, also judging which nodes were silent longer than `after` (see
@@ -66,9 +85,20 @@ impl Liveness {
 
     /// `node` reported at `now`.
     pub fn seen(&mut self, node: &str, now: Instant) {
+        let len = self.last_seen.len();
         match self.last_seen.get_mut(node) {
             Some(t) => *t = now,
+            None if len >= self.limit => {
+                if !self.full {
+                    tracing::warn!(
+                        limit = self.limit,
+                        "liveness table full: nodes reporting now are not recorded"
+                    );
+                    self.full = true;
+                }
+            }
             None => {
+                self.full = false;
                 self.last_seen.insert(node.to_string(), now);
             }
         }

@@ -93,3 +93,17 @@ fn nodes_are_to_forget_only_after_the_forget_time_and_never_when_it_is_off() {
     let off = Liveness::new(T, start).forgetting_after(Duration::ZERO);
     assert!(off.silent_to_forget(["a"], later).is_empty());
 }
+
+#[test]
+fn a_full_table_records_no_new_node_but_refreshes_the_ones_it_holds() {
+    let start = Instant::now();
+    let mut l = Liveness::new(T, start).with_limit(2);
+    l.seen("a", start);
+    l.seen("b", start);
+    l.seen("c", start);
+    assert_eq!(l.len(), 2);
+    assert_eq!(l.age("c", start), None, "c was not recorded");
+    let later = start + Duration::from_millis(50);
+    l.seen("a", later);
+    assert_eq!(l.age("a", later), Some(Duration::ZERO));
+}

@@ -43,6 +43,14 @@ pub enum ReportRejected {
         /// The bound.
         limit: usize,
     },
+    /// The report is out of bounds (`check_report`): refused alone, the rest of its batch goes on.
+    #[error("node {node:?}: {reason}")]
+    Invalid {
+        /// The reporting node.
+        node: String,
+        /// Which bound it broke, with the limit.
+        reason: String,
+    },
 }
 
 /// The deployment's deadline in the applied state now (`None`: no time-based rule): re-arm the

@@ -15,6 +15,7 @@ pub mod ingest_stats;
 mod leadership;
 mod liveness;
 pub mod messages;
+pub mod refusals;
 mod routing;
 mod supervisor;
 

@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use super::children::Children;
 use super::consumer::ConsumerActor;
 use super::host::{read_with, Host, ProposeError};
+use super::ingest_stats;
 use super::liveness::Liveness;
 use super::messages::{ReportBatch, ReportRejected};
 use crate::domain::{Command, NodeReport, Response};
@@ -71,6 +72,7 @@ impl ReportRouting {
     /// `silent` nodes, if any (then the next check waits until [`ReportRouting::marked`]).
     pub fn mark_inactive(&mut self, silent: Vec<String>, now: Instant) -> Option<Command> {
         self.liveness.forget_stale(now);
+        ingest_stats::liveness(self.liveness.len());
         tracing::trace!(heard = self.liveness.len(), "liveness checked");
         if silent.is_empty() {
             return None;
@@ -107,18 +109,20 @@ impl ReportRouting {
         now: Instant,
     ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
         let count = reports.len();
-        // A report is proof of life for its node, whichever consumer's actor takes it.
-        for r in &reports {
-            if r.active != Some(false) {
-                self.liveness.seen(&r.node, now);
-            }
-        }
         let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
             reports
                 .iter()
                 .map(|r| s.report_consumer(&r.node).map(str::to_string))
                 .collect()
         });
+        // A report is proof of life for its node, whichever consumer's actor takes it; only for a
+        // node some consumer's actor takes, so made-up ids never grow the table.
+        for (r, consumer) in reports.iter().zip(&consumers) {
+            if r.active != Some(false) && consumer.is_some() {
+                self.liveness.seen(&r.node, now);
+            }
+        }
+        ingest_stats::liveness(self.liveness.len());
         let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();
         let mut unassigned = Vec::new();
         for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {

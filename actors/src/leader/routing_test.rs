@@ -144,3 +144,22 @@ async fn a_report_right_after_its_consumer_is_created_is_applied() {
     assert!(node.active, "an answered report was never applied");
     assert_eq!(node.resources["app"].current, Some(1));
 }
+
+#[actix::test]
+async fn made_up_node_ids_never_enter_the_liveness_table() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 2);
+    let supervisor = leader(&host, Duration::from_secs(30));
+    supervisor.send(Leadership(true)).await.unwrap();
+    let mut batch: Vec<_> = (0..3_000)
+        .map(|i| node_report(&format!("ghost-{i}"), 1))
+        .collect();
+    batch.push(node_report("web-0", 1));
+    let answers = supervisor.send(ReportBatch(batch)).await.unwrap();
+    assert!(answers.iter().all(Result::is_ok));
+    assert_eq!(
+        super::super::ingest_stats::snapshot().liveness,
+        1,
+        "only the consumer's node is recorded"
+    );
+}

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Read, Report};
-use convoy_actors::domain::{NodeReport, ResourceReport};
+use convoy_actors::domain::{node_consumers, NodeReport, ResourceReport};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Caller;
 use super::error::ApiError;
 use super::openapi::answers::{NodeAnswer, NodeListAnswer, TargetsAnswer};
 use super::read::{found, Consistency};
-use super::reports::{report_batch, BatchAnswer, BatchBody, ReportGateway};
+use super::reports::{admit, check_node_id, report_batch, BatchAnswer, BatchBody, ReportGateway};
 use super::route::Route;
 use crate::replica::Replica;
 
@@ -150,12 +150,24 @@ async fn report(
     body: web::Json<ReportBody>,
 ) -> Result<HttpResponse, ApiError> {
     let node = id.into_inner();
+    check_node_id(&node)?;
     caller.check_report(&node)?;
+    let key = node.clone();
+    let consumers = replica.node().read(|m| node_consumers(m.state(), &key));
+    caller.check_report_scope(&node, &consumers)?;
     let body = body.into_inner();
-    let report = NodeReport {
-        node: node.clone(),
-        active: body.active,
-        resources: body.resources.clone(),
+    let report = admit(
+        &replica,
+        NodeReport {
+            node: node.clone(),
+            active: body.active,
+            resources: body.resources,
+        },
+    )?;
+    // What is forwarded from a follower is the report as admitted (its errors cut).
+    let body = ReportBody {
+        active: report.active,
+        resources: report.resources.clone(),
     };
     reports
         .ingest(&replica, report, &body, req.headers().get(AUTHORIZATION))

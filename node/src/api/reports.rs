@@ -2,15 +2,20 @@
 //! this server follows; and `POST /v1/nodes/reports`, many nodes' reports in one request.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use actix::Addr;
 use actix_web::http::header::{HeaderValue, AUTHORIZATION};
 use actix_web::{web, HttpRequest, HttpResponse};
-use convoy_actors::domain::{NodeReport, ResourceReport};
+use convoy_actors::domain::{
+    check_name, check_report, cut_errors, node_consumers, NodeReport, ResourceReport,
+};
 use convoy_actors::leader::messages::{Report, ReportBatch, ReportRejected};
-use convoy_actors::leader::Supervisor;
+use convoy_actors::leader::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
+use convoy_actors::leader::{ingest_stats, Supervisor};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::auth::Caller;
 use super::error::ApiError;
@@ -58,6 +63,56 @@ impl Forwarder {
     }
 }
 
+/// Refused reports on this server, logged as a summary (one line per interval at most).
+static REFUSALS: Mutex<RefusalLog> = Mutex::new(RefusalLog::new(REFUSAL_LOG_INTERVAL));
+
+/// Counts (`convoy_reports_refused_total`) and, in summary, logs one refused report.
+fn refused(reason: &str) {
+    ingest_stats::refused();
+    let line = REFUSALS
+        .lock()
+        .map(|mut log| log.record(Instant::now(), reason))
+        .unwrap_or_default();
+    if let Some(line) = line {
+        tracing::warn!("{line}");
+    }
+}
+
+/// A node id as the API takes it, checked at the edge with the rule of its creation (so an encoded
+/// path such as `web-1%2F..%2Fapi-1` is refused here, never forwarded); 400 otherwise.
+pub(crate) fn check_node_id(node: &str) -> Result<(), ApiError> {
+    check_name("node", node).map_err(|e| {
+        refused(&e.to_string());
+        ApiError::from(e)
+    })
+}
+
+/// A report as it arrives: every `error` cut to 1,024 bytes (with a marker), then checked against this
+/// server's applied state (`check_report`: the resources the node may name, versions that exist, the
+/// byte budget); 400 naming the limit otherwise, counted and summarised in the log.
+pub(crate) fn admit(replica: &Replica, mut report: NodeReport) -> Result<NodeReport, ApiError> {
+    cut_errors(&mut report);
+    let checked = replica.node().read(|m| check_report(m.state(), &report));
+    match checked {
+        Ok(()) => Ok(report),
+        Err(e) => {
+            refused(&e.to_string());
+            Err(ApiError::from(e))
+        }
+    }
+}
+
+/// `node` as one path segment: every byte but ASCII letters, digits, `-`, `_`, `.` percent-encoded
+/// (ids are checked to hold only those, so this changes nothing today; it keeps a path a path).
+fn encode_segment(node: &str) -> String {
+    node.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// Routes reports to the leader's supervisor here, or forwards them to the leader's HTTP API.
 pub struct ReportGateway {
     supervisor: Addr<Supervisor>,
@@ -98,8 +153,16 @@ impl ReportGateway {
                 crate::metrics::metrics().reports_busy.inc();
                 Err(ApiError::Unavailable(busy.to_string()))
             }
+            Err(invalid @ ReportRejected::Invalid { .. }) => {
+                Err(ApiError::BadRequest(invalid.to_string()))
+            }
             Err(ReportRejected::NotLeader) => self
-                .forward(replica, &format!("/v1/nodes/{node}/report"), body, auth)
+                .forward(
+                    replica,
+                    &format!("/v1/nodes/{}/report", encode_segment(&node)),
+                    body,
+                    auth,
+                )
                 .await
                 .map(drop),
         }
@@ -144,6 +207,11 @@ impl ReportGateway {
             } else {
                 ApiError::Forbidden(format!("leader {leader}: {message}"))
             });
+        }
+        if status.as_u16() == 400 {
+            let body: serde_json::Value = response.json().await.unwrap_or_default();
+            let message = body["error"]["message"].as_str().unwrap_or("refused");
+            return Err(ApiError::BadRequest(format!("leader {leader}: {message}")));
         }
         if !status.is_success() {
             return Err(ApiError::Unavailable(format!(
@@ -223,7 +291,8 @@ pub(crate) struct BatchAnswer {
     rejected: BTreeMap<String, String>,
 }
 
-/// Refuses an empty node id, a node twice and more than [`MAX_BATCH_REPORTS`] reports.
+/// Refuses an empty or invalid node id (the rule of its creation), a node twice and more than
+/// [`MAX_BATCH_REPORTS`] reports.
 fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
     if body.reports.len() > MAX_BATCH_REPORTS {
         return Err(ApiError::BadRequest(format!(
@@ -236,6 +305,10 @@ fn check_batch(body: &BatchBody) -> Result<(), ApiError> {
         if entry.node.is_empty() {
             return Err(ApiError::BadRequest(format!("reports[{i}].node is empty")));
         }
+        check_node_id(&entry.node).map_err(|e| match e {
+            ApiError::BadRequest(m) => ApiError::BadRequest(format!("reports[{i}].node: {m}")),
+            other => other,
+        })?;
         if !seen.insert(entry.node.as_str()) {
             return Err(ApiError::BadRequest(format!(
                 "node {:?} reports twice (reports[{i}]); send one report per node",
@@ -259,25 +332,81 @@ pub async fn report_batch(
     for entry in &body.reports {
         caller.check_report(&entry.node)?;
     }
-    if !replica.node().is_leader() {
-        let auth = req.headers().get(AUTHORIZATION);
-        let bytes = reports
-            .forward(&replica, "/v1/nodes/reports", &body, auth)
-            .await?;
-        return Ok(HttpResponse::Ok()
-            .content_type("application/json")
-            .body(bytes));
+    if let Caller::Token(t) = &caller {
+        if !t.consumers.is_empty() {
+            let scopes: Vec<Vec<String>> = replica.node().read(|m| {
+                body.reports
+                    .iter()
+                    .map(|e| node_consumers(m.state(), &e.node))
+                    .collect()
+            });
+            for (entry, consumers) in body.reports.iter().zip(&scopes) {
+                caller.check_report_scope(&entry.node, consumers)?;
+            }
+        }
     }
-    let nodes: Vec<String> = body.reports.iter().map(|e| e.node.clone()).collect();
-    let batch: Vec<NodeReport> = body
-        .reports
-        .into_iter()
-        .map(|e| NodeReport {
+    // Each report is checked alone where it arrives: one out of bounds is refused (in `rejected`) and
+    // the others go on.
+    let mut refused_here: BTreeMap<String, String> = BTreeMap::new();
+    let mut batch: Vec<NodeReport> = Vec::with_capacity(body.reports.len());
+    for e in body.reports {
+        let report = NodeReport {
             node: e.node,
             active: e.active,
             resources: e.resources,
-        })
-        .collect();
+        };
+        let node = report.node.clone();
+        match admit(&replica, report) {
+            Ok(report) => batch.push(report),
+            Err(e) => {
+                refused_here.insert(node, e.to_string());
+            }
+        }
+    }
+    if !replica.node().is_leader() {
+        let auth = req.headers().get(AUTHORIZATION);
+        let body = BatchBody {
+            reports: batch
+                .into_iter()
+                .map(|r| BatchEntry {
+                    node: r.node,
+                    active: r.active,
+                    resources: r.resources,
+                })
+                .collect(),
+        };
+        let bytes = reports
+            .forward(&replica, "/v1/nodes/reports", &body, auth)
+            .await?;
+        if refused_here.is_empty() {
+            return Ok(HttpResponse::Ok()
+                .content_type("application/json")
+                .body(bytes));
+        }
+        let mut answer: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::Unavailable(format!("the leader's answer is not JSON: {e}")))?;
+        let targets: Vec<(String, Value)> = replica.node().read(|m| {
+            refused_here
+                .keys()
+                .map(|n| {
+                    (
+                        n.clone(),
+                        serde_json::to_value(m.state().targets(n)).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        });
+        for (node, targets) in targets {
+            answer["targets"][node] = targets;
+        }
+        for (node, why) in refused_here {
+            answer["rejected"][node] = why.into();
+        }
+        return Ok(HttpResponse::Ok().json(answer));
+    }
+    let nodes: Vec<String> = batch.iter().map(|r| r.node.clone()).collect();
+    // Every node named gets its targets, the refused ones too (what they should do is not their report).
+    let answered: Vec<String> = nodes.iter().chain(refused_here.keys()).cloned().collect();
     let answers = reports
         .supervisor
         .send(ReportBatch(batch))
@@ -295,14 +424,18 @@ pub async fn report_batch(
             Err(ReportRejected::NotLeader) => {
                 Some((node.clone(), "leadership is changing; retry".into()))
             }
+            Err(invalid @ ReportRejected::Invalid { .. }) => {
+                Some((node.clone(), invalid.to_string()))
+            }
             Err(busy) => {
                 crate::metrics::metrics().reports_busy.inc();
                 Some((node.clone(), busy.to_string()))
             }
         })
+        .chain(refused_here)
         .collect();
     let targets = replica.node().read(|m| {
-        nodes
+        answered
             .into_iter()
             .map(|node| {
                 let targets = m.state().targets(&node);

@@ -5,7 +5,8 @@
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::Admin;
 use convoy_actors::domain::{
-    check_token_name, check_token_nodes, check_token_ttl, Command, Role, TokenView,
+    check_token_consumers, check_token_name, check_token_nodes, check_token_ttl, Command, Role,
+    TokenView,
 };
 use serde::Deserialize;
 
@@ -45,6 +46,9 @@ pub(crate) struct CreateBody {
     role: Role,
     #[serde(default)]
     nodes: Option<String>,
+    /// Agent tokens: the consumers whose nodes it may report for, as well as its glob.
+    #[serde(default)]
+    consumers: Vec<String>,
     /// How long the token works, from its creation: a duration with its unit (`30d`, `12h`, `90s`), 1s
     /// to 3650d. Absent: until revoked.
     #[serde(default)]
@@ -82,25 +86,31 @@ async fn create(
     check_token_nodes(body.role, body.nodes.as_deref())
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let ttl_ms = ttl_ms(body.ttl.as_deref())?;
+    check_token_consumers(body.role, &body.consumers)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let secret = secret::generate();
     let by = caller.actor();
-    let (name, role, nodes, hash) = (
-        body.name.clone(),
-        body.role,
-        body.nodes,
-        secret::hash(&secret),
-    );
-    let command = match ttl_ms {
-        None => Command::CreateToken {
+    let hash = secret::hash(&secret);
+    let name = body.name.clone();
+    let command = match (body.nodes, body.consumers.is_empty(), ttl_ms) {
+        (Some(nodes), false, ttl_ms) => Command::CreateBoundToken {
             name,
-            role,
+            nodes,
+            consumers: body.consumers,
+            hash,
+            by: by.clone(),
+            ttl_ms,
+        },
+        (nodes, _, None) => Command::CreateToken {
+            name,
+            role: body.role,
             nodes,
             hash,
             by: by.clone(),
         },
-        Some(ttl_ms) => Command::CreateTokenWithTtl {
+        (nodes, _, Some(ttl_ms)) => Command::CreateTokenWithTtl {
             name,
-            role,
+            role: body.role,
             nodes,
             hash,
             by: by.clone(),

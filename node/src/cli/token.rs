@@ -28,6 +28,10 @@ pub enum TokenCommand {
         /// How long it works from its creation (`30d`, `12h`; 1s to 3650d); without it, until revoked.
         #[arg(long, value_name = "DURATION", env = "CONVOY_TOKEN_TTL")]
         ttl: Option<String>,
+        /// Agent tokens: a consumer whose nodes it may report for, as well as the glob (repeat for
+        /// several; every consumer of a reported node must be one of them).
+        #[arg(long = "consumer", value_name = "CONSUMER")]
+        consumers: Vec<String>,
     },
     /// List tokens (names, roles, node globs, expiry; never secrets).
     List,
@@ -94,6 +98,7 @@ pub async fn run(
             role,
             nodes,
             ttl,
+            consumers,
         } => {
             let role = Role::from(role);
             if let Some(raw) = &ttl {
@@ -103,7 +108,8 @@ pub async fn run(
                     reason: e.to_string(),
                 })?;
             }
-            let mut body = json!({ "name": name, "role": role, "nodes": nodes });
+            let mut body =
+                json!({ "name": name, "role": role, "nodes": nodes, "consumers": consumers });
             if let Some(ttl) = ttl {
                 body["ttl"] = Value::String(ttl);
             }
@@ -153,7 +159,10 @@ pub fn table(list: &[TokenView]) -> String {
         t.row([
             token.name.clone(),
             token.role.to_string(),
-            opt(token.nodes.clone()),
+            match (&token.nodes, token.consumers.is_empty()) {
+                (Some(glob), false) => format!("{glob} in {}", token.consumers.join(",")),
+                _ => opt(token.nodes.clone()),
+            },
             timestamp(token.created_at),
             token
                 .expires_at

@@ -68,6 +68,10 @@ pub struct Metrics {
     pub report_batches: IntCounter,
     /// Node changes waiting in the consumer actors' queues.
     pub report_queue: IntGauge,
+    /// Node reports refused as out of bounds (where they arrived, or by a consumer actor), each alone.
+    pub reports_refused: IntCounter,
+    /// Entries of the leader's liveness table (nodes of a consumer heard from recently); 0 on a follower.
+    pub liveness_nodes: IntGauge,
     /// Requests answered 503 (no leader, not a member, busy), by route pattern.
     pub unavailable: IntCounterVec,
     // --- process ---
@@ -199,6 +203,14 @@ impl Metrics {
                 "convoy_report_queue_depth",
                 "Node changes waiting in the leader's consumer actors' queues.",
             ),
+            reports_refused: counter(
+                "convoy_reports_refused_total",
+                "Node reports refused with 400 as out of bounds (names, resources, versions, byte budget), each alone.",
+            ),
+            liveness_nodes: gauge(
+                "convoy_leader_liveness_nodes",
+                "Entries of the leader's liveness table: nodes of a consumer heard from recently.",
+            ),
             unavailable: IntCounterVec::new(
                 Opts::new(
                     "convoy_http_unavailable_total",
@@ -245,6 +257,8 @@ impl Metrics {
             Box::new(m.report_changes.clone()),
             Box::new(m.report_batches.clone()),
             Box::new(m.report_queue.clone()),
+            Box::new(m.reports_refused.clone()),
+            Box::new(m.liveness_nodes.clone()),
             Box::new(m.rss.clone()),
             Box::new(m.open_fds.clone()),
             Box::new(m.uptime.clone()),

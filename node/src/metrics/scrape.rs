@@ -88,6 +88,8 @@ fn refresh_reports(m: &Metrics) {
     catch_up(&m.report_changes, c.changes);
     catch_up(&m.report_batches, c.batches);
     m.report_queue.set(c.queued as i64);
+    catch_up(&m.reports_refused, c.refused);
+    m.liveness_nodes.set(c.liveness as i64);
 }
 
 /// When this process started, for `convoy_uptime_seconds`.

@@ -147,12 +147,22 @@ pub struct Token {
     /// this field existed does not decode (bincode is not self-describing).
     #[serde(default)]
     pub expires_at: Option<Timestamp>,
+    /// For `agent` tokens: the consumers whose nodes it may report for, as well as its glob: every
+    /// consumer of a reported node must be one of these. Empty: not bound (older tokens).
+    #[serde(default)]
+    pub consumers: Vec<String>,
 }
 
 impl Token {
     /// Whether the token has expired at `now` (ms since the epoch): from `expires_at` on.
     pub fn expired(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|end| now >= end)
+    }
+
+    /// Whether this token may report for a node in `node_consumers` (its consumers in the state):
+    /// a token bound to consumers only when every one of them is bound; any other token, always.
+    pub fn may_report_in<'a>(&self, mut node_consumers: impl Iterator<Item = &'a str>) -> bool {
+        self.consumers.is_empty() || node_consumers.all(|c| self.consumers.iter().any(|b| b == c))
     }
 
     /// Whether this token may report for `node`: admins for any node, agents for the nodes their glob matches.
@@ -207,6 +217,7 @@ impl TokenTable {
     pub(crate) fn create(&mut self, token: Token) -> Result<(), DomainError> {
         check_token_name(&token.name)?;
         check_token_nodes(token.role, token.nodes.as_deref())?;
+        check_token_consumers(token.role, &token.consumers)?;
         if self.tokens.contains_key(&token.name) {
             return Err(DomainError::AlreadyExists {
                 entity: Entity::Token,
@@ -252,10 +263,39 @@ impl TokenTable {
                     created_at: at,
                     created_by: Actor::System,
                     expires_at: None,
+                    consumers: Vec::new(),
                 },
             );
         }
     }
+}
+
+/// The most consumers one agent token may be bound to.
+pub const MAX_TOKEN_CONSUMERS: usize = 256;
+
+/// Refuses a consumer binding on a token that is not an agent's, more than [`MAX_TOKEN_CONSUMERS`]
+/// consumers, and a name that could not name a consumer.
+pub fn check_token_consumers(role: Role, consumers: &[String]) -> Result<(), DomainError> {
+    if consumers.is_empty() {
+        return Ok(());
+    }
+    if role != Role::Agent {
+        return Err(DomainError::invalid(
+            "consumers",
+            format!("{} consumers", consumers.len()),
+            &format!("only agent tokens are bound to consumers, not {role} tokens"),
+        ));
+    }
+    if consumers.len() > MAX_TOKEN_CONSUMERS {
+        return Err(DomainError::invalid(
+            "consumers",
+            format!("{} entries", consumers.len()),
+            &format!("at most {MAX_TOKEN_CONSUMERS} are allowed"),
+        ));
+    }
+    consumers
+        .iter()
+        .try_for_each(|c| crate::errors::check_name("consumer", c))
 }
 
 /// Token names: 1-64 characters of `A-Z a-z 0-9 . _ -`, not `user`, `pulse`, `timer` or `system`

@@ -112,6 +112,7 @@ fn agents_report_only_for_their_nodes_and_admins_for_any() {
         created_at: 0,
         created_by: Actor::System,
         expires_at: None,
+        consumers: Vec::new(),
     };
     assert!(token(Role::Agent, Some("web-*")).may_report_for("web-3"));
     assert!(!token(Role::Agent, Some("web-*")).may_report_for("db-3"));
@@ -333,4 +334,42 @@ fn a_token_with_a_ttl_expires_at_its_leader_stamped_creation_plus_the_ttl() {
 
 fn create_plain(name: &str, h: u8) -> Command {
     create(name, Role::Reader, None, hash(h))
+}
+
+#[test]
+fn a_bound_token_is_an_agent_of_its_consumers_only() {
+    let mut state = ClusterState::default();
+    let bound = Command::CreateBoundToken {
+        name: "web-agent".into(),
+        nodes: "web-*".into(),
+        consumers: vec!["web".into()],
+        hash: hash(7),
+        by: Actor::Token("root".into()),
+        ttl_ms: None,
+    };
+    crate::views::precheck::precheck(&state, &bound).unwrap();
+    state.apply(bound, 1).unwrap();
+    let token = state.tokens().get("web-agent").unwrap();
+    assert_eq!(token.role, Role::Agent);
+    assert!(token.may_report_in(["web"].into_iter()));
+    assert!(!token.may_report_in(["db"].into_iter()));
+    assert!(!token.may_report_in(["web", "db"].into_iter()));
+    let none = Command::CreateBoundToken {
+        name: "loose".into(),
+        nodes: "*".into(),
+        consumers: vec![],
+        hash: hash(8),
+        by: Actor::Token("root".into()),
+        ttl_ms: None,
+    };
+    assert!(state.apply(none, 2).is_err());
+    let bad = Command::CreateBoundToken {
+        name: "bad".into(),
+        nodes: "*".into(),
+        consumers: vec!["a/b".into()],
+        hash: hash(9),
+        by: Actor::Token("root".into()),
+        ttl_ms: None,
+    };
+    assert!(crate::views::precheck::precheck(&state, &bad).is_err());
 }

@@ -14,7 +14,7 @@ use crate::entities::group_deployment::GroupDeployment;
 use crate::entities::group_deployment::GroupStatus;
 use crate::entities::model::{Consumer, Group, Resource};
 use crate::entities::nodes::NodeTable;
-use crate::entities::tokens::{check_token_ttl, Token, TokenTable};
+use crate::entities::tokens::{check_token_ttl, Role, Token, TokenTable};
 use crate::errors::DomainError;
 use crate::families::lifecycle::Op;
 use crate::families::settle::Cx;
@@ -250,6 +250,7 @@ impl ClusterState {
                     created_at: at,
                     created_by: by,
                     expires_at: None,
+                    consumers: Vec::new(),
                 })?;
                 Response::Done
             }
@@ -270,6 +271,37 @@ impl ClusterState {
                     created_at: at,
                     created_by: by,
                     expires_at: Some(at.saturating_add(ttl_ms)),
+                    consumers: Vec::new(),
+                })?;
+                Response::Done
+            }
+            Command::CreateBoundToken {
+                name,
+                nodes,
+                consumers,
+                hash,
+                by,
+                ttl_ms,
+            } => {
+                if let Some(ttl_ms) = ttl_ms {
+                    check_token_ttl(ttl_ms)?;
+                }
+                if consumers.is_empty() {
+                    return Err(DomainError::invalid(
+                        "consumers",
+                        "[]",
+                        "a bound token names at least one consumer",
+                    ));
+                }
+                self.tokens.create(Token {
+                    name,
+                    role: Role::Agent,
+                    nodes: Some(nodes),
+                    hash,
+                    created_at: at,
+                    created_by: by,
+                    expires_at: ttl_ms.map(|ttl| at.saturating_add(ttl)),
+                    consumers,
                 })?;
                 Response::Done
             }

@@ -7,6 +7,7 @@ pub mod gauges;
 pub mod plan;
 pub mod precheck;
 pub mod queries;
+pub mod report_bounds;
 pub mod summary;
 pub mod targets;
 
@@ -399,6 +400,9 @@ pub struct TokenView {
     /// When it expires (ms since the epoch: creation plus its `ttl`); absent: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<Timestamp>,
+    /// Agent tokens: the consumers whose nodes it may report for (absent: not bound).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub consumers: Vec<String>,
 }
 
 impl ClusterState {
@@ -421,5 +425,6 @@ fn token_view(t: &Token) -> TokenView {
         created_at: t.created_at,
         created_by: t.created_by.clone(),
         expires_at: t.expires_at,
+        consumers: t.consumers.clone(),
     }
 }

@@ -5,9 +5,11 @@
 //! may still be refused there), so this module only ever refuses earlier, never differently.
 
 use crate::command::{Command, DeploymentSpec};
+use crate::entities::tokens::{check_token_consumers, Role};
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, check_name, quote, DomainError};
 use crate::state::ClusterState;
+use crate::views::report_bounds::check_report;
 
 /// Most node ids one command may name (a consumer's creation or one change of its nodes).
 pub const MAX_NODES_PER_COMMAND: usize = 100_000;
@@ -88,12 +90,7 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         Command::DeleteGroup { name } => check_name("group", name),
         Command::ReportNodes(reports) => {
             check_count("reports", reports.len(), MAX_NODES_PER_COMMAND)?;
-            reports.iter().try_for_each(|r| {
-                check_name("node", &r.node)?;
-                r.resources
-                    .keys()
-                    .try_for_each(|res| check_name("resource", res))
-            })
+            reports.iter().try_for_each(|r| check_report(state, r))
         }
         Command::MarkInactive { nodes } => check_nodes(nodes),
         Command::StartDeployment(spec) => check_spec(state, spec),
@@ -129,6 +126,20 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             nodes
                 .as_deref()
                 .map_or(Ok(()), |glob| check_field("nodes", glob))
+        }
+        Command::CreateBoundToken {
+            name,
+            nodes,
+            consumers,
+            ttl_ms,
+            ..
+        } => {
+            check_name("token", name)?;
+            check_token_consumers(Role::Agent, consumers)?;
+            if let Some(ttl_ms) = ttl_ms {
+                crate::entities::tokens::check_token_ttl(*ttl_ms)?;
+            }
+            check_field("nodes", nodes)
         }
         Command::RevokeToken { name, .. } => check_name("token", name),
         Command::BootstrapToken { .. } => Ok(()),

@@ -267,6 +267,7 @@ fn anonymous_callers_report_for_anyone_and_tokens_only_for_their_nodes() {
             created_at: 0,
             created_by: Actor::System,
             expires_at: None,
+            consumers: Vec::new(),
         })
     };
     assert!(Caller::Anonymous.check_report("any").is_ok());

@@ -7,6 +7,7 @@
 //! leader first, and an expired token is 401 `token_expired` (see [`standing`]).
 
 pub mod bootstrap;
+mod scope;
 pub mod secret;
 pub mod standing;
 pub mod table;

@@ -44,6 +44,9 @@ pub enum Scenario {
     ApplyPauseResources,
     /// (i) The same with `--pause-objects` fleet nodes; and RSS per node. Not in the default set.
     ApplyPauseNodes,
+    /// (j) Other writes' p99 while one agent token floods reports at the API's limit, against the quiet
+    /// p99. Not in the default set.
+    ReportFlood,
 }
 
 /// The scenarios `convoy bench` runs when `--scenario` is not given.

@@ -14,6 +14,7 @@ pub mod load;
 mod pulse;
 mod relay;
 pub mod report;
+mod report_flood;
 mod rollout;
 mod scale;
 pub mod throughput;
@@ -35,6 +36,7 @@ pub async fn run_scenario(ctx: &mut Ctx, scenario: Scenario) -> anyhow::Result<(
         Scenario::LargeState => large_state::run(ctx).await,
         Scenario::ApplyPauseResources => apply_pause::run(ctx, apply_pause::Objects::Resources),
         Scenario::ApplyPauseNodes => apply_pause::run(ctx, apply_pause::Objects::Nodes),
+        Scenario::ReportFlood => report_flood::run(ctx).await,
     };
     result.with_context(|| format!("scenario {scenario:?}"))
 }

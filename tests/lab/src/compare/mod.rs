@@ -36,6 +36,7 @@ impl ValueEnum for LabScenario {
             LabScenario::Convoy(Scenario::LargeState),
             LabScenario::Convoy(Scenario::ApplyPauseResources),
             LabScenario::Convoy(Scenario::ApplyPauseNodes),
+            LabScenario::Convoy(Scenario::ReportFlood),
             LabScenario::Wrk,
         ];
         ALL
