@@ -14,6 +14,7 @@ fn caller(name: &str, role: Role) -> Caller {
         created_at: 0,
         created_by: Actor::System,
         expires_at: None,
+        consumers: Vec::new(),
     })
 }
 

@@ -37,6 +37,7 @@ mod tests {
             hash: [0; 32],
             created_at: 0,
             created_by: Actor::System,
+            expires_at: None,
             consumers: consumers.iter().map(|c| c.to_string()).collect(),
         })
     }
