@@ -7,7 +7,8 @@
 
 /// The format this build writes and reads. 1: every build before the format was recorded (up to
 /// November 2026); 2: judgement, selection and token changes of issues 22 and 28 (completion
-/// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry).
+/// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry, tokens
+/// bound to consumers).
 pub const STATE_FORMAT: u32 = 2;
 
 #[cfg(test)]
