@@ -372,3 +372,48 @@ async fn a_follower_restored_from_an_old_backup_is_refused_and_the_leader_keeps_
     );
     no_panic(&cluster)
 }
+
+/// A server started on a data dir of another state format (here: one recorded before formats were,
+/// format 1) refuses to start, naming both formats, instead of skipping the commands it cannot decode;
+/// the others keep writing (docs/RELIABILITY.md, "Upgrades").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_of_another_state_format_is_refused_at_start() -> anyhow::Result<()> {
+    let mut cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let client = cluster.server(leader).client();
+    assert_eq!(write(&client, "before").await, 201);
+    let old = a_follower(&cluster, leader);
+    cluster.server_mut(old).kill();
+    let identity = data_dir(&cluster, old).join("identity");
+    let text = std::fs::read_to_string(&identity)?;
+    assert!(text.contains("state_format = "), "{text}");
+    // What a build before formats were wrote: no state_format line.
+    let before: String = text
+        .lines()
+        .filter(|l| !l.starts_with("state_format"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&identity, before)?;
+    cluster.restart(old)?;
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = cluster.server_mut(old).exit_status() {
+            break status;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "server {old} on a format-1 data dir still runs after 20 s\n{}",
+            cluster.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let log = cluster.server(old).log_tail(20);
+    assert!(!status.success(), "it exited with {status}: {log}");
+    assert!(
+        log.contains("holds state format 1, and this build reads format 2"),
+        "{log}"
+    );
+    keeps_taking_writes(&cluster, &client, "after", Duration::from_secs(3)).await?;
+    no_panic(&cluster)
+}
