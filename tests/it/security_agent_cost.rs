@@ -401,6 +401,33 @@ async fn a_done_reported_by_an_agent_token_is_recorded_with_its_name() -> anyhow
         .await?;
     assert_eq!(status, 201, "{created}");
     let secret = created["secret"].as_str().unwrap_or_default().to_string();
+    // Both nodes run version 1 (a node never heard from would be skipped at the start).
+    let on_leader = as_token(&cluster.server(leader).http_addr, &secret)?;
+    until_known(&on_leader, "/v1/nodes/web-1/report").await?;
+    let v1 = held(1, None);
+    let running = |v: &Value| json!({"app": {"current": 1, "versions": v["versions"]}});
+    let (status, body) = on_leader
+        .post(
+            "/v1/nodes/reports",
+            &json!({"reports": [
+                {"node": "web-1", "resources": running(&v1)},
+                {"node": "web-2", "resources": running(&v1)},
+            ]}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    until("both nodes run version 1", || {
+        let api = &api;
+        async move {
+            let mut on_v1 = 0;
+            for node in ["web-1", "web-2"] {
+                let view = get_ok(api, &format!("/v1/nodes/{node}")).await?;
+                on_v1 += usize::from(view["resources"]["app"]["current"] == 1);
+            }
+            Ok(on_v1 == 2)
+        }
+    })
+    .await?;
     // One node at a time: web-1 installs first, web-2 waits for it.
     let started = post_ok(
         &api,
@@ -440,8 +467,7 @@ async fn a_done_reported_by_an_agent_token_is_recorded_with_its_name() -> anyhow
     );
 
     // web-2's "done", batched, on the leader.
-    let agent = as_token(&cluster.server(leader).http_addr, &secret)?;
-    let (status, body) = agent
+    let (status, body) = on_leader
         .post(
             "/v1/nodes/reports",
             &json!({"reports": [{"node": "web-2", "resources": done}]}),

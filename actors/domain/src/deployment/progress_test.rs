@@ -259,7 +259,7 @@ fn the_node_events_a_report_causes_name_the_token_that_sent_it() {
     k.installed_by(1, Actor::Token("ops".into()));
     k.installed(2);
     assert_eq!(k.d(id).status, Status::RolledForward);
-    use EventKind::*;
+    use EventKind::{Install, Succeeded};
     assert_eq!(
         node_events(&k, id, 0),
         named(&[(Install, "system"), (Succeeded, "web-agent")]),
@@ -267,26 +267,18 @@ fn the_node_events_a_report_causes_name_the_token_that_sent_it() {
     );
     assert_eq!(
         node_events(&k, id, 1),
-        named(&[
-            (Download, "system"),
-            (Install, "web-agent"),
-            (Succeeded, "ops")
-        ]),
+        named(&[(Install, "web-agent"), (Succeeded, "ops")]),
         "node 0's report made room for it"
     );
     assert_eq!(
         node_events(&k, id, 2),
-        named(&[
-            (Download, "web-agent"),
-            (Install, "ops"),
-            (Succeeded, "user")
-        ]),
+        named(&[(Install, "ops"), (Succeeded, "user")]),
         "a report without auth is the user's"
     );
     assert_eq!(
         status_events(&k, id),
-        vec!["system", "system"],
-        "the deployment's judgement stays convoy's"
+        vec!["user", "system"],
+        "the start is the person's; the deployment's judgement (rolled forward) stays convoy's"
     );
 }
 
@@ -295,7 +287,7 @@ fn a_failure_and_a_skip_a_report_causes_name_its_sender() {
     let mut k = Kit::new(2);
     let id = k.start_with(|s| s.max_failed_nodes = Some(FailedNodes::Count(1)));
     k.failed_by(0, Actor::Token("web-agent".into()));
-    use EventKind::*;
+    use EventKind::{Failed, Install, Skipped};
     assert_eq!(
         node_events(&k, id, 0),
         named(&[(Install, "system"), (Failed, "web-agent")])
@@ -314,7 +306,7 @@ fn a_failure_and_a_skip_a_report_causes_name_its_sender() {
 
 #[test]
 fn what_convoy_decides_on_its_own_stays_system_after_reports_by_a_token() {
-    use EventKind::*;
+    use EventKind::{Download, Install, Rollback, RolledBack, Skipped, Succeeded, Watch};
     let agent = || Actor::Token("web-agent".into());
     // A completion timeout fails the deployment: its rollback is the timer's doing, not a report's.
     let mut k = Kit::new(3);
@@ -340,10 +332,11 @@ fn what_convoy_decides_on_its_own_stays_system_after_reports_by_a_token() {
     assert_eq!(
         node_events(&k, id, 1),
         named(&[
-            (Download, "system"),
             (Install, "web-agent"),
-            (Rollback, "system")
-        ])
+            (Rollback, "system"),
+            (RolledBack, "system")
+        ]),
+        "still on version 1, it is back at once"
     );
     // A watch that ends, and a node that stopped reporting.
     let mut k = Kit::new(2);
@@ -367,9 +360,10 @@ fn what_convoy_decides_on_its_own_stays_system_after_reports_by_a_token() {
     assert_eq!(
         node_events(&k, id, 1),
         named(&[
-            (Download, "system"),
+            (Download, "web-agent"),
             (Install, "system"),
             (Skipped, "system")
-        ])
+        ]),
+        "node 0's healthy report freed the download slot; the watch's end, the install slot"
     );
 }
