@@ -3,7 +3,8 @@
 //! resources, versions never published and a report over the byte budget are refused with 400 naming the
 //! limit, before the log; thousands of made-up node ids leave the leader's liveness table at the size of
 //! the fleet; one bad report in a batch drops no other node's change, and refusals are counted in a
-//! metric; a follower refuses an encoded path in a node id instead of forwarding it decoded.
+//! metric; a follower refuses an encoded path in a node id instead of forwarding it decoded; an agent
+//! token reports only for its consumers' nodes, and the node events its reports cause name it (item 7).
 
 use std::time::Duration;
 
@@ -348,4 +349,137 @@ async fn until_known(agent: &RawClient, path: &str) -> anyhow::Result<(u16, Valu
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Ok(last)
+}
+
+/// The events of deployment `id` about `node` whose action is `action`, as the API shows them.
+fn node_events<'a>(view: &'a Value, node: &str, action: &str) -> Vec<&'a Value> {
+    view["events"]
+        .as_array()
+        .map(|events| {
+            events
+                .iter()
+                .filter(|e| e["node"] == node && e["action"] == action)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Polls `GET /v1/deployments/{id}` until `node` has an event `action` (10 s at most); the view.
+async fn until_event(api: &RawClient, id: &str, node: &str, action: &str) -> anyhow::Result<Value> {
+    let path = format!("/v1/deployments/{id}");
+    for _ in 0..200 {
+        let view = get_ok(api, &path).await?;
+        if !node_events(&view, node, action).is_empty() {
+            return Ok(view);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    anyhow::bail!("{node} {action} in {id}: not within 10 s")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_reported_by_an_agent_token_is_recorded_with_its_name() -> anyhow::Result<()> {
+    let cluster =
+        Cluster::start_with(convoy_tests::ClusterOptions::for_tests(3).with_auth()).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(10)).await?;
+    let api = cluster.server(leader).client();
+    post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
+    publish(&api, "app", json!({"label": "1"})).await?;
+    publish(&api, "app", json!({"label": "2"})).await?;
+    post_ok(
+        &api,
+        "/v1/consumers",
+        json!({"name": "web", "nodes": ["web-1", "web-2"]}),
+    )
+    .await?;
+    put_ok(&api, "/v1/consumers/web/subscriptions/app", json!({})).await?;
+    let (status, created) = api
+        .post(
+            "/v1/tokens",
+            &json!({"name": "web-agent", "role": "agent", "nodes": "web-*", "consumers": ["web"]}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{created}");
+    let secret = created["secret"].as_str().unwrap_or_default().to_string();
+    // Both nodes run version 1 (a node never heard from would be skipped at the start).
+    let on_leader = as_token(&cluster.server(leader).http_addr, &secret)?;
+    until_known(&on_leader, "/v1/nodes/web-1/report").await?;
+    let v1 = held(1, None);
+    let running = |v: &Value| json!({"app": {"current": 1, "versions": v["versions"]}});
+    let (status, body) = on_leader
+        .post(
+            "/v1/nodes/reports",
+            &json!({"reports": [
+                {"node": "web-1", "resources": running(&v1)},
+                {"node": "web-2", "resources": running(&v1)},
+            ]}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    until("both nodes run version 1", || {
+        let api = &api;
+        async move {
+            let mut on_v1 = 0;
+            for node in ["web-1", "web-2"] {
+                let view = get_ok(api, &format!("/v1/nodes/{node}")).await?;
+                on_v1 += usize::from(view["resources"]["app"]["current"] == 1);
+            }
+            Ok(on_v1 == 2)
+        }
+    })
+    .await?;
+    // One node at a time: web-1 installs first, web-2 waits for it.
+    let started = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "web", "resource": "app", "version": 2}),
+    )
+    .await?;
+    let id = started["id"].as_str().unwrap_or_default().to_string();
+    let done =
+        json!({"app": {"current": 2, "versions": {"2": {"downloaded": true, "done": true}}}});
+
+    // web-1's "done", through a follower (which forwards it to the leader with the token).
+    let follower = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .expect("a follower");
+    let agent = as_token(&cluster.server(follower).http_addr, &secret)?;
+    until_known(&agent, "/v1/nodes/web-1/report").await?;
+    let (status, body) = agent
+        .post("/v1/nodes/web-1/report", &json!({"resources": done}))
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let view = until_event(&api, &id, "web-1", "succeeded").await?;
+    let succeeded = node_events(&view, "web-1", "succeeded");
+    assert_eq!(succeeded[0]["by"], "web-agent", "{view}");
+    let installs = node_events(&view, "web-2", "install");
+    assert_eq!(
+        installs.first().map(|e| &e["by"]),
+        Some(&json!("web-agent")),
+        "web-1's report let web-2 in: {view}"
+    );
+    assert_eq!(
+        node_events(&view, "web-1", "install")[0]["by"],
+        "system",
+        "the start admitted web-1: {view}"
+    );
+
+    // web-2's "done", batched, on the leader.
+    let (status, body) = on_leader
+        .post(
+            "/v1/nodes/reports",
+            &json!({"reports": [{"node": "web-2", "resources": done}]}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("rejected").is_none(), "{body}");
+    let view = until_event(&api, &id, "web-2", "succeeded").await?;
+    assert_eq!(
+        node_events(&view, "web-2", "succeeded")[0]["by"],
+        "web-agent",
+        "{view}"
+    );
+    Ok(())
 }

@@ -34,6 +34,7 @@ fn report(i: usize, current: u64, versions: &[u64]) -> NodeReport {
         node: format!("node-{i:06}"),
         active: Some(true),
         resources: BTreeMap::from([("app".to_string(), rr)]),
+        ..Default::default()
     }
 }
 

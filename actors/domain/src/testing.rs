@@ -100,8 +100,19 @@ impl Kit {
         }
     }
 
-    /// Node `c-i` reports `r` (no word on activity).
+    /// Node `c-i` reports `r` (no word on activity), sent without auth (`user`).
     pub fn report(&mut self, i: usize, current: Option<u64>, versions: &[(u64, VersionProgress)]) {
+        self.report_by(i, current, versions, Actor::User);
+    }
+
+    /// Node `c-i` reports `r` (no word on activity), sent `by` this actor.
+    pub fn report_by(
+        &mut self,
+        i: usize,
+        current: Option<u64>,
+        versions: &[(u64, VersionProgress)],
+        by: Actor,
+    ) {
         let rr = ResourceReport {
             interested: None,
             current,
@@ -112,28 +123,41 @@ impl Kit {
             node: format!("c-{i}"),
             active: None,
             resources: BTreeMap::from([("r".to_string(), rr)]),
+            by,
         };
         self.ok(Command::ReportNodes(vec![r]));
     }
 
     /// Node `c-i` installed version 2 of `r`.
     pub fn installed(&mut self, i: usize) {
-        self.report(
+        self.installed_by(i, Actor::User);
+    }
+
+    /// Node `c-i` installed version 2 of `r`, as reported `by` this actor.
+    pub fn installed_by(&mut self, i: usize, by: Actor) {
+        self.report_by(
             i,
             Some(2),
             &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+            by,
         );
     }
 
     /// Node `c-i` failed to install version 2 of `r`; it still runs 1.
     pub fn failed(&mut self, i: usize) {
-        self.report(
+        self.failed_by(i, Actor::User);
+    }
+
+    /// Node `c-i` failed to install version 2 of `r` (it still runs 1), as reported `by` this actor.
+    pub fn failed_by(&mut self, i: usize, by: Actor) {
+        self.report_by(
             i,
             Some(1),
             &[
                 (1, vp(true, true, None)),
                 (2, vp(true, true, Some("exit 3"))),
             ],
+            by,
         );
     }
 
@@ -263,6 +287,7 @@ impl Kit {
             node: node.into(),
             active: Some(true),
             resources: BTreeMap::from([(r.to_string(), rr)]),
+            ..Default::default()
         };
         self.ok(Command::ReportNodes(vec![report]));
     }

@@ -1,5 +1,5 @@
 //! The consumer actor: heartbeats stay off the log, changes are batched, the queue bound refuses new
-//! nodes only, and a report follows a change being committed.
+//! nodes only, a report follows a change being committed, and a change keeps its report's sender.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use actix::Actor as _;
 use super::super::messages::{Report, ReportBatch, ReportRejected};
 use super::super::testkit::*;
 use super::ConsumerActor;
-use crate::domain::Command;
+use crate::domain::{Actor, Command, NodeReport};
 
 #[actix::test]
 async fn heartbeats_stay_off_the_log_and_changes_are_batched() {
@@ -230,5 +230,56 @@ async fn batches_heavy_with_errors_are_paced_and_coalesce_meanwhile() {
     assert!(
         error.starts_with("round 5 "),
         "only the latest report of web-1 is written"
+    );
+}
+
+#[actix::test]
+async fn a_change_keeps_its_senders_name_and_a_newer_reports_sender_wins() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 2);
+    host.held.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::new("web".into(), host.clone()).start();
+    let from = |node: &str, token: &str| NodeReport {
+        by: Actor::Token(token.into()),
+        ..node_report(node, 2)
+    };
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    for (node, token) in [
+        ("web-0", "agent-a"),
+        ("web-1", "agent-a"),
+        ("web-1", "agent-b"),
+    ] {
+        // web-0's change goes in flight (held); web-1's waits, then its newer report replaces it.
+        actor
+            .send(Report(from(node, token)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    host.release.0.add_permits(2);
+    wait_until("both batches proposed", Duration::from_secs(5), || {
+        host.count(|c| matches!(c, Command::ReportNodes(_))) == before + 2
+    })
+    .await;
+    let sent: Vec<Vec<(String, String)>> = host
+        .proposals
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|c| match c {
+            Command::ReportNodes(reports) => Some(
+                reports
+                    .iter()
+                    .map(|r| (r.node.clone(), r.by.name().to_string()))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .skip(before)
+        .collect();
+    let pair = |n: &str, t: &str| vec![(n.to_string(), t.to_string())];
+    assert_eq!(
+        sent,
+        vec![pair("web-0", "agent-a"), pair("web-1", "agent-b")]
     );
 }

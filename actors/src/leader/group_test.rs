@@ -29,6 +29,7 @@ async fn a_group_deployment_actor_follows_its_steps_and_stops_when_the_group_end
         node: "data-0".into(),
         active: Some(true),
         resources: BTreeMap::new(),
+        ..Default::default()
     }]));
     // app v3 needs db v1: the group runs db first, then app.
     host.apply(Command::PublishVersion {
@@ -89,6 +90,7 @@ async fn a_group_deployment_actor_follows_its_steps_and_stops_when_the_group_end
                 removed: false,
             },
         )]),
+        ..Default::default()
     };
     host.apply(Command::ReportNodes(vec![installed("data-0", "db", 1)]));
     supervisor.send(StateChanged(3)).await.unwrap();

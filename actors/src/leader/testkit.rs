@@ -155,6 +155,7 @@ pub(super) fn node_report(node: &str, current: u64) -> NodeReport {
                 removed: false,
             },
         )]),
+        ..Default::default()
     }
 }
 

@@ -162,6 +162,7 @@ async fn report(
             node: node.clone(),
             active: body.active,
             resources: body.resources,
+            by: caller.actor(),
         },
     )?;
     // What is forwarded from a follower is the report as admitted (its errors cut).

@@ -130,7 +130,7 @@ impl ReportGateway {
 
     /// Hands one report to the leader's consumer actor; from a follower, forwards `body` to the
     /// leader's `POST /v1/nodes/{id}/report` with the caller's `Authorization` header (the leader checks
-    /// the token again).
+    /// the token again, and names the report's sender, `by`, from it).
     pub async fn ingest<B: Serialize>(
         &self,
         replica: &Replica,
@@ -354,6 +354,7 @@ pub async fn report_batch(
             node: e.node,
             active: e.active,
             resources: e.resources,
+            by: caller.actor(),
         };
         let node = report.node.clone();
         match admit(&replica, report) {

@@ -88,18 +88,23 @@ enum Admit {
 }
 
 impl Deployment {
+    /// Records what happened to node `p`, caused by `by`: the sender of the report that moved it (and
+    /// the nodes that report let in), or `system` for what convoy decides on its own.
     pub(crate) fn node_event(
         &mut self,
         at: Timestamp,
         kind: EventKind,
         p: usize,
+        by: &Actor,
         message: Option<String>,
     ) {
-        self.push_event(at, kind, Some(p as u32), Actor::System, message);
+        self.push_event(at, kind, Some(p as u32), by.clone(), message);
     }
 
-    /// Admits nodes and evaluates the outcome. Only ROLLING_* statuses make progress.
-    pub(crate) fn advance(&mut self, at: Timestamp) {
+    /// Admits nodes and evaluates the outcome. Only ROLLING_* statuses make progress. The node events
+    /// this causes are recorded `by` (what caused the round: a report's sender, or `system`); the
+    /// deployment's own transitions are convoy's judgement, recorded `system`.
+    pub(crate) fn advance(&mut self, at: Timestamp, by: &Actor) {
         // A round repeats only when it changed the status, and the status only moves on: ROLLING_FORWARD →
         // ROLLING_BACK → a held or terminal status, where the next round returns (nothing here moves a
         // deployment back to ROLLING_FORWARD). So at most three rounds run; the cap of 4 states that bound.
@@ -107,11 +112,11 @@ impl Deployment {
             let before = self.status;
             match before {
                 Status::RollingForward => {
-                    self.admit_forward(at);
+                    self.admit_forward(at, by);
                     self.evaluate_forward(at);
                 }
                 Status::RollingBack => {
-                    self.admit_back(at);
+                    self.admit_back(at, by);
                     self.evaluate_back(at);
                 }
                 _ => return,
@@ -150,11 +155,11 @@ impl Deployment {
         r
     }
 
-    fn admit_install(&mut self, p: usize, at: Timestamp) {
-        self.fetching(p, |d| d.admit_install_now(p, at));
+    fn admit_install(&mut self, p: usize, at: Timestamp, by: &Actor) {
+        self.fetching(p, |d| d.admit_install_now(p, at, by));
     }
 
-    fn admit_install_now(&mut self, p: usize, at: Timestamp) {
+    fn admit_install_now(&mut self, p: usize, at: Timestamp, by: &Actor) {
         if matches!(
             self.nodes[p].phase,
             NodePhase::Downloading | NodePhase::Downloaded
@@ -169,11 +174,11 @@ impl Deployment {
         }
         self.touched.push(p as u32);
         self.forward.take_install();
-        self.node_event(at, EventKind::Install, p, None);
-        self.react(p, self.nodes[p].seen, None, at);
+        self.node_event(at, EventKind::Install, p, by, None);
+        self.react(p, self.nodes[p].seen, None, at, by);
     }
 
-    fn admit_forward(&mut self, at: Timestamp) {
+    fn admit_forward(&mut self, at: Timestamp, by: &Actor) {
         let n = self.nodes.len() as u32;
         let waiting = |ph: NodePhase| {
             matches!(
@@ -232,7 +237,7 @@ impl Deployment {
                     self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
                         count += 1;
-                        self.admit_install(p, at);
+                        self.admit_install(p, at, by);
                     }
                 }
                 self.batches.push(count);
@@ -255,7 +260,7 @@ impl Deployment {
                     }
                     self.forward.install_cursor += 1;
                     if waiting(self.nodes[p].phase) {
-                        self.admit_install(p, at);
+                        self.admit_install(p, at, by);
                     }
                 }
                 self.forward.download_cursor = self
@@ -268,23 +273,39 @@ impl Deployment {
                     if self.nodes[p].phase == NodePhase::Pending {
                         self.nodes[p].phase = NodePhase::Downloading;
                         self.forward.download_used += 1;
-                        self.node_event(at, EventKind::Download, p, None);
-                        self.react(p, self.nodes[p].seen, None, at);
+                        self.node_event(at, EventKind::Download, p, by, None);
+                        self.react(p, self.nodes[p].seen, None, at, by);
                     }
                 }
             }
         }
     }
 
-    /// Stores the summary `bits` (see [`seen_bits`]) and reacts; the cache lets admission avoid node lookups.
-    pub(crate) fn record(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
+    /// Stores the summary `bits` (see [`seen_bits`]) of a report sent `by` and reacts; the cache lets
+    /// admission avoid node lookups.
+    pub(crate) fn record(
+        &mut self,
+        p: usize,
+        bits: Seen,
+        reason: Option<String>,
+        at: Timestamp,
+        by: &Actor,
+    ) {
         self.fetching(p, |d| {
             d.nodes[p].seen = bits;
-            d.react(p, bits, reason, at);
+            d.react(p, bits, reason, at, by);
         });
     }
 
-    pub(crate) fn react(&mut self, p: usize, bits: Seen, reason: Option<String>, at: Timestamp) {
+    /// Moves node `p` on what it holds (`bits`); the events are recorded `by`.
+    pub(crate) fn react(
+        &mut self,
+        p: usize,
+        bits: Seen,
+        reason: Option<String>,
+        at: Timestamp,
+        by: &Actor,
+    ) {
         let reason = || {
             reason
                 .clone()
@@ -301,7 +322,7 @@ impl Deployment {
                 if failure {
                     if !self.nodes[p].error_seen {
                         self.nodes[p].error_seen = true;
-                        self.attempt_failed(p, at, reason());
+                        self.attempt_failed(p, at, reason(), by);
                     }
                     return;
                 }
@@ -312,13 +333,13 @@ impl Deployment {
                 if bits.has(Fact::Ok) && phase == NodePhase::Installing {
                     self.clear_error_seen(p);
                     if self.settings.min_healthy_ms == 0 {
-                        self.succeed(p, at);
+                        self.succeed(p, at, by);
                     } else {
                         let until = at.saturating_add(self.settings.min_healthy_ms);
                         self.nodes[p].phase = NodePhase::Watching;
                         self.nodes[p].watch_until = Some(until);
                         self.watches.start(until, p as u32);
-                        self.node_event(at, EventKind::Watch, p, None);
+                        self.node_event(at, EventKind::Watch, p, by, None);
                     }
                 }
             }
@@ -328,7 +349,7 @@ impl Deployment {
                     self.nodes[p].phase = NodePhase::RolledBack;
                     self.rollback.used -= 1;
                     let msg = from.is_none().then(|| "uninstalled".to_string());
-                    self.node_event(at, EventKind::RolledBack, p, msg);
+                    self.node_event(at, EventKind::RolledBack, p, by, msg);
                 } else if let (Some(from), true) = (from, bits.has(Fact::BackFail)) {
                     self.nodes[p].phase = NodePhase::Failed;
                     self.rollback.used -= 1;
@@ -337,6 +358,7 @@ impl Deployment {
                         at,
                         EventKind::Failed,
                         p,
+                        by,
                         Some(format!("rollback to version {from} failed: {}", reason())),
                     );
                 }
@@ -372,15 +394,15 @@ impl Deployment {
         }
     }
 
-    pub(crate) fn succeed(&mut self, p: usize, at: Timestamp) {
+    pub(crate) fn succeed(&mut self, p: usize, at: Timestamp, by: &Actor) {
         self.unwatch(p);
         self.nodes[p].phase = NodePhase::Succeeded;
         self.tally.succeeded += 1;
         self.forward.release_install();
-        self.node_event(at, EventKind::Succeeded, p, None);
+        self.node_event(at, EventKind::Succeeded, p, by, None);
     }
 
-    fn attempt_failed(&mut self, p: usize, at: Timestamp, reason: String) {
+    fn attempt_failed(&mut self, p: usize, at: Timestamp, reason: String, by: &Actor) {
         self.unwatch(p);
         self.nodes[p].failures += 1;
         let failures = self.nodes[p].failures;
@@ -393,6 +415,7 @@ impl Deployment {
                 at,
                 EventKind::Failed,
                 p,
+                by,
                 Some(format!("attempt {failures} failed: {reason}")),
             );
         } else {
@@ -401,17 +424,19 @@ impl Deployment {
                 at,
                 EventKind::Retry,
                 p,
+                by,
                 Some(format!("attempt {failures} failed: {reason}")),
             );
         }
     }
 
     /// The node's activity, interest or membership changed: it leaves its window and counts as neither.
-    pub(crate) fn skip(&mut self, p: usize, at: Timestamp, reason: &str) {
-        self.fetching(p, |d| d.skip_now(p, at, reason));
+    /// `by` is who said so: the sender of a report, or `system` (a silent node, a consumer's node list).
+    pub(crate) fn skip(&mut self, p: usize, at: Timestamp, reason: &str, by: &Actor) {
+        self.fetching(p, |d| d.skip_now(p, at, reason, by));
     }
 
-    fn skip_now(&mut self, p: usize, at: Timestamp, reason: &str) {
+    fn skip_now(&mut self, p: usize, at: Timestamp, reason: &str, by: &Actor) {
         match self.nodes[p].phase {
             NodePhase::Pending => {}
             NodePhase::Downloading | NodePhase::Downloaded => self.forward.download_used -= 1,
@@ -428,15 +453,15 @@ impl Deployment {
         }
         self.nodes[p].phase = NodePhase::Skipped;
         self.tally.skipped += 1;
-        self.node_event(at, EventKind::Skipped, p, Some(reason.to_string()));
+        self.node_event(at, EventKind::Skipped, p, by, Some(reason.to_string()));
     }
 
-    /// Watches that ended by `at` succeed.
+    /// Watches that ended by `at` succeed (convoy's own decision: `system`).
     pub(crate) fn finish_watches(&mut self, at: Timestamp) {
         while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {
-                self.fetching(p, |d| d.succeed(p, at));
+                self.fetching(p, |d| d.succeed(p, at, &Actor::System));
             } else {
                 self.watches.drop_first();
                 self.nodes[p].watch_until = None;

@@ -226,3 +226,144 @@ fn removing_a_node_from_the_consumer_skips_it() {
     k.installed(0);
     assert_eq!(k.d(id).status, Status::RolledForward);
 }
+
+/// Node `p`'s events in deployment `id`, in order: what happened and who it names.
+fn node_events(k: &Kit, id: DeploymentId, p: u32) -> Vec<(EventKind, String)> {
+    k.d(id)
+        .events
+        .iter()
+        .filter(|e| e.node == Some(p))
+        .map(|e| (e.kind, e.by.name().to_string()))
+        .collect()
+}
+
+/// Who the deployment's status events name, in order.
+fn status_events(k: &Kit, id: DeploymentId) -> Vec<String> {
+    k.d(id)
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Status)
+        .map(|e| e.by.name().to_string())
+        .collect()
+}
+
+fn named(events: &[(EventKind, &str)]) -> Vec<(EventKind, String)> {
+    events.iter().map(|(k, n)| (*k, n.to_string())).collect()
+}
+
+#[test]
+fn the_node_events_a_report_causes_name_the_token_that_sent_it() {
+    let mut k = Kit::new(3);
+    let id = k.start_with(rolling(1, 1));
+    k.installed_by(0, Actor::Token("web-agent".into()));
+    k.installed_by(1, Actor::Token("ops".into()));
+    k.installed(2);
+    assert_eq!(k.d(id).status, Status::RolledForward);
+    use EventKind::{Install, Succeeded};
+    assert_eq!(
+        node_events(&k, id, 0),
+        named(&[(Install, "system"), (Succeeded, "web-agent")]),
+        "the start admits it; its own report finishes it"
+    );
+    assert_eq!(
+        node_events(&k, id, 1),
+        named(&[(Install, "web-agent"), (Succeeded, "ops")]),
+        "node 0's report made room for it"
+    );
+    assert_eq!(
+        node_events(&k, id, 2),
+        named(&[(Install, "ops"), (Succeeded, "user")]),
+        "a report without auth is the user's"
+    );
+    assert_eq!(
+        status_events(&k, id),
+        vec!["user", "system"],
+        "the start is the person's; the deployment's judgement (rolled forward) stays convoy's"
+    );
+}
+
+#[test]
+fn a_failure_and_a_skip_a_report_causes_name_its_sender() {
+    let mut k = Kit::new(2);
+    let id = k.start_with(|s| s.max_failed_nodes = Some(FailedNodes::Count(1)));
+    k.failed_by(0, Actor::Token("web-agent".into()));
+    use EventKind::{Failed, Install, Skipped};
+    assert_eq!(
+        node_events(&k, id, 0),
+        named(&[(Install, "system"), (Failed, "web-agent")])
+    );
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: "c-1".into(),
+        active: Some(false),
+        by: Actor::Token("web-agent".into()),
+        ..Default::default()
+    }]));
+    assert_eq!(
+        node_events(&k, id, 1),
+        named(&[(Install, "system"), (Skipped, "web-agent")])
+    );
+}
+
+#[test]
+fn what_convoy_decides_on_its_own_stays_system_after_reports_by_a_token() {
+    use EventKind::{Download, Install, Rollback, RolledBack, Skipped, Succeeded, Watch};
+    let agent = || Actor::Token("web-agent".into());
+    // A completion timeout fails the deployment: its rollback is the timer's doing, not a report's.
+    let mut k = Kit::new(3);
+    let id = k.start_with(|s| {
+        rolling(1, 1)(s);
+        s.completion = Some(Completion {
+            timeout_ms: Some(1_000),
+            on_timeout: OnTimeout::Fail,
+            ..Completion::default()
+        });
+    });
+    k.installed_by(0, agent());
+    k.tick_to(k.now + 2_000);
+    assert_eq!(k.d(id).status, Status::RollingBack);
+    assert_eq!(
+        node_events(&k, id, 0),
+        named(&[
+            (Install, "system"),
+            (Succeeded, "web-agent"),
+            (Rollback, "system")
+        ])
+    );
+    assert_eq!(
+        node_events(&k, id, 1),
+        named(&[
+            (Install, "web-agent"),
+            (Rollback, "system"),
+            (RolledBack, "system")
+        ]),
+        "still on version 1, it is back at once"
+    );
+    // A watch that ends, and a node that stopped reporting.
+    let mut k = Kit::new(2);
+    let id = k.start_with(|s| {
+        rolling(1, 1)(s);
+        s.min_healthy_ms = Some(1_000);
+    });
+    k.installed_by(0, agent());
+    k.tick_to(k.now + 2_000);
+    k.ok(Command::MarkInactive {
+        nodes: vec!["c-1".into()],
+    });
+    assert_eq!(
+        node_events(&k, id, 0),
+        named(&[
+            (Install, "system"),
+            (Watch, "web-agent"),
+            (Succeeded, "system")
+        ])
+    );
+    assert_eq!(
+        node_events(&k, id, 1),
+        named(&[
+            (Download, "web-agent"),
+            (Install, "system"),
+            (Skipped, "system")
+        ]),
+        "node 0's healthy report freed the download slot; the watch's end, the install slot"
+    );
+}

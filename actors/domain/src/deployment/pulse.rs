@@ -65,7 +65,7 @@ impl Deployment {
         if self.timeout_deadline().is_some_and(|d| d <= at) {
             self.complete_on_timeout(at);
         }
-        self.advance(at);
+        self.advance(at, &Actor::System);
     }
 
     /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
@@ -85,7 +85,7 @@ impl Deployment {
                 by,
                 Some("pulse received".into()),
             );
-            self.advance(at);
+            self.advance(at, &Actor::System);
         }
         PulseAnswer::Ok
     }

@@ -47,7 +47,7 @@ impl Deployment {
     }
 
     /// Re-targets the first node waiting in `rb_again` at its from-version.
-    pub(crate) fn admit_again_one(&mut self, at: Timestamp) {
+    pub(crate) fn admit_again_one(&mut self, at: Timestamp, by: &Actor) {
         let p = self.rollback.again.remove(0) as usize;
         if self.nodes[p].phase != NodePhase::RolledBack {
             return;
@@ -55,11 +55,11 @@ impl Deployment {
         self.nodes[p].phase = NodePhase::RollingBack;
         self.rollback.used += 1;
         let msg = format!("runs version {} again after counting back", self.version);
-        self.node_event(at, EventKind::Rollback, p, Some(msg));
-        self.react(p, self.nodes[p].seen, None, at);
+        self.node_event(at, EventKind::Rollback, p, by, Some(msg));
+        self.react(p, self.nodes[p].seen, None, at, by);
     }
 
-    pub(crate) fn admit_back_one(&mut self, at: Timestamp) {
+    pub(crate) fn admit_back_one(&mut self, at: Timestamp, by: &Actor) {
         let t = self.touched.len();
         let p = self.touched[t - 1 - self.rollback.cursor as usize] as usize;
         self.rollback.cursor += 1;
@@ -75,6 +75,7 @@ impl Deployment {
                 at,
                 EventKind::RolledBack,
                 p,
+                by,
                 Some("no previous version to restore, nothing installed".into()),
             );
             return;
@@ -84,18 +85,20 @@ impl Deployment {
         let msg = from
             .is_none()
             .then(|| "no previous version to restore: uninstall".to_string());
-        self.node_event(at, EventKind::Rollback, p, msg);
-        self.react(p, self.nodes[p].seen, None, at);
+        self.node_event(at, EventKind::Rollback, p, by, msg);
+        self.react(p, self.nodes[p].seen, None, at, by);
     }
 
-    pub(crate) fn admit_back(&mut self, at: Timestamp) {
+    /// Re-targets touched nodes at their from-versions within the rollback slots; the events are
+    /// recorded `by` (see [`Deployment::advance`]).
+    pub(crate) fn admit_back(&mut self, at: Timestamp, by: &Actor) {
         let t = self.touched.len() as u32;
         match self.settings.strategy.admission().plan {
             Plan::Batches { .. } => {
                 // Nodes that run the version again are rolled back together, between batches.
                 if self.rollback.used == 0 && self.rollback.failed == 0 {
                     while !self.rollback.again.is_empty() {
-                        self.admit_again_one(at);
+                        self.admit_again_one(at, by);
                     }
                 }
                 while self.rollback.used == 0
@@ -109,7 +112,7 @@ impl Deployment {
                     self.rollback.batch += 1;
                     for _ in 0..size {
                         if self.rollback.cursor < t {
-                            self.admit_back_one(at);
+                            self.admit_back_one(at, by);
                         }
                     }
                 }
@@ -119,13 +122,13 @@ impl Deployment {
                     && !self.rollback.again.is_empty()
                     && self.rollback.failed == 0
                 {
-                    self.admit_again_one(at);
+                    self.admit_again_one(at, by);
                 }
                 while self.rollback.used < iw
                     && self.rollback.cursor < t
                     && self.rollback.failed == 0
                 {
-                    self.admit_back_one(at);
+                    self.admit_back_one(at, by);
                 }
             }
         }

@@ -311,6 +311,10 @@ pub struct NodeReport {
     /// Per-resource state.
     #[serde(default)]
     pub resources: BTreeMap<String, ResourceReport>,
+    /// Who sent it, as the API authenticated the caller: the token's name (`Actor::Token`), or `user`
+    /// with auth off. The node events it causes are recorded with this actor.
+    #[serde(default)]
+    pub by: Actor,
 }
 
 /// A consumer group member.

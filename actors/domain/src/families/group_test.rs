@@ -63,6 +63,7 @@ fn installed_members_are_left_out_and_satisfy_dependencies() {
         node: "d-0".into(),
         active: None,
         resources: [("db".to_string(), rr)].into(),
+        ..Default::default()
     }]));
     let steps = k.s.plan_group("g", None).unwrap();
     assert_eq!(steps.len(), 1);

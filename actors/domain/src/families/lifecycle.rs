@@ -66,7 +66,7 @@ impl Lifecycle<'_> {
             Op::Abort => d.abort(at, by, message)?,
             Op::Rollback => d.rollback(at, by, message)?,
         };
-        d.advance(at);
+        d.advance(at, &Actor::System);
         Ok(Operated {
             status: d.status,
             changed,

@@ -47,6 +47,7 @@ fn reimaged(k: &mut Kit, i: usize) {
         node: format!("c-{i}"),
         active: Some(true),
         resources: [("r".to_string(), rr)].into(),
+        ..Default::default()
     }]));
 }
 

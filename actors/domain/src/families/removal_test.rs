@@ -23,6 +23,7 @@ fn removed(k: &mut Kit, i: usize) {
         node: format!("c-{i}"),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     };
     k.ok(Command::ReportNodes(vec![r]));
 }
@@ -50,6 +51,7 @@ fn deleting_a_subscription_uninstalls_the_resource_until_the_node_reports_it_rem
                 ..ResourceReport::default()
             },
         )]),
+        ..Default::default()
     });
     assert!(change.is_some(), "a removal is a change, not a heartbeat");
     removed(&mut k, 0);
@@ -108,6 +110,7 @@ fn lost_interest_uninstalls() {
         node: "c-0".into(),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     }]));
     assert_eq!(target(&k, 0), Some(Target::uninstall(1)));
 }
@@ -173,6 +176,7 @@ fn a_rollback_of_a_node_with_no_previous_version_uninstalls_it() {
         node: "c-2".into(),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     }]));
     k.failed(0);
     assert_eq!(k.d(id).status, Status::RollingBack);

@@ -20,7 +20,7 @@ use crate::errors::{check_name, DomainError, Entity};
 use crate::families::registry::check_node_list;
 use crate::families::removal::{mark_removal, unmark_removal};
 use crate::families::settle::{Cx, Ending};
-use crate::values::ids::DeploymentId;
+use crate::values::ids::{Actor, DeploymentId};
 use convoy_collections::CowMap;
 use convoy_collections::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,8 +129,13 @@ impl Reports<'_> {
             };
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
-                    d.skip(p as usize, cx.at, "removed from the consumer");
-                    d.advance(cx.at);
+                    d.skip(
+                        p as usize,
+                        cx.at,
+                        "removed from the consumer",
+                        &Actor::System,
+                    );
+                    d.advance(cx.at, &Actor::System);
                 }
                 if let Some(ns) = self.nodes.get_mut(n) {
                     ns.deployments.remove(&id);
@@ -161,7 +166,9 @@ impl Reports<'_> {
     }
 
     /// Merges node reports into the node states and records what each means for the deployments the
-    /// node is in (progress, a failure, a skip when it became inactive or lost interest).
+    /// node is in (progress, a failure, a skip when it became inactive or lost interest). The node events
+    /// a report causes name its sender (`NodeReport::by`); a silent node's skip ([`Reports::mark_inactive`])
+    /// and a consumer's node list name `system`.
     pub(crate) fn report_nodes(
         &mut self,
         reports: Vec<NodeReport>,
@@ -180,6 +187,7 @@ impl Reports<'_> {
                 node,
                 active,
                 resources,
+                by,
             } = report;
             let ns = self.nodes.get_or_default(node);
             let was_active = ns.active;
@@ -253,14 +261,16 @@ impl Reports<'_> {
             for (&id, effect) in affected.iter_mut() {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     match effect {
-                        Effect::Skip { position, why } => d.skip(*position as usize, cx.at, why),
+                        Effect::Skip { position, why } => {
+                            d.skip(*position as usize, cx.at, why, &by)
+                        }
                         Effect::Record {
                             position,
                             seen,
                             reason,
-                        } => d.record(*position as usize, *seen, reason.take(), cx.at),
+                        } => d.record(*position as usize, *seen, reason.take(), cx.at, &by),
                     }
-                    d.advance(cx.at);
+                    d.advance(cx.at, &by);
                 }
                 self.touch(id, cx);
             }
@@ -288,8 +298,8 @@ impl Reports<'_> {
                 ns.deployments.iter().map(|(d, p)| (*d, *p)).collect();
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
-                    d.skip(p as usize, cx.at, "node stopped reporting");
-                    d.advance(cx.at);
+                    d.skip(p as usize, cx.at, "node stopped reporting", &Actor::System);
+                    d.advance(cx.at, &Actor::System);
                 }
                 self.touch(id, cx);
             }

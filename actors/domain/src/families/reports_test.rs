@@ -19,6 +19,7 @@ fn installed(node: &str) -> NodeReport {
         node: node.into(),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     }
 }
 

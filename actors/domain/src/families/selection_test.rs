@@ -40,6 +40,7 @@ fn newest_pin_and_dependency_invariant_in_priority_order() {
         node: "c-0".into(),
         active: None,
         resources: [("lib".to_string(), rr)].into(),
+        ..Default::default()
     }]));
     assert_eq!(
         k.s.selected_version("c", "r"),
@@ -127,6 +128,7 @@ fn a_blank_joiner_or_a_re_imaged_node_never_revokes_a_dependency_that_holds() {
         node: "c-0".into(),
         active: None,
         resources: [("lib".to_string(), emptied)].into(),
+        ..Default::default()
     }]));
     assert_eq!(k.s.selected_version("c", "r"), Some(3), "a re-imaged node");
 }

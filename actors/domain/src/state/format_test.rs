@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (2, 16118555099095661304);
+const FINGERPRINT: (u32, u64) = (2, 11065551088094994105);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -56,11 +56,25 @@ fn fixture() -> (Vec<Command>, Kit) {
             by: Actor::User,
             ttl_ms: 86_400_000,
         },
+        // A report names its sender, and the node events it causes record it.
+        Command::ReportNodes(vec![NodeReport {
+            node: "c-0".into(),
+            active: None,
+            resources: [(
+                "r".to_string(),
+                ResourceReport {
+                    current: Some(2),
+                    versions: [(1, vp(true, true, None)), (2, vp(true, true, None))].into(),
+                    ..ResourceReport::default()
+                },
+            )]
+            .into(),
+            by: Actor::Token("web-agent".into()),
+        }]),
     ];
     for cmd in &commands {
         k.ok(cmd.clone());
     }
-    k.installed(0);
     k.failed(1);
     (commands, k)
 }

@@ -186,6 +186,7 @@ fn report_changes_filters_heartbeats() {
         node: "c-0".into(),
         active: None,
         resources: [("r".to_string(), rr.clone())].into(),
+        ..Default::default()
     };
     assert_eq!(k.s.report_changes(&hb), None, "a heartbeat changes nothing");
     let mut changed = hb.clone();
@@ -309,6 +310,7 @@ fn a_restored_state_applies_like_the_original() {
                 removed: false,
             },
         )]),
+        ..Default::default()
     };
     let first: Vec<NodeReport> = nodes.iter().map(|n| report(n, 1, &[1])).collect();
     s.apply(Command::ReportNodes(first), 2).unwrap();

@@ -40,6 +40,7 @@ fn second_consumer(k: &mut Kit) {
         node: "e-0".into(),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     }]));
 }
 
@@ -100,6 +101,7 @@ fn a_deployment_that_ends_is_reported_ended_with_no_deadline() {
             node: "c-0".into(),
             active: None,
             resources: BTreeMap::from([("r".to_string(), rr)]),
+            ..Default::default()
         }]),
     );
     assert_eq!(k.d(id).status, Status::RolledForward, "at {before}");
@@ -200,6 +202,7 @@ fn report(k: &mut Kit, node: &str, resource: &str, version: u64) -> Outcome {
             node: node.into(),
             active: None,
             resources: BTreeMap::from([(resource.to_string(), rr)]),
+            ..Default::default()
         }]),
     )
 }
@@ -242,6 +245,7 @@ fn a_group_deployment_reports_its_start_each_step_and_its_end() {
         node: "d-0".into(),
         active: Some(true),
         resources: BTreeMap::new(),
+        ..Default::default()
     }]));
     let o = outcome(
         &mut k,

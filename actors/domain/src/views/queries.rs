@@ -105,6 +105,7 @@ impl ClusterState {
             node: report.node.clone(),
             active: report.active,
             resources: BTreeMap::new(),
+            by: report.by.clone(),
         };
         for (r, rr) in &report.resources {
             let changed = match ns.and_then(|n| n.resources.get(r)) {

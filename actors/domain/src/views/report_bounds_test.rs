@@ -38,6 +38,7 @@ fn report(node: &str, resources: &[Held]) -> NodeReport {
                 )
             })
             .collect(),
+        ..Default::default()
     }
 }
 
@@ -120,6 +121,7 @@ fn a_report_over_the_byte_budget_is_refused_naming_it() {
                 ..ResourceReport::default()
             },
         )]),
+        ..Default::default()
     };
     assert!(report_cost(&r) > MAX_REPORT_BYTES);
     let e = check_report(&k.s, &r).unwrap_err();

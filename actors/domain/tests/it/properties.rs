@@ -77,6 +77,7 @@ fn report(
         node: node(i),
         active: None,
         resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
     }])
 }
 

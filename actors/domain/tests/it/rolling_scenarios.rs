@@ -331,6 +331,7 @@ fn node_losing_interest_mid_deployment_is_skipped() {
         node: "c-0".into(),
         active: None,
         resources: [("svc".to_string(), rr)].into(),
+        ..Default::default()
     };
     h.ok(Command::ReportNodes(vec![report]));
     assert_eq!(h.states(id)[0], NodePhase::Skipped);

@@ -49,6 +49,7 @@ fn report(k: &mut Kit, node: &str, r: &str, rr: ResourceReport) {
         node: node.into(),
         active: Some(true),
         resources: BTreeMap::from([(r.to_string(), rr)]),
+        ..Default::default()
     }]));
 }
 

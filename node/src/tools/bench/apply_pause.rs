@@ -63,6 +63,7 @@ fn report(node: String, current: u64) -> NodeReport {
         node,
         active: Some(true),
         resources: BTreeMap::from([("app".to_string(), resource)]),
+        ..Default::default()
     }
 }
 
