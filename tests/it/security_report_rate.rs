@@ -23,9 +23,12 @@ fn padded_report() -> String {
     format!("{{\"resources\": {{}}{}}}", " ".repeat(PADDED_BYTES))
 }
 
-/// One metric's value on the server at `addr` (0 when it is absent).
-async fn metric(addr: &str, name: &str) -> anyhow::Result<f64> {
-    let text = reqwest::get(format!("http://{addr}/metrics"))
+/// One metric's value on the server at `addr`, read with `token` (0 when it is absent).
+async fn metric(addr: &str, token: Option<&str>, name: &str) -> anyhow::Result<f64> {
+    let text = reqwest::Client::new()
+        .get(format!("http://{addr}/metrics"))
+        .bearer_auth(token.unwrap_or_default())
+        .send()
         .await?
         .text()
         .await?;
@@ -167,7 +170,13 @@ async fn one_agent_token_flooding_reports_is_limited_and_others_still_write() ->
     post_ok(&api, "/v1/resources", json!({"name": "after-the-flood"})).await?;
     get_ok(&api, "/v1/resources/after-the-flood").await?;
     assert!(
-        metric(&addr, "convoy_reports_rate_limited_total").await? >= 1.0,
+        metric(
+            &addr,
+            cluster.server(leader).token.as_deref(),
+            "convoy_reports_rate_limited_total"
+        )
+        .await?
+            >= 1.0,
         "the refusals are counted"
     );
     Ok(())
