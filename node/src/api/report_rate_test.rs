@@ -23,8 +23,8 @@ fn a_bucket_takes_its_burst_then_refills_at_its_rate() {
     assert_eq!(b.take(50, t0), Err(Duration::from_millis(500)));
     assert_eq!(b.level(), 0.0, "a refusal takes nothing");
     assert_eq!(b.take(50, t0 + Duration::from_millis(500)), Ok(()));
-    // Ten idle seconds refill it only up to its capacity.
-    let later = t0 + Duration::from_secs(10);
+    // Twenty idle seconds (twice what it needs) refill it only up to its capacity.
+    let later = t0 + Duration::from_secs(20);
     assert!(b.is_full(later));
     assert_eq!(b.take(1_000, later), Ok(()));
     assert!(b.take(1, later).is_err());
