@@ -57,15 +57,6 @@ pub enum ApiError {
     },
 }
 
-impl From<super::report_rate::RateLimited> for ApiError {
-    fn from(r: super::report_rate::RateLimited) -> Self {
-        ApiError::RateLimited {
-            message: r.to_string(),
-            retry_after_secs: r.retry_after_secs,
-        }
-    }
-}
-
 /// The JSON body of every error response.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorBody {

@@ -152,6 +152,16 @@ pub struct RateLimited {
     pub retry_after_secs: u64,
 }
 
+impl From<RateLimited> for ApiError {
+    /// 429 `rate_limited`, with `Retry-After`.
+    fn from(r: RateLimited) -> Self {
+        ApiError::RateLimited {
+            message: r.to_string(),
+            retry_after_secs: r.retry_after_secs,
+        }
+    }
+}
+
 /// One token's two buckets.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
