@@ -251,7 +251,12 @@ impl ApiClient {
             match request.send().await {
                 Ok(response) => {
                     let status = response.status().as_u16();
+                    let retry_after = retry_after(&response);
                     let bytes = response.bytes().await.unwrap_or_default();
+                    if status == 429 {
+                        self.preferred.store(index, Ordering::Relaxed);
+                        return Err(rate_limited(&bytes, retry_after));
+                    }
                     if status == 503 {
                         last = format!("{server}: {}", String::from_utf8_lossy(&bytes));
                     } else {
@@ -348,6 +353,33 @@ fn with_timeouts(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
     builder
         .timeout(Duration::from_secs(15))
         .connect_timeout(Duration::from_secs(2))
+}
+
+/// The most a server's `Retry-After` is honoured for (a wrong header never parks a client for long).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// The `Retry-After` of an answer in seconds (1 s when absent or not a number, at most
+/// [`MAX_RETRY_AFTER`]).
+fn retry_after(response: &reqwest::Response) -> Duration {
+    let secs = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1);
+    Duration::from_secs(secs).clamp(Duration::from_secs(1), MAX_RETRY_AFTER)
+}
+
+/// A 429 answer as an error: its message and when to come back.
+fn rate_limited(bytes: &[u8], retry_after: Duration) -> ClientError {
+    let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    ClientError::RateLimited {
+        message: body["error"]["message"]
+            .as_str()
+            .unwrap_or("rate limited")
+            .to_string(),
+        retry_after,
+    }
 }
 
 fn decode<T: DeserializeOwned>(

@@ -33,6 +33,14 @@ pub enum ClientError {
         /// What did not match.
         reason: String,
     },
+    /// The server answered 429: this token is over its report budget there; come back after `retry_after`.
+    #[error("{message} (429 rate_limited; retry after {}s)", .retry_after.as_secs())]
+    RateLimited {
+        /// The server's message (the token and the limit).
+        message: String,
+        /// The server's `Retry-After`.
+        retry_after: std::time::Duration,
+    },
     /// No server address was given.
     #[error("no server given: pass --server host:port[,host:port...] or set CONVOY_SERVER")]
     NoServers,

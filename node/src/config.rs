@@ -40,6 +40,8 @@ pub struct ServerConfig {
     pub bootstrap_token: Option<SecretHash>,
     /// The `Host` names the API answers to (`allowed_hosts`, checked, lower-case) and this server's own.
     pub hosts: crate::api::host::HostPolicy,
+    /// Each token's report budget on this server (`agent_report_bytes_per_sec`, `agent_reports_per_sec`).
+    pub report_rates: crate::api::report_rate::Rates,
 }
 
 /// Most `allowed_hosts` entries.
@@ -312,7 +314,13 @@ impl ServerArgs {
                 )
             })?,
         };
+        let report_rates = report_rates(
+            self.agent_report_bytes_per_sec
+                .or(file.agent_report_bytes_per_sec),
+            self.agent_reports_per_sec.or(file.agent_reports_per_sec),
+        )?;
         Ok(ServerConfig {
+            report_rates,
             forget_nodes_after,
             tls,
             raft,
@@ -330,6 +338,38 @@ impl ServerArgs {
             hosts,
         })
     }
+}
+
+/// The report budget per token: each key within its bounds, defaults otherwise.
+fn report_rates(
+    bytes: Option<u64>,
+    requests: Option<u64>,
+) -> Result<crate::api::report_rate::Rates, ConfigError> {
+    use crate::api::report_rate::{Rates, BYTES_PER_SEC_RANGE, REQUESTS_PER_SEC_RANGE};
+    let within = |key: &'static str, v: u64, (lo, hi): (u64, u64)| {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(invalid(
+                key,
+                &v.to_string(),
+                &format!("must be {lo}..={hi}"),
+            ))
+        }
+    };
+    let defaults = Rates::default();
+    Ok(Rates {
+        bytes_per_sec: within(
+            "agent_report_bytes_per_sec",
+            bytes.unwrap_or(defaults.bytes_per_sec),
+            BYTES_PER_SEC_RANGE,
+        )?,
+        requests_per_sec: within(
+            "agent_reports_per_sec",
+            requests.unwrap_or(defaults.requests_per_sec),
+            REQUESTS_PER_SEC_RANGE,
+        )?,
+    })
 }
 
 /// `allowed_hosts`, each entry checked and lower-cased, at most [`MAX_ALLOWED_HOSTS`].

@@ -54,6 +54,8 @@ pub struct FileConfig {
     pub(crate) bootstrap_token_file: Option<PathBuf>,
     pub(crate) insecure_no_auth: Option<bool>,
     pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) agent_report_bytes_per_sec: Option<u64>,
+    pub(crate) agent_reports_per_sec: Option<u64>,
     pub(crate) log_format: Option<String>,
 }
 
@@ -160,6 +162,15 @@ pub struct ServerArgs {
     /// `Host` is refused (DNS rebinding).
     #[arg(long, env = "CONVOY_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Option<Vec<String>>,
+    /// Report bytes per second one token may send to this server (`POST /v1/nodes/{id}/report` and
+    /// `/v1/nodes/reports`, counted from Content-Length), beyond a burst of 4 s of it (at least 4 MiB);
+    /// then 429 with Retry-After (default 1048576, 1024..=1073741824).
+    #[arg(long, env = "CONVOY_AGENT_REPORT_BYTES_PER_SEC")]
+    pub agent_report_bytes_per_sec: Option<u64>,
+    /// Report requests per second one token may send to this server, beyond a burst of 4 s of it;
+    /// then 429 with Retry-After (default 2000, 1..=1000000).
+    #[arg(long, env = "CONVOY_AGENT_REPORTS_PER_SEC")]
+    pub agent_reports_per_sec: Option<u64>,
     /// Development mode: one server on loopback (`--http-addr`, default 127.0.0.1:7700) with a temporary
     /// data dir removed on exit and a printed admin token (see `convoy_node::server::devmode`).
     #[arg(long, env = "CONVOY_DEV", conflicts_with_all = ["config", "initial_cluster", "id", "data_dir"])]

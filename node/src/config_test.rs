@@ -422,3 +422,40 @@ fn allowed_hosts_are_checked_lower_cased_and_bounded() {
         .to_string();
     assert!(too_many.contains("65 entries"), "{too_many}");
 }
+
+#[test]
+fn the_report_budget_keys_default_and_are_bounded_naming_the_key() {
+    use crate::api::report_rate::Rates;
+    assert_eq!(
+        resolve_auth("", None).unwrap().report_rates,
+        Rates::default()
+    );
+    let set = resolve_auth(
+        "agent_report_bytes_per_sec = 65536\nagent_reports_per_sec = 20",
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        set.report_rates,
+        Rates {
+            bytes_per_sec: 65_536,
+            requests_per_sec: 20
+        }
+    );
+    for (line, key, value) in [
+        (
+            "agent_report_bytes_per_sec = 0",
+            "agent_report_bytes_per_sec",
+            "0",
+        ),
+        (
+            "agent_report_bytes_per_sec = 2000000000",
+            "agent_report_bytes_per_sec",
+            "2000000000",
+        ),
+        ("agent_reports_per_sec = 0", "agent_reports_per_sec", "0"),
+    ] {
+        let err = resolve_auth(line, None).unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains(value), "{line}: {err}");
+    }
+}

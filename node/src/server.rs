@@ -191,6 +191,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     }
     let auth = config.auth;
     let hosts = config.hosts.clone();
+    let report_rates = config.report_rates;
     if auth == AuthMode::Off && !is_loopback(&http_addr) {
         tracing::warn!(http = %http_addr, "insecure_no_auth = true: the API accepts every request without a token");
     }
@@ -229,8 +230,11 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         );
         let auth = web::Data::new(auth);
         let hosts = web::Data::new(hosts);
+        let report_rate = web::Data::new(api::report_rate::ReportRate::new(report_rates));
         let server = HttpServer::new(move || {
             App::new()
+                // Inside auth::check, which leaves the caller it charges.
+                .wrap(from_fn(api::report_rate::check))
                 .wrap(from_fn(api::auth::check))
                 .wrap(from_fn(api::cors::cors))
                 .wrap(from_fn(api::host::check))
@@ -249,6 +253,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
                 .app_data(reports.clone())
                 .app_data(auth.clone())
                 .app_data(hosts.clone())
+                .app_data(report_rate.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
         .workers(HTTP_WORKERS)

@@ -66,8 +66,14 @@ impl FakeApi {
                 let (status, answer) = handler(&method, &path, &body);
                 log.lock().unwrap().push((method, path, body));
                 let answer = answer.to_string();
+                // A 429 says when to come back, as the server's report budget does.
+                let retry_after = if status == 429 {
+                    "retry-after: 7\r\n"
+                } else {
+                    ""
+                };
                 let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{retry_after}content-length: {}\r\nconnection: close\r\n\r\n{answer}",
                     answer.len()
                 );
                 let _ = stream.write_all(reply.as_bytes());
@@ -273,5 +279,35 @@ async fn reports_go_on_every_interval_while_a_long_install_runs() {
     assert!(
         phases.contains(&json!("installing")) && phases.last() == Some(&json!("running")),
         "{phases:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_rate_limited_report_waits_for_retry_after_then_reports_again() {
+    let api = FakeApi::start(Box::new(|_, _, _| {
+        (
+            429,
+            json!({"error": {"code": "rate_limited", "message": "token \"a\" is over its report budget"}}),
+        )
+    }));
+    let client = ApiClient::new(&api.addr).unwrap();
+    let outcome = report_once(&client, "n1", &json!({})).await.map(drop);
+    assert_eq!(
+        api.reports().len(),
+        1,
+        "a 429 is not sent to another server at once"
+    );
+    let interval = Duration::from_millis(100);
+    let mut failures = 0;
+    let pause = pause_after(outcome, interval, &mut failures);
+    assert_eq!(
+        pause,
+        Duration::from_secs(7),
+        "the server's Retry-After, not the interval"
+    );
+    assert_eq!(
+        pause_after(Ok(()), interval, &mut failures),
+        interval,
+        "then as usual"
     );
 }

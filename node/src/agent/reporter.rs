@@ -80,9 +80,13 @@ pub async fn run(
         if let Err(e) = write_status(&status_path, &status) {
             tracing::debug!(path = %status_path.display(), error = %e, "cannot write the status file");
         }
-        let reachable = !matches!(result, Err(ClientError::Unreachable { .. }));
+        // Unreachable or over the token's report budget: the whole pause, whatever changes meanwhile.
+        let wait_it_out = matches!(
+            result,
+            Err(ClientError::Unreachable { .. } | ClientError::RateLimited { .. })
+        );
         let pause = pause_after(result, interval, &mut failures);
-        if reachable {
+        if !wait_it_out {
             // A change is reported soon; otherwise the interval.
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
@@ -99,8 +103,8 @@ pub async fn run(
     }
 }
 
-/// The wait before the next report: the interval normally, and a growing backoff (up to 30 s)
-/// while no server can be reached.
+/// The wait before the next report: the interval normally, a growing backoff (up to 30 s) while no
+/// server can be reached, and the server's `Retry-After` (at least the interval) after a 429.
 pub fn pause_after(
     outcome: Result<(), ClientError>,
     interval: Duration,
@@ -118,6 +122,15 @@ pub fn pause_after(
                 .min(Duration::from_secs(30));
             tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "no server reachable");
             backoff.max(interval)
+        }
+        Err(ClientError::RateLimited {
+            message,
+            retry_after,
+        }) => {
+            // The server's Retry-After (bounded by the client), then report again.
+            *failures = 0;
+            tracing::warn!(error = %message, retry_in_ms = retry_after.as_millis() as u64, "report over the token's budget");
+            retry_after.max(interval)
         }
         Err(e) => {
             *failures = 0;

@@ -47,6 +47,14 @@ pub enum ApiError {
     /// The request's body is over the limit (413).
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// A token over its report budget on this server (429, with `Retry-After`).
+    #[error("{message}")]
+    RateLimited {
+        /// Which token, which limit, when to come back.
+        message: String,
+        /// The `Retry-After` header, in seconds.
+        retry_after_secs: u64,
+    },
 }
 
 /// The JSON body of every error response.
@@ -60,7 +68,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ErrorDetail {
     /// A stable machine-readable code: `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`,
-    /// `unsupported_media_type`, `unavailable`, `internal`.
+    /// `unsupported_media_type`, `rate_limited`, `unavailable`, `internal`.
     pub code: String,
     /// What went wrong, naming the thing and the value.
     pub message: String,
@@ -83,6 +91,7 @@ impl ApiError {
             ApiError::Timeout(_) => "timeout",
             ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::PayloadTooLarge(_) => "payload_too_large",
+            ApiError::RateLimited { .. } => "rate_limited",
         }
     }
 }
@@ -101,11 +110,22 @@ impl ResponseError for ApiError {
             ApiError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code()).json(ErrorBody {
+        let mut answer = HttpResponse::build(self.status_code());
+        if let ApiError::RateLimited {
+            retry_after_secs, ..
+        } = self
+        {
+            answer.insert_header((
+                actix_web::http::header::RETRY_AFTER,
+                retry_after_secs.to_string(),
+            ));
+        }
+        answer.json(ErrorBody {
             error: ErrorDetail {
                 code: self.code().to_string(),
                 message: self.to_string(),

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod nodes;
 pub mod openapi;
 pub mod read;
+pub mod report_rate;
 pub mod reports;
 pub mod resources;
 pub mod route;
@@ -67,7 +68,7 @@ pub fn routes() -> &'static [Route] {
 pub fn configure(cfg: &mut web::ServiceConfig, faults: bool) {
     cfg.app_data(
         web::JsonConfig::default()
-            .limit(4 * 1024 * 1024)
+            .limit(report_rate::BODY_LIMIT as usize)
             .error_handler(error::json_error),
     )
     .app_data(web::QueryConfig::default().error_handler(error::query_error))

@@ -25,13 +25,13 @@ pub fn routes() -> Vec<Route> {
             .to(report_batch)
             .body::<BatchBody>()
             .json::<BatchAnswer>(200, "Each node's targets; the reports not taken, with why.")
-            .errors(&[400]),
+            .errors(&[400, 429]),
         Route::post("/v1/nodes/{id}/report", Report, "report for nodes")
             .summary("A node's report; answers its targets")
             .to(report)
             .body::<ReportBody>()
             .json::<TargetsAnswer>(200, "What the node should do per resource.")
-            .errors(&[400]),
+            .errors(&[400, 429]),
         Route::get("/v1/nodes", Read, "read nodes")
             .summary("A page of nodes")
             .to(list)

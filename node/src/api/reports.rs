@@ -208,6 +208,22 @@ impl ReportGateway {
                 ApiError::Forbidden(format!("leader {leader}: {message}"))
             });
         }
+        if status.as_u16() == 429 {
+            // The leader charges the token too: its refusal and its Retry-After pass through.
+            let retry_after_secs = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(1)
+                .clamp(1, 3_600);
+            let body: serde_json::Value = response.json().await.unwrap_or_default();
+            let message = body["error"]["message"].as_str().unwrap_or("rate limited");
+            return Err(ApiError::RateLimited {
+                message: format!("leader {leader}: {message}"),
+                retry_after_secs,
+            });
+        }
         if status.as_u16() == 400 {
             let body: serde_json::Value = response.json().await.unwrap_or_default();
             let message = body["error"]["message"].as_str().unwrap_or("refused");

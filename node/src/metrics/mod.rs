@@ -70,6 +70,8 @@ pub struct Metrics {
     pub report_queue: IntGauge,
     /// Node reports refused as out of bounds (where they arrived, or by a consumer actor), each alone.
     pub reports_refused: IntCounter,
+    /// Node reports refused with 429 because their token was over its report budget on this server.
+    pub reports_rate_limited: IntCounter,
     /// Entries of the leader's liveness table (nodes of a consumer heard from recently); 0 on a follower.
     pub liveness_nodes: IntGauge,
     /// Requests answered 503 (no leader, not a member, busy), by route pattern.
@@ -207,6 +209,10 @@ impl Metrics {
                 "convoy_reports_refused_total",
                 "Node reports refused with 400 as out of bounds (names, resources, versions, byte budget), each alone.",
             ),
+            reports_rate_limited: counter(
+                "convoy_reports_rate_limited_total",
+                "Node reports refused with 429 on this server: their token was over its report budget (bytes or requests per second).",
+            ),
             liveness_nodes: gauge(
                 "convoy_leader_liveness_nodes",
                 "Entries of the leader's liveness table: nodes of a consumer heard from recently.",
@@ -258,6 +264,7 @@ impl Metrics {
             Box::new(m.report_batches.clone()),
             Box::new(m.report_queue.clone()),
             Box::new(m.reports_refused.clone()),
+            Box::new(m.reports_rate_limited.clone()),
             Box::new(m.liveness_nodes.clone()),
             Box::new(m.rss.clone()),
             Box::new(m.open_fds.clone()),
