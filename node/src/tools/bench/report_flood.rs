@@ -9,9 +9,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use serde_json::{json, Map, Value};
 
+use super::cluster;
+use super::context::Ctx;
 use super::load::{closed_loop, http_client, post_ok};
 use super::throughput::{convoy_load, record_as};
-use super::{cluster, Ctx};
 
 /// The scenario's name in the results.
 pub const SCENARIO: &str = "report-flood";
