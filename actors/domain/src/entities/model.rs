@@ -122,6 +122,11 @@ pub struct Subscription {
     /// them on until the selection changes (DEPLOYMENTS.md §4); cleared by an edit of the subscription.
     #[serde(default)]
     pub kept: Option<Kept>,
+    /// The lowest version the consumer's nodes ran when the last node that ran the resource came back
+    /// empty (re-imaged): a dependency on the resource keeps holding while no node runs it
+    /// (DEPLOYMENTS.md §3, "it does not flap"). Forgotten by an edit of the subscription.
+    #[serde(default)]
+    pub emptied_at: Option<u64>,
 }
 
 /// A deployment by hand on a weak subscription and what it leaves behind: the nodes it moved keep the

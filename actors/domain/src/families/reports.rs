@@ -189,6 +189,8 @@ impl Reports<'_> {
                 resources,
                 by,
             } = report;
+            // The resources this report empties (re-imaged) while the node ran them, with what it ran.
+            let mut emptied: Vec<(String, u64)> = Vec::new();
             let ns = self.nodes.get_or_default(node);
             let was_active = ns.active;
             let now_active = active.unwrap_or(true);
@@ -217,6 +219,12 @@ impl Reports<'_> {
                 if rr.removed && !ns.removing.is_empty() {
                     ns.removing.remove(&r);
                 }
+                if rr.removed && rr.current.is_none() && now_active {
+                    let interested = rr.interested.unwrap_or_else(|| ns.interested(&r));
+                    if let Some(was) = ns.current(&r).filter(|_| interested) {
+                        emptied.push((r.clone(), was));
+                    }
+                }
                 let e = ns.resources.get_or_default(r);
                 if let Some(i) = rr.interested {
                     e.interested = i;
@@ -239,6 +247,11 @@ impl Reports<'_> {
                 }
                 merge_versions(&mut e.versions, rr.versions);
             }
+            // Its consumers, read only when it emptied something (rare: a report allocates nothing here).
+            let consumers: Vec<String> = match emptied.is_empty() {
+                true => Vec::new(),
+                false => ns.consumers.iter().cloned().collect(),
+            };
             for (id, effect) in affected.iter_mut() {
                 let Effect::Record {
                     position,
@@ -274,8 +287,37 @@ impl Reports<'_> {
                 }
                 self.touch(id, cx);
             }
+            for (resource, was) in emptied {
+                self.remember_emptied(&consumers, &resource, was);
+            }
         }
         Ok(Response::Done)
+    }
+
+    /// A node of `consumers` (active, interested) no longer runs `resource` (it ran `was`): on each of
+    /// them where no active, interested node runs it any more, the subscription remembers `was`, so a
+    /// dependency on it keeps holding while the nodes catch up (DEPLOYMENTS.md §3, "it does not flap").
+    fn remember_emptied(&mut self, consumers: &[String], resource: &str, was: u64) {
+        for cname in consumers {
+            let Some(c) = self.consumers.get(cname) else {
+                continue;
+            };
+            if !c.subscriptions.contains_key(resource) {
+                continue;
+            }
+            let others_run_it = c.nodes.iter().any(|n| {
+                self.nodes.get(n).is_some_and(|o| {
+                    o.active && o.interested(resource) && o.current(resource).is_some()
+                })
+            });
+            if others_run_it {
+                continue;
+            }
+            let c = self.consumers.get_mut(cname).expect("read above");
+            if let Some(sub) = c.subscriptions.get_mut(resource) {
+                sub.emptied_at = Some(was);
+            }
+        }
     }
 
     /// Marks `nodes` inactive (the leader heard nothing from them for the node timeout): each is skipped

@@ -121,7 +121,8 @@ impl<'a> Selection<'a> {
     }
 
     /// `consumer` runs `resource` at `version` or newer: it converged on such a version, or every active,
-    /// interested node of it that runs a version runs such a version (and at least one does). A node that
+    /// interested node of it that runs a version runs such a version (and at least one does), or none
+    /// runs one and the last that did ran such a version (`Subscription::emptied_at`). A node that
     /// holds nothing (a blank joiner, a re-imaged node) never revokes it, so a dependency that holds does not
     /// flap while such nodes catch up; a version that is retracted does not count (DEPLOYMENTS.md §3).
     pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
@@ -152,7 +153,12 @@ impl<'a> Selection<'a> {
             }
             any = true;
         }
-        any
+        // No node runs it (all re-imaged or blank): what they ran when the last one emptied still counts.
+        any || c
+            .subscriptions
+            .get(resource)
+            .and_then(|s| s.emptied_at)
+            .is_some_and(counts)
     }
 }
 

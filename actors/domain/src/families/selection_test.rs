@@ -134,6 +134,40 @@ fn a_blank_joiner_or_a_re_imaged_node_never_revokes_a_dependency_that_holds() {
 }
 
 #[test]
+fn a_holder_re_imaged_whole_keeps_its_dependency_until_its_subscription_changes() {
+    let mut k = dependency_that_holds();
+    // Found by CI's proptest: the last re-imaged node revoked it, and `r` flipped back to version 2.
+    let emptied = ResourceReport {
+        interested: None,
+        current: None,
+        versions: Default::default(),
+        removed: true,
+    };
+    for n in ["c-0", "c-1"] {
+        k.ok(Command::ReportNodes(vec![NodeReport {
+            node: n.into(),
+            active: None,
+            resources: [("lib".to_string(), emptied.clone())].into(),
+            ..Default::default()
+        }]));
+        assert_eq!(k.s.selected_version("c", "r"), Some(3), "{n} re-imaged");
+    }
+    // An edit of the holder's subscription is a new decision: what its nodes ran stops counting.
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "lib".into(),
+        mode: None,
+        pin: Default::default(),
+        policy: Default::default(),
+    });
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(2),
+        "subscription edited"
+    );
+}
+
+#[test]
 fn a_dependency_stops_holding_when_the_holders_version_is_retracted_or_rolled_back() {
     let mut k = dependency_that_holds();
     k.ok(Command::RetractVersion {

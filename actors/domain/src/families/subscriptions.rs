@@ -52,6 +52,7 @@ impl Subscriptions<'_> {
             last_started: old.last_started,
             version: old.version,
             kept: None,
+            emptied_at: None,
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
@@ -86,6 +87,7 @@ impl Subscriptions<'_> {
         new.policy.patch(patch);
         // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
         new.kept = None;
+        new.emptied_at = None;
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");

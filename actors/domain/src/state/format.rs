@@ -8,8 +8,9 @@
 /// The format this build writes and reads. 1: every build before the format was recorded (up to
 /// November 2026); 2: judgement, selection and token changes of issues 22 and 28 (completion
 /// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry, tokens
-/// bound to consumers).
-pub const STATE_FORMAT: u32 = 2;
+/// bound to consumers); 3: a subscription remembers what its nodes ran when the last of them came back
+/// empty (`Subscription::emptied_at`).
+pub const STATE_FORMAT: u32 = 3;
 
 #[cfg(test)]
 #[path = "format_test.rs"]
