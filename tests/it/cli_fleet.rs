@@ -7,8 +7,8 @@
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, resource_with_v1};
-use convoy_tests::{convoy_bin, Cluster, RawClient};
+use convoy_tests::scenario::{consumer, get_ok, publish, report_running, resource_with_v1};
+use convoy_tests::{convoy_bin, Cluster};
 use serde_json::{json, Value};
 
 /// Runs `convoy ARGS` (nothing from this environment's CONVOY_* leaks in).
@@ -42,29 +42,6 @@ fn ok(args: &[&str]) -> String {
     stdout(&out)
 }
 
-/// Nodes report version 1 of `app` until the leader has them all active.
-async fn report_v1(api: &RawClient, nodes: &[String]) -> anyhow::Result<()> {
-    for _ in 0..100 {
-        for node in nodes {
-            post_ok(
-                api,
-                &format!("/v1/nodes/{node}/report"),
-                json!({"resources": {"app": {"current": 1}}}),
-            )
-            .await?;
-        }
-        let mut active = true;
-        for node in nodes {
-            active &= get_ok(api, &format!("/v1/nodes/{node}")).await?["active"] == true;
-        }
-        if active {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    anyhow::bail!("nodes never became active")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_views_and_cli_conventions_through_the_binary() -> anyhow::Result<()> {
     let mut cluster = Cluster::start(3).await?;
@@ -75,7 +52,7 @@ async fn fleet_views_and_cli_conventions_through_the_binary() -> anyhow::Result<
     resource_with_v1(&api, "app").await?;
     publish(&api, "app", json!({"label": "v2"})).await?;
     let nodes = consumer(&api, "web", 3).await?;
-    report_v1(&api, &nodes).await?;
+    report_running(&api, &nodes, "app", 1).await?;
 
     // Client flags before the command; the leader's liveness table answers through any server.
     let page: Value = serde_json::from_str(&ok(&[

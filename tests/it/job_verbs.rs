@@ -7,11 +7,10 @@
 //! `convoy deploy pause d-17` does.
 
 use std::process::{Command, Output};
-use std::time::Duration;
 
 use convoy_node::client::ApiClient;
 use convoy_node::local::new_admin_token;
-use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, resource_with_v1};
+use convoy_tests::scenario::{consumer, post_ok, publish, report_running, resource_with_v1};
 use convoy_tests::{convoy_bin, Cluster, ClusterOptions, RawClient};
 use serde_json::{json, Value};
 
@@ -31,30 +30,6 @@ async fn start(api: &RawClient) -> anyhow::Result<String> {
         "{started}"
     );
     Ok(started["id"].as_str().expect("id").to_string())
-}
-
-/// The nodes report version 1 of `app` until the leader has them all active (a node that never reported
-/// is skipped by a deployment).
-async fn report_v1(api: &RawClient, nodes: &[String]) -> anyhow::Result<()> {
-    for _ in 0..100 {
-        for node in nodes {
-            post_ok(
-                api,
-                &format!("/v1/nodes/{node}/report"),
-                json!({"resources": {"app": {"current": 1}}}),
-            )
-            .await?;
-        }
-        let mut active = true;
-        for node in nodes {
-            active &= get_ok(api, &format!("/v1/nodes/{node}")).await?["active"] == true;
-        }
-        if active {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    anyhow::bail!("nodes never became active")
 }
 
 /// `POST {PAIR}/{verb}` with `{}`: status and body.
@@ -108,7 +83,7 @@ async fn verbs_by_consumer_and_resource_act_on_the_active_deployment() -> anyhow
     resource_with_v1(&follower, "app").await?;
     publish(&follower, "app", json!({"label": "v2"})).await?;
     let nodes = consumer(&follower, "web", 3).await?;
-    report_v1(&follower, &nodes).await?;
+    report_running(&follower, &nodes, "app", 1).await?;
 
     // Each verb by pair, through a follower (forwarded to the leader) and through the leader.
     let first = start(&follower).await?;

@@ -8,7 +8,9 @@
 
 use std::time::Duration;
 
-use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, put_ok};
+use convoy_tests::scenario::{
+    client_with_token, consumer, get_ok, post_ok, publish, put_ok, subscribed_consumers,
+};
 use convoy_tests::{Cluster, RawClient};
 use serde_json::{json, Value};
 
@@ -262,13 +264,6 @@ async fn a_follower_refuses_an_encoded_path_in_a_node_id() -> anyhow::Result<()>
     Ok(())
 }
 
-/// A client of the server at `addr` sending `token`.
-fn as_token(addr: &str, token: &str) -> anyhow::Result<RawClient> {
-    Ok(RawClient::from(
-        convoy_node::client::ApiClient::new(addr)?.with_token(Some(token)),
-    ))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyhow::Result<()> {
     let cluster =
@@ -277,20 +272,7 @@ async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyh
     let api = cluster.server(leader).client();
     post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
     publish(&api, "app", json!({"label": "1"})).await?;
-    for (name, node) in [("web", "web-1"), ("db", "web-db-1")] {
-        post_ok(
-            &api,
-            "/v1/consumers",
-            json!({"name": name, "nodes": [node]}),
-        )
-        .await?;
-        put_ok(
-            &api,
-            &format!("/v1/consumers/{name}/subscriptions/app"),
-            json!({}),
-        )
-        .await?;
-    }
+    subscribed_consumers(&api, "app", &[("web", "web-1"), ("db", "web-db-1")]).await?;
     // The glob `web-*` matches db's `web-db-1` too; the consumer binding keeps it to web's nodes.
     let (status, created) = api
         .post(
@@ -307,7 +289,7 @@ async fn an_agent_token_bound_to_a_consumer_reports_for_its_nodes_only() -> anyh
         .find(|id| *id != leader)
         .expect("a follower");
     for id in [follower, leader] {
-        let agent = as_token(&cluster.server(id).http_addr, &secret)?;
+        let agent = client_with_token(&cluster.server(id).http_addr, Some(&secret))?;
         let (status, body) = until_known(&agent, "/v1/nodes/web-1/report").await?;
         assert_eq!(status, 200, "its own consumer's node: {body}");
         let (status, body) = agent
@@ -402,7 +384,7 @@ async fn a_done_reported_by_an_agent_token_is_recorded_with_its_name() -> anyhow
     assert_eq!(status, 201, "{created}");
     let secret = created["secret"].as_str().unwrap_or_default().to_string();
     // Both nodes run version 1 (a node never heard from would be skipped at the start).
-    let on_leader = as_token(&cluster.server(leader).http_addr, &secret)?;
+    let on_leader = client_with_token(&cluster.server(leader).http_addr, Some(&secret))?;
     until_known(&on_leader, "/v1/nodes/web-1/report").await?;
     let v1 = held(1, None);
     let running = |v: &Value| json!({"app": {"current": 1, "versions": v["versions"]}});
@@ -445,7 +427,7 @@ async fn a_done_reported_by_an_agent_token_is_recorded_with_its_name() -> anyhow
         .into_iter()
         .find(|id| *id != leader)
         .expect("a follower");
-    let agent = as_token(&cluster.server(follower).http_addr, &secret)?;
+    let agent = client_with_token(&cluster.server(follower).http_addr, Some(&secret))?;
     until_known(&agent, "/v1/nodes/web-1/report").await?;
     let (status, body) = agent
         .post("/v1/nodes/web-1/report", &json!({"resources": done}))

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use convoy_tests::scenario::{get_ok, post_ok, publish, put_ok};
+use convoy_tests::scenario::{client_with_token, get_ok, post_ok, publish, subscribed_consumers};
 use convoy_tests::{Cluster, ClusterOptions, RawClient};
 use serde_json::{json, Value};
 
@@ -119,24 +119,10 @@ async fn one_agent_token_flooding_reports_is_limited_and_others_still_write() ->
     let addr = cluster.server(leader).http_addr.clone();
     post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
     publish(&api, "app", json!({"label": "1"})).await?;
-    for (name, node) in [("flood", "flood-1"), ("calm", "calm-1")] {
-        post_ok(
-            &api,
-            "/v1/consumers",
-            json!({"name": name, "nodes": [node]}),
-        )
-        .await?;
-        put_ok(
-            &api,
-            &format!("/v1/consumers/{name}/subscriptions/app"),
-            json!({}),
-        )
-        .await?;
-    }
+    subscribed_consumers(&api, "app", &[("flood", "flood-1"), ("calm", "calm-1")]).await?;
     let flooder = agent_token(&api, "flooder", "flood-*").await?;
     let calm = agent_token(&api, "calm-agent", "calm-*").await?;
-    let calm_api =
-        RawClient::from(convoy_node::client::ApiClient::new(&addr)?.with_token(Some(&calm)));
+    let calm_api = client_with_token(&addr, Some(&calm))?;
 
     let (refusal, taken) = flood(&addr, &flooder, "flood-1").await?;
     let Some(refusal) = refusal else {

@@ -58,6 +58,53 @@ pub async fn consumer(api: &RawClient, name: &str, n: usize) -> anyhow::Result<V
     Ok(nodes)
 }
 
+/// Creates, for each `(name, node)`, consumer `name` with the one node `node`, subscribed to `resource`
+/// with the default (weak) settings.
+pub async fn subscribed_consumers(
+    api: &RawClient,
+    resource: &str,
+    consumers: &[(&str, &str)],
+) -> anyhow::Result<()> {
+    for (name, node) in consumers {
+        post_ok(api, "/v1/consumers", json!({"name": name, "nodes": [node]})).await?;
+        let path = format!("/v1/consumers/{name}/subscriptions/{resource}");
+        put_ok(api, &path, json!({})).await?;
+    }
+    Ok(())
+}
+
+/// A client of the server at `addr` that sends `token` (none: anonymous).
+pub fn client_with_token(addr: &str, token: Option<&str>) -> anyhow::Result<RawClient> {
+    Ok(RawClient::from(
+        convoy_node::client::ApiClient::new(addr)?.with_token(token),
+    ))
+}
+
+/// The nodes report running `version` of `resource` until the leader has them all active (a node that
+/// never reported is skipped by a deployment).
+pub async fn report_running(
+    api: &RawClient,
+    nodes: &[String],
+    resource: &str,
+    version: u64,
+) -> anyhow::Result<()> {
+    for _ in 0..100 {
+        for node in nodes {
+            let report = json!({"resources": {resource: {"current": version}}});
+            post_ok(api, &format!("/v1/nodes/{node}/report"), report).await?;
+        }
+        let mut active = true;
+        for node in nodes {
+            active &= get_ok(api, &format!("/v1/nodes/{node}")).await?["active"] == true;
+        }
+        if active {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("nodes never became active")
+}
+
 /// Waits until every node has reported running `version` of `resource`.
 pub async fn wait_running(
     api: &RawClient,
