@@ -15,7 +15,12 @@ const APP: &str = "if [ \"$CONVOY_VERSION\" = 2 ]; then echo 'loading /etc/web.t
                    echo 'fatal: cannot open /etc/web.toml: No such file or directory' >&2; exit 3; fi; \
                    echo \"hello from v$CONVOY_VERSION\"; echo 'warming up' >&2; exec sleep 1000";
 
-async fn deploy(api: &RawClient, version: u64, status: &str, agent: &Agent) -> anyhow::Result<serde_json::Value> {
+async fn deploy(
+    api: &RawClient,
+    version: u64,
+    status: &str,
+    agent: &Agent,
+) -> anyhow::Result<serde_json::Value> {
     let started = post_ok(
         api,
         "/v1/deployments",
@@ -86,13 +91,17 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     );
     ensure!(error.len() <= 1024, "{} bytes: {error}", error.len());
     let events = view["events"].to_string();
-    ensure!(events.contains(quote), "no event quotes the stderr: {events}");
+    ensure!(
+        events.contains(quote),
+        "no event quotes the stderr: {events}"
+    );
     drop(agent);
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_apps_output_has_its_own_log_and_a_failed_start_quotes_its_stderr() -> anyhow::Result<()> {
+async fn the_apps_output_has_its_own_log_and_a_failed_start_quotes_its_stderr() -> anyhow::Result<()>
+{
     let cluster = Cluster::start(1).await?;
     cluster.wait_leader(Duration::from_secs(10)).await?;
     let api = cluster.server(1).client();

@@ -24,7 +24,11 @@ async fn scrape(addr: &str) -> anyhow::Result<String> {
         .get(format!("http://{addr}/metrics"))
         .send()
         .await?;
-    ensure!(response.status() == 200, "GET /metrics: {}", response.status());
+    ensure!(
+        response.status() == 200,
+        "GET /metrics: {}",
+        response.status()
+    );
     let text = response.text().await?;
     // Valid exposition format.
     prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))?;
@@ -87,12 +91,25 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     let text = scrape(&addr)
         .await
         .with_context(|| format!("agent:\n{}", agent.output()))?;
-    let get = |series: &str| value(&text, series).with_context(|| format!("no {series} in:\n{text}"));
-    ensure!(get("convoy_agent_installs_total{result=\"ok\"}")? == 1.0, "{text}");
-    ensure!(get("convoy_agent_failures_total{reason=\"download\"}")? == 1.0, "{text}");
-    ensure!(get("convoy_agent_health_check_seconds_count")? >= 1.0, "{text}");
+    let get =
+        |series: &str| value(&text, series).with_context(|| format!("no {series} in:\n{text}"));
+    ensure!(
+        get("convoy_agent_installs_total{result=\"ok\"}")? == 1.0,
+        "{text}"
+    );
+    ensure!(
+        get("convoy_agent_failures_total{reason=\"download\"}")? == 1.0,
+        "{text}"
+    );
+    ensure!(
+        get("convoy_agent_health_check_seconds_count")? >= 1.0,
+        "{text}"
+    );
     ensure!(get("convoy_agent_report_seconds_count")? >= 1.0, "{text}");
-    ensure!(get("convoy_agent_reports_total{result=\"ok\"}")? >= 1.0, "{text}");
+    ensure!(
+        get("convoy_agent_reports_total{result=\"ok\"}")? >= 1.0,
+        "{text}"
+    );
     let age = get("convoy_agent_last_report_age_seconds")?;
     ensure!((0.0..30.0).contains(&age), "last report {age} s ago");
     let (status, _) = {

@@ -122,6 +122,7 @@ async fn after_install(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()>
     agent.kill();
     ensure!(running(&apps) == first, "the app died with the agent");
     // ... and the agent started again re-attaches to it instead of starting a second copy.
+    std::fs::remove_file(agent.state.join("status.json"))?;
     let agent = Agent::start_with_env(cluster, "edge-0", dir.path(), &flags(&[]), &env)?;
     settled(&agent, 5).await?;
     let now = running(&apps);
@@ -146,7 +147,11 @@ async fn after_install(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()>
     ensure!(after[0].0 == v2, "after the switch: {after:?}");
     // SIGTERM: the agent tears its app down as it stops.
     drop(agent);
-    ensure!(running(&apps).is_empty(), "left running: {:?}", running(&apps));
+    ensure!(
+        running(&apps).is_empty(),
+        "left running: {:?}",
+        running(&apps)
+    );
     Ok(())
 }
 
@@ -175,9 +180,11 @@ async fn mid_install(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
 
     let v2 = publish(api, "web", json!({})).await?;
     let id = deploy(api, v2).await?;
-    eventually(Duration::from_secs(20), || async { mark.exists().then_some(()) })
-        .await
-        .with_context(|| format!("v2's install never began:\n{}", agent.output()))?;
+    eventually(Duration::from_secs(20), || async {
+        mark.exists().then_some(())
+    })
+    .await
+    .with_context(|| format!("v2's install never began:\n{}", agent.output()))?;
     agent.kill();
     let agent = Agent::start_with_env(cluster, "edge-0", dir.path(), &flags(&extra), &env)?;
     wait_status(api, &id, "ROLLED_FORWARD", Duration::from_secs(30))
@@ -192,7 +199,11 @@ async fn mid_install(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
         agent.output()
     );
     drop(agent);
-    ensure!(running(&apps).is_empty(), "left running: {:?}", running(&apps));
+    ensure!(
+        running(&apps).is_empty(),
+        "left running: {:?}",
+        running(&apps)
+    );
     Ok(())
 }
 
