@@ -83,7 +83,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     let v2 = publish(
         api,
         "web",
-        json!({"artifact": {"url": "file:///nonexistent/web-2.tar"}}),
+        json!({"artifact": {"url": "file:///nonexistent/web-2.tar", "sha256": "0".repeat(64)}}),
     )
     .await?;
     deploy(api, v2, "FAILED", &agent).await?;

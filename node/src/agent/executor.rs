@@ -13,6 +13,7 @@ pub use super::config::{AgentConfig, ResourceDoc, VersionDoc};
 use super::fetch::{fetch, shown_url, ARTIFACT};
 use super::health_policy::HealthWatch;
 use super::install::{read_current, run_install_command, switch_current, InstallEnv};
+use super::metrics::{metrics, Failure};
 use super::plan::{plan, valid_name, Action};
 use super::process::RunningProcess;
 use super::state::{AgentState, VersionState};
@@ -62,6 +63,7 @@ impl Executor {
             saved: None,
         };
         ex.reconcile();
+        ex.adopt();
         ex.watch_current();
         Ok(ex)
     }
@@ -331,6 +333,7 @@ impl Executor {
             }
             Err(e) => {
                 tracing::warn!(resource, version, error = %e, "download failed");
+                metrics().failure(Failure::Download);
                 vs.progress.downloaded = false;
                 vs.fail(e, self.config.clock.wall_ms());
             }
@@ -377,8 +380,10 @@ impl Executor {
                 .map_err(|e| format!("cannot switch current: {e}")),
         };
         self.activity.remove(resource);
+        metrics().install(installed.is_ok());
         if let Err(e) = installed {
             tracing::warn!(resource, version, error = %e, "install failed");
+            metrics().failure(Failure::Install);
             self.state
                 .version_mut(resource, version)
                 .fail(e, self.config.clock.wall_ms());
