@@ -76,6 +76,15 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
         !agent.output().contains("hello from v1"),
         "the app's output went to the agent's log"
     );
+    // The agent says where, in its status file.
+    let status: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(agent.state.join("status.json"))?)?;
+    let said = &status["phases"]["web"]["logs"];
+    ensure!(
+        said["stderr"] == logs.join("web.stderr.log").display().to_string()
+            && said["stdout"] == logs.join("web.stdout.log").display().to_string(),
+        "status.json: {status}"
+    );
 
     let v2 = publish(api, "web", json!({})).await?;
     let view = deploy(api, v2, "FAILED", &agent).await?;

@@ -28,7 +28,7 @@ pub struct AppLogs {
 }
 
 /// A resource's two log files.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LogPaths {
     /// Its stdout.
     pub stdout: PathBuf,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use convoy_actors::domain::{Target, VersionProgress};
 use tokio::sync::watch;
 
+use super::app_log::LogPaths;
 pub use super::config::{AgentConfig, ResourceDoc, VersionDoc};
 use super::fetch::{fetch, shown_url, ARTIFACT};
 use super::health_policy::HealthWatch;
@@ -128,6 +129,7 @@ impl Executor {
                         phase,
                         version,
                         restarts,
+                        logs: self.app_logs(name),
                     },
                 )
             })
@@ -139,10 +141,19 @@ impl Executor {
                     phase: *phase,
                     version: Some(*version),
                     restarts: 0,
+                    logs: self.app_logs(name),
                 },
             );
         }
         out
+    }
+
+    /// Where the process of `resource` logs, with a run command.
+    fn app_logs(&self, resource: &str) -> Option<LogPaths> {
+        self.config
+            .run_command
+            .is_some()
+            .then(|| self.config.app_logs.paths(resource))
     }
 
     /// Publishes the snapshot if it changed.
