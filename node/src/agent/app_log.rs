@@ -54,7 +54,7 @@ impl AppLogs {
         }
     }
 
-    /// Opens both files of `resource` for appending (creating them, and the directory, 0750).
+    /// Opens both files of `resource` for appending (creating them, and the directory).
     pub fn open(&self, resource: &str) -> std::io::Result<(File, File)> {
         std::fs::create_dir_all(&self.dir)?;
         let p = self.paths(resource);
