@@ -1,5 +1,6 @@
 //! systemd's readiness protocol (`Type=notify`): `READY=1` once a server listens (or an agent runs),
-//! `STOPPING=1` when it shuts down. Outside systemd (`NOTIFY_SOCKET` unset) both do nothing.
+//! `STOPPING=1` when it shuts down. Outside systemd (`NOTIFY_SOCKET` unset) both do nothing. The units
+//! themselves are `packaging/systemd/` (the agent's: `KillMode=process`, see its comment).
 
 /// Tells systemd the service is up.
 pub fn ready() {
@@ -51,6 +52,19 @@ mod tests {
         assert_eq!(&buf[..n], b"READY=1\n");
         let n = socket.recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"STOPPING=1\n");
+    }
+
+    /// The agent's unit lets systemd restart a crashed agent without killing the apps it runs (the new
+    /// agent re-attaches to them); with the default `control-group` or `mixed`, they would die with it.
+    #[test]
+    fn the_agent_unit_leaves_the_apps_running_when_the_agent_dies() {
+        let unit = include_str!("../../packaging/systemd/convoy-agent.service");
+        let kill_modes: Vec<&str> = unit
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("KillMode="))
+            .collect();
+        assert_eq!(kill_modes, ["process"]);
+        assert!(unit.contains("\nRestart=always\n"));
     }
 
     #[test]

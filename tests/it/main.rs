@@ -3,7 +3,11 @@
 //! Pick one file's tests with `cargo build -p convoy-node && cargo test -p convoy-tests --test it api_routes::`
 //! (the build first: `-p convoy-tests` alone does not rebuild the `convoy` binary the tests start).
 
+mod agent_app_logs;
 mod agent_e2e;
+mod agent_metrics;
+mod agent_paths;
+mod agent_restart;
 mod agent_snooze;
 mod agent_stall;
 mod api_errors;

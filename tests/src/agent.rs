@@ -44,7 +44,11 @@ impl Agent {
     ) -> anyhow::Result<Self> {
         let state = dir.join(node);
         let log = dir.join(format!("{node}.log"));
-        let out = std::fs::File::create(&log)?;
+        // Appended to, so an agent started again on the same state dir keeps its predecessor's lines.
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)?;
         let child = Command::new(convoy_bin())
             .args(["agent", "--node-id", node, "--retry-ms", "600000"])
             .args(flags)
@@ -79,6 +83,43 @@ impl Agent {
     /// What it logged so far.
     pub fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Starts `convoy agent --node-id node` in the working directory `dir` with every path flag
+    /// relative to it: `--state-dir node`, plus `flags` (which may name relative paths too).
+    pub fn start_relative(
+        cluster: &Cluster,
+        node: &str,
+        dir: &Path,
+        flags: &[&str],
+    ) -> anyhow::Result<Self> {
+        let log = dir.join(format!("{node}.log"));
+        let out = std::fs::File::create(&log)?;
+        let child = Command::new(convoy_bin())
+            .args(["agent", "--node-id", node, "--retry-ms", "600000"])
+            .args(flags)
+            .arg("--server")
+            .arg(cluster.http_addrs().join(","))
+            .args(["--state-dir", node])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()?;
+        Ok(Agent {
+            child: Some(child),
+            node: node.to_string(),
+            state: dir.join(node),
+            log,
+        })
+    }
+
+    /// Kills it with SIGKILL (no teardown of what it runs, as in a crash) and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 
     /// Whether it still runs (false once it exited).

@@ -4,6 +4,7 @@
 use super::executor::Executor;
 use super::health;
 use super::health_policy::{Check, Decision};
+use super::metrics::{metrics, Failure};
 
 impl Executor {
     /// Checks every watched current version whose check is due: `GET /health` on its port, or
@@ -49,7 +50,11 @@ impl Executor {
                 }
                 match port {
                     Some(port) => {
-                        match health::check(&self.http, port, self.config.health_timeout).await {
+                        let began = std::time::Instant::now();
+                        let checked =
+                            health::check(&self.http, port, self.config.health_timeout).await;
+                        metrics().health_check(began.elapsed());
+                        match checked {
                             Ok(()) => Check::Passed,
                             Err(e) => Check::Failed(e),
                         }
@@ -59,7 +64,7 @@ impl Executor {
                             .processes
                             .get_mut(&resource)
                             .filter(|p| p.version == version)
-                            .is_some_and(|p| matches!(p.child.try_wait(), Ok(None)));
+                            .is_some_and(|p| p.handle.running());
                         if !running {
                             // Gone: `supervise` sees the exit and applies the rules to it.
                             continue;
@@ -73,12 +78,20 @@ impl Executor {
                 continue;
             };
             let decision = watch.observe(self.config.clock.wall_ms(), check, has_process, &rules);
-            self.apply(&resource, version, decision).await;
+            self.apply(&resource, version, decision, Failure::Unhealthy)
+                .await;
         }
     }
 
-    /// Carries out a decision of the health rules for `resource` at `version`.
-    pub(super) async fn apply(&mut self, resource: &str, version: u64, decision: Decision) {
+    /// Carries out a decision of the health rules for `resource` at `version`; a failure is counted
+    /// as `why`.
+    pub(super) async fn apply(
+        &mut self,
+        resource: &str,
+        version: u64,
+        decision: Decision,
+        why: Failure,
+    ) {
         let healthy = self.watches.get(resource).map(|w| w.healthy());
         let vs = self.state.version_mut(resource, version);
         if let Some(healthy) = healthy {
@@ -109,6 +122,7 @@ impl Executor {
             }
             Decision::Fail(reason) => {
                 tracing::warn!(resource, version, error = %reason, "version failed");
+                metrics().failure(why);
                 vs.fail(reason, self.config.clock.wall_ms());
                 vs.progress.healthy = Some(false);
                 self.watches.remove(resource);

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use convoy_time::SharedClock;
 
+use super::app_log::AppLogs;
 use super::fetch::Sources;
 use super::health_policy::HealthRules;
 use super::process::TeardownTimes;
@@ -65,6 +66,8 @@ pub struct AgentConfig {
     pub uninterested: BTreeSet<String>,
     /// Where artifacts may come from (`--artifact-root`, `--allow-http`).
     pub sources: Sources,
+    /// The apps' log files: where, how big, how many kept.
+    pub app_logs: AppLogs,
     /// Where the agent reads the time (failures, restarts, health watches, status file).
     pub clock: SharedClock,
 }
@@ -73,6 +76,7 @@ impl AgentConfig {
     /// Defaults for `state_dir` (what the flags default to).
     pub fn new(state_dir: PathBuf) -> Self {
         Self {
+            app_logs: AppLogs::new(&state_dir),
             state_dir,
             install_command: None,
             run_command: None,

@@ -9,10 +9,12 @@ use std::time::Duration;
 use convoy_actors::domain::{Target, VersionProgress};
 use tokio::sync::watch;
 
+use super::app_log::LogPaths;
 pub use super::config::{AgentConfig, ResourceDoc, VersionDoc};
 use super::fetch::{fetch, shown_url, ARTIFACT};
 use super::health_policy::HealthWatch;
 use super::install::{read_current, run_install_command, switch_current, InstallEnv};
+use super::metrics::{metrics, Failure};
 use super::plan::{plan, valid_name, Action};
 use super::process::RunningProcess;
 use super::state::{AgentState, VersionState};
@@ -62,6 +64,7 @@ impl Executor {
             saved: None,
         };
         ex.reconcile();
+        ex.adopt();
         ex.watch_current();
         Ok(ex)
     }
@@ -126,6 +129,7 @@ impl Executor {
                         phase,
                         version,
                         restarts,
+                        logs: self.app_logs(name),
                     },
                 )
             })
@@ -137,10 +141,19 @@ impl Executor {
                     phase: *phase,
                     version: Some(*version),
                     restarts: 0,
+                    logs: self.app_logs(name),
                 },
             );
         }
         out
+    }
+
+    /// Where the process of `resource` logs, with a run command.
+    fn app_logs(&self, resource: &str) -> Option<LogPaths> {
+        self.config
+            .run_command
+            .is_some()
+            .then(|| self.config.app_logs.paths(resource))
     }
 
     /// Publishes the snapshot if it changed.
@@ -331,6 +344,7 @@ impl Executor {
             }
             Err(e) => {
                 tracing::warn!(resource, version, error = %e, "download failed");
+                metrics().failure(Failure::Download);
                 vs.progress.downloaded = false;
                 vs.fail(e, self.config.clock.wall_ms());
             }
@@ -377,8 +391,10 @@ impl Executor {
                 .map_err(|e| format!("cannot switch current: {e}")),
         };
         self.activity.remove(resource);
+        metrics().install(installed.is_ok());
         if let Err(e) = installed {
             tracing::warn!(resource, version, error = %e, "install failed");
+            metrics().failure(Failure::Install);
             self.state
                 .version_mut(resource, version)
                 .fail(e, self.config.clock.wall_ms());

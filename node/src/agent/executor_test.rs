@@ -472,3 +472,79 @@ pub(super) fn alive(pid: i32) -> bool {
         Err(_) => false,
     }
 }
+
+#[tokio::test]
+async fn a_restarted_agent_re_attaches_to_its_process_and_tears_it_down_at_the_next_switch() {
+    let mut w = World::new();
+    w.publish(1, "one", None, None);
+    w.publish(2, "two", None, None);
+    let mut config = w.config();
+    config.run_command = Some(
+        r#"echo $$ > "$CONVOY_STATE_DIR/pid-$CONVOY_VERSION"; echo started >&2; exec sleep 1000"#
+            .into(),
+    );
+    let mut ex = Executor::open(config.clone()).unwrap();
+    ex.step(&install(1), &w.views()).await;
+    let pid1 = wait_pid(&w.state.path().join("pid-1")).await;
+    let recorded = ex.state().resources["web"].running.clone().unwrap();
+    assert_eq!((recorded.version, recorded.pid), (1, pid1));
+    // A crash: the executor vanishes without tearing anything down.
+    std::mem::forget(ex);
+    std::fs::remove_file(w.state.path().join("pid-1")).unwrap();
+
+    let mut ex = Executor::open(config).unwrap();
+    assert_eq!(
+        ex.processes.get("web").and_then(|p| p.handle.pid()),
+        Some(pid1)
+    );
+    for _ in 0..5 {
+        ex.step(&install(1), &w.views()).await;
+    }
+    assert!(alive(pid1));
+    assert!(
+        !w.state.path().join("pid-1").exists(),
+        "a second copy of version 1 was started"
+    );
+    ex.step(&install(2), &w.views()).await;
+    let pid2 = wait_pid(&w.state.path().join("pid-2")).await;
+    assert!(!alive(pid1), "the re-attached process was not torn down");
+    assert_eq!(
+        ex.state().resources["web"].running.as_ref().map(|r| r.pid),
+        Some(pid2)
+    );
+    let logs = ex.config.app_logs.paths("web");
+    assert_eq!(
+        std::fs::read_to_string(logs.stderr).unwrap(),
+        "started\nstarted\n"
+    );
+    ex.shutdown().await;
+    assert!(!alive(pid2));
+    assert_eq!(ex.state().resources["web"].running, None);
+}
+
+#[tokio::test]
+async fn a_record_whose_process_is_gone_is_forgotten_and_the_app_started_once() {
+    let mut w = World::new();
+    w.publish(1, "one", None, None);
+    let mut config = w.config();
+    config.run_command = Some(r#"echo $$ >> "$CONVOY_STATE_DIR/pids"; exec sleep 1000"#.into());
+    let mut ex = Executor::open(config.clone()).unwrap();
+    ex.step(&install(1), &w.views()).await;
+    let pid1 = wait_pid(&w.state.path().join("pids")).await;
+    ex.shutdown().await;
+    // The record names a process that is gone (here: a start time it never had).
+    let mut state = ex.state().clone();
+    state.resources.get_mut("web").unwrap().running = Some(super::state::RunRecord {
+        version: 1,
+        pid: std::process::id() as i32,
+        start_ticks: 1,
+    });
+    state.save(&w.state.path().join("state.json")).unwrap();
+    assert!(!alive(pid1));
+    let mut ex = Executor::open(config).unwrap();
+    assert!(ex.processes.is_empty(), "adopted a stranger");
+    ex.step(&install(1), &w.views()).await;
+    let pids = std::fs::read_to_string(w.state.path().join("pids")).unwrap();
+    assert_eq!(pids.lines().count(), 2, "{pids}");
+    ex.shutdown().await;
+}

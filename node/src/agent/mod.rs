@@ -3,11 +3,13 @@
 //!
 //! Layout: `plan` is the pure core (targets + held state → actions) and `health_policy` the pure
 //! health rules; `executor`, `checks` and `runs` carry them out; `fetch`, `install`, `health` and
-//! `process` are the I/O pieces; `state` is what survives a restart. Two loops run side by side:
+//! `process` are the I/O pieces (`proc_stat` reads `/proc`, `app_log` keeps the apps' log files);
+//! `state` is what survives a restart, the processes it runs included; `metrics` is `/metrics`. Two loops run side by side:
 //! the `reporter` (its own task: report every interval, hand on the targets) and the worker in
 //! this file (act on the latest targets, supervise, check health), so a long download or install
 //! never stops the reports.
 
+mod app_log;
 mod checks;
 mod config;
 mod executor;
@@ -15,7 +17,9 @@ mod fetch;
 mod health;
 mod health_policy;
 mod install;
+mod metrics;
 mod plan;
+mod proc_stat;
 mod process;
 mod reporter;
 mod runs;
@@ -41,7 +45,8 @@ mod process_test;
 mod supervise_test;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -140,11 +145,50 @@ pub struct AgentArgs {
     /// Allow plain `http://` artifact URLs (`https://` always is).
     #[arg(long, env = "CONVOY_ALLOW_HTTP")]
     pub allow_http: bool,
+    /// Serve Prometheus metrics at `GET /metrics` on this address (off when unset; no token is
+    /// asked, so keep it on loopback or a private network).
+    #[arg(long, env = "CONVOY_METRICS_LISTEN", value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// An app's log file (`DIR/logs/<resource>.stdout.log`, `.stderr.log`) past this size is
+    /// rotated, in bytes.
+    #[arg(long, env = "CONVOY_APP_LOG_MAX_BYTES", default_value_t = app_log::DEFAULT_MAX_BYTES)]
+    pub app_log_max_bytes: u64,
+    /// Rotated files kept of each app log (`.1` the newest); 0 keeps none.
+    #[arg(long, env = "CONVOY_APP_LOG_FILES", default_value_t = app_log::DEFAULT_KEPT)]
+    pub app_log_files: u32,
+}
+
+/// `path` made absolute against the working directory (a relative path would be read from the
+/// version dir a command runs in).
+fn absolute(flag: &str, path: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot make it absolute: {e}", path.display()))
 }
 
 impl AgentArgs {
+    /// The flags with every path made absolute, so none is read relative to another directory.
+    fn with_absolute_paths(mut self) -> anyhow::Result<Self> {
+        self.state_dir = absolute("--state-dir", &self.state_dir)?;
+        for (flag, path) in [
+            ("--token-file", &mut self.token_file),
+            ("--ca-file", &mut self.ca_file),
+            ("--artifact-root", &mut self.artifact_root),
+        ] {
+            if let Some(p) = path.as_mut() {
+                *p = absolute(flag, p)?;
+            }
+        }
+        Ok(self)
+    }
+
     fn config(&self) -> AgentConfig {
+        let base = AgentConfig::new(self.state_dir.clone());
         AgentConfig {
+            app_logs: app_log::AppLogs {
+                max_bytes: self.app_log_max_bytes,
+                kept: self.app_log_files,
+                ..base.app_logs.clone()
+            },
             install_command: self
                 .install_command
                 .clone()
@@ -173,7 +217,7 @@ impl AgentArgs {
                 artifact_root: self.artifact_root.clone(),
                 allow_http: self.allow_http,
             },
-            ..AgentConfig::new(self.state_dir.clone())
+            ..base
         }
     }
 }
@@ -191,6 +235,7 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     if args.node_id.is_empty() || args.node_id.contains(['/', '?', '#']) {
         anyhow::bail!("--node-id {:?} is not a usable node id", args.node_id);
     }
+    let args = args.with_absolute_paths()?;
     let client = Arc::new(
         ApiClient::new(&args.server)?
             .with_patience(Duration::from_secs(10))
@@ -203,6 +248,10 @@ async fn run_async(args: AgentArgs) -> anyhow::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
     let interval = Duration::from_millis(args.interval_ms.max(10));
+    if let Some(addr) = args.metrics_listen {
+        let bound = metrics::serve(addr)?;
+        tracing::info!(addr = %bound, "metrics at GET /metrics");
+    }
     tracing::info!(node = %args.node_id, servers = ?client.servers(), dir = %args.state_dir.display(), "agent started");
     let (targets_tx, targets_rx) = watch::channel(None);
     let reporter = tokio::spawn(reporter::run(

@@ -1,5 +1,8 @@
 //! A resource's process (`--run-command`) and Aurora's teardown escalation: POST /quitquitquit,
 //! wait, POST /abortabortabort, wait, SIGTERM, wait, SIGKILL — stopping as soon as it exited.
+//! The process is either the agent's own child, or one an earlier run of the agent started and
+//! recorded (pid and start time), re-attached to after a restart: watched through `/proc` and
+//! signalled by its process group, never mistaken for a process that took its pid since.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -10,6 +13,8 @@ use nix::unistd::Pid;
 use tokio::process::{Child, Command};
 
 use super::install::InstallEnv;
+use super::proc_stat;
+use super::state::RunRecord;
 
 /// The waits of the escalation.
 #[derive(Clone, Debug)]
@@ -63,36 +68,154 @@ pub struct RunningProcess {
     pub version: u64,
     /// Its health port (for the HTTP steps of the teardown).
     pub health_port: Option<u16>,
-    /// The child (leader of its own process group).
-    pub child: Child,
+    /// The process (leader of its own process group).
+    pub handle: Handle,
+    /// The length of its stderr log when it started: what it wrote comes after.
+    pub stderr_from: u64,
 }
 
-/// Starts `command` via `sh -c` in `cwd`, in its own process group, with the version's variables.
-pub fn spawn(command: &str, env: &InstallEnv<'_>, cwd: &Path) -> std::io::Result<RunningProcess> {
+impl RunningProcess {
+    /// What `state.json` keeps of it, so that an agent started again finds it (`None` once gone).
+    pub fn record(&self) -> Option<RunRecord> {
+        let (pid, start_ticks) = match &self.handle {
+            Handle::Child(child) => {
+                let pid = child.id()? as i32;
+                (pid, proc_stat::read(pid)?.start_ticks)
+            }
+            Handle::Adopted { pid, start_ticks } => (*pid, *start_ticks),
+        };
+        Some(RunRecord {
+            version: self.version,
+            pid,
+            start_ticks,
+        })
+    }
+}
+
+/// How the agent holds the process.
+#[derive(Debug)]
+pub enum Handle {
+    /// Its own child.
+    Child(Child),
+    /// Started by an earlier run of the agent, found again by pid and start time.
+    Adopted {
+        /// Its pid (and process group).
+        pid: i32,
+        /// Its start time in clock ticks after boot (`/proc/<pid>/stat`).
+        start_ticks: u64,
+    },
+}
+
+impl Handle {
+    /// Its pid, while known.
+    pub fn pid(&self) -> Option<i32> {
+        match self {
+            Handle::Child(child) => child.id().map(|p| p as i32),
+            Handle::Adopted { pid, .. } => Some(*pid),
+        }
+    }
+
+    /// `None` while it runs; how it ended once it is gone.
+    pub fn exit_status(&mut self) -> Option<String> {
+        match self {
+            Handle::Child(child) => match child.try_wait() {
+                Ok(None) => None,
+                Ok(Some(status)) => Some(status.to_string()),
+                Err(e) => Some(e.to_string()),
+            },
+            Handle::Adopted { pid, start_ticks } => {
+                (!proc_stat::same_and_running(*pid, *start_ticks)).then(|| {
+                    "exited (started by an earlier run of the agent: status unknown)".into()
+                })
+            }
+        }
+    }
+
+    /// Whether it still runs.
+    pub fn running(&mut self) -> bool {
+        self.exit_status().is_none()
+    }
+
+    /// Waits up to `wait` for it to be gone; whether it is.
+    async fn wait_exit(&mut self, wait: Duration) -> bool {
+        match self {
+            Handle::Child(child) => match tokio::time::timeout(wait, child.wait()).await {
+                Ok(_) => true,
+                Err(_) => !self.running(),
+            },
+            Handle::Adopted { .. } => {
+                let end = tokio::time::Instant::now() + wait;
+                while self.running() {
+                    if tokio::time::Instant::now() >= end {
+                        return false;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                true
+            }
+        }
+    }
+
+    /// Sends `signal` to its process group (to it alone when it leads none). An adopted process is
+    /// signalled only while its pid still names it.
+    fn send(&self, signal: Signal) {
+        let Some(raw) = self.pid() else { return };
+        let pid = Pid::from_raw(raw);
+        if let Handle::Adopted { start_ticks, .. } = self {
+            match proc_stat::read(raw) {
+                Some(s) if s.start_ticks == *start_ticks && s.running() => {
+                    if s.pgrp != raw {
+                        let _ = kill(pid, signal);
+                        return;
+                    }
+                }
+                _ => return,
+            }
+        }
+        if let Err(e) = killpg(pid, signal) {
+            tracing::debug!(%pid, ?signal, error = %e, "killpg failed, signalling the process");
+            let _ = kill(pid, signal);
+        }
+    }
+}
+
+/// Starts `command` via `sh -c` in `cwd`, in its own process group, with the version's variables,
+/// its stdout and stderr going to `stdout` and `stderr` (the app's log files: not pipes to the
+/// agent, so the app outlives an agent that dies).
+pub fn spawn(
+    command: &str,
+    env: &InstallEnv<'_>,
+    cwd: &Path,
+    stdout: Stdio,
+    stderr: Stdio,
+) -> std::io::Result<RunningProcess> {
     let child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
         .envs(env.vars())
         .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
     Ok(RunningProcess {
         version: env.version,
         health_port: env.health_port,
-        child,
+        handle: Handle::Child(child),
+        stderr_from: 0,
     })
 }
 
-/// Tears `child` down with Aurora's escalation, skipping the HTTP steps without a health port.
-/// Signals go to the child's process group, so what it started goes too.
+/// Tears the process down with Aurora's escalation, skipping the HTTP steps without a health port.
+/// Signals go to its process group, so what it started goes too.
 pub async fn teardown(
-    child: &mut Child,
+    process: &mut Handle,
     health_port: Option<u16>,
     times: &TeardownTimes,
 ) -> Stopped {
-    if exited(child) {
+    if !process.running() {
         return Stopped::AlreadyExited;
     }
     if let Some(port) = health_port {
@@ -108,7 +231,7 @@ pub async fn teardown(
             if let Err(e) = http.post(&url).send().await {
                 tracing::debug!(%url, error = %e, "teardown request not answered");
             }
-            if wait_exit(child, wait).await {
+            if process.wait_exit(wait).await {
                 return step;
             }
         }
@@ -117,30 +240,10 @@ pub async fn teardown(
         (Signal::SIGTERM, times.term, Stopped::Term),
         (Signal::SIGKILL, times.kill, Stopped::Kill),
     ] {
-        send(child, signal);
-        if wait_exit(child, wait).await {
+        process.send(signal);
+        if process.wait_exit(wait).await {
             return step;
         }
     }
     Stopped::Unkillable
-}
-
-fn exited(child: &mut Child) -> bool {
-    !matches!(child.try_wait(), Ok(None))
-}
-
-async fn wait_exit(child: &mut Child, wait: Duration) -> bool {
-    match tokio::time::timeout(wait, child.wait()).await {
-        Ok(_) => true,
-        Err(_) => exited(child),
-    }
-}
-
-fn send(child: &Child, signal: Signal) {
-    let Some(pid) = child.id() else { return };
-    let pid = Pid::from_raw(pid as i32);
-    if let Err(e) = killpg(pid, signal) {
-        tracing::debug!(%pid, ?signal, error = %e, "killpg failed, signalling the process");
-        let _ = kill(pid, signal);
-    }
 }

@@ -1,11 +1,17 @@
 //! Tests of Aurora's teardown escalation against real processes, with short waits.
 
 use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::health::test_server::TestServer;
 use super::install::InstallEnv;
-use super::process::{spawn, teardown, Stopped, TeardownTimes};
+use super::process::{teardown, RunningProcess, Stopped, TeardownTimes};
+
+/// Starts `command` as the agent does, its output dropped.
+fn spawn(command: &str, env: &InstallEnv<'_>, cwd: &Path) -> std::io::Result<RunningProcess> {
+    super::process::spawn(command, env, cwd, Stdio::null(), Stdio::null())
+}
 
 fn short() -> TeardownTimes {
     TeardownTimes {
@@ -59,7 +65,7 @@ async fn a_process_without_http_goes_through_to_sigterm() {
     .unwrap();
     let started = Instant::now();
     assert_eq!(
-        teardown(&mut p.child, p.health_port, &short()).await,
+        teardown(&mut p.handle, p.health_port, &short()).await,
         Stopped::Term
     );
     // It waited out the graceful and abort steps first.
@@ -81,7 +87,7 @@ async fn a_process_ignoring_sigterm_is_killed() {
         assert!(Instant::now() < deadline, "run command did not start");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(teardown(&mut p.child, None, &short()).await, Stopped::Kill);
+    assert_eq!(teardown(&mut p.handle, None, &short()).await, Stopped::Kill);
 }
 
 #[tokio::test]
@@ -95,7 +101,7 @@ async fn http_steps_are_sent_to_the_health_port_in_order() {
     )
     .unwrap();
     assert_eq!(
-        teardown(&mut p.child, p.health_port, &short()).await,
+        teardown(&mut p.handle, p.health_port, &short()).await,
         Stopped::Term
     );
     let seen = server.seen.lock().unwrap().clone();
@@ -123,7 +129,7 @@ async fn a_process_that_quits_gracefully_is_not_escalated() {
         ..short()
     };
     assert_eq!(
-        teardown(&mut p.child, p.health_port, &times).await,
+        teardown(&mut p.handle, p.health_port, &times).await,
         Stopped::Quit
     );
     assert!(server.saw("POST /quitquitquit") && !server.saw("POST /abortabortabort"));
@@ -133,9 +139,13 @@ async fn a_process_that_quits_gracefully_is_not_escalated() {
 async fn an_exited_process_needs_no_teardown_and_the_group_goes_with_the_leader() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = spawn("exit 0", &env(dir.path(), None), dir.path()).unwrap();
-    p.child.wait().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while p.handle.running() {
+        assert!(Instant::now() < deadline, "`exit 0` did not exit");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(
-        teardown(&mut p.child, None, &short()).await,
+        teardown(&mut p.handle, None, &short()).await,
         Stopped::AlreadyExited
     );
 
@@ -158,7 +168,7 @@ async fn an_exited_process_needs_no_teardown_and_the_group_goes_with_the_leader(
         .parse()
         .unwrap();
     assert!(alive(grandchild));
-    assert_eq!(teardown(&mut p.child, None, &short()).await, Stopped::Term);
+    assert_eq!(teardown(&mut p.handle, None, &short()).await, Stopped::Term);
     let deadline = Instant::now() + Duration::from_secs(2);
     while alive(grandchild) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;

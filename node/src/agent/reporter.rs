@@ -53,7 +53,9 @@ pub async fn run(
             tracing::info!(phases = %phases, "phase");
             last_phases = phases;
         }
+        let began = std::time::Instant::now();
         let outcome = report_once(&client, &node, &snapshot.body).await;
+        super::metrics::metrics().report(began.elapsed(), outcome.is_ok());
         let error = outcome.as_ref().err().map(ToString::to_string);
         let result = outcome.map(|t| {
             tracing::debug!(phases = %last_phases, "reported");

@@ -32,6 +32,22 @@ pub struct ResourceState {
     /// Removed on the server's word (uninstall) and holding nothing since; reported as `removed`.
     #[serde(default)]
     pub removed: bool,
+    /// The process of its run command, while it runs: written as soon as it started, so an agent
+    /// started again re-attaches to it instead of starting a second copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<RunRecord>,
+}
+
+/// A run command's process as `state.json` keeps it: its pid alone could name another process
+/// after a reboot or a wrap-around, its pid and start time cannot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The version it runs.
+    pub version: u64,
+    /// Its pid, also its process group.
+    pub pid: i32,
+    /// When it started, in clock ticks after boot (`/proc/<pid>/stat`, field 22).
+    pub start_ticks: u64,
 }
 
 /// One held version: the reported progress plus what the agent needs to carry on.
@@ -183,6 +199,11 @@ mod tests {
         v.progress.done = true;
         v.progress.healthy = Some(true);
         s.version_mut("web", 3).fail("sha256 mismatch".into(), 5);
+        s.resources.get_mut("web").unwrap().running = Some(RunRecord {
+            version: 2,
+            pid: 4242,
+            start_ticks: 987_654,
+        });
         s.save(&path).unwrap();
         assert!(!tmp_path(&path).exists());
         let back = AgentState::load(&path).unwrap();

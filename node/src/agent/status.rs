@@ -1,4 +1,4 @@
-//! What the agent is doing per resource (its phase), the snapshot the worker hands the reporter,
+//! What the agent is doing per resource (its phase, and where its app logs), the snapshot the worker hands the reporter,
 //! and `DIR/status.json`, where an operator reads both with the outcome of the last report.
 //!
 //! The phase is not sent to the server: `POST /v1/nodes/{id}/report` refuses unknown fields and
@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::app_log::LogPaths;
 use super::state::tmp_path;
 
 /// What the agent is doing with a resource.
@@ -41,6 +42,9 @@ pub struct ResourcePhase {
     /// Restarts of its process counted by the health rules (see `--max-restarts`).
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
+    /// Where its process (`--run-command`) writes its stdout and stderr.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logs: Option<LogPaths>,
 }
 
 fn is_zero(n: &u32) -> bool {

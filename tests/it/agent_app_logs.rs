@@ -1,0 +1,118 @@
+//! Issue 29, item 2, through the real binary: the app's stdout and stderr go to log files of its own
+//! in the agent's state dir (`logs/<resource>.stdout.log`, `logs/<resource>.stderr.log`), not into
+//! the agent's log; and an app that exits at start fails its version with an error, and a deployment
+//! event, that quotes its last stderr lines.
+
+use std::time::Duration;
+
+use anyhow::{ensure, Context};
+use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, wait_status};
+use convoy_tests::{Agent, Cluster, RawClient};
+use serde_json::json;
+
+/// Version 1 starts and talks on both streams; version 2 cannot find its config and exits.
+const APP: &str = "if [ \"$CONVOY_VERSION\" = 2 ]; then echo 'loading /etc/web.toml' >&2; \
+                   echo 'fatal: cannot open /etc/web.toml: No such file or directory' >&2; exit 3; fi; \
+                   echo \"hello from v$CONVOY_VERSION\"; echo 'warming up' >&2; exec sleep 1000";
+
+async fn deploy(
+    api: &RawClient,
+    version: u64,
+    status: &str,
+    agent: &Agent,
+) -> anyhow::Result<serde_json::Value> {
+    let started = post_ok(
+        api,
+        "/v1/deployments",
+        json!({"consumer": "edge", "resource": "web", "version": version,
+               "rollback_on_failure": false}),
+    )
+    .await?;
+    let id = started["id"].as_str().context("id")?;
+    wait_status(api, id, status, Duration::from_secs(30))
+        .await
+        .with_context(|| format!("agent:\n{}", agent.output()))
+}
+
+async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
+    post_ok(api, "/v1/resources", json!({"name": "web"})).await?;
+    consumer(api, "edge", 1).await?;
+    let dir = tempfile::tempdir()?;
+    let agent = Agent::start(
+        cluster,
+        "edge-0",
+        dir.path(),
+        &[
+            "--interval-ms",
+            "200",
+            "--run-command",
+            APP,
+            "--health-interval-ms",
+            "100",
+            "--health-grace-ms",
+            "0",
+            "--max-restarts",
+            "0",
+            "--graceful-ms",
+            "200",
+        ],
+    )?;
+    agent.wait_active(api).await?;
+    let v1 = publish(api, "web", json!({})).await?;
+    deploy(api, v1, "ROLLED_FORWARD", &agent).await?;
+    let logs = agent.state.join("logs");
+    let read = |name: &str| std::fs::read_to_string(logs.join(name)).unwrap_or_default();
+    ensure!(
+        read("web.stdout.log").contains("hello from v1"),
+        "stdout log: {:?}",
+        read("web.stdout.log")
+    );
+    ensure!(
+        read("web.stderr.log").contains("warming up"),
+        "stderr log: {:?}",
+        read("web.stderr.log")
+    );
+    ensure!(
+        !agent.output().contains("hello from v1"),
+        "the app's output went to the agent's log"
+    );
+    // The agent says where, in its status file.
+    let status: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(agent.state.join("status.json"))?)?;
+    let said = &status["phases"]["web"]["logs"];
+    ensure!(
+        said["stderr"] == logs.join("web.stderr.log").display().to_string()
+            && said["stdout"] == logs.join("web.stdout.log").display().to_string(),
+        "status.json: {status}"
+    );
+
+    let v2 = publish(api, "web", json!({})).await?;
+    let view = deploy(api, v2, "FAILED", &agent).await?;
+    let quote = "fatal: cannot open /etc/web.toml: No such file or directory";
+    let node = get_ok(api, "/v1/nodes/edge-0").await?;
+    let error = node["resources"]["web"]["versions"][v2.to_string()]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    ensure!(
+        error.contains(quote) && error.contains("loading /etc/web.toml"),
+        "the node's error does not quote the app's stderr: {error:?}"
+    );
+    ensure!(error.len() <= 1024, "{} bytes: {error}", error.len());
+    let events = view["events"].to_string();
+    ensure!(
+        events.contains(quote),
+        "no event quotes the stderr: {events}"
+    );
+    drop(agent);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_output_has_its_own_log_and_a_failed_start_quotes_its_stderr() -> anyhow::Result<()>
+{
+    let cluster = Cluster::start(1).await?;
+    cluster.wait_leader(Duration::from_secs(10)).await?;
+    let api = cluster.server(1).client();
+    cluster.logs_on_error(scenario(&cluster, &api).await)
+}
