@@ -32,6 +32,7 @@ mod e2e_fleet_retract;
 mod e2e_fleet_thresholds;
 mod e2e_fleet_uninstall;
 mod e2e_groups;
+mod e2e_pacing;
 mod e2e_plan;
 mod e2e_retention;
 mod e2e_rollouts;

@@ -394,6 +394,16 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         200,
     )
     .await?;
+    // Not waiting at a confirmation gate: 409; an unknown deployment: 404.
+    p.admin(
+        "POST",
+        &format!("/v1/deployments/{id}/confirm"),
+        Some(json!({})),
+        409,
+    )
+    .await?;
+    p.admin("POST", "/v1/deployments/d-99/confirm", Some(json!({})), 404)
+        .await?;
     // By job key: the pair's active deployment.
     let pair = "/v1/consumers/web/resources/app";
     p.admin("POST", &format!("{pair}/pulse"), Some(json!({})), 200)

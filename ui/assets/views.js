@@ -131,7 +131,7 @@ export async function deploymentsPage(api) {
 
 // ---- one deployment ----------------------------------------------------------------------------------
 
-const ACTIONS = ["pause", "resume", "abort", "rollback", "pulse"];
+const ACTIONS = ["pause", "resume", "abort", "rollback", "pulse", "confirm"];
 
 export async function deploymentPage(api, id, ui) {
   const d = await api.get(`/v1/deployments/${encodeURIComponent(id)}`);
@@ -143,7 +143,8 @@ export async function deploymentPage(api, id, ui) {
       "button",
       {
         "data-action": a,
-        disabled: !isActive(d.status),
+        // Confirm only at a confirmation gate (DEPLOYMENTS.md §14).
+        disabled: !isActive(d.status) || (a === "confirm" && d.paused_by !== "confirm"),
         onclick: async (ev) => {
           ev.target.disabled = true;
           try {

@@ -7,7 +7,7 @@ use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::entities::tokens::{Role, SecretHash};
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
-use crate::values::strategy::{Completion, Strategy};
+use crate::values::strategy::{Completion, Pacing, Strategy};
 use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,6 +37,10 @@ pub struct DeploymentSpec {
     pub pulse_interval_ms: Option<u64>,
     /// Default: the subscription's, else all nodes, no timeout.
     pub completion: Option<Completion>,
+    /// Bake time, deadlines and confirmation gates; default: the subscription's, else none but a
+    /// healthy deadline of 10 minutes past `min_healthy`.
+    #[serde(default)]
+    pub pacing: Option<Pacing>,
     /// Recorded on the creation event.
     pub message: Option<String>,
     /// Who starts it (recorded as `by` on the creation event).
@@ -58,6 +62,7 @@ impl DeploymentSpec {
             rollback_on_failure: self.rollback_on_failure,
             pulse_interval_ms: self.pulse_interval_ms,
             completion: self.completion.clone(),
+            pacing: self.pacing.clone(),
         }
     }
 }
@@ -332,6 +337,25 @@ pub enum Command {
         by: Actor,
         /// How long it authenticates, in ms from the apply's `at` (1 s to 3,650 days); `None`: no expiry.
         ttl_ms: Option<u64>,
+    },
+    /// Let a deployment waiting at a confirmation gate (`paused_by = confirm`) go on (appended last).
+    Confirm {
+        /// The deployment; refused unless it waits for a confirmation.
+        id: DeploymentId,
+        /// Why, recorded on the status event.
+        message: Option<String>,
+        /// Who confirms (an operator, or a pulser token), recorded as `by` on the status event.
+        by: Actor,
+    },
+    /// Pause like `Pause`, and take back install permission from the nodes admitted but not yet
+    /// installing (appended last, so `Pause` entries keep their encoding).
+    HardPause {
+        /// The deployment; the transition table decides whether its status allows this.
+        id: DeploymentId,
+        /// Why, recorded on the status event.
+        message: Option<String>,
+        /// Who asks, recorded as `by` on the status event and the nodes' events.
+        by: Actor,
     },
 }
 

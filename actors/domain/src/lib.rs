@@ -32,6 +32,7 @@ pub use views::{explain, plan, summary};
 pub use command::{Command, DeploymentSpec, Response};
 pub use convoy_collections::{ChunkedVec, CowMap, OneInline, Pair, VecMap, VecSet};
 pub use deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
+pub use deployment::pace::PaceView;
 pub use deployment::pulse::PulseAnswer;
 pub use deployment::seen::{Fact, Seen};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
@@ -60,8 +61,8 @@ pub use values::invalid::Invalid;
 pub use values::outcome::{Outcome, MAX_OUTCOME_ENTRIES};
 pub use values::status::{allowed, PausedBy, Status, TransitionRefused, TRANSITIONS};
 pub use values::strategy::{
-    default_strategy, Completion, OnTimeout, Settings, Strategy, DEFAULT_DOWNLOAD_WINDOW,
-    DEFAULT_INSTALL_WINDOW,
+    default_strategy, Completion, Gate, OnTimeout, Pacing, Settings, Strategy,
+    DEFAULT_DOWNLOAD_WINDOW, DEFAULT_HEALTHY_DEADLINE_MS, DEFAULT_INSTALL_WINDOW,
 };
 pub use values::threshold::FailedNodes;
 pub use views::explain::{Decision, NodeHistory};

@@ -128,6 +128,15 @@ impl Kit {
         self.ok(Command::ReportNodes(vec![r]));
     }
 
+    /// Node `c-i` holds version 2 of `r` (downloaded) and has not finished installing it.
+    pub fn holding(&mut self, i: usize) {
+        self.report(
+            i,
+            Some(1),
+            &[(1, vp(true, true, None)), (2, vp(true, false, None))],
+        );
+    }
+
     /// Node `c-i` installed version 2 of `r`.
     pub fn installed(&mut self, i: usize) {
         self.installed_by(i, Actor::User);
@@ -409,6 +418,14 @@ pub fn resume(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
 /// `Command::Abort`, shaped for [`Kit::op`].
 pub fn abort(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
     Command::Abort { id, message, by }
+}
+/// `Command::Confirm`, shaped for [`Kit::op`].
+pub fn confirm(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
+    Command::Confirm { id, message, by }
+}
+/// `Command::HardPause`, shaped for [`Kit::op`].
+pub fn hard_pause(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
+    Command::HardPause { id, message, by }
 }
 /// `Command::Rollback`, shaped for [`Kit::op`].
 pub fn rollback(id: DeploymentId, message: Option<String>, by: Actor) -> Command {

@@ -4,7 +4,8 @@
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Change, Command, Completion, ConsumerView, FailedNodes, Mode, Policy, PolicyPatch, Strategy,
+    Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy, PolicyPatch,
+    Strategy,
 };
 use serde::{Deserialize, Deserializer};
 
@@ -174,6 +175,9 @@ pub(crate) struct Subscribe {
     pulse_interval_ms: Option<u64>,
     #[serde(default)]
     completion: Option<Completion>,
+    /// Bake time, deadlines and confirmation gates of its deployments (DEPLOYMENTS.md §14).
+    #[serde(default)]
+    pacing: Option<Pacing>,
 }
 
 async fn subscribe(
@@ -191,6 +195,7 @@ async fn subscribe(
         rollback_on_failure: b.rollback_on_failure,
         pulse_interval_ms: b.pulse_interval_ms,
         completion: b.completion,
+        pacing: b.pacing,
     };
     replica
         .propose(Command::Subscribe {
@@ -235,6 +240,8 @@ pub(crate) struct PatchSubscription {
     pulse_interval_ms: Option<Option<u64>>,
     #[serde(default, deserialize_with = "present")]
     completion: Option<Option<Completion>>,
+    #[serde(default, deserialize_with = "present")]
+    pacing: Option<Option<Pacing>>,
 }
 
 async fn patch_subscription(
@@ -252,6 +259,7 @@ async fn patch_subscription(
         rollback_on_failure: Change::from_json(b.rollback_on_failure),
         pulse_interval_ms: Change::from_json(b.pulse_interval_ms),
         completion: Change::from_json(b.completion),
+        pacing: Change::from_json(b.pacing),
     };
     replica
         .propose(Command::PatchSubscription {

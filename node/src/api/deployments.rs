@@ -1,5 +1,5 @@
-//! Deployments: start, list, show, pause, resume, abort, rollback and pulse (by id; by job key in
-//! `by_pair`, through the same handlers).
+//! Deployments: start, list, show, pause (hard or not), resume, confirm, abort, rollback and pulse (by id;
+//! by job key in `by_pair`, through the same handlers).
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
@@ -7,8 +7,8 @@ use convoy_actors::domain::Permission::{Operate, Pulse, Read};
 use convoy_actors::domain::PulseAnswer;
 use convoy_actors::domain::{
     clip, Actor, Command, Completion, DeploymentFilter, DeploymentId, DeploymentPlan,
-    DeploymentSpec, DeploymentSummary, DeploymentView, FailedNodes, NodePage, NodePhase, Response,
-    StatusFilter, Strategy,
+    DeploymentSpec, DeploymentSummary, DeploymentView, FailedNodes, NodePage, NodePhase, Pacing,
+    Response, StatusFilter, Strategy,
 };
 use serde::Deserialize;
 
@@ -19,7 +19,7 @@ use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;
 
-/// This module's routes (`.../pulse` before `.../{action}`: the first match decides).
+/// This module's routes (`.../pulse` and `.../confirm` before `.../{action}`: the first match decides).
 pub fn routes() -> Vec<Route> {
     vec![
         Route::post("/v1/deployments", Operate, "start deployments")
@@ -50,6 +50,12 @@ pub fn routes() -> Vec<Route> {
             .to(pulse)
             .json::<PulseReply>(200, "OK to keep pulsing, STOP to stop.")
             .errors(&[409]),
+        Route::post("/v1/deployments/{id}/confirm", Pulse, "confirm deployments")
+            .summary("Let a deployment waiting at a confirmation gate go on")
+            .to(confirm)
+            .body::<ActionBody>()
+            .json::<DeploymentView>(200, "The deployment.")
+            .errors(&[400, 404, 409]),
         Route::post("/v1/deployments/{id}/{action}", Operate, "steer deployments")
             .summary("pause, resume, abort or rollback")
             .to(act)
@@ -83,6 +89,9 @@ pub struct StartBody {
     pulse_interval_ms: Option<u64>,
     #[serde(default)]
     completion: Option<Completion>,
+    /// Bake time, node and progress deadlines, confirmation gates.
+    #[serde(default)]
+    pacing: Option<Pacing>,
     #[serde(default)]
     message: Option<String>,
     /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10); lifts the hold.
@@ -104,6 +113,7 @@ impl From<StartBody> for DeploymentSpec {
             rollback_on_failure: b.rollback_on_failure,
             pulse_interval_ms: b.pulse_interval_ms,
             completion: b.completion,
+            pacing: b.pacing,
             message: b.message,
             by: Actor::User,
             force: b.force,
@@ -248,23 +258,24 @@ async fn show(
     Ok(HttpResponse::Ok().json(body))
 }
 
-/// Optional body of pause/resume/abort/rollback.
+/// Optional body of pause/resume/confirm/abort/rollback.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ActionBody {
     #[serde(default)]
     message: Option<String>,
+    /// Pause only: also take back install permission from the nodes admitted but not yet installing.
+    #[serde(default)]
+    hard: bool,
 }
 
-/// The optional body of pause/resume/abort/rollback: none at all, or `{"message"?}` exactly — a
-/// malformed body is refused rather than read as "no body" (the action would run regardless).
-fn action_message(body: &[u8]) -> Result<Option<String>, ApiError> {
+/// The optional body of pause/resume/confirm/abort/rollback: none at all, or `{"message"?, "hard"?}`
+/// exactly — a malformed body is refused rather than read as "no body" (the action would run regardless).
+fn action_body(body: &[u8]) -> Result<ActionBody, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+        return Ok(ActionBody::default());
     }
-    let parsed: ActionBody = serde_json::from_slice(body)
-        .map_err(|e| ApiError::BadRequest(format!("action body: {e}")))?;
-    Ok(parsed.message)
+    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("action body: {e}")))
 }
 
 async fn act(
@@ -278,8 +289,18 @@ async fn act(
     steer(&replica, caller, id, &action, &body).await
 }
 
-/// Pause, resume, abort or roll back deployment `id` (`action`, with the optional body's message);
-/// answers its view. The id routes and the routes by job key (`by_pair`) both end here.
+async fn confirm(
+    replica: web::Data<Replica>,
+    caller: Caller,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id.into_inner())?;
+    steer(&replica, caller, id, "confirm", &body).await
+}
+
+/// Pause (hard or not), resume, confirm, abort or roll back deployment `id` (`action`, with the optional
+/// body's message); answers its view. The id routes and the routes by job key (`by_pair`) both end here.
 pub(crate) async fn steer(
     replica: &Replica,
     caller: Caller,
@@ -287,16 +308,24 @@ pub(crate) async fn steer(
     action: &str,
     body: &[u8],
 ) -> Result<HttpResponse, ApiError> {
-    let message = action_message(body)?;
+    let ActionBody { message, hard } = action_body(body)?;
+    if hard && action != "pause" {
+        return Err(ApiError::BadRequest(format!(
+            "\"hard\" is for pause only, not {:?}",
+            clip(action)
+        )));
+    }
     let by = caller.actor();
     let command = match action {
+        "pause" if hard => Command::HardPause { id, message, by },
         "pause" => Command::Pause { id, message, by },
         "resume" => Command::Resume { id, message, by },
+        "confirm" => Command::Confirm { id, message, by },
         "abort" => Command::Abort { id, message, by },
         "rollback" => Command::Rollback { id, message, by },
         other => {
             return Err(ApiError::NotFound(format!(
-                "unknown deployment action {:?}: expected pause, resume, abort, rollback or pulse",
+                "unknown deployment action {:?}: expected pause, resume, confirm, abort, rollback or pulse",
                 clip(other)
             )))
         }

@@ -7,7 +7,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use convoy_actors::domain::{Dependency, FailedNodes, Member};
 
 pub use super::deploy_args::{
-    CompletionArgs, DeployCommand, OnTimeoutArg, StartArgs, StatusArg, StrategyArgs, StrategyKind,
+    CompletionArgs, DeployCommand, GateArg, OnTimeoutArg, PacingArgs, StartArgs, StatusArg,
+    StrategyArgs, StrategyKind,
 };
 use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
 

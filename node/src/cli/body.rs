@@ -3,14 +3,15 @@
 use std::collections::BTreeMap;
 
 use convoy_actors::domain::{
-    Artifact, Completion, Dependency, FailedNodes, Member, OnTimeout, Strategy, SubscriptionView,
+    Artifact, Completion, Dependency, FailedNodes, Gate, Member, OnTimeout, Pacing, Strategy,
+    SubscriptionView,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::args::{
-    CompletionArgs, ModeArg, OnTimeoutArg, PublishArgs, StartArgs, StrategyArgs, StrategyKind,
-    SubscribeArgs,
+    CompletionArgs, GateArg, ModeArg, OnTimeoutArg, PacingArgs, PublishArgs, StartArgs,
+    StrategyArgs, StrategyKind, SubscribeArgs,
 };
 use super::error::CliError;
 
@@ -54,6 +55,10 @@ pub struct StartRequest {
     /// subscription's, else every node and no timeout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion: Option<Completion>,
+    /// Bake time, node and progress deadlines, confirmation gates (DEPLOYMENTS.md §14); absent: the
+    /// subscription's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<Pacing>,
     /// Why, recorded on the deployment's creation event (at most 1024 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -303,11 +308,40 @@ pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartReques
         }
         req.completion = Some(merged);
     }
+    pacing(&args.pacing, &mut req.pacing);
     if args.message.is_some() {
         req.message = args.message.clone();
     }
     req.force |= args.force;
     Ok(req)
+}
+
+/// Merges the pacing flags given into `pacing` (the file's, if any): each flag overrides its key.
+fn pacing(args: &PacingArgs, pacing: &mut Option<Pacing>) {
+    let given = args.bake_ms.is_some()
+        || args.healthy_deadline_ms.is_some()
+        || args.download_deadline_ms.is_some()
+        || args.progress_deadline_ms.is_some()
+        || !args.confirm.is_empty();
+    if !given {
+        return;
+    }
+    let p = pacing.get_or_insert_with(Pacing::default);
+    p.bake_ms = args.bake_ms.or(p.bake_ms);
+    p.healthy_deadline_ms = args.healthy_deadline_ms.or(p.healthy_deadline_ms);
+    p.download_deadline_ms = args.download_deadline_ms.or(p.download_deadline_ms);
+    p.progress_deadline_ms = args.progress_deadline_ms.or(p.progress_deadline_ms);
+    if !args.confirm.is_empty() {
+        p.confirm = args
+            .confirm
+            .iter()
+            .map(|g| match g {
+                GateArg::BeforeStart => Gate::BeforeStart,
+                GateArg::BeforeEachBatch => Gate::BeforeEachBatch,
+                GateArg::BeforePromotion => Gate::BeforePromotion,
+            })
+            .collect();
+    }
 }
 
 /// `POST /v1/groups`.

@@ -396,3 +396,19 @@ fn durations_need_a_unit_unless_the_flag_name_gives_it() {
         "{err}"
     );
 }
+
+#[test]
+fn deploy_start_maps_the_pacing_flags() {
+    let body = start_body(
+        "deploy start web api --strategy batch --batch-sizes 1,5 --bake-ms 10m \
+         --healthy-deadline-ms 5m --progress-deadline-ms 30m --confirm before-promotion,before-start",
+    )
+    .unwrap();
+    assert_eq!(
+        body["pacing"],
+        json!({"bake_ms": 600_000, "healthy_deadline_ms": 300_000, "download_deadline_ms": null,
+               "progress_deadline_ms": 1_800_000, "confirm": ["before_promotion", "before_start"]})
+    );
+    let plain = start_body("deploy start web api").unwrap();
+    assert!(plain.get("pacing").is_none(), "{plain}");
+}

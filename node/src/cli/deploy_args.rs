@@ -56,6 +56,38 @@ pub struct CompletionArgs {
     pub on_timeout: Option<OnTimeoutArg>,
 }
 
+/// Pacing flags of `deploy start` (DEPLOYMENTS.md §14); each overrides the file's `pacing` key of its name.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PacingArgs {
+    /// Wait this long between batches (rolling: waves of the install window).
+    #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
+    pub bake_ms: Option<u64>,
+    /// A node must succeed this long after its install started (default 10m past min_healthy).
+    #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
+    pub healthy_deadline_ms: Option<u64>,
+    /// A node admitted to install must hold the version within this long.
+    #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
+    pub download_deadline_ms: Option<u64>,
+    /// Some node must succeed at least this often, or the deployment fails.
+    #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
+    pub progress_deadline_ms: Option<u64>,
+    /// Confirmation gates, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "GATE,...")]
+    pub confirm: Vec<GateArg>,
+}
+
+/// `--confirm` values (the names of the API's gates, so each starts with "before").
+#[allow(clippy::enum_variant_names)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GateArg {
+    /// Before the first node is admitted.
+    BeforeStart,
+    /// Before every batch or wave after the first.
+    BeforeEachBatch,
+    /// Once, after the first batch or wave.
+    BeforePromotion,
+}
+
 /// `--on-timeout` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnTimeoutArg {
@@ -89,7 +121,9 @@ pub enum DeployCommand {
         status: Option<StatusArg>,
     },
     /// Pause a deployment (paused_by = user), by id or by CONSUMER/RESOURCE.
-    Pause(ActionArgs),
+    Pause(PauseArgs),
+    /// Let a deployment waiting at a confirmation gate go on, by id or by CONSUMER/RESOURCE.
+    Confirm(ActionArgs),
     /// Resume a paused deployment, by id or by CONSUMER/RESOURCE.
     Resume(ActionArgs),
     /// Abort a deployment; nodes keep what they have. By id or by CONSUMER/RESOURCE.
@@ -134,7 +168,18 @@ pub enum StatusArg {
     Terminal,
 }
 
-/// `deploy pause|resume|abort|rollback`.
+/// `deploy pause`: the action's arguments and `--hard`.
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// Deployment and message.
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// Also take back install permission from the nodes admitted but not yet installing.
+    #[arg(long)]
+    pub hard: bool,
+}
+
+/// `deploy pause|resume|confirm|abort|rollback`.
 #[derive(Debug, Args)]
 pub struct ActionArgs {
     /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's active deployment.
@@ -236,6 +281,8 @@ pub struct StartArgs {
     pub pulse_interval_ms: Option<u64>,
     #[command(flatten)]
     pub completion: CompletionArgs,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
     /// Why, recorded in the deployment's events.
     #[arg(long, short = 'm')]
     pub message: Option<String>,

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 
-use super::{DeployCommand, DeploymentRef};
+use super::{DeployCommand, DeploymentRef, PauseArgs};
 use crate::cli::exec::verb_path;
 
 /// `deploy ...` alone, as clap reads it.
@@ -50,11 +50,15 @@ fn each_verb_posts_to_the_id_route_or_the_pair_route() {
 
 #[test]
 fn the_verbs_take_a_pair_and_undo_an_id() {
-    for verb in ["pause", "resume", "abort", "rollback"] {
+    for verb in ["pause", "resume", "confirm", "abort", "rollback"] {
         let parsed = Deploy::try_parse_from(["deploy", verb, "web/app", "-m", "why"]).unwrap();
         let args = match parsed.command {
-            DeployCommand::Pause(a)
-            | DeployCommand::Resume(a)
+            DeployCommand::Pause(PauseArgs { action: a, hard }) => {
+                assert!(!hard);
+                a
+            }
+            DeployCommand::Resume(a)
+            | DeployCommand::Confirm(a)
             | DeployCommand::Abort(a)
             | DeployCommand::Rollback(a) => a,
             other => panic!("{verb}: {other:?}"),
@@ -62,6 +66,11 @@ fn the_verbs_take_a_pair_and_undo_an_id() {
         assert_eq!(args.id, pair("web", "app"), "{verb}");
         assert_eq!(args.message.as_deref(), Some("why"));
     }
+    let parsed = Deploy::try_parse_from(["deploy", "pause", "d-4", "--hard"]).unwrap();
+    assert!(matches!(
+        parsed.command,
+        DeployCommand::Pause(PauseArgs { hard: true, .. })
+    ));
     let parsed = Deploy::try_parse_from(["deploy", "pulse", "web/app"]).unwrap();
     assert!(matches!(parsed.command, DeployCommand::Pulse { id } if id == pair("web", "app")));
     assert!(Deploy::try_parse_from(["deploy", "pause", "web/"]).is_err());

@@ -20,6 +20,7 @@ const TOP: &[&str] = &[
     "rollback_on_failure",
     "pulse_interval_ms",
     "completion",
+    "pacing",
     "message",
 ];
 const STRATEGIES: &[&str] = &["all_at_once", "rolling", "batch"];
@@ -27,6 +28,13 @@ const ROLLING: &[&str] = &["install_window", "download_window"];
 const BATCH: &[&str] = &["sizes", "autopause"];
 const COMPLETION: &[&str] = &["quorum", "timeout_ms", "on_timeout"];
 const ALL_AT_ONCE: &[&str] = &["fail_fast"];
+const PACING: &[&str] = &[
+    "bake_ms",
+    "healthy_deadline_ms",
+    "download_deadline_ms",
+    "progress_deadline_ms",
+    "confirm",
+];
 
 /// Reads and parses a deployment file.
 pub fn load(path: &Path) -> Result<StartRequest, CliError> {
@@ -94,6 +102,9 @@ fn check_keys(path: &str, table: &toml::Table) -> Result<(), CliError> {
     }
     if let Some(toml::Value::Table(completion)) = table.get("completion") {
         allow(path, "completion.", completion, COMPLETION)?;
+    }
+    if let Some(toml::Value::Table(pacing)) = table.get("pacing") {
+        allow(path, "pacing.", pacing, PACING)?;
     }
     Ok(())
 }

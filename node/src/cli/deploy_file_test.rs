@@ -155,3 +155,35 @@ fn a_missing_file_names_the_path() {
         "{e}"
     );
 }
+
+#[test]
+fn the_pacing_table_of_the_readme_parses_and_its_keys_are_checked() {
+    let req = parse(
+        "deploy.toml",
+        r#"
+consumer = "web"
+resource = "app"
+strategy = { batch = { sizes = [1, 5] } }
+[pacing]
+bake_ms = 600000
+healthy_deadline_ms = 300000
+progress_deadline_ms = 1800000
+confirm = ["before_promotion"]
+"#,
+    )
+    .unwrap();
+    let pacing = req.pacing.expect("pacing");
+    assert_eq!(pacing.bake_ms, Some(600_000));
+    assert_eq!(pacing.healthy_deadline_ms, Some(300_000));
+    assert_eq!(pacing.progress_deadline_ms, Some(1_800_000));
+    assert_eq!(
+        pacing.confirm,
+        vec![convoy_actors::domain::Gate::BeforePromotion]
+    );
+    let e = parse(
+        "deploy.toml",
+        "consumer = \"web\"\nresource = \"app\"\n[pacing]\nbake = 5\n",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("pacing.bake"), "{e}");
+}

@@ -221,7 +221,15 @@ pub async fn deploy(
             let v: Value = client.get(&format!("/v1/deployments{q}")).await?;
             show::<Vec<DeploymentSummary>>(output, &v, |l| render::deployment_list(l));
         }
-        DeployCommand::Pause(a) => act(client, output, &a.id, "pause", a.message).await?,
+        DeployCommand::Pause(p) => {
+            let a = p.action;
+            let mut body = json!({ "hard": p.hard });
+            if let Some(m) = a.message {
+                body["message"] = json!(m);
+            }
+            act_with(client, output, &a.id, "pause", &body).await?
+        }
+        DeployCommand::Confirm(a) => act(client, output, &a.id, "confirm", a.message).await?,
         DeployCommand::Resume(a) => act(client, output, &a.id, "resume", a.message).await?,
         DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
         DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message)
@@ -303,8 +311,19 @@ async fn act(
         Some(m) => json!({ "message": m }),
         None => json!({}),
     };
+    act_with(client, output, target, action, &body).await
+}
+
+/// Posts `body` to `action` of `target` and shows the deployment it answers.
+async fn act_with(
+    client: &ApiClient,
+    output: Output,
+    target: &DeploymentRef,
+    action: &str,
+    body: &Value,
+) -> Result<(), CliError> {
     let v: Value = client
-        .post(&format!("{}/{action}", verb_path(target)), &body)
+        .post(&format!("{}/{action}", verb_path(target)), body)
         .await?;
     show::<DeploymentView>(output, &v, render::deployment_line_nl);
     Ok(())

@@ -228,6 +228,8 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         rollback_on_failure: s.rollback_on_failure,
         pulse_interval_ms: s.pulse_interval_ms,
         completion: s.completion.clone(),
+        // The view does not show pacing; the settings printed below leave it out.
+        pacing: None,
     };
     let mut out = format!("subscription {}/{resource}\n\n", c.name);
     out += &format!("mode:          {}\n", name(&s.mode));

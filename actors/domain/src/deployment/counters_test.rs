@@ -38,6 +38,8 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&r.again),
         enc(&d.watches.0),
         enc(&d.ended_at),
+        // Added after the grouping (state format: pacing, DEPLOYMENTS.md §14).
+        enc(&d.pace),
     ]
     .concat()
 }

@@ -1,13 +1,19 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
+pub mod bake;
 pub mod counters;
+pub mod deadlines;
+pub mod gates;
 pub mod judgement;
+pub mod pace;
+pub mod pacing;
 pub mod progress;
 pub mod pulse;
 pub mod rollback;
 pub mod seen;
 
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
+use crate::deployment::pace::Pace;
 use crate::deployment::seen::Seen;
 use crate::errors::DomainError;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
@@ -104,6 +110,10 @@ pub enum EventKind {
     /// It rolled back, and its version was not held back: the consumer converged on that version, so
     /// the nodes it took (a follow-up's, a canary's) are the problem, not the version (§10).
     NotHeld,
+    /// A batch or wave finished and the next one waits the bake time (`pacing.bake_ms`).
+    Bake,
+    /// A hard pause took back a node's install permission before it started installing.
+    Recalled,
 }
 
 /// A compact event: node events carry the node's position, not its id.
@@ -168,6 +178,9 @@ pub struct Deployment {
     pub watches: Watches,
     /// When it became terminal.
     pub ended_at: Option<Timestamp>,
+    /// Its bake, deadlines and gates (`pacing`): replicated, so a new leader re-arms them.
+    #[serde(default)]
+    pub pace: Pace,
 }
 
 impl Deployment {
@@ -209,7 +222,9 @@ impl Deployment {
             rollback: RollbackCursor::default(),
             watches: Watches::default(),
             ended_at: None,
+            pace: Pace::default(),
         }
+        .paced(at)
     }
 
     /// Has a pulse interval.
@@ -257,7 +272,9 @@ impl Deployment {
         if !status::check(self.id, self.status, to)? {
             return Ok(false);
         }
+        let from = self.status;
         self.status = to;
+        self.pace_on_transition(from, at);
         if !to.is_paused() && !to.is_awaiting() {
             self.paused_by = None;
         }
@@ -342,6 +359,11 @@ impl Deployment {
         }
         if self.status.is_rolling() {
             return Ok(false);
+        }
+        if self.awaiting_confirm() {
+            return Err(self.refuse(
+                "resume a deployment waiting at a confirmation gate; confirm it (POST .../confirm)",
+            ));
         }
         self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)
     }

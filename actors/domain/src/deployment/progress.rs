@@ -157,6 +157,7 @@ impl Deployment {
 
     fn admit_install(&mut self, p: usize, at: Timestamp, by: &Actor) {
         self.fetching(p, |d| d.admit_install_now(p, at, by));
+        self.sync_node_clock(p, at);
     }
 
     fn admit_install_now(&mut self, p: usize, at: Timestamp, by: &Actor) {
@@ -179,6 +180,9 @@ impl Deployment {
     }
 
     fn admit_forward(&mut self, at: Timestamp, by: &Actor) {
+        if self.gate_holds(0, at) {
+            return;
+        }
         let n = self.nodes.len() as u32;
         let waiting = |ph: NodePhase| {
             matches!(
@@ -220,6 +224,9 @@ impl Deployment {
                     return;
                 }
                 let formed = self.batches.len() as u32;
+                if self.bake_holds(formed, at) {
+                    return;
+                }
                 if autopause && formed > 0 && self.forward.autopaused < formed {
                     self.forward.autopaused = formed;
                     let msg = format!("batch {formed} finished");
@@ -229,6 +236,9 @@ impl Deployment {
                     {
                         self.paused_by = Some(PausedBy::Auto);
                     }
+                    return;
+                }
+                if self.gate_holds(formed, at) {
                     return;
                 }
                 let mut count = 0;
@@ -247,7 +257,12 @@ impl Deployment {
                 download: dw,
                 fetch,
             } => {
-                while self.forward.install_used < iw && self.forward.install_cursor < n {
+                // Rolling in waves (a bake or gates between them): the next wave forms once the last one
+                // finished and what stands between them let it (DEPLOYMENTS.md §14).
+                let waves = self.settings.waves();
+                let open = !waves || (self.forward.batch_open == 0 && self.wave_may_form(at));
+                let admitted = self.touched.len();
+                while open && self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
                     let node = &self.nodes[p];
                     // A node that must still fetch the version installs only with a download slot (its
@@ -262,6 +277,9 @@ impl Deployment {
                     if waiting(self.nodes[p].phase) {
                         self.admit_install(p, at, by);
                     }
+                }
+                if waves && self.touched.len() > admitted {
+                    self.pace.waves += 1;
                 }
                 self.forward.download_cursor = self
                     .forward
@@ -295,6 +313,7 @@ impl Deployment {
             d.nodes[p].seen = bits;
             d.react(p, bits, reason, at, by);
         });
+        self.sync_node_clock(p, at);
     }
 
     /// Moves node `p` on what it holds (`bits`); the events are recorded `by`.
@@ -400,9 +419,11 @@ impl Deployment {
         self.tally.succeeded += 1;
         self.forward.release_install();
         self.node_event(at, EventKind::Succeeded, p, by, None);
+        self.sync_node_clock(p, at);
+        self.progress_made(at);
     }
 
-    fn attempt_failed(&mut self, p: usize, at: Timestamp, reason: String, by: &Actor) {
+    pub(crate) fn attempt_failed(&mut self, p: usize, at: Timestamp, reason: String, by: &Actor) {
         self.unwatch(p);
         self.nodes[p].failures += 1;
         let failures = self.nodes[p].failures;
@@ -428,6 +449,7 @@ impl Deployment {
                 Some(format!("attempt {failures} failed: {reason}")),
             );
         }
+        self.restart_node_clock(p, at);
     }
 
     /// The node's activity, interest or membership changed: it leaves its window and counts as neither.
@@ -452,6 +474,7 @@ impl Deployment {
             | NodePhase::TimedOut => return,
         }
         self.nodes[p].phase = NodePhase::Skipped;
+        self.sync_node_clock(p, at);
         self.tally.skipped += 1;
         self.node_event(at, EventKind::Skipped, p, by, Some(reason.to_string()));
     }

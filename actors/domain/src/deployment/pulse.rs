@@ -1,4 +1,5 @@
-//! Coordinated deployments (DEPLOYMENTS.md §7) and every time-based rule: pulse deadline, healthy watch, timeout.
+//! Coordinated deployments (DEPLOYMENTS.md §7) and every time-based rule: pulse deadline, healthy watch, timeout,
+//! and the pacing rules of `pace.rs` (bake, node and progress deadlines).
 //!
 //! How a leader uses this: after `apply`, its per-deployment actor arms one timer at
 //! [`ClusterState::deployment_deadline`](crate::ClusterState::deployment_deadline) and proposes
@@ -50,10 +51,15 @@ impl Deployment {
             return None;
         }
         let watch = self.watches.next_end();
-        [self.pulse_deadline(), watch, self.timeout_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.pulse_deadline(),
+            watch,
+            self.timeout_deadline(),
+            self.pace_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Evaluates every time-based rule due at `at`.
@@ -65,6 +71,7 @@ impl Deployment {
         if self.timeout_deadline().is_some_and(|d| d <= at) {
             self.complete_on_timeout(at);
         }
+        self.tick_pace(at);
         self.advance(at, &Actor::System);
     }
 

@@ -4,7 +4,7 @@
 
 use crate::errors::DomainError;
 use crate::values::strategy::default_strategy;
-use crate::values::strategy::{Completion, Settings, Strategy};
+use crate::values::strategy::{Completion, Pacing, Settings, Strategy};
 use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +34,10 @@ pub struct Policy {
     /// Completion conditions; default all nodes, no timeout.
     #[serde(default)]
     pub completion: Option<Completion>,
+    /// Bake time, deadlines and confirmation gates (replaced as a whole); default none but a healthy
+    /// deadline of 10 minutes past `min_healthy`.
+    #[serde(default)]
+    pub pacing: Option<Pacing>,
 }
 
 impl Policy {
@@ -49,6 +53,7 @@ impl Policy {
             rollback_on_failure: self.rollback_on_failure.or(fallback.rollback_on_failure),
             pulse_interval_ms: self.pulse_interval_ms.or(fallback.pulse_interval_ms),
             completion: self.completion.or_else(|| fallback.completion.clone()),
+            pacing: self.pacing.or_else(|| fallback.pacing.clone()),
         }
     }
 
@@ -62,6 +67,7 @@ impl Policy {
             rollback_on_failure: self.rollback_on_failure.unwrap_or(true),
             pulse_interval_ms: self.pulse_interval_ms,
             completion: self.completion.unwrap_or_default(),
+            pacing: self.pacing.unwrap_or_default(),
         }
     }
 
@@ -83,6 +89,7 @@ impl Policy {
             .apply(&mut self.rollback_on_failure);
         patch.pulse_interval_ms.apply(&mut self.pulse_interval_ms);
         patch.completion.apply(&mut self.completion);
+        patch.pacing.apply(&mut self.pacing);
     }
 }
 
@@ -136,6 +143,9 @@ pub struct PolicyPatch {
     pub pulse_interval_ms: Change<u64>,
     /// Completion conditions (replaced as a whole).
     pub completion: Change<Completion>,
+    /// Bake time, deadlines and gates (replaced as a whole).
+    #[serde(default)]
+    pub pacing: Change<Pacing>,
 }
 
 #[cfg(test)]

@@ -39,6 +39,10 @@ fn the_start_wins_field_by_field_over_the_subscription() {
             timeout_ms: None,
             ..Default::default()
         }),
+        pacing: Some(Pacing {
+            bake_ms: Some(60_000),
+            ..Pacing::default()
+        }),
     };
     let start = Policy {
         min_healthy_ms: Some(10),
@@ -53,6 +57,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
     assert!(!s.rollback_on_failure);
     assert_eq!(s.pulse_interval_ms, Some(1_000));
     assert_eq!(s.completion.quorum, Some(0.5));
+    assert_eq!(s.pacing.bake_ms, Some(60_000), "the subscription's pacing");
 }
 
 #[test]

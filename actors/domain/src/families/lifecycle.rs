@@ -1,5 +1,5 @@
-//! Deployment lifecycle after the start: user operations (pause, resume, abort, rollback), pulses and
-//! the time-based rules (`Tick`, `TickDeployment`), DEPLOYMENTS.md §5–§7. Starting deployments is in
+//! Deployment lifecycle after the start: user operations (pause, hard pause, resume, confirm, abort,
+//! rollback), pulses and the time-based rules (`Tick`, `TickDeployment`), DEPLOYMENTS.md §5–§7. Starting deployments is in
 //! `starts.rs`.
 //!
 //! [`Lifecycle`] is the family's handler: each of these commands changes one deployment (or each due
@@ -25,6 +25,10 @@ pub(crate) enum Op {
     Abort,
     /// `Rollback`: take its nodes back to their from-versions.
     Rollback,
+    /// `Confirm`: let it pass the confirmation gate it waits at.
+    Confirm,
+    /// `HardPause`: pause, and take back install permission not yet used.
+    HardPause,
 }
 
 /// `Pause`, `Resume`, `Abort`, `Rollback`, `Pulse`, `Tick` and `TickDeployment`, over the deployments.
@@ -65,6 +69,8 @@ impl Lifecycle<'_> {
             Op::Resume => d.resume(at, by, message)?,
             Op::Abort => d.abort(at, by, message)?,
             Op::Rollback => d.rollback(at, by, message)?,
+            Op::Confirm => d.confirm(at, by, message)?,
+            Op::HardPause => d.hard_pause(at, by, message)?,
         };
         d.advance(at, &Actor::System);
         Ok(Operated {

@@ -302,6 +302,12 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
             timeout_ms: Some(600_000),
             ..Default::default()
         }),
+        pacing: Some(Pacing {
+            bake_ms: Some(60_000),
+            progress_deadline_ms: Some(3_600_000),
+            confirm: vec![Gate::BeforePromotion],
+            ..Pacing::default()
+        }),
     };
     subscribe(&mut k, Mode::Strong, None, policy.clone());
     // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.

@@ -181,6 +181,12 @@ impl ClusterState {
             Command::Rollback { id, message, by } => {
                 self.operate(id, message, by, Op::Rollback, &mut cx)?
             }
+            Command::Confirm { id, message, by } => {
+                self.operate(id, message, by, Op::Confirm, &mut cx)?
+            }
+            Command::HardPause { id, message, by } => {
+                self.operate(id, message, by, Op::HardPause, &mut cx)?
+            }
             Command::Pulse { id, by } => match self.lifecycle().pulse(id, by, at) {
                 Some((answer, status)) => {
                     self.touch(id, &mut cx);

@@ -233,6 +233,8 @@ pub enum PausedBy {
     PulseTimeout,
     /// Batch autopause after a batch.
     Auto,
+    /// A confirmation gate (`pacing.confirm`): only `POST .../confirm` lets it go on.
+    Confirm,
 }
 
 #[cfg(test)]

@@ -266,6 +266,10 @@ pub struct Settings {
     /// When it may end before every node finished: a quorum of successes, a timeout from creation
     /// (default: every node, no timeout).
     pub completion: Completion,
+    /// Bake time between batches or waves, node and progress deadlines, confirmation gates
+    /// (DEPLOYMENTS.md §14).
+    #[serde(default)]
+    pub pacing: Pacing,
 }
 
 impl Settings {
@@ -283,13 +287,148 @@ impl Settings {
                 "a pulse interval must be positive",
             ));
         }
-        Ok(())
+        self.pacing.validate(&self.strategy, self.min_healthy_ms)
+    }
+
+    /// A node's healthy deadline: the one set, else [`DEFAULT_HEALTHY_DEADLINE_MS`] past the watch
+    /// (`min_healthy`), so that a long watch is never cut short by the default.
+    pub fn healthy_deadline_ms(&self) -> u64 {
+        self.pacing
+            .healthy_deadline_ms
+            .unwrap_or_else(|| DEFAULT_HEALTHY_DEADLINE_MS.saturating_add(self.min_healthy_ms))
+    }
+
+    /// Nodes are admitted in waves (rolling): a wave of `install_window` nodes forms only once the previous
+    /// one finished, so that a bake or a gate can stand between waves.
+    pub fn waves(&self) -> bool {
+        matches!(self.strategy, Strategy::Rolling { .. }) && self.pacing.between_groups()
     }
 
     /// Failed nodes tolerated before the deployment fails, for a deployment of `nodes` nodes: none unless
     /// `max_failed_nodes` says so (Aurora's `max_total_failures`), whatever the strategy.
     pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
         self.max_failed_nodes.map_or(0, |n| n.of(nodes))
+    }
+}
+
+/// A node's healthy deadline when none is set: 10 minutes (past its `min_healthy` watch).
+pub const DEFAULT_HEALTHY_DEADLINE_MS: u64 = 600_000;
+
+/// Where a deployment waits for `POST /v1/deployments/{id}/confirm` (DEPLOYMENTS.md §14).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// Before the first node is admitted.
+    BeforeStart,
+    /// Before every batch (rolling: every wave) after the first.
+    BeforeEachBatch,
+    /// Once, before the second batch or wave: after the first (the canary) finished.
+    BeforePromotion,
+}
+
+impl Gate {
+    /// The gate stands before group `index` (0: the first batch or wave).
+    pub fn stands_before(self, index: u32) -> bool {
+        match self {
+            Gate::BeforeStart => index == 0,
+            Gate::BeforeEachBatch => index >= 1,
+            Gate::BeforePromotion => index == 1,
+        }
+    }
+}
+
+/// Most gates a deployment lists (there are three kinds).
+pub const MAX_GATES: usize = 3;
+
+/// A deployment's pace and bounds: bake time between batches or rolling waves, per node and per deployment
+/// deadlines, and confirmation gates (DEPLOYMENTS.md §14). Every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pacing {
+    /// Wait this long after a batch (rolling: a wave of `install_window` nodes) finished before the next
+    /// one starts; frozen while paused or awaiting a pulse.
+    #[serde(default)]
+    pub bake_ms: Option<u64>,
+    /// A node must be done and healthy (its `min_healthy` watch over) this long after its install started
+    /// (not its download); past it the node counts one failed attempt. Default: 10 minutes past
+    /// `min_healthy`.
+    #[serde(default)]
+    pub healthy_deadline_ms: Option<u64>,
+    /// A node must hold the version this long after it was told to fetch it; past it the node counts one
+    /// failed attempt. Default: none.
+    #[serde(default)]
+    pub download_deadline_ms: Option<u64>,
+    /// Some node must succeed at least this often (from the start, the last success or a resume; frozen
+    /// while paused or awaiting a pulse); past it the deployment takes the failure path. Default: none.
+    #[serde(default)]
+    pub progress_deadline_ms: Option<u64>,
+    /// Where the deployment waits for a confirmation.
+    #[serde(default)]
+    pub confirm: Vec<Gate>,
+}
+
+impl Pacing {
+    /// Refuses zero durations, a deadline no longer than the `min_healthy` watch it must contain (the
+    /// agent's health-check grace is the agent's own setting and not known here: DEPLOYMENTS.md §14), more
+    /// gates than kinds, and waits between batches of a strategy that has one batch.
+    pub fn validate(&self, strategy: &Strategy, min_healthy_ms: u64) -> Result<(), Invalid> {
+        let fields = [
+            ("pacing.bake_ms", self.bake_ms),
+            ("pacing.healthy_deadline_ms", self.healthy_deadline_ms),
+            ("pacing.download_deadline_ms", self.download_deadline_ms),
+            ("pacing.progress_deadline_ms", self.progress_deadline_ms),
+        ];
+        for (field, value) in fields {
+            if value == Some(0) {
+                return Err(Invalid::new(field, 0, "a duration must be positive"));
+            }
+        }
+        let deadlines = [
+            ("pacing.healthy_deadline_ms", self.healthy_deadline_ms),
+            ("pacing.progress_deadline_ms", self.progress_deadline_ms),
+        ];
+        for (field, value) in deadlines {
+            if let Some(ms) = value.filter(|ms| *ms <= min_healthy_ms) {
+                return Err(Invalid::new(
+                    field,
+                    ms,
+                    &format!(
+                        "the deadline must be longer than min_healthy_ms = {min_healthy_ms} (the watch a node must pass within it)"
+                    ),
+                ));
+            }
+        }
+        if self.confirm.len() > MAX_GATES {
+            return Err(Invalid::new(
+                "pacing.confirm",
+                self.confirm.len(),
+                "list each gate at most once",
+            ));
+        }
+        if matches!(strategy, Strategy::AllAtOnce { .. }) && self.between_groups() {
+            return Err(Invalid::new(
+                "pacing",
+                "all_at_once",
+                "all_at_once has a single batch: bake_ms, before_each_batch and before_promotion need batch or rolling",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Something waits between batches or waves: a bake, or a gate after the first.
+    pub fn between_groups(&self) -> bool {
+        self.bake_ms.is_some()
+            || self
+                .confirm
+                .iter()
+                .any(|g| matches!(g, Gate::BeforeEachBatch | Gate::BeforePromotion))
+    }
+
+    /// A gate stands before group `index`.
+    pub fn gate_before(&self, index: u32) -> bool {
+        self.confirm.iter().any(|g| g.stands_before(index))
     }
 }
 

@@ -65,9 +65,12 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::RolledBack => with("back on its from-version"),
         EventKind::Retracted => with("its version was retracted"),
         EventKind::Pruned => with("its node detail was pruned by retention"),
-        EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Status => {
-            with("recorded")
-        }
+        EventKind::Recalled => with("install permission taken back by a hard pause"),
+        EventKind::Held
+        | EventKind::NotHeld
+        | EventKind::Released
+        | EventKind::Bake
+        | EventKind::Status => with("recorded"),
     }
 }
 
@@ -152,7 +155,10 @@ impl ClusterState {
         for e in &d.events {
             let why = match (e.kind, e.node) {
                 (EventKind::Status, None) => status_why(e),
-                (EventKind::Held | EventKind::NotHeld | EventKind::Released, None) => continue,
+                (
+                    EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Bake,
+                    None,
+                ) => continue,
                 (kind, Some(p)) if p == position => {
                     if matches!(kind, EventKind::Retry | EventKind::Failed) {
                         failures += 1;

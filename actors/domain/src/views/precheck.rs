@@ -97,7 +97,9 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         Command::Pause { message, .. }
         | Command::Resume { message, .. }
         | Command::Abort { message, .. }
-        | Command::Rollback { message, .. } => check_message(message.as_deref()),
+        | Command::Rollback { message, .. }
+        | Command::Confirm { message, .. }
+        | Command::HardPause { message, .. } => check_message(message.as_deref()),
         Command::Pulse { .. } | Command::AbortGroupDeployment { .. } | Command::Tick => Ok(()),
         Command::Prune { .. } | Command::TickDeployment { .. } => Ok(()),
         Command::ForgetNodes { nodes } => check_nodes(nodes),

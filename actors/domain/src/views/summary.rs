@@ -2,6 +2,7 @@
 //! pulse countdown, failing nodes with their reasons, recent events, age), a cheap fingerprint that changes
 //! when the summary would, and a page of its nodes. Their size does not grow with the node count.
 
+use crate::deployment::pace::PaceView;
 use crate::deployment::{Deployment, NodePhase};
 use crate::errors::clip;
 use crate::state::ClusterState;
@@ -196,6 +197,9 @@ pub struct SummaryView {
     /// Pulse countdown (coordinated deployments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pulse: Option<PulseView>,
+    /// A bake under way, a confirmation gate it waits at, its progress deadline (DEPLOYMENTS.md §14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace: Option<PaceView>,
     /// The first failing nodes in the deployment's order.
     pub failing: Vec<FailingNode>,
     /// All failing nodes.
@@ -217,6 +221,8 @@ pub fn fingerprint(d: &Deployment) -> u64 {
     (d.status as u8).hash(&mut h);
     d.paused_by.map(|p| p as u8).hash(&mut h);
     d.last_pulse_at.hash(&mut h);
+    d.pace.waiting.hash(&mut h);
+    d.pace.bake.hash(&mut h);
     d.events.len().hash(&mut h);
     (
         d.tally.succeeded,
@@ -351,6 +357,7 @@ impl ClusterState {
             counts,
             windows: windows(d),
             pulse: pulse(d, now),
+            pace: d.pace_view(),
             failing,
             failing_total,
             events: d

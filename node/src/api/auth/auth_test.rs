@@ -86,7 +86,9 @@ fn members_and_tokens_need_admin_and_reports_need_report() {
             Some(Permission::Authenticated)
         } else if rule.method == "GET" {
             None // Read or ReadResources
-        } else if rule.pattern.ends_with("/pulse") {
+        } else if rule.pattern.ends_with("/pulse") || rule.pattern == "/v1/deployments/{id}/confirm"
+        {
+            // A pulser token may also pass a confirmation gate (DEPLOYMENTS.md §14).
             Some(Permission::Pulse)
         } else {
             Some(Permission::Operate)
