@@ -143,6 +143,11 @@ impl Liveness {
     pub fn len(&self) -> usize {
         self.last_seen.len()
     }
+
+    /// Whether no node was heard from (or all were forgotten).
+    pub fn is_empty(&self) -> bool {
+        self.last_seen.is_empty()
+    }
 }
 
 #[cfg(test)]

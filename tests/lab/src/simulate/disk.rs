@@ -53,16 +53,16 @@ impl Disk {
 
     /// Makes everything written so far durable (one fsync covers every earlier write).
     pub fn sync(&mut self) {
-        self.durable_vote = self.vote.clone();
+        self.durable_vote = self.vote;
         self.durable_upto = self.log.keys().next_back().copied();
-        self.durable_committed = self.committed.clone();
+        self.durable_committed = self.committed;
     }
 
     /// The server lost power: only synced writes survive. Returns how many entries were lost.
     pub fn crash(&mut self) -> usize {
         self.incarnation += 1;
-        self.vote = self.durable_vote.clone();
-        self.committed = self.durable_committed.clone();
+        self.vote = self.durable_vote;
+        self.committed = self.durable_committed;
         let keep_from = self.durable_upto.map_or(0, |i| i + 1);
         self.chain.split_off(&keep_from);
         let lost = self.log.split_off(&keep_from);
@@ -71,7 +71,7 @@ impl Disk {
 
     /// Writes the vote: synced, except under [`FsyncModel::AckBeforeSync`].
     pub fn save_vote(&mut self, vote: &VoteOf<SimConfig>) {
-        self.vote = Some(vote.clone());
+        self.vote = Some(*vote);
         if self.model == FsyncModel::Honest {
             self.sync();
         }
@@ -79,7 +79,7 @@ impl Disk {
 
     /// The vote as written.
     pub fn vote(&self) -> Option<VoteOf<SimConfig>> {
-        self.vote.clone()
+        self.vote
     }
 
     /// Writes entries (unsynced); returns each one's index, key and prefix hash.
@@ -134,12 +134,12 @@ impl Disk {
 
     /// The committed log id as written.
     pub fn committed(&self) -> Option<LogIdOf<SimConfig>> {
-        self.committed.clone()
+        self.committed
     }
 
     /// The last purged log id.
     pub fn purged(&self) -> Option<LogIdOf<SimConfig>> {
-        self.purged.clone()
+        self.purged
     }
 
     /// The last entry's log id, else the last purged.
@@ -147,8 +147,8 @@ impl Disk {
         self.log
             .values()
             .next_back()
-            .map(|e| e.log_id.clone())
-            .or_else(|| self.purged.clone())
+            .map(|e| e.log_id)
+            .or(self.purged)
     }
 
     /// The entries with index in `start..end`.

@@ -42,7 +42,7 @@ fn an_honest_vote_survives_a_crash_and_a_lying_one_does_not() {
     let mut honest = Disk::new(FsyncModel::Honest);
     honest.save_vote(&vote);
     honest.crash();
-    assert_eq!(honest.vote(), Some(vote.clone()));
+    assert_eq!(honest.vote(), Some(vote));
     let mut lying = Disk::new(FsyncModel::AckBeforeSync);
     lying.save_vote(&vote);
     lying.crash();

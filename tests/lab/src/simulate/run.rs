@@ -264,7 +264,7 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
         let on_leader = leader.and_then(|l| cluster.applied_of(l).map(|a| (l, a)));
         jobs.borrow_mut().leader_is(on_leader, &client);
         // The agents, every half second.
-        if step % 5 == 0 {
+        if step.is_multiple_of(5) {
             let reports = cluster.read(reader, |state, _| {
                 shared.borrow_mut().workload.agents_step(state, now)
             });
@@ -295,7 +295,7 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
             }
         }
         // The domain checkers, every second, on every server up.
-        if step % 10 == 0 {
+        if step.is_multiple_of(10) {
             for id in &up {
                 cluster.read(*id, |state, _| check_domain(&obs, *id, state, false));
             }

@@ -62,7 +62,7 @@ fn snapshot_of(applied: &Applied) -> io::Result<(SnapshotMetaOf<SimConfig>, Vec<
     let mut bytes = Vec::new();
     applied.machine.snapshot_to(&mut bytes)?;
     let meta = SnapshotMetaOf::<SimConfig> {
-        last_log_id: applied.last_applied.clone(),
+        last_log_id: applied.last_applied,
         last_membership: applied.membership.clone(),
     };
     Ok((meta, bytes))
@@ -90,7 +90,7 @@ impl RaftStateMachine<SimConfig> for SimSm {
         &mut self,
     ) -> Result<(Option<LogIdOf<SimConfig>>, StoredMembershipOf<SimConfig>), io::Error> {
         let applied = lock(&self.applied);
-        Ok((applied.last_applied.clone(), applied.membership.clone()))
+        Ok((applied.last_applied, applied.membership.clone()))
     }
 
     async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
@@ -100,7 +100,7 @@ impl RaftStateMachine<SimConfig> for SimSm {
         while let Some(item) = entries.next().await {
             let (entry, responder) = item?;
             let key = EntryKey::of(&entry);
-            let log_id = entry.log_id.clone();
+            let log_id = entry.log_id;
             let reply = {
                 let mut guard = lock(&self.applied);
                 let applied = &mut *guard;
@@ -114,12 +114,11 @@ impl RaftStateMachine<SimConfig> for SimSm {
                         responder.is_some(),
                     ),
                     EntryPayload::Membership(membership) => {
-                        applied.membership =
-                            StoredMembership::new(Some(log_id.clone()), membership);
+                        applied.membership = StoredMembership::new(Some(log_id), membership);
                         Reply::default()
                     }
                 };
-                applied.last_applied = Some(log_id.clone());
+                applied.last_applied = Some(log_id);
                 reply
             };
             self.observations.applied(self.id, log_id.index, &key);
@@ -147,7 +146,7 @@ impl RaftStateMachine<SimConfig> for SimSm {
             let mut applied = lock(&self.applied);
             applied.last_at_ms = machine.leader_ms();
             applied.machine = machine;
-            applied.last_applied = meta.last_log_id.clone();
+            applied.last_applied = meta.last_log_id;
             applied.membership = meta.last_membership.clone();
         }
         self.observations.trace(format!(

@@ -168,22 +168,20 @@ impl Workload {
     /// Takes the answer to `command` into the model (only what was acknowledged exists for it).
     pub fn acknowledged(&mut self, command: &Command) {
         match command {
-            Command::CreateResource { name } => {
-                if !self.resources.iter().any(|(r, _)| r == name) {
-                    self.resources.push((name.clone(), 0));
-                }
+            Command::CreateResource { name } if !self.resources.iter().any(|(r, _)| r == name) => {
+                self.resources.push((name.clone(), 0));
             }
             Command::PublishVersion { resource, .. } => {
                 if let Some(r) = self.resources.iter_mut().find(|(r, _)| r == resource) {
                     r.1 += 1;
                 }
             }
-            Command::CreateConsumer { name, nodes } => {
-                if !self.consumers.iter().any(|(c, _)| c == name) {
-                    self.consumers.push((name.clone(), nodes.clone()));
-                    for node in nodes {
-                        self.agents.insert(node.clone(), SimNode::default());
-                    }
+            Command::CreateConsumer { name, nodes }
+                if !self.consumers.iter().any(|(c, _)| c == name) =>
+            {
+                self.consumers.push((name.clone(), nodes.clone()));
+                for node in nodes {
+                    self.agents.insert(node.clone(), SimNode::default());
                 }
             }
             _ => {}
