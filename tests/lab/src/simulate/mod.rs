@@ -2,9 +2,10 @@
 //! Three or five servers run the real openraft over in-memory stores that model fsync
 //! ([`disk`], [`log_store`]) and convoy's real state machine applied through convoy-raft's apply
 //! path ([`sm_store`]), talking over a simulated network ([`net`]), on a virtual clock and a
-//! seeded RNG ([`runtime`], [`executor`]). A seeded workload and seeded faults ([`workload`],
-//! [`faults`]) drive it; the checkers ([`observe`], and `chaos::check`'s domain checkers) run at
-//! every step; a run's trace hashes to the same value every time its seed is replayed ([`run`]).
+//! seeded RNG ([`runtime`], [`executor`], [`watch`]). A seeded workload, the leader's own jobs
+//! and seeded faults ([`workload`], [`leader`], [`faults`]) drive it; the checkers ([`observe`],
+//! and `chaos::check`'s domain checkers) run at every step; a run's trace hashes to the same
+//! value every time its seed is replayed ([`run`]).
 //! docs/RELIABILITY.md, "Deterministic simulation", says what is simulated and what is not.
 
 pub mod cluster;

@@ -65,7 +65,8 @@ fn a_disk_that_acknowledges_before_syncing_is_caught() {
     );
 }
 
-/// Seeds CI runs: `CONVOY_SIM_SEEDS` (default 6, about 2 minutes of a loaded 2-core machine) of `CONVOY_SIM_MINUTES` (default 1) each.
+/// Seeds CI runs: `CONVOY_SIM_SEEDS` (default 6, about 2 minutes of a loaded 2-core machine) of
+/// `CONVOY_SIM_MINUTES` (default 1) each.
 #[test]
 fn a_batch_of_seeds_passes() {
     let seeds: u64 = std::env::var("CONVOY_SIM_SEEDS")
