@@ -40,6 +40,7 @@ pub mod data;
 pub mod files;
 pub mod format;
 
+pub use apply::apply_proposal;
 pub use data::SnapshotData;
 use files::{SnapshotDir, Temp};
 use format::{

@@ -12,7 +12,7 @@ use super::liveness::Liveness;
 use crate::domain::{Command, Response, MAX_NODES_PER_COMMAND};
 
 /// Forgetting and retention, one proposal of each at a time.
-pub(crate) struct Housekeeping {
+pub struct Housekeeping {
     host: Arc<dyn Host>,
     /// Silence after which a node in no consumer is forgotten; zero: never.
     forget_after: Duration,

@@ -14,7 +14,7 @@ pub const MAX_LIVENESS_ENTRIES: usize = 4_000_000;
 /// When each node last reported to this leader. Kept in memory only: a new leader starts with an
 /// empty table and gives every node one full timeout from its own start.
 #[derive(Debug)]
-pub(crate) struct Liveness {
+pub struct Liveness {
     /// Silence longer than this makes a node inactive.
     timeout: Duration,
     /// Since when this leader watches (the "last seen" of a node it has not heard from yet).
@@ -142,6 +142,11 @@ impl Liveness {
     /// Nodes heard from and not yet forgotten.
     pub fn len(&self) -> usize {
         self.last_seen.len()
+    }
+
+    /// Whether no node was heard from (or all were forgotten).
+    pub fn is_empty(&self) -> bool {
+        self.last_seen.is_empty()
     }
 }
 

@@ -23,6 +23,9 @@ pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
 pub use deployment::DeploymentActor;
 pub use group::GroupDeploymentActor;
 pub use host::{Host, ProposeError};
+// The supervisor's plain jobs, also driven directly by convoy-lab's deterministic simulation.
+pub use housekeeping::Housekeeping;
+pub use liveness::Liveness;
 pub use supervisor::{
     Supervisor, SupervisorConfig, DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER,
 };

@@ -82,7 +82,8 @@ impl RaftConfig {
         }
     }
 
-    pub(super) fn openraft_config(&self) -> Result<openraft::Config, RaftError> {
+    /// The openraft settings a replica runs with; convoy-lab's simulation runs openraft with them too.
+    pub fn openraft_config(&self) -> Result<openraft::Config, RaftError> {
         let config = openraft::Config {
             cluster_name: "convoy".to_string(),
             heartbeat_interval: self.heartbeat_ms,

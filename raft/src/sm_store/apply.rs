@@ -104,7 +104,13 @@ fn apply_entry<S: StateMachine>(
     let log_id = entry.log_id;
     let out = match entry.payload {
         EntryPayload::Blank => Reply::default(),
-        EntryPayload::Normal(proposal) => apply_proposal(inner, proposal, log_id.index, reply),
+        EntryPayload::Normal(proposal) => apply_proposal(
+            &mut inner.sm,
+            &mut inner.last_at_ms,
+            proposal,
+            log_id.index,
+            reply,
+        ),
         EntryPayload::Membership(membership) => {
             inner.membership = StoredMembership::new(Some(log_id), membership);
             Reply::default()
@@ -114,16 +120,19 @@ fn apply_entry<S: StateMachine>(
     out
 }
 
-/// Applies one normal entry: decode, clamp the time, apply, and encode the response if `reply`
-/// (nobody waits for it when replaying the log or on a follower).
-fn apply_proposal<S: StateMachine>(
-    inner: &mut Inner<S>,
+/// Applies one normal entry to `sm`: clamp its time to at least `last_at_ms` (then raised to it),
+/// decode, apply, and encode the response if `reply` (nobody waits for it when replaying the log
+/// or on a follower). Every replica's one apply path; convoy-lab's deterministic simulation,
+/// whose stores are in memory, applies through it too.
+pub fn apply_proposal<S: StateMachine>(
+    sm: &mut S,
+    last_at_ms: &mut u64,
     proposal: Proposal,
     index: u64,
     reply: bool,
 ) -> Reply {
-    let at = proposal.at_ms.max(inner.last_at_ms);
-    inner.last_at_ms = at;
+    let at = proposal.at_ms.max(*last_at_ms);
+    *last_at_ms = at;
     let command = match codec::decode::<S::Command>(&proposal.command) {
         Ok(command) => command,
         Err(e) => {
@@ -131,7 +140,7 @@ fn apply_proposal<S: StateMachine>(
             return Reply::default();
         }
     };
-    let response = inner.sm.apply(command, at);
+    let response = sm.apply(command, at);
     if !reply {
         return Reply::default();
     }

@@ -1,5 +1,6 @@
 //! convoy-lab: the developers' fault lab, outside the product (the `convoy` binary has none of it).
-//! Seeded chaos against a real local cluster (`chaos/`), network namespaces with nftables partitions
+//! Seeded chaos against a real local cluster (`chaos/`), deterministic simulation of the whole
+//! cluster in one thread (`simulate/`), network namespaces with nftables partitions
 //! (`netns`), pauses and fault-layer partitions of local servers (`pause`, `partition`, which the
 //! multi-process tests use too), and the comparisons with etcd and wrk (`compare/`). It builds on the
 //! product's local-cluster launcher, `convoy_node::local`.
@@ -9,6 +10,7 @@ pub mod compare;
 pub mod netns;
 pub mod partition;
 pub mod pause;
+pub mod simulate;
 
 pub use partition::Partitions;
 pub use pause::Pause;

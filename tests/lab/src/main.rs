@@ -1,7 +1,7 @@
-//! The `convoy-lab` binary: `chaos` and `bench` (with the etcd and wrk comparisons) for developers.
+//! The `convoy-lab` binary: `chaos`, `simulate` and `bench` (with the etcd and wrk comparisons) for developers.
 
 use clap::{Parser, Subcommand};
-use convoy_lab::{chaos, compare};
+use convoy_lab::{chaos, compare, simulate};
 
 /// convoy-lab: fault injection and comparisons for convoy's developers (not shipped with convoy).
 #[derive(Debug, Parser)]
@@ -20,6 +20,9 @@ enum Cmd {
     Chaos(chaos::ChaosArgs),
     /// `convoy bench`'s scenarios, optionally against etcd (`--etcd`) and with wrk (`--scenario wrk`).
     Bench(Box<compare::LabBenchArgs>),
+    /// The whole cluster in one thread from a seed: real openraft and state machine, simulated
+    /// disks, network and clock, seeded faults, checkers at every step (`--seed S` replays one).
+    Simulate(simulate::SimArgs),
 }
 
 fn main() {
@@ -28,6 +31,7 @@ fn main() {
     let result = match cli.command {
         Cmd::Chaos(args) => chaos::run(args),
         Cmd::Bench(args) => compare::run(*args),
+        Cmd::Simulate(args) => simulate::run_cli(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -3,7 +3,7 @@
 use std::process::Command;
 
 #[test]
-fn help_lists_chaos_and_bench() {
+fn help_lists_chaos_bench_and_simulate() {
     let out = Command::new(env!("CARGO_BIN_EXE_convoy-lab"))
         .arg("--help")
         .output()
@@ -14,7 +14,7 @@ fn help_lists_chaos_and_bench() {
         String::from_utf8_lossy(&out.stderr)
     );
     let help = String::from_utf8_lossy(&out.stdout);
-    for command in ["chaos", "bench"] {
+    for command in ["chaos", "bench", "simulate"] {
         assert!(
             help.contains(command),
             "`convoy-lab --help` does not mention {command}:\n{help}"

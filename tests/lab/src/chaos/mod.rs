@@ -2,7 +2,7 @@
 //! recorded history; anyone can rerun a seed (`cargo run -p convoy-lab -- chaos --seed 7 --duration 60s`).
 
 mod catchup;
-mod check;
+pub mod check;
 mod check_fleet;
 mod faults;
 mod fleet_ops;

@@ -1,0 +1,330 @@
+//! The simulated servers: each a real openraft `Raft` over its [`SimLog`] and [`SimSm`], its tasks
+//! owned by its id so that a crash drops them all at once, its disk keeping only what was synced,
+//! its state machine starting empty again and replaying the log, like a restarted process.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
+use convoy_raft::{codec, Member, Proposal};
+use futures::channel::oneshot;
+use openraft::async_runtime::WatchReceiver;
+use openraft::errors::{ClientWriteError, RaftError};
+
+use super::disk::{Disk, FsyncModel};
+use super::executor;
+use super::log_store::{lock, DiskLatency, SharedDisk, SimLog};
+use super::net::{SimNet, SimNetFactory, SimRaft};
+use super::observe::{fnv, EntryKey, Observations};
+use super::sm_store::{Applied, SharedApplied, SimSm};
+
+/// The wall clock the servers start at (ms since the epoch): 2026-01-01.
+pub const START_WALL_MS: u64 = 1_767_225_600_000;
+
+/// One simulated server.
+pub struct Server {
+    disk: SharedDisk,
+    applied: SharedApplied,
+    latency: Arc<Mutex<DiskLatency>>,
+    up: bool,
+}
+
+/// What a client's write came to.
+#[derive(Debug)]
+pub enum Written {
+    /// Committed and applied at `index`: the domain's answer.
+    Done {
+        /// Its log index.
+        index: u64,
+        /// The state machine's answer.
+        response: Result<Response, DomainError>,
+    },
+    /// No answer: it may or may not have been committed.
+    Unknown(String),
+}
+
+/// The servers, the network and the observations.
+pub struct Cluster {
+    servers: BTreeMap<u64, Server>,
+    /// The network between them.
+    pub net: SimNet,
+    /// What the run observes.
+    pub obs: Observations,
+    config: Arc<openraft::Config>,
+    members: BTreeMap<u64, Member>,
+    client: Client,
+}
+
+/// A client of the cluster, cheap to clone: sends writes to the leader it last heard of.
+#[derive(Clone)]
+pub struct Client {
+    net: SimNet,
+    obs: Observations,
+    n: u64,
+    /// Where clients send first (the last leader they heard of).
+    leader_hint: Arc<Mutex<u64>>,
+    /// Each server's wall clock offset from the virtual time, in ms (clock jumps).
+    clocks: Arc<Mutex<BTreeMap<u64, i64>>>,
+}
+
+impl Cluster {
+    /// `n` servers (ids 1..=n) on `net`, not started, their disks under `model`.
+    pub fn new(n: u64, model: FsyncModel, net: SimNet, obs: Observations) -> anyhow::Result<Self> {
+        let mut raft_config = convoy_raft::RaftConfig::new(0, "/nonexistent", "", "");
+        raft_config.request_timeout = Duration::from_secs(5);
+        let config = Arc::new(raft_config.openraft_config()?);
+        let members = (1..=n)
+            .map(|id| {
+                (
+                    id,
+                    Member {
+                        raft_addr: format!("sim-{id}:7000"),
+                        http_addr: format!("sim-{id}:8080"),
+                    },
+                )
+            })
+            .collect();
+        let servers = (1..=n)
+            .map(|id| {
+                let server = Server {
+                    disk: Arc::new(Mutex::new(Disk::new(model))),
+                    applied: Arc::new(Mutex::new(Applied::default())),
+                    latency: Arc::new(Mutex::new(DiskLatency::new(Duration::from_micros(500)))),
+                    up: false,
+                };
+                (id, server)
+            })
+            .collect();
+        let client = Client {
+            net: net.clone(),
+            obs: obs.clone(),
+            n,
+            leader_hint: Arc::new(Mutex::new(1)),
+            clocks: Arc::new(Mutex::new(BTreeMap::new())),
+        };
+        Ok(Cluster {
+            servers,
+            net,
+            obs,
+            config,
+            members,
+            client,
+        })
+    }
+
+    /// The server ids.
+    pub fn ids(&self) -> Vec<u64> {
+        self.servers.keys().copied().collect()
+    }
+
+    /// Whether server `id` runs.
+    pub fn is_up(&self, id: u64) -> bool {
+        self.servers.get(&id).is_some_and(|s| s.up)
+    }
+
+    /// Starts server `id` from its disk (a fresh state machine replays the log).
+    pub async fn start(&mut self, id: u64) -> anyhow::Result<()> {
+        let Some(server) = self.servers.get_mut(&id) else {
+            anyhow::bail!("no server {id}");
+        };
+        server.applied = Arc::new(Mutex::new(Applied::default()));
+        let log = SimLog::new(
+            id,
+            server.disk.clone(),
+            server.latency.clone(),
+            self.obs.clone(),
+        );
+        let sm = SimSm::new(id, server.applied.clone(), self.obs.clone());
+        let factory = SimNetFactory {
+            from: id,
+            net: self.net.clone(),
+        };
+        let config = self.config.clone();
+        let (tx, rx) = oneshot::channel();
+        // Booted from a task of its own, so that every task openraft spawns belongs to `id`.
+        executor::spawn_owned(id, async move {
+            let raft = SimRaft::new(id, config, factory, log, sm).await;
+            let _ = tx.send(raft.map_err(|e| e.to_string()));
+        });
+        let raft = rx
+            .await
+            .map_err(|_| anyhow::anyhow!("server {id} died while booting"))?
+            .map_err(|e| anyhow::anyhow!("server {id} did not boot: {e}"))?;
+        self.net.up(id, raft);
+        server.up = true;
+        self.obs.trace(format!("s{id} up"));
+        Ok(())
+    }
+
+    /// Founds the cluster from server `id`.
+    pub async fn initialize(&self, id: u64) -> anyhow::Result<()> {
+        let raft = self
+            .net
+            .raft(id)
+            .ok_or_else(|| anyhow::anyhow!("server {id} is down"))?;
+        raft.initialize(self.members.clone())
+            .await
+            .map_err(|e| anyhow::anyhow!("initialize from {id}: {e}"))?;
+        Ok(())
+    }
+
+    /// Server `id` loses power: its tasks stop, its unsynced writes and its memory are lost.
+    pub fn crash(&mut self, id: u64) {
+        let Some(server) = self.servers.get_mut(&id) else {
+            return;
+        };
+        if !server.up {
+            return;
+        }
+        self.net.down(id);
+        executor::kill_owner(id);
+        let lost = lock(&server.disk).crash();
+        server.up = false;
+        self.obs
+            .trace(format!("s{id} crashed, {lost} unsynced entries lost"));
+    }
+
+    /// Sets how long server `id`'s syncs take.
+    pub fn set_disk_latency(&self, id: u64, sync: Duration) {
+        if let Some(server) = self.servers.get(&id) {
+            lock(&server.latency).sync = sync;
+        }
+    }
+
+    /// Moves server `id`'s wall clock by `delta_ms`.
+    pub fn jump_clock(&self, id: u64, delta_ms: i64) {
+        let mut clocks = lock(&self.client.clocks);
+        let offset = clocks.entry(id).or_default();
+        *offset = offset.saturating_add(delta_ms);
+    }
+
+    /// A client of this cluster.
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// The leader as the servers up believe it (the belief of the highest term).
+    pub fn leader(&self) -> Option<u64> {
+        self.client.leader()
+    }
+
+    /// The last index server `id` applied (0 when down).
+    pub fn last_applied(&self, id: u64) -> u64 {
+        self.servers
+            .get(&id)
+            .filter(|s| s.up)
+            .and_then(|s| lock(&s.applied).last_applied.as_ref().map(|l| l.index))
+            .unwrap_or(0)
+    }
+
+    /// Server `id`'s applied state, shared, if it is up.
+    pub fn applied_of(&self, id: u64) -> Option<SharedApplied> {
+        self.servers
+            .get(&id)
+            .filter(|s| s.up)
+            .map(|s| s.applied.clone())
+    }
+
+    /// Reads server `id`'s applied state (what its API would answer).
+    pub fn read<R>(&self, id: u64, f: impl FnOnce(&ClusterState, u64) -> R) -> Option<R> {
+        let server = self.servers.get(&id).filter(|s| s.up)?;
+        let applied = lock(&server.applied);
+        Some(f(applied.machine.state(), applied.last_at_ms))
+    }
+
+    /// The SHA-256 of server `id`'s state (its snapshot bytes) and its last applied index.
+    pub fn digest(&self, id: u64) -> Option<(u64, String)> {
+        use sha2::{Digest, Sha256};
+        let bytes = self.read(id, |state, _| state.snapshot_bytes())?;
+        Some((
+            self.last_applied(id),
+            super::observe::hex(&Sha256::digest(bytes)),
+        ))
+    }
+}
+
+impl Client {
+    /// Server `id`'s wall clock now (ms since the epoch).
+    pub fn wall_ms(&self, id: u64) -> u64 {
+        let offset = lock(&self.clocks).get(&id).copied().unwrap_or(0);
+        (START_WALL_MS + executor::now_ms()).saturating_add_signed(offset)
+    }
+
+    /// The leader as the servers up believe it (the belief of the highest term).
+    pub fn leader(&self) -> Option<u64> {
+        let mut best: Option<(u64, u64)> = None;
+        for id in self.net.up_ids() {
+            let Some(raft) = self.net.raft(id) else {
+                continue;
+            };
+            let metrics = raft.metrics();
+            let m = metrics.borrow_watched();
+            if let Some(leader) = m.current_leader {
+                if best.is_none_or(|(term, _)| m.current_term > term) {
+                    best = Some((m.current_term, leader));
+                }
+            }
+        }
+        best.map(|(_, leader)| leader)
+    }
+
+    /// Proposes `command` as a client would: to the last known leader, following redirects, each
+    /// try under `timeout`. The leader stamps it with its own wall clock.
+    pub async fn write(&self, command: &Command, timeout: Duration) -> Written {
+        let bytes = match codec::encode(command) {
+            Ok(bytes) => bytes,
+            Err(e) => return Written::Unknown(format!("encode: {e}")),
+        };
+        let mut target = *lock(&self.leader_hint);
+        let mut last_error = String::from("no server up");
+        for _ in 0..3 {
+            let Some(raft) = self.net.raft(target) else {
+                target = self.leader().unwrap_or(target % self.n + 1);
+                continue;
+            };
+            let proposal = Proposal {
+                at_ms: self.wall_ms(target),
+                command: bytes.clone(),
+            };
+            let digest = fnv(&proposal.command) ^ proposal.at_ms.rotate_left(17);
+            let sent = <super::runtime::SimRuntime as openraft::AsyncRuntime>::timeout(
+                timeout,
+                raft.client_write(proposal),
+            )
+            .await;
+            match sent {
+                Ok(Ok(resp)) => {
+                    *lock(&self.leader_hint) = target;
+                    let leader_id = resp.log_id.committed_leader_id();
+                    let key = EntryKey {
+                        term: leader_id.term,
+                        leader: leader_id.node_id,
+                        digest,
+                    };
+                    let index = resp.log_id.index;
+                    self.obs
+                        .trace(format!("s{target} acknowledged a write at {index}"));
+                    self.obs.acked(index, key);
+                    let response =
+                        match codec::decode::<Result<Response, DomainError>>(&resp.data.0) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                return Written::Unknown(format!("reply does not decode: {e}"))
+                            }
+                        };
+                    return Written::Done { index, response };
+                }
+                Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
+                    last_error = format!("s{target} is not the leader");
+                    target = f.leader_id.unwrap_or(target % self.n + 1);
+                    // A follower that knows no leader yet: give the election time.
+                    executor::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(Err(e)) => return Written::Unknown(format!("s{target}: {e}")),
+                Err(_) => return Written::Unknown(format!("s{target}: no answer in {timeout:?}")),
+            }
+        }
+        Written::Unknown(last_error)
+    }
+}

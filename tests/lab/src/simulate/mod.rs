@@ -1,0 +1,36 @@
+//! Deterministic simulation (`convoy-lab simulate`): the whole cluster in one thread from a seed.
+//! Three or five servers run the real openraft over in-memory stores that model fsync
+//! ([`disk`], [`log_store`]) and convoy's real state machine applied through convoy-raft's apply
+//! path ([`sm_store`]), talking over a simulated network ([`net`]), on a virtual clock and a
+//! seeded RNG ([`runtime`], [`executor`], [`watch`]). A seeded workload, the leader's own jobs
+//! and seeded faults ([`workload`], [`leader`], [`faults`]) drive it; the checkers ([`observe`],
+//! and `chaos::check`'s domain checkers) run at every step; a run's trace hashes to the same
+//! value every time its seed is replayed ([`run`]).
+//! docs/RELIABILITY.md, "Deterministic simulation", says what is simulated and what is not.
+
+pub mod cluster;
+pub mod disk;
+pub mod executor;
+pub mod faults;
+pub mod leader;
+pub mod log_store;
+pub mod net;
+pub mod observe;
+pub mod run;
+pub mod runtime;
+pub mod sm_store;
+pub mod watch;
+pub mod workload;
+
+mod cli;
+
+pub use cli::{run_cli, SimArgs};
+pub use disk::FsyncModel;
+pub use run::{run, RunReport, SimOptions};
+
+#[cfg(test)]
+mod disk_test;
+#[cfg(test)]
+mod executor_test;
+#[cfg(test)]
+mod run_test;

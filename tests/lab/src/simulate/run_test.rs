@@ -1,0 +1,98 @@
+//! The simulation as CI runs it: a seed replays to the same trace, the fsync mutation is caught
+//! by some seed, and a batch of seeds passes (seeds per second printed).
+
+use std::time::Instant;
+
+use super::disk::FsyncModel;
+use super::run::{run, SimOptions};
+
+fn options(seed: u64, minutes: f64) -> SimOptions {
+    SimOptions {
+        seed,
+        minutes,
+        ..SimOptions::default()
+    }
+}
+
+#[test]
+fn one_seed_run_twice_gives_the_same_trace() {
+    let first = run(&options(7, 0.5));
+    let second = run(&options(7, 0.5));
+    assert!(first.violations.is_empty(), "{:?}", first.violations);
+    assert!(
+        first.stats.acked > 10,
+        "the workload wrote: {:?}",
+        first.stats
+    );
+    assert!(
+        first.stats.faults > 0,
+        "faults were injected: {:?}",
+        first.stats
+    );
+    assert_eq!(
+        (first.trace_hash.as_str(), first.trace_lines),
+        (second.trace_hash.as_str(), second.trace_lines),
+        "seed 7 diverged on its replay"
+    );
+    let other = run(&options(8, 0.5));
+    assert_ne!(
+        first.trace_hash, other.trace_hash,
+        "another seed, another run"
+    );
+}
+
+#[test]
+fn a_disk_that_acknowledges_before_syncing_is_caught() {
+    let caught = (1..=30).find_map(|seed| {
+        let report = run(&SimOptions {
+            fsync: FsyncModel::AckBeforeSync,
+            ..options(seed, 1.0)
+        });
+        (!report.violations.is_empty()).then_some((seed, report))
+    });
+    let Some((seed, report)) = caught else {
+        panic!("no seed in 1..=30 caught writes acknowledged before their fsync");
+    };
+    println!(
+        "seed {seed} catches ack-before-sync: {:?}",
+        report.violations.iter().map(|v| v.rule).collect::<Vec<_>>()
+    );
+    let honest = run(&options(seed, 1.0));
+    assert!(
+        honest.violations.is_empty(),
+        "seed {seed} fails even with honest disks: {:?}",
+        honest.violations
+    );
+}
+
+/// Seeds CI runs: `CONVOY_SIM_SEEDS` (default 6, about 2 minutes of a loaded 2-core machine) of
+/// `CONVOY_SIM_MINUTES` (default 1) each.
+#[test]
+fn a_batch_of_seeds_passes() {
+    let seeds: u64 = std::env::var("CONVOY_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6);
+    let minutes: f64 = std::env::var("CONVOY_SIM_MINUTES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let started = Instant::now();
+    let mut failed = Vec::new();
+    let mut sim_ms = 0;
+    for seed in 1000..1000 + seeds {
+        let report = run(&options(seed, minutes));
+        sim_ms += report.stats.sim_ms;
+        if !report.violations.is_empty() {
+            super::cli::print_failure(&report);
+            failed.push(seed);
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{seeds} seeds of {minutes} simulated minutes in {secs:.1} s: {:.2} seeds/s, {:.2} simulated minutes per seed",
+        seeds as f64 / secs,
+        sim_ms as f64 / 60_000.0 / seeds as f64
+    );
+    assert!(failed.is_empty(), "failing seeds: {failed:?}");
+}

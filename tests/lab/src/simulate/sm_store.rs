@@ -1,0 +1,173 @@
+//! openraft's state machine store for one simulated server: convoy's real `Machine` (the domain's
+//! `ClusterState`) applied through convoy-raft's own apply path (`sm_store::apply_proposal`: the
+//! time clamp, the decode, the apply). Like the real store it keeps the state in memory only (a
+//! restart replays the log; snapshots are in memory and never purge the log here), and it reports
+//! every applied entry to the observations for the state-machine-safety checker.
+
+use std::io::{self, Cursor};
+use std::sync::{Arc, Mutex};
+
+use convoy_node::machine::Machine;
+use convoy_raft::sm_store::apply_proposal;
+use convoy_raft::{Reply, StateMachine};
+use futures::{Stream, StreamExt};
+use openraft::storage::{EntryResponder, RaftStateMachine};
+use openraft::type_config::alias::{LogIdOf, SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
+use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
+
+use super::log_store::lock;
+use super::observe::{EntryKey, Observations};
+use super::runtime::SimConfig;
+
+/// What one server has applied.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The real state machine.
+    pub machine: Machine,
+    /// The leader-stamped time of the last apply (clamped monotonic).
+    pub last_at_ms: u64,
+    /// The last log id applied.
+    pub last_applied: Option<LogIdOf<SimConfig>>,
+    /// The membership as of `last_applied`.
+    pub membership: StoredMembershipOf<SimConfig>,
+}
+
+/// The applied state of one server, shared with the harness (which reads it like the API does).
+pub type SharedApplied = Arc<Mutex<Applied>>;
+
+/// The state machine store of one incarnation of one server.
+pub struct SimSm {
+    id: u64,
+    applied: SharedApplied,
+    observations: Observations,
+}
+
+impl SimSm {
+    /// A fresh (empty) state machine for server `id`.
+    pub fn new(id: u64, applied: SharedApplied, observations: Observations) -> Self {
+        SimSm {
+            id,
+            applied,
+            observations,
+        }
+    }
+}
+
+/// Builds a snapshot of the applied state, in memory.
+pub struct SimSnapshotBuilder {
+    applied: SharedApplied,
+}
+
+fn snapshot_of(applied: &Applied) -> io::Result<(SnapshotMetaOf<SimConfig>, Vec<u8>)> {
+    let mut bytes = Vec::new();
+    applied.machine.snapshot_to(&mut bytes)?;
+    let meta = SnapshotMetaOf::<SimConfig> {
+        last_log_id: applied.last_applied,
+        last_membership: applied.membership.clone(),
+    };
+    Ok((meta, bytes))
+}
+
+impl RaftSnapshotBuilder<SimConfig> for SimSnapshotBuilder {
+    type SnapshotData = Cursor<Vec<u8>>;
+
+    async fn build_snapshot(
+        &mut self,
+    ) -> Result<SnapshotOf<SimConfig, Cursor<Vec<u8>>>, io::Error> {
+        let (meta, bytes) = snapshot_of(&lock(&self.applied))?;
+        Ok(SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
+            meta,
+            snapshot: Cursor::new(bytes),
+        })
+    }
+}
+
+impl RaftStateMachine<SimConfig> for SimSm {
+    type SnapshotData = Cursor<Vec<u8>>;
+    type SnapshotBuilder = SimSnapshotBuilder;
+
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogIdOf<SimConfig>>, StoredMembershipOf<SimConfig>), io::Error> {
+        let applied = lock(&self.applied);
+        Ok((applied.last_applied, applied.membership.clone()))
+    }
+
+    async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
+    where
+        Strm: Stream<Item = Result<EntryResponder<SimConfig>, io::Error>> + Unpin + OptionalSend,
+    {
+        while let Some(item) = entries.next().await {
+            let (entry, responder) = item?;
+            let key = EntryKey::of(&entry);
+            let log_id = entry.log_id;
+            let reply = {
+                let mut guard = lock(&self.applied);
+                let applied = &mut *guard;
+                let reply = match entry.payload {
+                    EntryPayload::Blank => Reply::default(),
+                    EntryPayload::Normal(proposal) => apply_proposal(
+                        &mut applied.machine,
+                        &mut applied.last_at_ms,
+                        proposal,
+                        log_id.index,
+                        responder.is_some(),
+                    ),
+                    EntryPayload::Membership(membership) => {
+                        applied.membership = StoredMembership::new(Some(log_id), membership);
+                        Reply::default()
+                    }
+                };
+                applied.last_applied = Some(log_id);
+                reply
+            };
+            self.observations.applied(self.id, log_id.index, &key);
+            if let Some(responder) = responder {
+                responder.send(reply);
+            }
+        }
+        Ok(())
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        SimSnapshotBuilder {
+            applied: self.applied.clone(),
+        }
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMetaOf<SimConfig>,
+        snapshot: Cursor<Vec<u8>>,
+    ) -> Result<(), io::Error> {
+        let bytes = snapshot.into_inner();
+        let machine = Machine::restore_from(&mut bytes.as_slice()).map_err(io::Error::other)?;
+        {
+            let mut applied = lock(&self.applied);
+            applied.last_at_ms = machine.leader_ms();
+            applied.machine = machine;
+            applied.last_applied = meta.last_log_id;
+            applied.membership = meta.last_membership.clone();
+        }
+        self.observations.trace(format!(
+            "s{} installed a snapshot at {:?}",
+            self.id,
+            meta.last_log_id.as_ref().map(|id| id.index)
+        ));
+        Ok(())
+    }
+
+    async fn get_current_snapshot(
+        &mut self,
+    ) -> Result<Option<SnapshotOf<SimConfig, Cursor<Vec<u8>>>>, io::Error> {
+        let applied = lock(&self.applied);
+        if applied.last_applied.is_none() {
+            return Ok(None);
+        }
+        let (meta, bytes) = snapshot_of(&applied)?;
+        Ok(Some(SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
+            meta,
+            snapshot: Cursor::new(bytes),
+        }))
+    }
+}

@@ -1,0 +1,237 @@
+//! The seeded workload: what people and agents ask of the cluster. Resources and versions (some
+//! depending on another resource's version), consumers of simulated nodes, weak and strong
+//! subscriptions, deployments of every strategy (some coordinated by pulses), pause, resume, abort
+//! and rollback; and the agents themselves, convoy-node's pure [`SimNode`]s, following the targets
+//! a server answers and reporting their progress, some failing installs.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use convoy_actors::domain::{
+    Actor, ClusterState, Command, Dependency, DeploymentId, DeploymentSpec, Mode, NodeReport,
+    Policy, Strategy,
+};
+use convoy_node::sim::{Behaviour, SimNode};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+/// The most consumers, resources and nodes per consumer a run creates (bounds the state).
+const MAX_RESOURCES: usize = 6;
+const MAX_CONSUMERS: usize = 4;
+const MAX_NODES: usize = 8;
+
+/// The client side of the workload: a model of what it created, and the agents.
+pub struct Workload {
+    rng: StdRng,
+    resources: Vec<(String, u64)>,
+    consumers: Vec<(String, Vec<String>)>,
+    agents: BTreeMap<String, SimNode>,
+    behaviour: Behaviour,
+    /// The stalled agents (they stop reporting until resumed).
+    stalled: Vec<String>,
+    created: u64,
+}
+
+impl Workload {
+    /// A workload drawing from `rng`.
+    pub fn new(mut rng: StdRng) -> Self {
+        let behaviour = Behaviour {
+            download: Duration::from_millis(rng.gen_range(100..2_000)),
+            install: Duration::from_millis(rng.gen_range(100..3_000)),
+            fail_rate: [0.0, 0.05, 0.3][rng.gen_range(0..3)],
+        };
+        Workload {
+            rng,
+            resources: Vec::new(),
+            consumers: Vec::new(),
+            agents: BTreeMap::new(),
+            behaviour,
+            stalled: Vec::new(),
+            created: 0,
+        }
+    }
+
+    fn pick<'a, T>(rng: &mut StdRng, items: &'a [T]) -> Option<&'a T> {
+        items.choose(rng)
+    }
+
+    /// The next person's command, given the state a server answers.
+    pub fn next_command(&mut self, state: &ClusterState) -> Command {
+        let roll = self.rng.gen_range(0..100);
+        if self.resources.is_empty() || (roll < 8 && self.resources.len() < MAX_RESOURCES) {
+            self.created += 1;
+            let name = format!("r{}", self.created);
+            return Command::CreateResource { name };
+        }
+        if self.consumers.is_empty() || (roll < 14 && self.consumers.len() < MAX_CONSUMERS) {
+            self.created += 1;
+            let name = format!("c{}", self.created);
+            let n = self.rng.gen_range(1..=MAX_NODES);
+            let nodes = (0..n).map(|i| format!("{name}-n{i}")).collect();
+            return Command::CreateConsumer { name, nodes };
+        }
+        let (resource, versions) = Self::pick(&mut self.rng, &self.resources)
+            .cloned()
+            .unwrap_or_default();
+        let (consumer, _) = Self::pick(&mut self.rng, &self.consumers)
+            .cloned()
+            .unwrap_or_default();
+        let active = state.active_deployments();
+        match roll {
+            14..=33 => {
+                let depends_on = match Self::pick(&mut self.rng, &self.resources) {
+                    Some((other, v)) if *other != resource && *v > 0 && self.rng.gen_bool(0.3) => {
+                        vec![Dependency {
+                            resource: other.clone(),
+                            version: self.rng.gen_range(1..=*v),
+                        }]
+                    }
+                    _ => Vec::new(),
+                };
+                Command::PublishVersion {
+                    resource,
+                    label: Some(format!("v{}", versions + 1)),
+                    artifact: None,
+                    metadata: BTreeMap::new(),
+                    depends_on,
+                    health_port: None,
+                }
+            }
+            34..=45 => Command::Subscribe {
+                consumer,
+                resource,
+                mode: if self.rng.gen_bool(0.5) {
+                    Mode::Weak
+                } else {
+                    Mode::Strong
+                },
+                pin: None,
+                policy: Policy {
+                    strategy: Some(self.strategy()),
+                    ..Policy::default()
+                },
+            },
+            46..=65 => Command::StartDeployment(DeploymentSpec {
+                consumer,
+                resource,
+                strategy: Some(self.strategy()),
+                pulse_interval_ms: self
+                    .rng
+                    .gen_bool(0.2)
+                    .then(|| self.rng.gen_range(2_000..10_000)),
+                max_failed_nodes: None,
+                by: Actor::User,
+                ..DeploymentSpec::default()
+            }),
+            _ => match active.choose(&mut self.rng) {
+                Some(id) => self.operation(*id),
+                None => Command::CreateResource {
+                    name: format!("r{}", self.created),
+                },
+            },
+        }
+    }
+
+    fn operation(&mut self, id: DeploymentId) -> Command {
+        let (message, by) = (None, Actor::User);
+        match self.rng.gen_range(0..10) {
+            0..=2 => Command::Pause { id, message, by },
+            3..=5 => Command::Resume { id, message, by },
+            6 => Command::Abort { id, message, by },
+            7 => Command::Rollback { id, message, by },
+            _ => Command::Pulse {
+                id,
+                by: Actor::Pulse,
+            },
+        }
+    }
+
+    fn strategy(&mut self) -> Strategy {
+        match self.rng.gen_range(0..3) {
+            0 => Strategy::AllAtOnce {
+                fail_fast: self.rng.gen_bool(0.5),
+            },
+            1 => Strategy::Rolling {
+                install_window: self.rng.gen_range(1..=3),
+                download_window: self.rng.gen_range(1..=4),
+            },
+            _ => Strategy::Batch {
+                sizes: (0..self.rng.gen_range(1..=3))
+                    .map(|_| self.rng.gen_range(1..=3))
+                    .collect(),
+                autopause: self.rng.gen_bool(0.2),
+            },
+        }
+    }
+
+    /// Takes the answer to `command` into the model (only what was acknowledged exists for it).
+    pub fn acknowledged(&mut self, command: &Command) {
+        match command {
+            Command::CreateResource { name } if !self.resources.iter().any(|(r, _)| r == name) => {
+                self.resources.push((name.clone(), 0));
+            }
+            Command::PublishVersion { resource, .. } => {
+                if let Some(r) = self.resources.iter_mut().find(|(r, _)| r == resource) {
+                    r.1 += 1;
+                }
+            }
+            Command::CreateConsumer { name, nodes }
+                if !self.consumers.iter().any(|(c, _)| c == name) =>
+            {
+                self.consumers.push((name.clone(), nodes.clone()));
+                for node in nodes {
+                    self.agents.insert(node.clone(), SimNode::default());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Stalls a random agent (it stops working and reporting), or resumes the stalled ones.
+    pub fn stall_or_resume(&mut self) -> String {
+        if !self.stalled.is_empty() && self.rng.gen_bool(0.5) {
+            let resumed = std::mem::take(&mut self.stalled);
+            return format!("agents {resumed:?} resume");
+        }
+        let nodes: Vec<String> = self.agents.keys().cloned().collect();
+        match nodes.choose(&mut self.rng) {
+            Some(node) => {
+                self.stalled.push(node.clone());
+                format!("agent {node} stalls")
+            }
+            None => "no agent to stall".to_string(),
+        }
+    }
+
+    /// Every agent not stalled finishes its due work and follows its targets in `state` at `now`;
+    /// returns the reports that change something (as the consumer actor keeps heartbeats off the
+    /// log) and every node that reported (proof of life for the leader's liveness).
+    pub fn agents_step(
+        &mut self,
+        state: &ClusterState,
+        now: Duration,
+    ) -> (Vec<NodeReport>, Vec<String>) {
+        let mut reports = Vec::new();
+        let mut reporters = Vec::new();
+        for (node, agent) in &mut self.agents {
+            if self.stalled.contains(node) {
+                continue;
+            }
+            let targets = state.targets(node);
+            let roll = self.rng.gen::<f64>();
+            agent.step(&targets, now, &self.behaviour, roll);
+            reporters.push(node.clone());
+            let report = NodeReport {
+                node: node.clone(),
+                active: None,
+                resources: agent.report().clone(),
+                by: Actor::User,
+            };
+            if let Some(change) = state.report_changes(&report) {
+                reports.push(change);
+            }
+        }
+        (reports, reporters)
+    }
+}
