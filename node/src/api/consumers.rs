@@ -174,6 +174,9 @@ pub(crate) struct Subscribe {
     pulse_interval_ms: Option<u64>,
     #[serde(default)]
     completion: Option<Completion>,
+    /// Metric analysis of its deployments (DEPLOYMENTS.md "Analysis").
+    #[serde(default)]
+    analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
 }
 
 async fn subscribe(
@@ -191,6 +194,7 @@ async fn subscribe(
         rollback_on_failure: b.rollback_on_failure,
         pulse_interval_ms: b.pulse_interval_ms,
         completion: b.completion,
+        analysis: b.analysis,
     };
     replica
         .propose(Command::Subscribe {
@@ -235,6 +239,8 @@ pub(crate) struct PatchSubscription {
     pulse_interval_ms: Option<Option<u64>>,
     #[serde(default, deserialize_with = "present")]
     completion: Option<Option<Completion>>,
+    #[serde(default, deserialize_with = "present")]
+    analysis: Option<Option<convoy_actors::domain::analysis::spec::Analysis>>,
 }
 
 async fn patch_subscription(
@@ -252,6 +258,7 @@ async fn patch_subscription(
         rollback_on_failure: Change::from_json(b.rollback_on_failure),
         pulse_interval_ms: Change::from_json(b.pulse_interval_ms),
         completion: Change::from_json(b.completion),
+        analysis: Change::from_json(b.analysis),
     };
     replica
         .propose(Command::PatchSubscription {

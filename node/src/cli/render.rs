@@ -228,6 +228,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         rollback_on_failure: s.rollback_on_failure,
         pulse_interval_ms: s.pulse_interval_ms,
         completion: s.completion.clone(),
+        analysis: s.analysis.clone(),
     };
     let mut out = format!("subscription {}/{resource}\n\n", c.name);
     out += &format!("mode:          {}\n", name(&s.mode));
@@ -330,8 +331,13 @@ pub fn deployment(d: &DeploymentView) -> String {
             opt(e.message.clone()),
         ]);
     }
+    let analysis = d
+        .analysis
+        .as_ref()
+        .map(|run| format!("\n{}", super::explain::analysis(run)))
+        .unwrap_or_default();
     format!(
-        "{}\n\n{}\n{}\n{}",
+        "{}\n\n{}\n{}\n{}{analysis}",
         deployment_line(d),
         settings(&d.settings, Some(d.nodes.len() as u32)),
         nodes.render(),

@@ -38,6 +38,7 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&r.again),
         enc(&d.watches.0),
         enc(&d.ended_at),
+        enc(&d.analysis),
     ]
     .concat()
 }

@@ -1,5 +1,6 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
+pub mod analysis;
 pub mod counters;
 pub mod judgement;
 pub mod progress;
@@ -7,6 +8,7 @@ pub mod pulse;
 pub mod rollback;
 pub mod seen;
 
+use crate::analysis::run::AnalysisRun;
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use crate::deployment::seen::Seen;
 use crate::errors::DomainError;
@@ -104,6 +106,9 @@ pub enum EventKind {
     /// It rolled back, and its version was not held back: the consumer converged on that version, so
     /// the nodes it took (a follow-up's, a canary's) are the problem, not the version (§10).
     NotHeld,
+    /// Its metric analysis began measuring a phase or passed it (DEPLOYMENTS.md "Analysis"); the message says
+    /// which.
+    Analysis,
 }
 
 /// A compact event: node events carry the node's position, not its id.
@@ -168,6 +173,9 @@ pub struct Deployment {
     pub watches: Watches,
     /// When it became terminal.
     pub ended_at: Option<Timestamp>,
+    /// Its metric analysis (counters, last measurements, verdict), when its settings carry one.
+    #[serde(default)]
+    pub analysis: Option<AnalysisRun>,
 }
 
 impl Deployment {
@@ -188,7 +196,7 @@ impl Deployment {
         } else {
             Status::RollingForward
         };
-        Deployment {
+        let mut d = Deployment {
             id,
             consumer,
             resource,
@@ -209,7 +217,10 @@ impl Deployment {
             rollback: RollbackCursor::default(),
             watches: Watches::default(),
             ended_at: None,
-        }
+            analysis: None,
+        };
+        d.analysis = d.new_analysis_run(at);
+        d
     }
 
     /// Has a pulse interval.
@@ -343,7 +354,12 @@ impl Deployment {
         if self.status.is_rolling() {
             return Ok(false);
         }
-        self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)
+        let resumed =
+            self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)?;
+        if resumed {
+            self.analysis_resumed(at);
+        }
+        Ok(resumed)
     }
 
     /// Abort: any active → ABORTED; nodes keep what they have.

@@ -220,6 +220,9 @@ impl Deployment {
                     return;
                 }
                 let formed = self.batches.len() as u32;
+                if self.analysis_holds(formed, at) {
+                    return;
+                }
                 if autopause && formed > 0 && self.forward.autopaused < formed {
                     self.forward.autopaused = formed;
                     let msg = format!("batch {formed} finished");
@@ -247,6 +250,9 @@ impl Deployment {
                 download: dw,
                 fetch,
             } => {
+                if self.analysis_wave_holds(iw, at) {
+                    return;
+                }
                 while self.forward.install_used < iw && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
                     let node = &self.nodes[p];

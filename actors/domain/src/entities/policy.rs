@@ -2,6 +2,7 @@
 //! deployment's settings are resolved from it (start → subscription → safe defaults), and field-by-field
 //! changes to it (`PATCH`).
 
+use crate::analysis::spec::Analysis;
 use crate::errors::DomainError;
 use crate::values::strategy::default_strategy;
 use crate::values::strategy::{Completion, Settings, Strategy};
@@ -34,6 +35,9 @@ pub struct Policy {
     /// Completion conditions; default all nodes, no timeout.
     #[serde(default)]
     pub completion: Option<Completion>,
+    /// Metric analysis (DEPLOYMENTS.md "Analysis"); default none.
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
 }
 
 impl Policy {
@@ -49,6 +53,7 @@ impl Policy {
             rollback_on_failure: self.rollback_on_failure.or(fallback.rollback_on_failure),
             pulse_interval_ms: self.pulse_interval_ms.or(fallback.pulse_interval_ms),
             completion: self.completion.or_else(|| fallback.completion.clone()),
+            analysis: self.analysis.or_else(|| fallback.analysis.clone()),
         }
     }
 
@@ -62,6 +67,7 @@ impl Policy {
             rollback_on_failure: self.rollback_on_failure.unwrap_or(true),
             pulse_interval_ms: self.pulse_interval_ms,
             completion: self.completion.unwrap_or_default(),
+            analysis: self.analysis,
         }
     }
 
@@ -83,6 +89,7 @@ impl Policy {
             .apply(&mut self.rollback_on_failure);
         patch.pulse_interval_ms.apply(&mut self.pulse_interval_ms);
         patch.completion.apply(&mut self.completion);
+        patch.analysis.apply(&mut self.analysis);
     }
 }
 
@@ -136,6 +143,9 @@ pub struct PolicyPatch {
     pub pulse_interval_ms: Change<u64>,
     /// Completion conditions (replaced as a whole).
     pub completion: Change<Completion>,
+    /// Metric analysis (replaced as a whole).
+    #[serde(default)]
+    pub analysis: Change<Analysis>,
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
             timeout_ms: None,
             ..Default::default()
         }),
+        analysis: None,
     };
     let start = Policy {
         min_healthy_ms: Some(10),

@@ -373,6 +373,7 @@ impl Groups<'_> {
                     rollback_on_failure: p.rollback_on_failure,
                     pulse_interval_ms: p.pulse_interval_ms,
                     completion: p.completion,
+                    analysis: p.analysis,
                     nodes: None,
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,

@@ -233,6 +233,8 @@ pub enum PausedBy {
     PulseTimeout,
     /// Batch autopause after a batch.
     Auto,
+    /// Its metric analysis was inconclusive (or failed with `on_failure: pause`); the status event says why.
+    Analysis,
 }
 
 #[cfg(test)]

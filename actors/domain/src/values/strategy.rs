@@ -1,5 +1,6 @@
 //! Strategies, completion conditions and deployment settings, with their validation (DEPLOYMENTS.md §5, §9).
 
+use crate::analysis::spec::{Analysis, AnalysisInvalid};
 use crate::values::invalid::Invalid;
 use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
@@ -266,6 +267,9 @@ pub struct Settings {
     /// When it may end before every node finished: a quorum of successes, a timeout from creation
     /// (default: every node, no timeout).
     pub completion: Completion,
+    /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis"); none by default.
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
 }
 
 impl Settings {
@@ -275,6 +279,9 @@ impl Settings {
         self.completion.validate()?;
         if let Some(m) = self.max_failed_nodes {
             m.validate()?;
+        }
+        if let Some(a) = &self.analysis {
+            a.validate()?;
         }
         if self.pulse_interval_ms == Some(0) {
             return Err(Invalid::new(
@@ -290,6 +297,16 @@ impl Settings {
     /// `max_failed_nodes` says so (Aurora's `max_total_failures`), whatever the strategy.
     pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
         self.max_failed_nodes.map_or(0, |n| n.of(nodes))
+    }
+}
+
+impl From<AnalysisInvalid> for Invalid {
+    fn from(e: AnalysisInvalid) -> Self {
+        Invalid {
+            field: e.field,
+            value: e.value,
+            reason: e.reason,
+        }
     }
 }
 

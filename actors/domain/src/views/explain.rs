@@ -44,6 +44,9 @@ pub struct NodeHistory {
     pub decisions: Vec<Decision>,
     /// Where it stands now, in words.
     pub now: String,
+    /// The deployment's metric analysis (verdict, counts, last measurements), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::analysis::run::AnalysisRun>,
 }
 
 fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> String {
@@ -65,9 +68,11 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         EventKind::RolledBack => with("back on its from-version"),
         EventKind::Retracted => with("its version was retracted"),
         EventKind::Pruned => with("its node detail was pruned by retention"),
-        EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Status => {
-            with("recorded")
-        }
+        EventKind::Held
+        | EventKind::NotHeld
+        | EventKind::Released
+        | EventKind::Status
+        | EventKind::Analysis => with("recorded"),
     }
 }
 
@@ -153,6 +158,7 @@ impl ClusterState {
             let why = match (e.kind, e.node) {
                 (EventKind::Status, None) => status_why(e),
                 (EventKind::Held | EventKind::NotHeld | EventKind::Released, None) => continue,
+                (EventKind::Analysis, None) => e.message.clone().unwrap_or_default(),
                 (kind, Some(p)) if p == position => {
                     if matches!(kind, EventKind::Retry | EventKind::Failed) {
                         failures += 1;
@@ -178,6 +184,7 @@ impl ClusterState {
             failures: n.failures,
             decisions,
             now: now_words(d, n.phase),
+            analysis: d.analysis.clone(),
         })
     }
 }

@@ -207,6 +207,9 @@ pub struct SummaryView {
     pub events_total: u32,
     /// Changes whenever the deployment's progress does (see [`fingerprint`]).
     pub fingerprint: u64,
+    /// Its metric analysis: verdict, counts and newest measurement per metric (DEPLOYMENTS.md §14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::views::analysis::AnalysisSummary>,
 }
 
 /// A cheap value that changes whenever a deployment's status, counters, pulse or events do: O(1), so a
@@ -235,6 +238,7 @@ pub fn fingerprint(d: &Deployment) -> u64 {
         d.rollback.failed,
     )
         .hash(&mut h);
+    crate::views::analysis::analysis_fingerprint(d).hash(&mut h);
     h.finish()
 }
 
@@ -360,6 +364,7 @@ impl ClusterState {
                 .collect(),
             events_total: d.events.len() as u32,
             fingerprint: fingerprint(d),
+            analysis: crate::views::analysis::analysis_summary(d),
         })
     }
 
@@ -451,6 +456,7 @@ impl ClusterState {
                 .map(|e| event_view(d, e))
                 .collect(),
             pruned: crate::families::retention::is_pruned(d),
+            analysis: d.analysis.clone(),
         };
         let info = PageInfo {
             offset: page.offset,
