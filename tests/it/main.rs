@@ -6,6 +6,7 @@
 mod agent_e2e;
 mod agent_snooze;
 mod agent_stall;
+mod analysis_prometheus;
 mod api_errors;
 mod api_routes;
 mod api_watch;
