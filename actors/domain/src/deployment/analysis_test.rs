@@ -309,3 +309,58 @@ fn a_restored_state_keeps_the_counts() {
     let run = restored.deployment_map()[&id].analysis.clone().unwrap();
     assert_eq!((run.metrics[0].attempts, run.metrics[0].errors), (2, 1));
 }
+
+#[test]
+fn a_start_without_analysis_takes_the_subscription_s() {
+    let mut k = Kit::new(2);
+    k.ok(Command::Subscribe {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: Mode::Weak,
+        pin: Some(1),
+        policy: Policy {
+            analysis: Some(analysis(AnalysisMode::PerBatch)),
+            ..Policy::default()
+        },
+    });
+    let id = k.start_with(|s| {
+        s.strategy = Some(Strategy::Batch {
+            sizes: vec![1],
+            autopause: false,
+        });
+    });
+    assert_eq!(
+        k.d(id).settings.analysis,
+        Some(analysis(AnalysisMode::PerBatch))
+    );
+    k.installed(0);
+    assert_eq!(k.phases(id)[1], NodePhase::Pending, "gated by the analysis");
+}
+
+#[test]
+fn an_analysis_out_of_bounds_is_refused_before_the_log() {
+    let k = Kit::new(1);
+    let mut a = analysis(AnalysisMode::Background);
+    a.metrics[0].query = "x".repeat(1 << 20);
+    let cmd = Command::StartDeployment(DeploymentSpec {
+        consumer: "c".into(),
+        resource: "r".into(),
+        analysis: Some(a),
+        ..DeploymentSpec::default()
+    });
+    let e = precheck(&k.s, &cmd).unwrap_err().to_string();
+    assert!(e.contains("analysis.metrics[0].query"), "{e}");
+    assert!(
+        e.len() < 400,
+        "the huge value is not echoed: {} bytes",
+        e.len()
+    );
+    let cmd = Command::RecordMeasurement {
+        id: DeploymentId(1),
+        metric: "x".repeat(500),
+        phase: 0,
+        seq: 0,
+        measured: Measured::Empty,
+    };
+    assert!(precheck(&k.s, &cmd).is_err());
+}
