@@ -2,7 +2,6 @@
 //! batches or waves and skipped nodes (the first [`NODES_SHOWN`] of each, then a count), and a node's
 //! decisions with their reasons.
 
-use convoy_actors::domain::analysis::run::{AnalysisRun, Measured};
 use convoy_actors::domain::{DeploymentPlan, GroupPlanItem, NodeHistory};
 
 use super::render::{name, strategy};
@@ -127,48 +126,8 @@ pub fn node_history(h: &NodeHistory) -> String {
     }
     out += &t.render();
     if let Some(run) = &h.analysis {
-        out += &analysis(run);
+        out += &super::analysis::analysis(run);
     }
-    out
-}
-
-/// A deployment's metric analysis: the phase and verdict (with why), then per metric its counts and its last
-/// measurements (`deploy why`).
-pub fn analysis(run: &AnalysisRun) -> String {
-    let verdict = name(&run.verdict);
-    let mut out = format!(
-        "analysis: phase {}, {verdict}{}, {} phase(s) passed\n",
-        run.phase,
-        run.reason
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default(),
-        run.passed
-    );
-    let mut t = Table::new(&["METRIC", "OK", "FAILED", "INCONCLUSIVE", "ERRORS", "LAST"]);
-    for m in &run.metrics {
-        let last: Vec<String> = m
-            .last
-            .iter()
-            .rev()
-            .take(3)
-            .map(|x| match &x.measured {
-                Measured::Value(v) => format!("{v} {}", name(&x.judged)),
-                Measured::Empty => "empty".into(),
-                Measured::Nan => "NaN".into(),
-                Measured::Error(e) => format!("error: {e}"),
-            })
-            .collect();
-        t.row([
-            m.name.clone(),
-            m.successes.to_string(),
-            m.failures.to_string(),
-            m.inconclusive.to_string(),
-            m.errors.to_string(),
-            last.join("; "),
-        ]);
-    }
-    out += &t.render();
     out
 }
 

@@ -334,7 +334,7 @@ pub fn deployment(d: &DeploymentView) -> String {
     let analysis = d
         .analysis
         .as_ref()
-        .map(|run| format!("\n{}", super::explain::analysis(run)))
+        .map(|run| format!("\n{}", super::analysis::analysis(run)))
         .unwrap_or_default();
     format!(
         "{}\n\n{}\n{}\n{}{analysis}",

@@ -85,8 +85,8 @@ pub async fn run(
     behaviour: Behaviour,
     nodes: usize,
 ) -> anyhow::Result<()> {
-    super::script::say(
-        "Metric analysis: a bad version of checkout, rolled back by its error rate alone",
+    println!(
+        "\n\x1b[1m==> Metric analysis: a bad version of checkout, rolled back by its error rate alone\x1b[0m"
     );
     if !has_prometheus() {
         println!("    skipped: no `prometheus` binary on the PATH (apt-get install prometheus)");

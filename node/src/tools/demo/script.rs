@@ -15,7 +15,7 @@ use crate::sim::{node_ids, Fleet};
 
 const PULSE_MS: u64 = 3_000;
 
-pub(super) fn say(text: &str) {
+fn say(text: &str) {
     println!("\n\x1b[1m==> {text}\x1b[0m");
 }
 
