@@ -41,3 +41,7 @@ pub fn measured(m: &Measured) {
     };
     counter().with_label_values(&[label]).inc();
 }
+
+#[cfg(test)]
+#[path = "analysis_test.rs"]
+mod tests;
