@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub hosts: crate::api::host::HostPolicy,
     /// Each token's report budget on this server (`agent_report_bytes_per_sec`, `agent_reports_per_sec`).
     pub report_rates: crate::api::report_rate::Rates,
+    /// The analysis providers (`[[analysis_provider]]`), resolved: the only addresses the leader queries.
+    pub analysis_providers: Vec<crate::analysis::provider::Provider>,
 }
 
 /// Most `allowed_hosts` entries.
@@ -319,7 +321,10 @@ impl ServerArgs {
                 .or(file.agent_report_bytes_per_sec),
             self.agent_reports_per_sec.or(file.agent_reports_per_sec),
         )?;
+        let analysis_providers =
+            crate::analysis::provider::resolve(file.analysis_provider, &base_dir)?;
         Ok(ServerConfig {
+            analysis_providers,
             report_rates,
             forget_nodes_after,
             tls,

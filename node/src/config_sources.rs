@@ -57,6 +57,9 @@ pub struct FileConfig {
     pub(crate) agent_report_bytes_per_sec: Option<u64>,
     pub(crate) agent_reports_per_sec: Option<u64>,
     pub(crate) log_format: Option<String>,
+    /// `[[analysis_provider]]`: the Prometheus servers analyses may name (file only, never a flag).
+    #[serde(default)]
+    pub(crate) analysis_provider: Vec<crate::analysis::provider::ProviderFile>,
 }
 
 /// `convoy server` flags; each has a `CONVOY_*` variable and a config-file key of the same name.

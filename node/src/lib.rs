@@ -4,6 +4,7 @@
 //! (`tests/`) are thin users of it.
 
 pub mod agent;
+pub mod analysis;
 pub mod api;
 pub mod cli;
 pub mod client;

@@ -179,6 +179,11 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     }
     let replica = Replica::new(node.clone(), rt.handle().clone());
     rt.spawn(exit_on_fatal(replica.clone()));
+    crate::analysis::runner::spawn(
+        replica.clone(),
+        rt.handle(),
+        config.analysis_providers.clone(),
+    );
 
     let node_timeout = config.node_timeout;
     let deployment_history = config.deployment_history;

@@ -10,6 +10,7 @@ mod agent_paths;
 mod agent_restart;
 mod agent_snooze;
 mod agent_stall;
+mod analysis_prometheus;
 mod api_errors;
 mod api_routes;
 mod api_watch;

@@ -64,6 +64,7 @@ impl FleetConfig {
             failing: self.fail,
             switch_back: self.install,
             record_spans: true,
+            ..FleetPlan::default()
         };
         Fleet::spawn_with(
             Arc::new(client),

@@ -1,5 +1,7 @@
 //! Commands (everything the API can write, plus the leader's `MarkInactive` and `Tick`) and their responses.
 
+use crate::analysis::run::Measured;
+use crate::analysis::spec::Analysis;
 use crate::deployment::pulse::PulseAnswer;
 use crate::entities::group_deployment::{GroupStatus, StepItem};
 use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeReport};
@@ -49,6 +51,9 @@ pub struct DeploymentSpec {
     /// version is refused without it, and lifts the hold with it.
     #[serde(default)]
     pub force: bool,
+    /// Metric analysis; default: the subscription's (DEPLOYMENTS.md "Analysis").
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
 }
 
 impl DeploymentSpec {
@@ -63,6 +68,7 @@ impl DeploymentSpec {
             pulse_interval_ms: self.pulse_interval_ms,
             completion: self.completion.clone(),
             pacing: self.pacing.clone(),
+            analysis: self.analysis.clone(),
         }
     }
 }
@@ -356,6 +362,21 @@ pub enum Command {
         message: Option<String>,
         /// Who asks, recorded as `by` on the status event and the nodes' events.
         by: Actor,
+    },
+    /// The leader's analysis: one measurement of a deployment's metric (DEPLOYMENTS.md "Analysis"). Applied
+    /// only if it is the one expected now (same phase, `seq` the next number), so a measurement proposed twice
+    /// or by an old leader counts once.
+    RecordMeasurement {
+        /// The deployment measured.
+        id: DeploymentId,
+        /// The metric's name in its analysis.
+        metric: String,
+        /// The phase measured (per_batch: batch or wave from 1; background: 0).
+        phase: u32,
+        /// The measurement's number in the phase (the metric's `attempts` when it was due).
+        seq: u32,
+        /// What the query gave (an error's text is clipped to 200 characters).
+        measured: Measured,
     },
 }
 

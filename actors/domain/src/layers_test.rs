@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 /// as they form no cycle, between folders or between modules.
 const LAYERS: &[(&str, &[&str])] = &[
     // Values with no domain dependency: ids and time, statuses and their table, strategies and settings.
+    // Metric analysis (spec, conditions, templates, the run's counters): uses nothing else of the crate.
+    ("analysis", &["analysis"]),
     ("base", &["values"]),
     // `DomainError`, converting the base layer's small errors; parsing that refuses with it.
     ("errors", &["errors"]),

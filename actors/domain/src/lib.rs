@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 mod command;
 mod deployment;
 mod entities;
@@ -27,6 +28,7 @@ pub mod testing;
 #[path = "layers_test.rs"]
 mod layers_test;
 
+pub use views::analysis::DueMeasurement;
 pub use views::{explain, plan, summary};
 
 pub use command::{Command, DeploymentSpec, Response};

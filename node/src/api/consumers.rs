@@ -178,6 +178,9 @@ pub(crate) struct Subscribe {
     /// Bake time, deadlines and confirmation gates of its deployments (DEPLOYMENTS.md §14).
     #[serde(default)]
     pacing: Option<Pacing>,
+    /// Metric analysis of its deployments (DEPLOYMENTS.md "Analysis").
+    #[serde(default)]
+    analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
 }
 
 async fn subscribe(
@@ -196,6 +199,7 @@ async fn subscribe(
         pulse_interval_ms: b.pulse_interval_ms,
         completion: b.completion,
         pacing: b.pacing,
+        analysis: b.analysis,
     };
     replica
         .propose(Command::Subscribe {
@@ -242,6 +246,7 @@ pub(crate) struct PatchSubscription {
     completion: Option<Option<Completion>>,
     #[serde(default, deserialize_with = "present")]
     pacing: Option<Option<Pacing>>,
+    analysis: Option<Option<convoy_actors::domain::analysis::spec::Analysis>>,
 }
 
 async fn patch_subscription(
@@ -260,6 +265,7 @@ async fn patch_subscription(
         pulse_interval_ms: Change::from_json(b.pulse_interval_ms),
         completion: Change::from_json(b.completion),
         pacing: Change::from_json(b.pacing),
+        analysis: Change::from_json(b.analysis),
     };
     replica
         .propose(Command::PatchSubscription {

@@ -97,6 +97,9 @@ pub struct StartBody {
     /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10); lifts the hold.
     #[serde(default)]
     force: bool,
+    /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis").
+    #[serde(default)]
+    analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
 }
 
 impl From<StartBody> for DeploymentSpec {
@@ -117,6 +120,7 @@ impl From<StartBody> for DeploymentSpec {
             message: b.message,
             by: Actor::User,
             force: b.force,
+            analysis: b.analysis,
         }
     }
 }

@@ -125,6 +125,9 @@ pub fn node_history(h: &NodeHistory) -> String {
         t.row([timestamp(d.at), name(&d.event.by), d.why.clone()]);
     }
     out += &t.render();
+    if let Some(run) = &h.analysis {
+        out += &super::analysis::analysis(run);
+    }
     out
 }
 

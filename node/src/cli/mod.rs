@@ -5,6 +5,7 @@
 //! down), `-o table|json` and the API token (`--token`/`CONVOY_TOKEN` or `--token-file`/`CONVOY_TOKEN_FILE`). Errors print `error: <the server's message>` and exit 1; usage errors exit 2.
 //! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
 
+mod analysis;
 mod args;
 mod body;
 pub mod completion;

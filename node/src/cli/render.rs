@@ -230,6 +230,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         completion: s.completion.clone(),
         // The view does not show pacing; the settings printed below leave it out.
         pacing: None,
+        analysis: s.analysis.clone(),
     };
     let mut out = format!("subscription {}/{resource}\n\n", c.name);
     out += &format!("mode:          {}\n", name(&s.mode));
@@ -332,8 +333,13 @@ pub fn deployment(d: &DeploymentView) -> String {
             opt(e.message.clone()),
         ]);
     }
+    let analysis = d
+        .analysis
+        .as_ref()
+        .map(|run| format!("\n{}", super::analysis::analysis(run)))
+        .unwrap_or_default();
     format!(
-        "{}\n\n{}\n{}\n{}",
+        "{}\n\n{}\n{}\n{}{analysis}",
         deployment_line(d),
         settings(&d.settings, Some(d.nodes.len() as u32)),
         nodes.render(),

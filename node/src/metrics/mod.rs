@@ -2,6 +2,7 @@
 //! text exposition format. Counters and histograms are updated where things happen; gauges are read
 //! from the replica and the applied state at each scrape (see [`scrape`]).
 
+pub mod analysis;
 pub mod http;
 pub mod process;
 pub mod scrape;
@@ -274,6 +275,7 @@ impl Metrics {
         for c in collectors {
             m.registry.register(c).expect("metric names are unique");
         }
+        analysis::register(&m.registry);
         m.build_info.with_label_values(&[crate::VERSION]).set(1);
         m
     }

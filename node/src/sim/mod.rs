@@ -1,6 +1,7 @@
 //! `convoy sim`: a simulated fleet of N virtual agents in one process, speaking the real HTTP API
 //! (`POST /v1/nodes/{id}/report`), for demos, tests and benchmarks.
 
+pub mod metrics;
 pub mod node;
 
 use convoy_time::SharedClock;
@@ -56,6 +57,19 @@ pub struct SimArgs {
     /// operator's to create the consumer too).
     #[arg(long, env = "CONVOY_TOKEN_FILE")]
     pub token_file: Option<std::path::PathBuf>,
+    /// Serve each node's error ratio on this address (`GET /metrics`, `convoy_sim_error_ratio{node,
+    /// resource, version}`) for Prometheus to scrape and metric analysis to judge.
+    #[arg(long)]
+    pub metrics_addr: Option<String>,
+    /// With --metrics-addr: nodes running this version, as `resource=version`, report --bad-error-ratio.
+    #[arg(long)]
+    pub bad_version: Option<String>,
+    /// With --metrics-addr: the error ratio of nodes on the bad version.
+    #[arg(long, default_value_t = 0.2)]
+    pub bad_error_ratio: f64,
+    /// With --metrics-addr: the error ratio of every other node.
+    #[arg(long, default_value_t = 0.001)]
+    pub error_ratio: f64,
 }
 
 /// Counters a fleet keeps while it runs.
@@ -93,6 +107,8 @@ pub struct FleetPlan {
     pub switch_back: Duration,
     /// Keep every [`Span`] (tests; a long-running fleet keeps none).
     pub record_spans: bool,
+    /// Keep what each node runs here (for `--metrics-addr`); `None`: not kept.
+    pub currents: Option<metrics::Currents>,
 }
 
 /// A running simulated fleet; stops when dropped or on [`Fleet::stop`].
@@ -168,6 +184,7 @@ impl Fleet {
                     stats: stats.clone(),
                     spans: record.clone(),
                     clock: convoy_time::system(),
+                    currents: plan.currents.clone(),
                 };
                 tokio::spawn(node.run(sim, offset, rx.clone()))
             })
@@ -248,6 +265,8 @@ struct NodeTask {
     spans: Option<Arc<Mutex<Vec<Span>>>>,
     /// What spans are timed by (wall-clock ms, comparable with the leader's event times).
     clock: SharedClock,
+    /// Where the node's current versions are kept for the metrics exporter, if anywhere.
+    currents: Option<metrics::Currents>,
 }
 
 impl NodeTask {
@@ -270,6 +289,7 @@ impl NodeTask {
                     self.stats.reports.fetch_add(1, Ordering::Relaxed);
                     let work = sim.take_targets(&answer.targets, start.elapsed(), &self.behaviour);
                     self.record(work);
+                    self.keep_currents(&sim);
                 }
                 Err(e) => {
                     self.stats.errors.fetch_add(1, Ordering::Relaxed);
@@ -285,6 +305,22 @@ impl NodeTask {
                 _ = stop.changed() => return,
             }
         }
+    }
+
+    /// Writes what the node runs into the fleet's currents (only with a metrics exporter).
+    fn keep_currents(&self, sim: &SimNode) {
+        let Some(currents) = &self.currents else {
+            return;
+        };
+        let now: BTreeMap<String, u64> = sim
+            .report()
+            .iter()
+            .filter_map(|(r, rep)| rep.current.map(|v| (r.clone(), v)))
+            .collect();
+        currents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(self.id.clone(), now);
     }
 
     fn record(&self, work: Vec<Work>) {
@@ -373,12 +409,25 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             install: Duration::from_millis(args.install_ms),
             fail_rate: args.fail_rate,
         };
-        let fleet = Fleet::spawn(
+        let mut plan = FleetPlan::default();
+        if let Some(addr) = &args.metrics_addr {
+            let currents = metrics::Currents::default();
+            let model = metrics::ErrorModel {
+                base: args.error_ratio,
+                bad: args.bad_version.as_deref().map(parse_running).transpose()?,
+                bad_ratio: args.bad_error_ratio,
+            };
+            let bound = metrics::serve(addr, currents.clone(), model).await?;
+            eprintln!("error ratios at http://{bound}/metrics (convoy_sim_error_ratio)");
+            plan.currents = Some(currents);
+        }
+        let fleet = Fleet::spawn_with(
             client,
             nodes,
             behaviour,
             Duration::from_millis(args.interval_ms),
             running,
+            plan,
         );
         eprintln!(
             "simulating {} nodes of {}; Ctrl-C to stop",

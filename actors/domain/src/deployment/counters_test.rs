@@ -40,6 +40,7 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&d.ended_at),
         // Added after the grouping (state format: pacing, DEPLOYMENTS.md §14).
         enc(&d.pace),
+        enc(&d.analysis),
     ]
     .concat()
 }

@@ -48,6 +48,9 @@ impl Deployment {
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
+        if done && t.succeeded > 0 && self.analysis_holds(self.analysis_last_phase(), at) {
+            return;
+        }
         if done {
             // Skipped nodes are not successes: a deployment of nodes none of which succeeded failed
             // (one with no node at all has nothing to fail).

@@ -1,5 +1,6 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
+pub mod analysis;
 pub mod bake;
 pub mod counters;
 pub mod deadlines;
@@ -12,6 +13,7 @@ pub mod pulse;
 pub mod rollback;
 pub mod seen;
 
+use crate::analysis::run::AnalysisRun;
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use crate::deployment::pace::Pace;
 use crate::deployment::seen::Seen;
@@ -114,6 +116,9 @@ pub enum EventKind {
     Bake,
     /// A hard pause took back a node's install permission before it started installing.
     Recalled,
+    /// Its metric analysis began measuring a phase or passed it (DEPLOYMENTS.md "Analysis"); the message says
+    /// which.
+    Analysis,
 }
 
 /// A compact event: node events carry the node's position, not its id.
@@ -181,6 +186,9 @@ pub struct Deployment {
     /// Its bake, deadlines and gates (`pacing`): replicated, so a new leader re-arms them.
     #[serde(default)]
     pub pace: Pace,
+    /// Its metric analysis (counters, last measurements, verdict), when its settings carry one.
+    #[serde(default)]
+    pub analysis: Option<AnalysisRun>,
 }
 
 impl Deployment {
@@ -201,7 +209,7 @@ impl Deployment {
         } else {
             Status::RollingForward
         };
-        Deployment {
+        let mut d = Deployment {
             id,
             consumer,
             resource,
@@ -223,8 +231,11 @@ impl Deployment {
             watches: Watches::default(),
             ended_at: None,
             pace: Pace::default(),
+            analysis: None,
         }
-        .paced(at)
+        .paced(at);
+        d.analysis = d.new_analysis_run(at);
+        d
     }
 
     /// Has a pulse interval.
@@ -365,7 +376,12 @@ impl Deployment {
                 "resume a deployment waiting at a confirmation gate; confirm it (POST .../confirm)",
             ));
         }
-        self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)
+        let resumed =
+            self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)?;
+        if resumed {
+            self.analysis_resumed(at);
+        }
+        Ok(resumed)
     }
 
     /// Abort: any active → ABORTED; nodes keep what they have.

@@ -224,7 +224,8 @@ impl Deployment {
                     return;
                 }
                 let formed = self.batches.len() as u32;
-                if self.bake_holds(formed, at) {
+                // Both run: the analysis measures the batch while the bake time passes.
+                if self.analysis_holds(formed, at) | self.bake_holds(formed, at) {
                     return;
                 }
                 if autopause && formed > 0 && self.forward.autopaused < formed {
@@ -257,6 +258,9 @@ impl Deployment {
                 download: dw,
                 fetch,
             } => {
+                if self.analysis_wave_holds(iw, at) {
+                    return;
+                }
                 // Rolling in waves (a bake or gates between them): the next wave forms once the last one
                 // finished and what stands between them let it (DEPLOYMENTS.md §14).
                 let waves = self.settings.waves();

@@ -2,6 +2,7 @@
 //! deployment's settings are resolved from it (start → subscription → safe defaults), and field-by-field
 //! changes to it (`PATCH`).
 
+use crate::analysis::spec::Analysis;
 use crate::errors::DomainError;
 use crate::values::strategy::default_strategy;
 use crate::values::strategy::{Completion, Pacing, Settings, Strategy};
@@ -38,6 +39,9 @@ pub struct Policy {
     /// deadline of 10 minutes past `min_healthy`.
     #[serde(default)]
     pub pacing: Option<Pacing>,
+    /// Metric analysis (DEPLOYMENTS.md "Analysis"); default none.
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
 }
 
 impl Policy {
@@ -54,6 +58,7 @@ impl Policy {
             pulse_interval_ms: self.pulse_interval_ms.or(fallback.pulse_interval_ms),
             completion: self.completion.or_else(|| fallback.completion.clone()),
             pacing: self.pacing.or_else(|| fallback.pacing.clone()),
+            analysis: self.analysis.or_else(|| fallback.analysis.clone()),
         }
     }
 
@@ -68,6 +73,7 @@ impl Policy {
             pulse_interval_ms: self.pulse_interval_ms,
             completion: self.completion.unwrap_or_default(),
             pacing: self.pacing.unwrap_or_default(),
+            analysis: self.analysis,
         }
     }
 
@@ -90,6 +96,7 @@ impl Policy {
         patch.pulse_interval_ms.apply(&mut self.pulse_interval_ms);
         patch.completion.apply(&mut self.completion);
         patch.pacing.apply(&mut self.pacing);
+        patch.analysis.apply(&mut self.analysis);
     }
 }
 
@@ -146,6 +153,9 @@ pub struct PolicyPatch {
     /// Bake time, deadlines and gates (replaced as a whole).
     #[serde(default)]
     pub pacing: Change<Pacing>,
+    /// Metric analysis (replaced as a whole).
+    #[serde(default)]
+    pub analysis: Change<Analysis>,
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
             bake_ms: Some(60_000),
             ..Pacing::default()
         }),
+        analysis: None,
     };
     let start = Policy {
         min_healthy_ms: Some(10),

@@ -374,6 +374,7 @@ impl Groups<'_> {
                     pulse_interval_ms: p.pulse_interval_ms,
                     completion: p.completion,
                     pacing: p.pacing,
+                    analysis: p.analysis,
                     nodes: None,
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,

@@ -6,6 +6,7 @@
 //! one), so it borrows the deployments and reads the active set, and reports which deployment it
 //! changed; `ClusterState::apply` settles it (`touch`: unregisters it when it became terminal).
 
+use crate::analysis::run::Measured;
 use crate::deployment::pulse::PulseAnswer;
 use crate::deployment::Deployment;
 use crate::errors::{check_message, DomainError, Entity};
@@ -90,6 +91,24 @@ impl Lifecycle<'_> {
         let d = self.deployments.get_mut(&id)?;
         let answer = d.pulse(at, by);
         Some((answer, d.status))
+    }
+
+    /// A measurement of deployment `id`'s analysis (`Command::RecordMeasurement`); answers whether it counted.
+    pub(crate) fn measure(
+        &mut self,
+        id: DeploymentId,
+        metric: &str,
+        phase: u32,
+        seq: u32,
+        measured: Measured,
+        at: Timestamp,
+    ) -> bool {
+        if !self.active.contains(&id) {
+            return false;
+        }
+        self.deployments
+            .get_mut(&id)
+            .is_some_and(|d| d.record_measurement(metric, phase, seq, measured, at))
     }
 
     /// The global `Tick`: evaluates the time-based rules of every active deployment due at `at`; answers

@@ -308,6 +308,7 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
             confirm: vec![Gate::BeforePromotion],
             ..Pacing::default()
         }),
+        analysis: None,
     };
     subscribe(&mut k, Mode::Strong, None, policy.clone());
     // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.

@@ -9,7 +9,8 @@
 /// November 2026); 2: judgement, selection and token changes of issues 22 and 28 (completion
 /// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry, tokens
 /// bound to consumers); 3: a subscription remembers what its nodes ran when the last of them came back
-/// empty (`Subscription::emptied_at`).
+/// empty (`Subscription::emptied_at`), deployments' pacing (bake, deadlines, gates, hard pause) and metric
+/// analysis (issue 23).
 pub const STATE_FORMAT: u32 = 3;
 
 #[cfg(test)]

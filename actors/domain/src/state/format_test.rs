@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (3, 11533804684588701763);
+const FINGERPRINT: (u32, u64) = (3, 14312923403667419909);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -37,6 +37,13 @@ fn fixture() -> (Vec<Command>, Kit) {
                     timeout_ms: Some(60_000),
                     on_timeout: OnTimeout::Fail,
                 }),
+                analysis: Some(
+                    serde_json::from_str(
+                        r#"{"provider": "prom", "mode": "background", "metrics": [
+                            {"name": "errors", "query": "up", "success": "result < 0.01"}]}"#,
+                    )
+                    .unwrap(),
+                ),
                 ..Policy::default()
             },
         },
@@ -71,6 +78,14 @@ fn fixture() -> (Vec<Command>, Kit) {
             .into(),
             by: Actor::Token("web-agent".into()),
         }]),
+        // Issue 23: a measurement of the deployment's analysis (its run is in the state).
+        Command::RecordMeasurement {
+            id: DeploymentId(1),
+            metric: "errors".into(),
+            phase: 0,
+            seq: 0,
+            measured: crate::analysis::run::Measured::Value(0.001),
+        },
     ];
     for cmd in &commands {
         k.ok(cmd.clone());

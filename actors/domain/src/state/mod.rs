@@ -235,6 +235,21 @@ impl ClusterState {
                 }
                 Response::Done
             }
+            Command::RecordMeasurement {
+                id,
+                metric,
+                phase,
+                seq,
+                measured,
+            } => {
+                if self
+                    .lifecycle()
+                    .measure(id, &metric, phase, seq, measured, at)
+                {
+                    self.touch(id, &mut cx);
+                }
+                Response::Done
+            }
             Command::TickDeployment { id } => {
                 if self.lifecycle().tick_one(id, at) {
                     self.touch(id, &mut cx);

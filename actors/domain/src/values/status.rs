@@ -235,6 +235,8 @@ pub enum PausedBy {
     Auto,
     /// A confirmation gate (`pacing.confirm`): only `POST .../confirm` lets it go on.
     Confirm,
+    /// Its metric analysis was inconclusive (or failed with `on_failure: pause`); the status event says why.
+    Analysis,
 }
 
 #[cfg(test)]

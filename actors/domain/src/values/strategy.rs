@@ -1,5 +1,6 @@
 //! Strategies, completion conditions and deployment settings, with their validation (DEPLOYMENTS.md §5, §9).
 
+use crate::analysis::spec::{Analysis, AnalysisInvalid};
 use crate::values::invalid::Invalid;
 use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
@@ -270,6 +271,9 @@ pub struct Settings {
     /// (DEPLOYMENTS.md §14).
     #[serde(default)]
     pub pacing: Pacing,
+    /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis"); none by default.
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
 }
 
 impl Settings {
@@ -279,6 +283,9 @@ impl Settings {
         self.completion.validate()?;
         if let Some(m) = self.max_failed_nodes {
             m.validate()?;
+        }
+        if let Some(a) = &self.analysis {
+            a.validate()?;
         }
         if self.pulse_interval_ms == Some(0) {
             return Err(Invalid::new(
@@ -308,6 +315,16 @@ impl Settings {
     /// `max_failed_nodes` says so (Aurora's `max_total_failures`), whatever the strategy.
     pub fn failed_nodes_tolerated(&self, nodes: u32) -> u32 {
         self.max_failed_nodes.map_or(0, |n| n.of(nodes))
+    }
+}
+
+impl From<AnalysisInvalid> for Invalid {
+    fn from(e: AnalysisInvalid) -> Self {
+        Invalid {
+            field: e.field,
+            value: e.value,
+            reason: e.reason,
+        }
     }
 }
 

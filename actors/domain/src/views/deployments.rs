@@ -71,6 +71,10 @@ pub struct DeploymentView {
     /// Retention dropped its node list and node events (shown only when true).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pruned: bool,
+    /// Its metric analysis: the phase measured, the verdict and why, per metric the counts and the last 10
+    /// measurements (DEPLOYMENTS.md "Analysis"); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::analysis::run::AnalysisRun>,
 }
 
 /// A line of `GET /v1/deployments`.
@@ -178,6 +182,7 @@ impl ClusterState {
             nodes,
             events,
             pruned: crate::families::retention::is_pruned(d),
+            analysis: d.analysis.clone(),
         })
     }
 

@@ -44,6 +44,9 @@ pub struct NodeHistory {
     pub decisions: Vec<Decision>,
     /// Where it stands now, in words.
     pub now: String,
+    /// The deployment's metric analysis (verdict, counts, last measurements), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::analysis::run::AnalysisRun>,
 }
 
 fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> String {
@@ -70,7 +73,8 @@ fn node_why(kind: EventKind, failures_so_far: u32, message: Option<&str>) -> Str
         | EventKind::NotHeld
         | EventKind::Released
         | EventKind::Bake
-        | EventKind::Status => with("recorded"),
+        | EventKind::Status
+        | EventKind::Analysis => with("recorded"),
     }
 }
 
@@ -159,6 +163,7 @@ impl ClusterState {
                     EventKind::Held | EventKind::NotHeld | EventKind::Released | EventKind::Bake,
                     None,
                 ) => continue,
+                (EventKind::Analysis, None) => e.message.clone().unwrap_or_default(),
                 (kind, Some(p)) if p == position => {
                     if matches!(kind, EventKind::Retry | EventKind::Failed) {
                         failures += 1;
@@ -184,6 +189,7 @@ impl ClusterState {
             failures: n.failures,
             decisions,
             now: now_words(d, n.phase),
+            analysis: d.analysis.clone(),
         })
     }
 }

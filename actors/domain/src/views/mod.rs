@@ -1,5 +1,6 @@
 //! Read-only queries returning serde view structs whose JSON matches API.md.
 
+pub mod analysis;
 pub mod deployments;
 pub mod explain;
 pub mod fleet;
@@ -92,6 +93,9 @@ pub struct SubscriptionView {
     /// Makes its deployments coordinated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pulse_interval_ms: Option<u64>,
+    /// Metric analysis of its deployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::analysis::spec::Analysis>,
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
@@ -267,6 +271,7 @@ impl ClusterState {
                     max_failed_nodes: p.max_failed_nodes,
                     rollback_on_failure: p.rollback_on_failure,
                     pulse_interval_ms: p.pulse_interval_ms,
+                    analysis: p.analysis.clone(),
                     selected: self.selected_version(name, r),
                     version: s.version,
                     deployment: c.active.get(r).copied(),

@@ -293,6 +293,7 @@ impl ClusterState {
                     rollback_on_failure: o.rollback_on_failure,
                     pulse_interval_ms: o.pulse_interval_ms,
                     completion: o.completion,
+                    analysis: o.analysis,
                     ..DeploymentSpec::default()
                 };
                 Some(self.plan_deployment(&spec)?)

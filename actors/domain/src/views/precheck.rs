@@ -61,15 +61,28 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_nodes(remove)
         }
         Command::Subscribe {
-            consumer, resource, ..
+            consumer,
+            resource,
+            policy,
+            ..
         } => {
+            check_analysis(policy.analysis.as_ref())?;
             check_name("consumer", consumer)?;
             check_name("resource", resource)
         }
         Command::PatchSubscription {
-            consumer, resource, ..
+            consumer,
+            resource,
+            policy,
+            ..
+        } => {
+            if let crate::entities::policy::Change::Set(a) = &policy.analysis {
+                check_analysis(Some(a))?;
+            }
+            check_name("consumer", consumer)?;
+            check_name("resource", resource)
         }
-        | Command::ClearHold {
+        Command::ClearHold {
             consumer, resource, ..
         } => {
             check_name("consumer", consumer)?;
@@ -102,6 +115,29 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         | Command::HardPause { message, .. } => check_message(message.as_deref()),
         Command::Pulse { .. } | Command::AbortGroupDeployment { .. } | Command::Tick => Ok(()),
         Command::Prune { .. } | Command::TickDeployment { .. } => Ok(()),
+        Command::RecordMeasurement {
+            metric, measured, ..
+        } => {
+            if !crate::analysis::spec::is_metric_name(metric) {
+                return Err(DomainError::invalid(
+                    "metric",
+                    quote(metric),
+                    "a metric name is 1 to 64 letters, digits, '-', '_' or '.'",
+                ));
+            }
+            match measured {
+                crate::analysis::run::Measured::Error(e)
+                    if e.len() > 4 * crate::analysis::run::MAX_ERROR =>
+                {
+                    Err(DomainError::invalid(
+                        "measured.error",
+                        format!("{} bytes", e.len()),
+                        "an error text is at most 800 bytes",
+                    ))
+                }
+                _ => Ok(()),
+            }
+        }
         Command::ForgetNodes { nodes } => check_nodes(nodes),
         Command::CreateGroup { name, members } => {
             check_name("group", name)?;
@@ -155,6 +191,9 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
             check_count("versions", versions, MAX_LINKS)?;
             check_count("overrides", overrides.len(), MAX_LINKS)?;
             overrides
+                .values()
+                .try_for_each(|p| check_analysis(p.analysis.as_ref()))?;
+            overrides
                 .keys()
                 .try_for_each(|resource| check_name("resource", resource))
         }
@@ -167,11 +206,22 @@ fn check_spec(state: &ClusterState, spec: &DeploymentSpec) -> Result<(), DomainE
     check_name("consumer", &spec.consumer)?;
     check_name("resource", &spec.resource)?;
     check_message(spec.message.as_deref())?;
+    check_analysis(spec.analysis.as_ref())?;
     if let (Some(ranges), Some(consumer)) = (&spec.nodes, state.consumer_map().get(&spec.consumer))
     {
         parse_ranges(ranges, &spec.consumer, consumer.nodes.len())?;
     }
     Ok(())
+}
+
+/// An analysis' bounds (metrics, names, query and condition lengths, intervals, limits), before the log.
+fn check_analysis(analysis: Option<&crate::analysis::spec::Analysis>) -> Result<(), DomainError> {
+    match analysis {
+        Some(a) => Ok(a
+            .validate()
+            .map_err(crate::values::invalid::Invalid::from)?),
+        None => Ok(()),
+    }
 }
 
 fn check_nodes(nodes: &[String]) -> Result<(), DomainError> {

@@ -211,6 +211,9 @@ pub struct SummaryView {
     pub events_total: u32,
     /// Changes whenever the deployment's progress does (see [`fingerprint`]).
     pub fingerprint: u64,
+    /// Its metric analysis: verdict, counts and newest measurement per metric (DEPLOYMENTS.md §15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<crate::views::analysis::AnalysisSummary>,
 }
 
 /// A cheap value that changes whenever a deployment's status, counters, pulse or events do: O(1), so a
@@ -241,6 +244,7 @@ pub fn fingerprint(d: &Deployment) -> u64 {
         d.rollback.failed,
     )
         .hash(&mut h);
+    crate::views::analysis::analysis_fingerprint(d).hash(&mut h);
     h.finish()
 }
 
@@ -367,6 +371,7 @@ impl ClusterState {
                 .collect(),
             events_total: d.events.len() as u32,
             fingerprint: fingerprint(d),
+            analysis: crate::views::analysis::analysis_summary(d),
         })
     }
 
@@ -458,6 +463,7 @@ impl ClusterState {
                 .map(|e| event_view(d, e))
                 .collect(),
             pruned: crate::families::retention::is_pruned(d),
+            analysis: d.analysis.clone(),
         };
         let info = PageInfo {
             offset: page.offset,

@@ -1,6 +1,7 @@
 //! The domain's integration tests, one binary: scenarios of DEPLOYMENTS.md driven through `ClusterState` with
 //! the test kit (`convoy_domain::testing`), and property tests over random command sequences.
 
+mod analysis_properties;
 mod coordinated_cases;
 mod group_scenarios;
 mod properties;

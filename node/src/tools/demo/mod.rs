@@ -1,7 +1,9 @@
 //! `convoy demo`: a local three-server cluster, a simulated fleet of about 50 nodes in two
 //! consumers, a coordinated rolling deployment kept alive by a built-in pulser that survives a
-//! leader kill, then a group deployment across both consumers — narrated with progress bars.
+//! leader kill, then a group deployment across both consumers, and last a bad version rolled back by its
+//! metrics against a local Prometheus (`analysis_act.rs`) — narrated with progress bars.
 
+mod analysis_act;
 mod args;
 mod script;
 
@@ -22,11 +24,14 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         // Token auth on, as in production: the admin token is written to DIR/admin-token.
-        let options = crate::local::ClusterOptions::default().with_auth();
+        let mut options = crate::local::ClusterOptions::default().with_auth();
+        // The final act's Prometheus, named in every server's config before it starts.
+        let prometheus_port = crate::local::free_port()?;
+        options.extra += &analysis_act::provider_config(prometheus_port);
         let mut cluster =
             crate::local::Cluster::spawn_in(&dir, options).context("starting the local cluster")?;
         let outcome = tokio::select! {
-            r = script::run(&mut cluster, &args, &dir) => r,
+            r = script::run(&mut cluster, &args, &dir, prometheus_port) => r,
             _ = tokio::signal::ctrl_c() => {
                 eprintln!("\ninterrupted: stopping the cluster");
                 cluster.stop();

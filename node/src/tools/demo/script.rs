@@ -111,6 +111,7 @@ pub async fn run(
     cluster: &mut Cluster,
     args: &DemoArgs,
     dir: &std::path::Path,
+    prometheus_port: u16,
 ) -> anyhow::Result<()> {
     say(&format!(
         "Starting a 3-server convoy cluster under {}",
@@ -354,6 +355,7 @@ pub async fn run(
     if final_group != "SUCCEEDED" {
         bail!("group deployment {gid} ended {final_group}");
     }
-    say("Done: every node runs the new versions; no rollout state was lost when the leader died");
+    super::analysis_act::run(&client, dir, prometheus_port, behaviour, 8).await?;
+    say("Done: every node runs the new versions; no rollout state was lost when the leader died; a bad version rolled itself back");
     Ok(())
 }
