@@ -38,6 +38,8 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&r.again),
         enc(&d.watches.0),
         enc(&d.ended_at),
+        // Added after the grouping (issue 24): a field of its own at the end.
+        enc(&d.policy_check_at),
     ]
     .concat()
 }

@@ -168,6 +168,11 @@ pub struct Deployment {
     pub watches: Watches,
     /// When it became terminal.
     pub ended_at: Option<Timestamp>,
+    /// When a maintenance window that applies to it next opens or closes, set by the policies' pass
+    /// (`policy/admission.rs`): part of its deadline, so the leader ticks it then (a new leader re-arms it
+    /// from here like any deadline).
+    #[serde(default)]
+    pub policy_check_at: Option<Timestamp>,
 }
 
 impl Deployment {
@@ -209,6 +214,7 @@ impl Deployment {
             rollback: RollbackCursor::default(),
             watches: Watches::default(),
             ended_at: None,
+            policy_check_at: None,
         }
     }
 
@@ -318,6 +324,12 @@ impl Deployment {
             return Err(self.refuse("pause a terminal deployment"));
         }
         if self.status.is_paused() {
+            if self.paused_by == Some(PausedBy::Window) {
+                // A person's pause outlasts the window's: it no longer resumes by itself.
+                self.paused_by = Some(PausedBy::User);
+                self.push_event(at, EventKind::Status, None, by, message);
+                return Ok(true);
+            }
             return Ok(false);
         }
         let changed = self.transition(Status::paused(self.status.is_forward()), at, by, message)?;

@@ -9,6 +9,7 @@
 //! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
+use crate::deployment::progress::Gate;
 use crate::deployment::Deployment;
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::{PausedBy, Status};
@@ -44,20 +45,26 @@ impl Deployment {
         (self.status == Status::RollingForward).then(|| self.created_at.saturating_add(timeout))
     }
 
-    /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout.
+    /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout, a maintenance
+    /// window opening or closing.
     pub fn deadline(&self) -> Option<Timestamp> {
         if self.status.is_terminal() {
             return None;
         }
         let watch = self.watches.next_end();
-        [self.pulse_deadline(), watch, self.timeout_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.pulse_deadline(),
+            watch,
+            self.timeout_deadline(),
+            self.policy_check_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Evaluates every time-based rule due at `at`.
-    pub(crate) fn tick(&mut self, at: Timestamp) {
+    pub(crate) fn tick(&mut self, at: Timestamp, gate: &mut dyn Gate) {
         if self.pulse_deadline().is_some_and(|d| d <= at) {
             self.block_on_pulse(at);
         }
@@ -65,11 +72,11 @@ impl Deployment {
         if self.timeout_deadline().is_some_and(|d| d <= at) {
             self.complete_on_timeout(at);
         }
-        self.advance(at, &Actor::System);
+        self.advance(at, &Actor::System, gate);
     }
 
     /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
-    pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor) -> PulseAnswer {
+    pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor, gate: &mut dyn Gate) -> PulseAnswer {
         if self.status.is_terminal() {
             return PulseAnswer::Stop;
         }
@@ -85,7 +92,7 @@ impl Deployment {
                 by,
                 Some("pulse received".into()),
             );
-            self.advance(at, &Actor::System);
+            self.advance(at, &Actor::System, gate);
         }
         PulseAnswer::Ok
     }

@@ -6,6 +6,7 @@
 //! one), so it borrows the deployments and reads the active set, and reports which deployment it
 //! changed; `ClusterState::apply` settles it (`touch`: unregisters it when it became terminal).
 
+use crate::deployment::progress::HandlerGate;
 use crate::deployment::pulse::PulseAnswer;
 use crate::deployment::Deployment;
 use crate::errors::{check_message, DomainError, Entity};
@@ -54,6 +55,7 @@ impl Lifecycle<'_> {
         by: Actor,
         op: Op,
         at: Timestamp,
+        hold: HandlerGate,
     ) -> Result<Operated, DomainError> {
         check_message(message.as_deref())?;
         let d = self
@@ -66,7 +68,7 @@ impl Lifecycle<'_> {
             Op::Abort => d.abort(at, by, message)?,
             Op::Rollback => d.rollback(at, by, message)?,
         };
-        d.advance(at, &Actor::System);
+        d.advance(at, &Actor::System, &mut { hold });
         Ok(Operated {
             status: d.status,
             changed,
@@ -80,15 +82,16 @@ impl Lifecycle<'_> {
         id: DeploymentId,
         by: Actor,
         at: Timestamp,
+        hold: HandlerGate,
     ) -> Option<(PulseAnswer, Status)> {
         let d = self.deployments.get_mut(&id)?;
-        let answer = d.pulse(at, by);
+        let answer = d.pulse(at, by, &mut { hold });
         Some((answer, d.status))
     }
 
     /// The global `Tick`: evaluates the time-based rules of every active deployment due at `at`; answers
     /// those it ticked, in id order.
-    pub(crate) fn tick_due(&mut self, at: Timestamp) -> Vec<DeploymentId> {
+    pub(crate) fn tick_due(&mut self, at: Timestamp, hold: HandlerGate) -> Vec<DeploymentId> {
         let due: Vec<DeploymentId> = self
             .active
             .iter()
@@ -102,7 +105,7 @@ impl Lifecycle<'_> {
             .collect();
         for id in &due {
             if let Some(d) = self.deployments.get_mut(id) {
-                d.tick(at);
+                d.tick(at, &mut { hold });
             }
         }
         due
@@ -111,13 +114,13 @@ impl Lifecycle<'_> {
     /// The time-based rules of deployment `id` alone, if one is due at `at` (a deadline moved later
     /// meanwhile: nothing to do). Answers whether `id` is active (then its actor hears its deadline
     /// either way).
-    pub(crate) fn tick_one(&mut self, id: DeploymentId, at: Timestamp) -> bool {
+    pub(crate) fn tick_one(&mut self, id: DeploymentId, at: Timestamp, hold: HandlerGate) -> bool {
         if !self.active.contains(&id) {
             return false;
         }
         if let Some(d) = self.deployments.get_mut(&id) {
             if d.deadline().is_some_and(|d| d <= at) {
-                d.tick(at);
+                d.tick(at, &mut { hold });
             }
         }
         true

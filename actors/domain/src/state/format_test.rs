@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (3, 12302820900117221841);
+const FINGERPRINT: (u32, u64) = (3, 10388630197726033262);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -71,6 +71,28 @@ fn fixture() -> (Vec<Command>, Kit) {
             .into(),
             by: Actor::Token("web-agent".into()),
         }]),
+        // Issue 24: a disruption budget and a maintenance window (and the fields they add to the state and
+        // to each deployment).
+        Command::SetBudget {
+            consumer: "c".into(),
+            budget: Budget {
+                max_unavailable: Some(FailedNodes::Percent(50)),
+                min_available: None,
+            },
+        },
+        Command::CreateWindow(Window {
+            name: "nights".into(),
+            kind: WindowKind::Allow,
+            schedule: "0 22 * * 1-5".into(),
+            duration_ms: 7_200_000,
+            time_zone: "Europe/Berlin".into(),
+            applies_to: AppliesTo {
+                consumers: Some(vec!["c".into()]),
+                resources: None,
+            },
+            overrun: Overrun::FinishInFlight,
+            allow_rollback: true,
+        }),
     ];
     for cmd in &commands {
         k.ok(cmd.clone());

@@ -233,6 +233,8 @@ pub enum PausedBy {
     PulseTimeout,
     /// Batch autopause after a batch.
     Auto,
+    /// A maintenance window closed (or a deny window opened): it resumes by itself when one lets it go on.
+    Window,
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! The domain's integration tests, one binary: scenarios of DEPLOYMENTS.md driven through `ClusterState` with
 //! the test kit (`convoy_domain::testing`), and property tests over random command sequences.
 
+mod budget_properties;
 mod coordinated_cases;
 mod group_scenarios;
 mod properties;
 mod properties_judgement;
 mod rolling_scenarios;
 mod selection_properties;
+mod window_properties;
