@@ -171,6 +171,9 @@ pub enum ConsumerCommand {
     },
     /// List consumers: how many nodes each has and the resources it subscribes to.
     List,
+    /// Show, set (`--max-unavailable`, `--min-available`) or remove (`--delete`) a consumer's disruption
+    /// budget: how many of its nodes every deployment together may take down at once.
+    Budget(super::budget::BudgetArgs),
 }
 
 /// Consistency mode of a subscription.
