@@ -1,31 +1,12 @@
 //! `convoy consumer budget`: show, set or remove a consumer's disruption budget (issue 24 §1).
 
-use clap::Args;
 use convoy_actors::domain::budgets::BudgetView;
-use convoy_actors::domain::FailedNodes;
 use serde_json::{json, Value};
 
-use super::args::Output;
+use super::args::{BudgetArgs, Output};
 use super::body::encode;
 use super::error::CliError;
 use crate::client::ApiClient;
-
-/// `convoy consumer budget NAME [--max-unavailable N | --min-available N | --delete]`: without a flag, shows it.
-#[derive(Debug, Args)]
-pub struct BudgetArgs {
-    /// Name of the consumer whose budget is shown or changed.
-    pub consumer: String,
-    /// At most this many of its nodes unavailable at once: a count (1) or a percentage of its active nodes
-    /// (10%, rounded down, at least 1).
-    #[arg(long, value_name = "N|P%", conflicts_with_all = ["min_available", "delete"])]
-    pub max_unavailable: Option<FailedNodes>,
-    /// At least this many of its active nodes available at once: a count or a percentage (rounded up).
-    #[arg(long, value_name = "N|P%", conflicts_with = "delete")]
-    pub min_available: Option<FailedNodes>,
-    /// Remove the budget.
-    #[arg(long)]
-    pub delete: bool,
-}
 
 /// Runs `convoy consumer budget`.
 pub async fn run(client: &ApiClient, output: Output, args: BudgetArgs) -> Result<(), CliError> {

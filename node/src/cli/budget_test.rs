@@ -1,6 +1,6 @@
 use super::*;
 use convoy_actors::domain::budgets::UnavailableNode;
-use convoy_actors::domain::DeploymentId;
+use convoy_actors::domain::{DeploymentId, FailedNodes};
 
 #[test]
 fn a_budget_prints_its_limit_its_use_and_who_holds_each_node() {
