@@ -32,6 +32,7 @@ Client:
   consumer    Consumers, their nodes and subscriptions
   deploy      Deployments: start, inspect, steer, pulse, watch, undo
   group       Consumer groups and group deployments
+  window      Maintenance windows: list, show, next openings, create, delete
   version     Print this client's version and every server's
 
 Tools:

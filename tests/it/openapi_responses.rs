@@ -311,6 +311,42 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     .await?;
     p.admin("GET", "/v1/consumers", None, 200).await?;
     p.admin("GET", "/v1/consumers/web", None, 200).await?;
+    // A disruption budget, set, read, refused, shown in the consumer and removed before anything rolls.
+    let budget = "/v1/consumers/web/budget";
+    p.admin("GET", budget, None, 404).await?;
+    p.admin("PUT", budget, Some(json!({"max_unavailable": "50%"})), 200)
+        .await?;
+    p.admin("GET", budget, None, 200).await?;
+    p.admin(
+        "PUT",
+        budget,
+        Some(json!({"max_unavailable": 1, "min_available": 1})),
+        400,
+    )
+    .await?;
+    p.admin(
+        "PUT",
+        "/v1/consumers/nope/budget",
+        Some(json!({"min_available": 1})),
+        404,
+    )
+    .await?;
+    p.admin("GET", "/v1/consumers/web", None, 200).await?;
+    p.admin("DELETE", budget, None, 200).await?;
+    p.admin("DELETE", budget, None, 404).await?;
+    // A maintenance window that applies to nothing here, listed, shown, refused and deleted.
+    let window = json!({"name": "nights", "kind": "allow", "schedule": "0 22 * * *", "duration": "2h",
+                        "time_zone": "Europe/Berlin", "applies_to": {"consumers": ["elsewhere"]}});
+    p.admin("POST", "/v1/windows", Some(window.clone()), 201)
+        .await?;
+    p.admin("POST", "/v1/windows", Some(window), 409).await?;
+    let bad = json!({"name": "bad", "kind": "deny", "schedule": "0 25 * * *", "duration": "1h"});
+    p.admin("POST", "/v1/windows", Some(bad), 400).await?;
+    p.admin("GET", "/v1/windows", None, 200).await?;
+    p.admin("GET", "/v1/windows/nights", None, 200).await?;
+    p.admin("GET", "/v1/windows/none", None, 404).await?;
+    p.admin("DELETE", "/v1/windows/nights", None, 200).await?;
+    p.admin("DELETE", "/v1/windows/nights", None, 404).await?;
     let progress = json!({"downloaded": true, "installed": true, "done": true});
     let report = |v: u64| json!({"active": true, "resources": {"app": {"current": v, "versions": {v.to_string(): progress.clone()}}}});
     p.admin("POST", "/v1/nodes/n1/report", Some(report(1)), 200)

@@ -7,6 +7,8 @@ use crate::entities::group_deployment::{GroupStatus, StepItem};
 use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::entities::tokens::{Role, SecretHash};
+use crate::policy::budget::Budget;
+use crate::policy::windows::Window;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
 use crate::values::strategy::{Completion, Pacing, Strategy};
@@ -377,6 +379,26 @@ pub enum Command {
         seq: u32,
         /// What the query gave (an error's text is clipped to 200 characters).
         measured: Measured,
+    },
+    /// Set (or replace) consumer `consumer`'s disruption budget: every deployment of every resource on its
+    /// nodes then admits a node to install only within it (issue 24 §1).
+    SetBudget {
+        /// The consumer it bounds.
+        consumer: String,
+        /// Its limit: exactly one of `max_unavailable` and `min_available`.
+        budget: Budget,
+    },
+    /// Remove consumer `consumer`'s disruption budget.
+    DeleteBudget {
+        /// The consumer whose budget goes.
+        consumer: String,
+    },
+    /// Create a maintenance window (issue 24 §2); its name is unique.
+    CreateWindow(Window),
+    /// Delete maintenance window `name`: what it held goes on.
+    DeleteWindow {
+        /// The window's name.
+        name: String,
     },
 }
 

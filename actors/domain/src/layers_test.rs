@@ -17,7 +17,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("errors", &["errors"]),
     // What the state is made of, and the behaviour of one entity on its own: the deployment entity with its
     // transitions, progress and pulse rules side by side in `deployment/`, the others in `entities/`.
-    ("entities", &["entities", "deployment"]),
+    // `policy/`: the fleet's policies (budgets), computed over many entities and handed to a deployment's
+    // admission as its `Gate` (the deployment never uses them back).
+    ("entities", &["entities", "deployment", "policy"]),
     ("command", &["command"]),
     // Handlers in the openraft style: a struct of `&mut` borrows of only the maps a command family changes,
     // reporting what happened; `state` builds them and settles their report.

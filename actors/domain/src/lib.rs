@@ -17,6 +17,7 @@ mod deployment;
 mod entities;
 mod errors;
 mod families;
+mod policy;
 mod state;
 mod values;
 mod views;
@@ -29,7 +30,7 @@ pub mod testing;
 mod layers_test;
 
 pub use views::analysis::DueMeasurement;
-pub use views::{explain, plan, summary};
+pub use views::{budgets, explain, plan, policies, summary, windows};
 
 pub use command::{Command, DeploymentSpec, Response};
 pub use convoy_collections::{ChunkedVec, CowMap, OneInline, Pair, VecMap, VecSet};
@@ -54,6 +55,10 @@ pub use errors::{
     MAX_NAME_BYTES,
 };
 pub use families::reconverge::{Behind, FollowUp};
+pub use policy::admission::{verdict, windows_at, Verdict, WindowNow};
+pub use policy::budget::Budget;
+pub use policy::ledger::{Account, LISTED_NODES};
+pub use policy::windows::{AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOW_MS};
 pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use values::ids::{

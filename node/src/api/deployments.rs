@@ -151,7 +151,10 @@ async fn start(
                 let Command::StartDeployment(spec) = command else {
                     unreachable!("built above")
                 };
-                s.plan_deployment(&spec)
+                let mut plan = s.plan_deployment(&spec)?;
+                let now = convoy_time::Clock::wall_ms(&convoy_time::SystemClock);
+                plan.policies = Some(s.plan_policies(&spec.consumer, &spec.resource, now));
+                Ok::<_, convoy_actors::domain::DomainError>(plan)
             })
             .await?
             .map_err(ApiError::from)?;

@@ -4,6 +4,7 @@
 //! `/openapi.json`, none of which imports this module back.
 
 pub mod auth;
+pub mod budgets;
 pub mod by_pair;
 pub mod cluster;
 pub mod consumers;
@@ -28,6 +29,7 @@ pub mod ui;
 pub mod watch;
 pub mod whoami;
 pub mod why;
+pub mod windows;
 
 use std::sync::LazyLock;
 
@@ -48,6 +50,8 @@ const RESOURCES: &[fn() -> Vec<Route>] = &[
     debug::routes,
     resources::routes,
     consumers::routes,
+    budgets::routes,
+    windows::routes,
     nodes::routes,
     deployments::routes,
     by_pair::routes,

@@ -172,6 +172,9 @@ pub enum ConsumerCommand {
     },
     /// List consumers: how many nodes each has and the resources it subscribes to.
     List,
+    /// Show, set (`--max-unavailable`, `--min-available`) or remove (`--delete`) a consumer's disruption
+    /// budget: how many of its nodes every deployment together may take down at once.
+    Budget(BudgetArgs),
 }
 
 /// Consistency mode of a subscription.
@@ -351,4 +354,21 @@ pub enum ClusterCommand {
         /// The server's id.
         id: u64,
     },
+}
+
+/// `convoy consumer budget NAME [--max-unavailable N | --min-available N | --delete]`: without a flag, shows it.
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Name of the consumer whose budget is shown or changed.
+    pub consumer: String,
+    /// At most this many of its nodes unavailable at once: a count (1) or a percentage of its active nodes
+    /// (10%, rounded down, at least 1).
+    #[arg(long, value_name = "N|P%", conflicts_with_all = ["min_available", "delete"])]
+    pub max_unavailable: Option<FailedNodes>,
+    /// At least this many of its active nodes available at once: a count or a percentage (rounded up).
+    #[arg(long, value_name = "N|P%", conflicts_with = "delete")]
+    pub min_available: Option<FailedNodes>,
+    /// Remove the budget.
+    #[arg(long)]
+    pub delete: bool,
 }

@@ -166,6 +166,7 @@ pub async fn consumer(
         ConsumerCommand::Show { name } => {
             return super::fleet::consumer_show(client, output, &name).await
         }
+        ConsumerCommand::Budget(args) => return super::budget::run(client, output, args).await,
         ConsumerCommand::List => {
             let v: Value = client.get("/v1/consumers").await?;
             show::<Vec<ConsumerView>>(output, &v, |l| render::consumers(l));

@@ -74,6 +74,40 @@ pub fn deployment_plan(p: &DeploymentPlan) -> String {
             out += &format!("... {} more skipped\n", p.skipped.len() - NODES_SHOWN);
         }
     }
+    if let Some(policies) = &p.policies {
+        out += &policy_lines(policies);
+    }
+    out
+}
+
+/// The windows and budgets a planned deployment would meet (issue 24).
+fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
+    let mut out = String::new();
+    for w in &p.windows {
+        out += &format!(
+            "window {}: {}{}\n",
+            w.name,
+            if w.open { "open" } else { "closed" },
+            w.next_change
+                .map(|t| format!(", changes at {}", super::table::timestamp(t)))
+                .unwrap_or_default()
+        );
+    }
+    if p.held {
+        out += &match p.held_until {
+            Some(t) => format!(
+                "held by windows: it would start paused and go on at {}\n",
+                super::table::timestamp(t)
+            ),
+            None => "held by windows: it would start paused\n".to_string(),
+        };
+    }
+    for b in &p.budgets {
+        out += &format!(
+            "budget of {}: {} of {} may be unavailable, {} are; {} disruption(s) left\n",
+            b.consumer, b.allowed, b.active, b.unavailable, b.disruptions_allowed
+        );
+    }
     out
 }
 

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 /// The client commands (whose flags may come first).
 pub const CLIENT_COMMANDS: &[&str] = &[
-    "resource", "consumer", "deploy", "group", "cluster", "token", "node", "version",
+    "resource", "consumer", "deploy", "group", "cluster", "token", "node", "window", "version",
 ];
 
 /// Client flags that take a value.

@@ -8,6 +8,7 @@
 mod analysis;
 mod args;
 mod body;
+mod budget;
 pub mod completion;
 mod deploy_args;
 mod deploy_file;
@@ -23,6 +24,7 @@ mod table;
 mod token;
 mod undo;
 mod watch;
+mod window;
 
 #[cfg(test)]
 mod docs_test;
@@ -89,6 +91,13 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: NodeCommand,
     },
+    /// Maintenance windows: list, show, next openings, create, delete.
+    Window {
+        #[command(flatten)]
+        global: GlobalOpts,
+        #[command(subcommand)]
+        command: window::WindowCommand,
+    },
     /// Print this client's version and the version of every server of the cluster.
     Version {
         #[command(flatten)]
@@ -106,6 +115,7 @@ impl ClientCommand {
             | ClientCommand::Cluster { global, .. }
             | ClientCommand::Token { global, .. }
             | ClientCommand::Node { global, .. }
+            | ClientCommand::Window { global, .. }
             | ClientCommand::Version { global } => global,
         }
     }
@@ -151,6 +161,7 @@ pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
         ClientCommand::Cluster { command, .. } => exec::cluster(&client, output, command).await,
         ClientCommand::Token { command, .. } => token::run(&client, output, command).await,
         ClientCommand::Node { command, .. } => fleet::node(&client, output, command).await,
+        ClientCommand::Window { command, .. } => window::run(&client, output, command).await,
         ClientCommand::Version { .. } => fleet::version(&client, output).await,
     }
 }

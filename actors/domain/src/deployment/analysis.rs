@@ -4,6 +4,7 @@
 
 use crate::analysis::run::{AnalysisRun, Measured, Verdict};
 use crate::analysis::spec::{AnalysisMode, OnFailure};
+use crate::deployment::progress::Gate;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::{PausedBy, Status};
@@ -112,6 +113,7 @@ impl Deployment {
         seq: u32,
         measured: Measured,
         at: Timestamp,
+        gate: &mut dyn Gate,
     ) -> bool {
         if self.status != Status::RollingForward {
             return false;
@@ -134,7 +136,7 @@ impl Deployment {
                     run.passed = run.passed.max(phase);
                     let msg = format!("analysis of batch {phase} passed");
                     self.push_event(at, EventKind::Analysis, None, Actor::System, Some(msg));
-                    self.advance(at, &Actor::System);
+                    self.advance(at, &Actor::System, gate);
                 }
             }
             Verdict::Failed => {
@@ -149,7 +151,7 @@ impl Deployment {
                     }
                     Some(OnFailure::Pause) => self.pause_by_analysis(at, msg),
                 }
-                self.advance(at, &Actor::System);
+                self.advance(at, &Actor::System, gate);
             }
             Verdict::Inconclusive => {
                 self.pause_by_analysis(at, format!("analysis inconclusive: {reason}"))

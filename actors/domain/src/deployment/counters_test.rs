@@ -41,6 +41,8 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         // Added after the grouping (state format: pacing, DEPLOYMENTS.md §14).
         enc(&d.pace),
         enc(&d.analysis),
+        // Added after the grouping (issue 24): a field of its own at the end.
+        enc(&d.policy_check_at),
     ]
     .concat()
 }

@@ -189,6 +189,11 @@ pub struct Deployment {
     /// Its metric analysis (counters, last measurements, verdict), when its settings carry one.
     #[serde(default)]
     pub analysis: Option<AnalysisRun>,
+    /// When a maintenance window that applies to it next opens or closes, set by the policies' pass
+    /// (`policy/admission.rs`): part of its deadline, so the leader ticks it then (a new leader re-arms it
+    /// from here like any deadline).
+    #[serde(default)]
+    pub policy_check_at: Option<Timestamp>,
 }
 
 impl Deployment {
@@ -232,6 +237,7 @@ impl Deployment {
             ended_at: None,
             pace: Pace::default(),
             analysis: None,
+            policy_check_at: None,
         }
         .paced(at);
         d.analysis = d.new_analysis_run(at);
@@ -346,6 +352,12 @@ impl Deployment {
             return Err(self.refuse("pause a terminal deployment"));
         }
         if self.status.is_paused() {
+            if self.paused_by == Some(PausedBy::Window) {
+                // A person's pause outlasts the window's: it no longer resumes by itself.
+                self.paused_by = Some(PausedBy::User);
+                self.push_event(at, EventKind::Status, None, by, message);
+                return Ok(true);
+            }
             return Ok(false);
         }
         let changed = self.transition(Status::paused(self.status.is_forward()), at, by, message)?;

@@ -75,6 +75,30 @@ pub(crate) fn failure_reason(
     of(v).or_else(|| from.and_then(of))
 }
 
+/// The cluster's policies (disruption budgets, maintenance windows) as forward admission sees them: a
+/// deployment does not see the others, so what they allow is computed above it (`policy/`) and asked
+/// here, node by node, before a node is admitted to install. Downloading is never gated.
+pub(crate) trait Gate {
+    /// Takes an install slot for node `node`, or refuses (admission then waits in the fixed order).
+    fn admit(&mut self, node: &str) -> bool;
+}
+
+/// The gate a command's own handler passes: every node admitted (no policy in force), or none yet
+/// (`Deferred`: the policies' pass at the end of the apply admits them, `policy/admission.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HandlerGate {
+    /// No policy in force: the deployment's own windows decide.
+    Open,
+    /// Policies are in force: installs wait for the policies' pass.
+    Deferred,
+}
+
+impl Gate for HandlerGate {
+    fn admit(&mut self, _node: &str) -> bool {
+        *self == HandlerGate::Open
+    }
+}
+
 /// What forward admission needs of the strategy's plan, copied out of the settings.
 enum Admit {
     /// The next batch's size, and whether to pause after each batch.
@@ -104,7 +128,7 @@ impl Deployment {
     /// Admits nodes and evaluates the outcome. Only ROLLING_* statuses make progress. The node events
     /// this causes are recorded `by` (what caused the round: a report's sender, or `system`); the
     /// deployment's own transitions are convoy's judgement, recorded `system`.
-    pub(crate) fn advance(&mut self, at: Timestamp, by: &Actor) {
+    pub(crate) fn advance(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
         // A round repeats only when it changed the status, and the status only moves on: ROLLING_FORWARD →
         // ROLLING_BACK → a held or terminal status, where the next round returns (nothing here moves a
         // deployment back to ROLLING_FORWARD). So at most three rounds run; the cap of 4 states that bound.
@@ -112,7 +136,7 @@ impl Deployment {
             let before = self.status;
             match before {
                 Status::RollingForward => {
-                    self.admit_forward(at, by);
+                    self.admit_forward(at, by, &mut *gate);
                     self.evaluate_forward(at);
                 }
                 Status::RollingBack => {
@@ -179,7 +203,7 @@ impl Deployment {
         self.react(p, self.nodes[p].seen, None, at, by);
     }
 
-    fn admit_forward(&mut self, at: Timestamp, by: &Actor) {
+    fn admit_forward(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
         if self.gate_holds(0, at) {
             return;
         }
@@ -245,13 +269,20 @@ impl Deployment {
                 let mut count = 0;
                 while count < size && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
+                    let wait = waiting(self.nodes[p].phase);
+                    if wait && !gate.admit(&self.nodes[p].id) {
+                        break;
+                    }
                     self.forward.install_cursor += 1;
-                    if waiting(self.nodes[p].phase) {
+                    if wait {
                         count += 1;
                         self.admit_install(p, at, by);
                     }
                 }
-                self.batches.push(count);
+                // A batch the policies cut short is what it is; one they held whole is not formed yet.
+                if count > 0 {
+                    self.batches.push(count);
+                }
             }
             Admit::Windows {
                 install: iw,
@@ -277,8 +308,12 @@ impl Deployment {
                     {
                         break;
                     }
+                    let wait = waiting(node.phase);
+                    if wait && !gate.admit(&node.id) {
+                        break;
+                    }
                     self.forward.install_cursor += 1;
-                    if waiting(self.nodes[p].phase) {
+                    if wait {
                         self.admit_install(p, at, by);
                     }
                 }

@@ -10,6 +10,7 @@
 //! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
+use crate::deployment::progress::Gate;
 use crate::deployment::Deployment;
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::{PausedBy, Status};
@@ -45,7 +46,8 @@ impl Deployment {
         (self.status == Status::RollingForward).then(|| self.created_at.saturating_add(timeout))
     }
 
-    /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout.
+    /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout, a maintenance
+    /// window opening or closing.
     pub fn deadline(&self) -> Option<Timestamp> {
         if self.status.is_terminal() {
             return None;
@@ -56,6 +58,7 @@ impl Deployment {
             watch,
             self.timeout_deadline(),
             self.pace_deadline(),
+            self.policy_check_at,
         ]
         .into_iter()
         .flatten()
@@ -63,7 +66,7 @@ impl Deployment {
     }
 
     /// Evaluates every time-based rule due at `at`.
-    pub(crate) fn tick(&mut self, at: Timestamp) {
+    pub(crate) fn tick(&mut self, at: Timestamp, gate: &mut dyn Gate) {
         if self.pulse_deadline().is_some_and(|d| d <= at) {
             self.block_on_pulse(at);
         }
@@ -72,11 +75,11 @@ impl Deployment {
             self.complete_on_timeout(at);
         }
         self.tick_pace(at);
-        self.advance(at, &Actor::System);
+        self.advance(at, &Actor::System, gate);
     }
 
     /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
-    pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor) -> PulseAnswer {
+    pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor, gate: &mut dyn Gate) -> PulseAnswer {
         if self.status.is_terminal() {
             return PulseAnswer::Stop;
         }
@@ -92,7 +95,7 @@ impl Deployment {
                 by,
                 Some("pulse received".into()),
             );
-            self.advance(at, &Actor::System);
+            self.advance(at, &Actor::System, gate);
         }
         PulseAnswer::Ok
     }

@@ -7,6 +7,7 @@
 //! changed; `ClusterState::apply` settles it (`touch`: unregisters it when it became terminal).
 
 use crate::analysis::run::Measured;
+use crate::deployment::progress::HandlerGate;
 use crate::deployment::pulse::PulseAnswer;
 use crate::deployment::Deployment;
 use crate::errors::{check_message, DomainError, Entity};
@@ -59,6 +60,7 @@ impl Lifecycle<'_> {
         by: Actor,
         op: Op,
         at: Timestamp,
+        hold: HandlerGate,
     ) -> Result<Operated, DomainError> {
         check_message(message.as_deref())?;
         let d = self
@@ -73,7 +75,7 @@ impl Lifecycle<'_> {
             Op::Confirm => d.confirm(at, by, message)?,
             Op::HardPause => d.hard_pause(at, by, message)?,
         };
-        d.advance(at, &Actor::System);
+        d.advance(at, &Actor::System, &mut { hold });
         Ok(Operated {
             status: d.status,
             changed,
@@ -87,9 +89,10 @@ impl Lifecycle<'_> {
         id: DeploymentId,
         by: Actor,
         at: Timestamp,
+        hold: HandlerGate,
     ) -> Option<(PulseAnswer, Status)> {
         let d = self.deployments.get_mut(&id)?;
-        let answer = d.pulse(at, by);
+        let answer = d.pulse(at, by, &mut { hold });
         Some((answer, d.status))
     }
 
@@ -102,18 +105,19 @@ impl Lifecycle<'_> {
         seq: u32,
         measured: Measured,
         at: Timestamp,
+        hold: HandlerGate,
     ) -> bool {
         if !self.active.contains(&id) {
             return false;
         }
         self.deployments
             .get_mut(&id)
-            .is_some_and(|d| d.record_measurement(metric, phase, seq, measured, at))
+            .is_some_and(|d| d.record_measurement(metric, phase, seq, measured, at, &mut { hold }))
     }
 
     /// The global `Tick`: evaluates the time-based rules of every active deployment due at `at`; answers
     /// those it ticked, in id order.
-    pub(crate) fn tick_due(&mut self, at: Timestamp) -> Vec<DeploymentId> {
+    pub(crate) fn tick_due(&mut self, at: Timestamp, hold: HandlerGate) -> Vec<DeploymentId> {
         let due: Vec<DeploymentId> = self
             .active
             .iter()
@@ -127,7 +131,7 @@ impl Lifecycle<'_> {
             .collect();
         for id in &due {
             if let Some(d) = self.deployments.get_mut(id) {
-                d.tick(at);
+                d.tick(at, &mut { hold });
             }
         }
         due
@@ -136,13 +140,13 @@ impl Lifecycle<'_> {
     /// The time-based rules of deployment `id` alone, if one is due at `at` (a deadline moved later
     /// meanwhile: nothing to do). Answers whether `id` is active (then its actor hears its deadline
     /// either way).
-    pub(crate) fn tick_one(&mut self, id: DeploymentId, at: Timestamp) -> bool {
+    pub(crate) fn tick_one(&mut self, id: DeploymentId, at: Timestamp, hold: HandlerGate) -> bool {
         if !self.active.contains(&id) {
             return false;
         }
         if let Some(d) = self.deployments.get_mut(&id) {
             if d.deadline().is_some_and(|d| d <= at) {
-                d.tick(at);
+                d.tick(at, &mut { hold });
             }
         }
         true

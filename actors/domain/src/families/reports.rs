@@ -135,7 +135,7 @@ impl Reports<'_> {
                         "removed from the consumer",
                         &Actor::System,
                     );
-                    d.advance(cx.at, &Actor::System);
+                    d.advance(cx.at, &Actor::System, &mut { cx.hold });
                 }
                 if let Some(ns) = self.nodes.get_mut(n) {
                     ns.deployments.remove(&id);
@@ -283,7 +283,7 @@ impl Reports<'_> {
                             reason,
                         } => d.record(*position as usize, *seen, reason.take(), cx.at, &by),
                     }
-                    d.advance(cx.at, &by);
+                    d.advance(cx.at, &by, &mut { cx.hold });
                 }
                 self.touch(id, cx);
             }
@@ -341,7 +341,7 @@ impl Reports<'_> {
             for (id, p) in positions {
                 if let Some(d) = self.deployments.get_mut(&id) {
                     d.skip(p as usize, cx.at, "node stopped reporting", &Actor::System);
-                    d.advance(cx.at, &Actor::System);
+                    d.advance(cx.at, &Actor::System, &mut { cx.hold });
                 }
                 self.touch(id, cx);
             }

@@ -2,6 +2,7 @@
 //! ([`Cx`]) and ending a deployment ([`Ending::touch`]). The families that may end or start a deployment
 //! mid-command (`reports`, `starts`, `group`) and `ClusterState::apply` share them.
 
+use crate::deployment::progress::HandlerGate;
 use crate::deployment::{Deployment, NodePhase};
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
@@ -25,6 +26,9 @@ pub(crate) struct Cx {
     pub touched: BTreeSet<DeploymentId>,
     /// What the leader's actors must hear of.
     pub outcome: Outcome,
+    /// Whether the handlers admit installs themselves (`Open`) or leave them to the policies' pass at the
+    /// end of the apply (`Deferred`: a budget or a window is defined).
+    pub hold: HandlerGate,
 }
 
 impl Cx {
@@ -36,6 +40,7 @@ impl Cx {
             reconcile: false,
             touched: BTreeSet::new(),
             outcome: Outcome::default(),
+            hold: HandlerGate::Open,
         }
     }
 }

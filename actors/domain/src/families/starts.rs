@@ -222,7 +222,7 @@ impl Starts<'_> {
                 d.push_event(cx.at, EventKind::Released, None, by, Some(m));
             }
         }
-        d.advance(cx.at, &Actor::System);
+        d.advance(cx.at, &Actor::System, &mut { cx.hold });
         self.deployments.insert(id, d);
         if person {
             // What it leaves on a weak subscription's nodes sticks until the selection changes (§4).

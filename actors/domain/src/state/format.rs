@@ -10,7 +10,7 @@
 /// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry, tokens
 /// bound to consumers); 3: a subscription remembers what its nodes ran when the last of them came back
 /// empty (`Subscription::emptied_at`), deployments' pacing (bake, deadlines, gates, hard pause) and metric
-/// analysis (issue 23).
+/// analysis (issue 23), disruption budgets and maintenance windows (issue 24).
 pub const STATE_FORMAT: u32 = 3;
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (3, 14312923403667419909);
+const FINGERPRINT: (u32, u64) = (3, 8778712080801302888);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -86,6 +86,28 @@ fn fixture() -> (Vec<Command>, Kit) {
             seq: 0,
             measured: crate::analysis::run::Measured::Value(0.001),
         },
+        // Issue 24: a disruption budget and a maintenance window (and the fields they add to the state and
+        // to each deployment).
+        Command::SetBudget {
+            consumer: "c".into(),
+            budget: Budget {
+                max_unavailable: Some(FailedNodes::Percent(50)),
+                min_available: None,
+            },
+        },
+        Command::CreateWindow(Window {
+            name: "nights".into(),
+            kind: WindowKind::Allow,
+            schedule: "0 22 * * 1-5".into(),
+            duration_ms: 7_200_000,
+            time_zone: "Europe/Berlin".into(),
+            applies_to: AppliesTo {
+                consumers: Some(vec!["c".into()]),
+                resources: None,
+            },
+            overrun: Overrun::FinishInFlight,
+            allow_rollback: true,
+        }),
     ];
     for cmd in &commands {
         k.ok(cmd.clone());

@@ -4,6 +4,7 @@
 
 use super::ClusterState;
 use crate::command::Response;
+use crate::deployment::progress::HandlerGate;
 use crate::entities::group_deployment::GroupStatus;
 use crate::errors::DomainError;
 use crate::families::forget::Forget;
@@ -19,6 +20,7 @@ use crate::families::selection::Selection;
 use crate::families::settle::{Cx, Ending};
 use crate::families::starts::Starts;
 use crate::families::subscriptions::Subscriptions;
+use crate::policy::admission::Admission;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 
 impl ClusterState {
@@ -55,7 +57,9 @@ impl ClusterState {
         op: Op,
         cx: &mut Cx,
     ) -> Result<Response, DomainError> {
-        let done = self.lifecycle().operate(id, message, by, op, cx.at)?;
+        let done = self
+            .lifecycle()
+            .operate(id, message, by, op, cx.at, cx.hold)?;
         self.touch(id, cx);
         Ok(Response::Deployment {
             id,
@@ -162,6 +166,32 @@ impl ClusterState {
         }
     }
 
+    /// The policies' pass (`policy/admission.rs`) over the whole state.
+    pub(super) fn admission(&mut self) -> Admission<'_> {
+        Admission {
+            budgets: &self.budgets,
+            windows: &self.windows,
+            consumers: &self.consumers,
+            nodes: &self.nodes,
+            deployments: &mut self.deployments,
+            active: &self.active,
+        }
+    }
+
+    /// Runs the policies' pass and settles what it changed; answers whether a deployment ended.
+    pub(super) fn admit_by_policies(&mut self, cx: &mut Cx) -> bool {
+        let ended = cx.ended.len();
+        for id in self.admission().admit(cx.at) {
+            self.touch(id, cx);
+        }
+        cx.ended.len() > ended
+    }
+
+    /// The last policy went: one pass with nothing in force admits what they held back.
+    pub(super) fn release_all(&mut self, cx: &mut Cx) {
+        self.admit_by_policies(cx);
+    }
+
     /// The selection rules (selection.rs) over the whole state.
     pub(crate) fn selection(&self) -> Selection<'_> {
         Selection {
@@ -238,6 +268,10 @@ impl ClusterState {
                 worked = true;
                 cx.reconcile = false;
                 self.starts().reconcile(cx);
+            }
+            if cx.hold == HandlerGate::Deferred {
+                // What ended frees slots for the others (and may start more): settle it and pass again.
+                worked |= self.admit_by_policies(cx);
             }
             if !worked {
                 return;

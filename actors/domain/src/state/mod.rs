@@ -8,6 +8,7 @@ pub(crate) mod format;
 mod handlers;
 
 use crate::command::{Command, Response};
+use crate::deployment::progress::HandlerGate;
 use crate::deployment::pulse::PulseAnswer;
 use crate::deployment::Deployment;
 use crate::entities::group_deployment::GroupDeployment;
@@ -18,7 +19,10 @@ use crate::entities::tokens::{check_token_ttl, Role, Token, TokenTable};
 use crate::errors::DomainError;
 use crate::families::lifecycle::Op;
 use crate::families::settle::Cx;
-use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
+use crate::policy::admission;
+use crate::policy::budget::Budget;
+use crate::policy::windows::{Window, MAX_WINDOWS};
+use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
 use crate::values::outcome::Outcome;
 use convoy_collections::CowMap;
 use serde::{Deserialize, Serialize};
@@ -50,6 +54,12 @@ pub struct ClusterState {
     next_group_deployment: u64,
     /// API tokens (hashes only).
     tokens: TokenTable,
+    /// Disruption budgets by consumer (issue 24 §1); a consumer's goes with it.
+    #[serde(default)]
+    budgets: CowMap<String, Budget>,
+    /// Maintenance windows by name (issue 24 §2).
+    #[serde(default)]
+    windows: CowMap<String, Window>,
 }
 
 impl ClusterState {
@@ -67,6 +77,7 @@ impl ClusterState {
         at: Timestamp,
     ) -> Result<(Response, Outcome), DomainError> {
         let mut cx = Cx::new(at);
+        cx.hold = admission::hold(&self.budgets, &self.windows);
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -160,6 +171,7 @@ impl ClusterState {
             Command::DeleteConsumer { name } => {
                 cx.outcome.consumer_changed(&name);
                 self.removal().delete_consumer(&name)?;
+                self.budgets.remove(&name);
                 Response::Done
             }
             Command::DeleteGroup { name } => {
@@ -187,7 +199,7 @@ impl ClusterState {
             Command::HardPause { id, message, by } => {
                 self.operate(id, message, by, Op::HardPause, &mut cx)?
             }
-            Command::Pulse { id, by } => match self.lifecycle().pulse(id, by, at) {
+            Command::Pulse { id, by } => match self.lifecycle().pulse(id, by, at, cx.hold) {
                 Some((answer, status)) => {
                     self.touch(id, &mut cx);
                     Response::Pulse {
@@ -230,7 +242,7 @@ impl ClusterState {
                 }
             }
             Command::Tick => {
-                for id in self.lifecycle().tick_due(at) {
+                for id in self.lifecycle().tick_due(at, cx.hold) {
                     self.touch(id, &mut cx);
                 }
                 Response::Done
@@ -244,14 +256,14 @@ impl ClusterState {
             } => {
                 if self
                     .lifecycle()
-                    .measure(id, &metric, phase, seq, measured, at)
+                    .measure(id, &metric, phase, seq, measured, at, cx.hold)
                 {
                     self.touch(id, &mut cx);
                 }
                 Response::Done
             }
             Command::TickDeployment { id } => {
-                if self.lifecycle().tick_one(id, at) {
+                if self.lifecycle().tick_one(id, at, cx.hold) {
                     self.touch(id, &mut cx);
                 }
                 Response::Done
@@ -340,6 +352,54 @@ impl ClusterState {
             Command::ForgetNodes { nodes } => Response::Forgotten {
                 forgotten: self.forget().forget(nodes),
             },
+            Command::SetBudget { consumer, budget } => {
+                budget.validate()?;
+                if !self.consumers.contains_key(&consumer) {
+                    return Err(DomainError::not_found(Entity::Consumer, consumer));
+                }
+                self.budgets.insert(consumer, budget);
+                cx.hold = admission::hold(&self.budgets, &self.windows);
+                Response::Done
+            }
+            Command::DeleteBudget { consumer } => {
+                if self.budgets.remove(&consumer).is_none() {
+                    return Err(DomainError::not_found(Entity::Budget, consumer));
+                }
+                if admission::hold(&self.budgets, &self.windows) == HandlerGate::Open {
+                    // The last policy went: what the budgets held back is admitted by the deployments' own
+                    // windows, in this apply.
+                    cx.hold = HandlerGate::Open;
+                    self.release_all(&mut cx);
+                }
+                Response::Done
+            }
+            Command::CreateWindow(window) => {
+                window.validate()?;
+                if self.windows.contains_key(&window.name) {
+                    return Err(DomainError::AlreadyExists {
+                        entity: Entity::Window,
+                        name: window.name,
+                    });
+                }
+                if self.windows.len() >= MAX_WINDOWS {
+                    return Err(DomainError::invalid(
+                        "windows",
+                        self.windows.len(),
+                        "at most 1000 maintenance windows",
+                    ));
+                }
+                self.windows.insert(window.name.clone(), window);
+                cx.hold = HandlerGate::Deferred;
+                Response::Done
+            }
+            Command::DeleteWindow { name } => {
+                if self.windows.remove(&name).is_none() {
+                    return Err(DomainError::not_found(Entity::Window, name));
+                }
+                // What the window held is judged again (and let go) in this apply.
+                cx.hold = HandlerGate::Deferred;
+                Response::Done
+            }
         };
         self.settle(&mut cx);
         for id in std::mem::take(&mut cx.touched) {
@@ -381,6 +441,16 @@ impl ClusterState {
     /// Every group deployment by id (read-only).
     pub(crate) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
         &self.group_deployments
+    }
+
+    /// The disruption budgets by consumer (read-only).
+    pub(crate) fn budget_map(&self) -> &CowMap<String, Budget> {
+        &self.budgets
+    }
+
+    /// The maintenance windows by name (read-only).
+    pub(crate) fn window_map(&self) -> &CowMap<String, Window> {
+        &self.windows
     }
 
     /// The API tokens (the HTTP layer authenticates every request against this applied table).

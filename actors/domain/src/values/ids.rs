@@ -28,6 +28,10 @@ pub enum Entity {
     Subscription,
     /// A held-back version, named `consumer/resource@version`.
     Hold,
+    /// A consumer's disruption budget, named by its consumer.
+    Budget,
+    /// A maintenance window.
+    Window,
 }
 
 impl fmt::Display for Entity {
@@ -42,6 +46,8 @@ impl fmt::Display for Entity {
             Entity::Token => "token",
             Entity::Subscription => "subscription",
             Entity::Hold => "hold",
+            Entity::Budget => "budget",
+            Entity::Window => "window",
         })
     }
 }

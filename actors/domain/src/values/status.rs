@@ -237,6 +237,8 @@ pub enum PausedBy {
     Confirm,
     /// Its metric analysis was inconclusive (or failed with `on_failure: pause`); the status event says why.
     Analysis,
+    /// A maintenance window closed (or a deny window opened): it resumes by itself when one lets it go on.
+    Window,
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use crate::deployment::{Deployment, Event, EventKind, NodePhase};
 use crate::state::ClusterState;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use crate::values::status::Status;
+use crate::values::status::{PausedBy, Status};
 use crate::views::EventView;
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +108,8 @@ fn screaming(s: Status) -> String {
 fn now_words(d: &Deployment, phase: NodePhase) -> String {
     let held = if d.status.is_awaiting() {
         " (held: the deployment awaits a pulse)"
+    } else if d.status.is_paused() && d.paused_by == Some(PausedBy::Window) {
+        " (held: a maintenance window paused the deployment; it goes on by itself when one lets it)"
     } else if d.status.is_paused() {
         " (held: the deployment is paused)"
     } else {
@@ -188,7 +190,10 @@ impl ClusterState {
             state: n.phase,
             failures: n.failures,
             decisions,
-            now: now_words(d, n.phase),
+            now: match self.budget_hold(d, node) {
+                Some(why) => format!("{} ({why})", now_words(d, n.phase)),
+                None => now_words(d, n.phase),
+            },
             analysis: d.analysis.clone(),
         })
     }

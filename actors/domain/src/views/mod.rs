@@ -1,16 +1,19 @@
 //! Read-only queries returning serde view structs whose JSON matches API.md.
 
 pub mod analysis;
+pub mod budgets;
 pub mod deployments;
 pub mod explain;
 pub mod fleet;
 pub mod gauges;
 pub mod plan;
+pub mod policies;
 pub mod precheck;
 pub mod queries;
 pub mod report_bounds;
 pub mod summary;
 pub mod targets;
+pub mod windows;
 
 use crate::entities::group_deployment::{GroupStatus, StepItem};
 use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
@@ -119,6 +122,9 @@ pub struct ConsumerView {
     /// Versions held back (rolled back here), by resource then version.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds: Vec<HoldView>,
+    /// Its disruption budget and its use now (`disruptions_allowed`, `unavailable`, the nodes), if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<budgets::BudgetView>,
 }
 
 /// A version held back on a consumer.
@@ -297,6 +303,7 @@ impl ClusterState {
             nodes: c.nodes.to_vec(),
             subscriptions,
             holds,
+            budget: self.budget(name),
         })
     }
 

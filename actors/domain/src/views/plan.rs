@@ -86,6 +86,9 @@ pub struct DeploymentPlan {
     pub steps: Vec<u32>,
     /// Nodes of the consumer left out.
     pub skipped: Vec<SkippedNode>,
+    /// The windows and budgets it would meet (issue 24; the API fills it in at its clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policies: Option<crate::views::policies::PlanPolicies>,
 }
 
 impl ClusterState {
@@ -159,6 +162,7 @@ impl ClusterState {
             nodes,
             steps,
             skipped,
+            policies: None,
         })
     }
 

@@ -197,6 +197,13 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
                 .keys()
                 .try_for_each(|resource| check_name("resource", resource))
         }
+        Command::SetBudget { consumer, budget } => {
+            check_name("consumer", consumer)?;
+            budget.validate()
+        }
+        Command::DeleteBudget { consumer } => check_name("consumer", consumer),
+        Command::CreateWindow(window) => window.validate().map(|_| ()),
+        Command::DeleteWindow { name } => check_name("window", name),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, Timestamp};
 use crate::values::status::{PausedBy, Status};
 use crate::values::strategy::Strategy;
+use crate::views::budgets::Waiting;
 use crate::views::{event_view, DeploymentNodeView, DeploymentView, EventView};
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
@@ -214,6 +215,13 @@ pub struct SummaryView {
     /// Its metric analysis: verdict, counts and newest measurement per metric (DEPLOYMENTS.md §15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::views::analysis::AnalysisSummary>,
+    /// What policy holds it without pausing it: `"budget"` when its own windows would admit its next
+    /// node and a consumer's disruption budget does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// Which consumers' budgets and which deployments hold the slots it waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_on: Option<Waiting>,
 }
 
 /// A cheap value that changes whenever a deployment's status, counters, pulse or events do: O(1), so a
@@ -346,6 +354,7 @@ impl ClusterState {
         let failing = self.failing_nodes(d, &failing);
         let start = d.events.len().saturating_sub(SUMMARY_EVENTS);
         let end = d.ended_at.unwrap_or(now);
+        let waiting = self.budget_wait(d);
         Some(SummaryView {
             id,
             consumer: d.consumer.clone(),
@@ -372,6 +381,8 @@ impl ClusterState {
             events_total: d.events.len() as u32,
             fingerprint: fingerprint(d),
             analysis: crate::views::analysis::analysis_summary(d),
+            waiting_for: waiting.as_ref().map(|_| "budget".to_string()),
+            waiting_on: waiting,
         })
     }
 

@@ -2,9 +2,11 @@
 //! the test kit (`convoy_domain::testing`), and property tests over random command sequences.
 
 mod analysis_properties;
+mod budget_properties;
 mod coordinated_cases;
 mod group_scenarios;
 mod properties;
 mod properties_judgement;
 mod rolling_scenarios;
 mod selection_properties;
+mod window_properties;

@@ -1,6 +1,6 @@
 //! The checkers of a chaos run, pure functions over the recorded history: no acknowledged write lost,
 //! replicas byte-identical, windows never exceeded and terminal statuses never left in any observed
-//! state, linearizable reads, rollback in reverse order, and no coordinated progress without a pulse.
+//! state, a consumer's disruption budget never exceeded going forward, linearizable reads, rollback in reverse order, and no coordinated progress without a pulse.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -325,6 +325,39 @@ pub fn deployment_targets(samples: &[TargetSample]) -> Vec<Violation> {
         .collect()
 }
 
+/// The disruption budget the workload sets on consumer `fleet` (`max_unavailable`, issue 24).
+pub const FLEET_BUDGET: usize = 2;
+
+/// Never more of `fleet`'s nodes installing, watching or failed in a deployment rolling forward than its
+/// budget allows (rollbacks are admitted past it, so only forward statuses are checked).
+pub fn budget(view: &DeploymentView) -> Vec<Violation> {
+    let forward = matches!(
+        view.status,
+        Status::RollingForward | Status::RollForwardPaused | Status::RollForwardAwaitingPulse
+    );
+    if view.consumer != "fleet" || !forward {
+        return Vec::new();
+    }
+    let down = count(
+        view,
+        &[
+            NodePhase::Installing,
+            NodePhase::Watching,
+            NodePhase::Failed,
+        ],
+    );
+    if down <= FLEET_BUDGET {
+        return Vec::new();
+    }
+    vec![violation(
+        "budget",
+        format!(
+            "{} has {down} nodes of fleet down, its budget allows {FLEET_BUDGET}",
+            view.id
+        ),
+    )]
+}
+
 /// Runs every per-observation checker over all reads, and the whole-history ones over the final views.
 pub fn all(
     observations: &[Observation],
@@ -332,9 +365,11 @@ pub fn all(
     pulses: &[Pulse],
 ) -> Vec<Violation> {
     let mut out: Vec<Violation> = observations.iter().flat_map(|o| windows(&o.view)).collect();
+    out.extend(observations.iter().flat_map(|o| budget(&o.view)));
     out.extend(linearizable(observations));
     for view in finals {
         out.extend(windows(view));
+        out.extend(budget(view));
         out.extend(rollback_order(view));
         out.extend(pulsed_progress(view, pulses));
     }

@@ -223,3 +223,21 @@ fn a_node_of_an_active_deployment_is_targeted_only_at_its_version_or_its_own_old
     assert!(deployment_targets(&[sample(3), sample(2)]).is_empty());
     assert_eq!(deployment_targets(&[sample(4)])[0].rule, "stray-target");
 }
+
+#[test]
+fn the_fleets_budget_holds_going_forward_and_is_caught_when_exceeded() {
+    let mut v = view(&["installing", "failed", "pending"], json!([]), None);
+    v.consumer = "fleet".into();
+    assert!(budget(&v).is_empty());
+    let mut over = view(&["installing", "watching", "failed"], json!([]), None);
+    over.consumer = "fleet".into();
+    let found = budget(&over);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].rule, "budget");
+    // Another consumer, or a rollback, is not bound by it.
+    over.consumer = "c".into();
+    assert!(budget(&over).is_empty());
+    over.consumer = "fleet".into();
+    over.status = Status::RollingBack;
+    assert!(budget(&over).is_empty());
+}

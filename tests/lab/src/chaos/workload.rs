@@ -136,6 +136,13 @@ pub async fn setup_fleet(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Fl
         fail_rate: 0.03,
     };
     let (ids, fleet) = fleet_at_v1(&api, "fleet", "app", nodes, behaviour).await?;
+    // Every deployment of `fleet` then admits within it (checked: `check::budget`).
+    api.put::<_, Value>(
+        "/v1/consumers/fleet/budget",
+        &json!({"max_unavailable": super::check::FLEET_BUDGET}),
+    )
+    .await
+    .context("setting fleet's disruption budget")?;
     for id in &ids {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {

@@ -1,0 +1,241 @@
+//! Maintenance windows (issue 24 §2): a cron schedule in a time zone (DST by `chrono-tz`'s bundled
+//! database, the same on every server), a duration, and what it applies to. Pure: every answer is for a
+//! time passed in. A window is *in force* at `t` when an occurrence of its schedule started at most
+//! `duration` before `t`; the latest occurrence decides, since every occurrence lasts as long.
+
+use crate::errors::DomainError;
+use crate::values::ids::Timestamp;
+use chrono::{DateTime, TimeZone};
+use chrono_tz::Tz;
+use croner::Cron;
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+/// Longest window: 31 days.
+pub const MAX_WINDOW_MS: u64 = 31 * 24 * 3_600_000;
+/// Most bytes of a schedule.
+pub const MAX_SCHEDULE_BYTES: usize = 200;
+/// Most consumers or resources a window names.
+pub const MAX_APPLIES_TO: usize = 256;
+/// Most windows in the state.
+pub const MAX_WINDOWS: usize = 1_000;
+
+/// Allow windows are the only times nodes may be admitted; a deny window in force forbids it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowKind {
+    /// Nodes are admitted only inside one (where any applies).
+    Allow,
+    /// No node is admitted while one is in force, whatever the allow windows say.
+    Deny,
+}
+
+/// What a window closing does to a deployment's in-flight nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Overrun {
+    /// They finish; no new node is admitted.
+    #[default]
+    FinishInFlight,
+}
+
+/// What a window applies to: the deployments of these consumers and of these resources (absent: all).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppliesTo {
+    /// Consumers whose deployments it holds; absent: every consumer.
+    #[serde(default)]
+    pub consumers: Option<Vec<String>>,
+    /// Resources whose deployments it holds; absent: every resource.
+    #[serde(default)]
+    pub resources: Option<Vec<String>>,
+}
+
+impl AppliesTo {
+    /// Whether a deployment of `resource` on `consumer` is in its scope.
+    pub fn covers(&self, consumer: &str, resource: &str) -> bool {
+        let has = |list: &Option<Vec<String>>, x: &str| {
+            list.as_ref().is_none_or(|l| l.iter().any(|y| y == x))
+        };
+        has(&self.consumers, consumer) && has(&self.resources, resource)
+    }
+}
+
+/// A maintenance window, as replicated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Window {
+    /// Its name, unique among windows.
+    pub name: String,
+    /// Allow or deny.
+    pub kind: WindowKind,
+    /// When it opens: a cron pattern (5 fields, or 6 with seconds) in `time_zone`'s wall time.
+    pub schedule: String,
+    /// How long it stays open after each opening (ms, 1 s to 31 days).
+    pub duration_ms: u64,
+    /// An IANA time zone (`Europe/Berlin`, `UTC`).
+    pub time_zone: String,
+    /// The deployments it applies to.
+    pub applies_to: AppliesTo,
+    /// What closing does to in-flight nodes.
+    pub overrun: Overrun,
+    /// Whether rollbacks go on while it holds (default true); false pauses them too.
+    pub allow_rollback: bool,
+}
+
+/// A window's schedule, parsed.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    cron: Cron,
+    tz: Tz,
+    duration_ms: u64,
+}
+
+impl Window {
+    /// Refuses a bad name, schedule, zone or duration, and lists out of bounds.
+    pub fn validate(&self) -> Result<Schedule, DomainError> {
+        crate::errors::check_name("window", &self.name)?;
+        for list in [&self.applies_to.consumers, &self.applies_to.resources]
+            .into_iter()
+            .flatten()
+        {
+            if list.len() > MAX_APPLIES_TO {
+                return Err(DomainError::invalid(
+                    "applies_to",
+                    format!("{} names", list.len()),
+                    "a window names at most 256 consumers and 256 resources",
+                ));
+            }
+        }
+        for c in self.applies_to.consumers.iter().flatten() {
+            crate::errors::check_name("consumer", c)?;
+        }
+        for r in self.applies_to.resources.iter().flatten() {
+            crate::errors::check_name("resource", r)?;
+        }
+        self.schedule()
+    }
+
+    /// The parsed schedule (refused as [`Window::validate`] says).
+    pub fn schedule(&self) -> Result<Schedule, DomainError> {
+        Schedule::parse(&self.schedule, &self.time_zone, self.duration_ms)
+    }
+}
+
+impl Schedule {
+    /// Parses a cron `schedule` in zone `time_zone`, open `duration_ms` after each occurrence.
+    pub fn parse(
+        schedule: &str,
+        time_zone: &str,
+        duration_ms: u64,
+    ) -> Result<Schedule, DomainError> {
+        if schedule.len() > MAX_SCHEDULE_BYTES {
+            return Err(DomainError::invalid(
+                "schedule",
+                crate::errors::clip(schedule),
+                "a schedule is at most 200 bytes",
+            ));
+        }
+        let cron = Cron::from_str(schedule).map_err(|e| {
+            DomainError::invalid("schedule", crate::errors::clip(schedule), &e.to_string())
+        })?;
+        let tz = Tz::from_str(time_zone).map_err(|_| {
+            DomainError::invalid(
+                "time_zone",
+                crate::errors::clip(time_zone),
+                "an IANA time zone such as Europe/Berlin or UTC",
+            )
+        })?;
+        if !(1_000..=MAX_WINDOW_MS).contains(&duration_ms) {
+            return Err(DomainError::invalid(
+                "duration",
+                format!("{duration_ms}ms"),
+                "a window lasts 1s to 31 days",
+            ));
+        }
+        Ok(Schedule {
+            cron,
+            tz,
+            duration_ms,
+        })
+    }
+
+    fn at(&self, t: Timestamp) -> Option<DateTime<Tz>> {
+        self.tz
+            .timestamp_millis_opt(i64::try_from(t).ok()?)
+            .single()
+    }
+
+    fn ms(t: &DateTime<Tz>) -> Option<Timestamp> {
+        u64::try_from(t.timestamp_millis()).ok()
+    }
+
+    /// The latest opening at or before `t`.
+    pub fn last_opening(&self, t: Timestamp) -> Option<Timestamp> {
+        let at = self.at(t)?;
+        let prev = self.cron.find_previous_occurrence(&at, true).ok()?;
+        Self::ms(&prev)
+    }
+
+    /// The first opening strictly after `t`.
+    pub fn next_opening(&self, t: Timestamp) -> Option<Timestamp> {
+        let at = self.at(t)?;
+        let next = self.cron.find_next_occurrence(&at, false).ok()?;
+        Self::ms(&next)
+    }
+
+    /// Whether the window is open at `t`.
+    pub fn in_force(&self, t: Timestamp) -> bool {
+        self.last_opening(t)
+            .is_some_and(|o| o.saturating_add(self.duration_ms) > t)
+    }
+
+    /// When the window open at `t` closes, following occurrences that start before it ends (`None`: it
+    /// never closes, or is not open at `t`).
+    pub fn closes(&self, t: Timestamp) -> Option<Timestamp> {
+        let mut start = self.last_opening(t)?;
+        let mut end = start.saturating_add(self.duration_ms);
+        if end <= t {
+            return None;
+        }
+        for _ in 0..1_000 {
+            match self.next_opening(start) {
+                Some(n) if n <= end => {
+                    start = n;
+                    end = end.max(n.saturating_add(self.duration_ms));
+                }
+                _ => return Some(end),
+            }
+        }
+        None
+    }
+
+    /// The first time after `t` at which the window opens or closes.
+    pub fn next_change(&self, t: Timestamp) -> Option<Timestamp> {
+        if self.in_force(t) {
+            self.closes(t)
+        } else {
+            self.next_opening(t)
+        }
+    }
+
+    /// The next `n` times it opens after `t`, with when each closes.
+    pub fn openings(&self, t: Timestamp, n: usize) -> Vec<(Timestamp, Timestamp)> {
+        let mut out = Vec::new();
+        let mut from = t;
+        while out.len() < n {
+            let Some(open) = self.next_opening(from) else {
+                break;
+            };
+            let close = self
+                .closes(open)
+                .unwrap_or(open.saturating_add(self.duration_ms));
+            out.push((open, close));
+            from = close.max(open);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "windows_test.rs"]
+mod tests;
