@@ -33,6 +33,8 @@ Client:
   deploy      Deployments: start, inspect, steer, pulse, watch, undo
   group       Consumer groups and group deployments
   version     Print this client's version and every server's
+  login       Save a cluster's servers and token as a named context (~/.config/convoy/config.toml)
+  context     The CLI's contexts: list, use, current, delete
 
 Tools:
   demo        Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill
@@ -46,7 +48,8 @@ Tools:
 Options:
 {options}
 
-Client flags (--server, -o, --token, --token-file, --ca-file) may come before or after the command.
+Client flags (--server, --context, -o, --token, --token-file, --ca-file) may come before or after the
+command; what none of them says comes from the current context (`convoy login`).
 ";
 
 /// convoy: a highly available rollout scheduler.

@@ -14,16 +14,20 @@ use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resour
 /// Flags every client command takes (they may appear anywhere after the command name).
 #[derive(Debug, Clone, Args)]
 pub struct GlobalOpts {
-    /// Servers to talk to, comma-separated; the next one is tried when one is down.
+    /// Servers to talk to, comma-separated; the next one is tried when one is down (default: the
+    /// current context's, else 127.0.0.1:8081).
     #[arg(
         long,
         env = "CONVOY_SERVER",
-        default_value = "127.0.0.1:8081",
         global = true,
         value_name = "HOST:PORT[,HOST:PORT...]"
     )]
-    pub server: String,
-    /// Output: aligned tables for people, or the server's JSON for scripts.
+    pub server: Option<String>,
+    /// The context of the CLI's config file to use (default: its current one; see `convoy login`).
+    #[arg(long, env = "CONVOY_CONTEXT", global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Output: aligned tables for people (`wide`: with more columns), or the server's answer as JSON or
+    /// YAML for scripts.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table, global = true)]
     pub output: Output,
     /// API token secret sent as `Authorization: Bearer` (prefer CONVOY_TOKEN or --token-file: a flag shows in `ps`).
@@ -48,8 +52,30 @@ pub struct GlobalOpts {
 pub enum Output {
     /// Aligned columns for people (the default).
     Table,
+    /// Aligned columns, with more of them where a list has more to show.
+    Wide,
     /// The server's JSON, pretty-printed.
     Json,
+    /// The server's answer as YAML.
+    Yaml,
+}
+
+impl Output {
+    /// Whether people read it (a table, wide or not) rather than scripts (JSON, YAML).
+    pub fn is_table(self) -> bool {
+        matches!(self, Output::Table | Output::Wide)
+    }
+}
+
+/// `--limit` and `--watch`, on every list command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
+pub struct ListArgs {
+    /// Show at most this many rows (the first ones in the list's order).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub limit: Option<u32>,
+    /// Keep running: print the list again whenever the cluster changes it (Ctrl-C to stop).
+    #[arg(long, short = 'w')]
+    pub watch: bool,
 }
 
 /// `convoy resource ...`
@@ -63,7 +89,7 @@ pub enum ResourceCommand {
     /// Publish a new version of a resource.
     Publish(PublishArgs),
     /// List resources: how many versions each has, the newest and its label.
-    List,
+    List(ListArgs),
     /// Show a resource and its versions.
     Show {
         /// Name of the resource to show.
@@ -117,6 +143,10 @@ pub struct PublishArgs {
     /// Free metadata `KEY=VALUE` (repeatable).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub metadata: Vec<(String, String)>,
+    /// Show which consumers would take the version and how (at once on weak subscriptions, through a
+    /// deployment on strong ones), publishing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `convoy consumer ...`
@@ -170,7 +200,7 @@ pub enum ConsumerCommand {
         name: String,
     },
     /// List consumers: how many nodes each has and the resources it subscribes to.
-    List,
+    List(ListArgs),
 }
 
 /// Consistency mode of a subscription.
@@ -268,7 +298,7 @@ pub enum GroupCommand {
         members: Vec<Member>,
     },
     /// List consumer groups.
-    List,
+    List(ListArgs),
     /// Show a consumer group.
     Show {
         /// Name of the group to show.
@@ -316,6 +346,8 @@ pub enum NodeCommand {
         /// Only this consumer's nodes.
         #[arg(long)]
         consumer: Option<String>,
+        #[command(flatten)]
+        list: ListArgs,
     },
     /// Show a node: versions, deployments, targets and when it last reported.
     Show {
