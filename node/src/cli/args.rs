@@ -9,6 +9,7 @@ use convoy_actors::domain::{Dependency, FailedNodes, Member};
 pub use super::deploy_args::{
     CompletionArgs, DeployCommand, OnTimeoutArg, StartArgs, StatusArg, StrategyArgs, StrategyKind,
 };
+pub use super::list_args::ListArgs;
 use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
 
 /// Flags every client command takes (they may appear anywhere after the command name).
@@ -65,17 +66,6 @@ impl Output {
     pub fn is_table(self) -> bool {
         matches!(self, Output::Table | Output::Wide)
     }
-}
-
-/// `--limit` and `--watch`, on every list command.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
-pub struct ListArgs {
-    /// Show at most this many rows (the first ones in the list's order).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub limit: Option<u32>,
-    /// Keep running: print the list again whenever the cluster changes it (Ctrl-C to stop).
-    #[arg(long, short = 'w')]
-    pub watch: bool,
 }
 
 /// `convoy resource ...`

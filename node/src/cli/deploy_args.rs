@@ -88,7 +88,7 @@ pub enum DeployCommand {
         #[arg(long, value_enum)]
         status: Option<StatusArg>,
         #[command(flatten)]
-        list: super::args::ListArgs,
+        list: super::list_args::ListArgs,
     },
     /// Pause a deployment (paused_by = user), by id or by CONSUMER/RESOURCE.
     Pause(ActionArgs),

@@ -21,6 +21,7 @@ mod explain;
 mod fleet;
 pub mod hoist;
 mod list;
+mod list_args;
 mod natural;
 mod output;
 mod parse;
