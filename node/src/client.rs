@@ -235,12 +235,15 @@ impl ApiClient {
         path: &str,
         body: Option<&B>,
     ) -> Result<T, ClientError> {
-        let deadline = Instant::now() + self.patience;
+        let started = Instant::now();
+        let deadline = started + self.patience;
         let n = self.servers.len();
         let mut attempt = 0usize;
         let mut last;
         // Servers of the current round that refused the connection.
         let mut refused = 0usize;
+        // The last 503 (a server that answered, without a leader to serve the request).
+        let mut unavailable: Option<String> = None;
         loop {
             let index = (self.preferred.load(Ordering::Relaxed) + attempt) % n;
             let server = &self.servers[index];
@@ -258,7 +261,11 @@ impl ApiClient {
                         return Err(rate_limited(&bytes, retry_after));
                     }
                     if status == 503 {
-                        last = format!("{server}: {}", String::from_utf8_lossy(&bytes));
+                        last = format!("{server}: {}", error_message(server, status, &bytes));
+                        // Only convoy's own 503 says the cluster has no leader.
+                        if api_error(&bytes).is_some() {
+                            unavailable = Some(last.clone());
+                        }
                     } else {
                         self.preferred.store(index, Ordering::Relaxed);
                         return decode(server, path, status, &bytes);
@@ -266,12 +273,12 @@ impl ApiClient {
                 }
                 Err(e) if e.is_connect() => {
                     refused += 1;
-                    last = format!("{server}: {}", cause(&e));
+                    last = format!("{server}: {}", failure(&e));
                 }
                 Err(e) => {
                     return Err(ClientError::Unreachable {
                         servers: self.servers.join(","),
-                        last: format!("{server}: {}", cause(&e)),
+                        last: format!("{server}: {}", failure(&e)),
                     })
                 }
             }
@@ -287,9 +294,18 @@ impl ApiClient {
             }
             // Every server is tried once, even with no patience left.
             if attempt >= n && Instant::now() >= deadline {
-                return Err(ClientError::Unreachable {
-                    servers: self.servers.join(","),
-                    last,
+                // A person is told the servers answered (the agent and the tools keep one variant
+                // for "try again later").
+                return Err(match unavailable.filter(|_| self.fail_fast) {
+                    Some(last) => ClientError::NoLeader {
+                        servers: self.servers.join(","),
+                        waited: started.elapsed(),
+                        last,
+                    },
+                    None => ClientError::Unreachable {
+                        servers: self.servers.join(","),
+                        last,
+                    },
                 });
             }
             if attempt.is_multiple_of(n) {
@@ -338,7 +354,7 @@ impl ApiClient {
                     // Busy or without a leader: the next server may serve it.
                     unavailable = Some(refused);
                 }
-                Err(e) => last = format!("{server}: {e}"),
+                Err(e) => last = format!("{server}: {}", cause(&e)),
             }
         }
         Err(unavailable.unwrap_or_else(|| ClientError::Unreachable {
@@ -348,11 +364,32 @@ impl ApiClient {
     }
 }
 
-/// Every request gives up after 15 s, a connection attempt after 2 s.
+/// How long a request may take, answer included.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a connection attempt may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Every request gives up after [`REQUEST_TIMEOUT`], a connection attempt after [`CONNECT_TIMEOUT`].
 fn with_timeouts(builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
     builder
-        .timeout(Duration::from_secs(15))
-        .connect_timeout(Duration::from_secs(2))
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
+}
+
+/// Why a request with the client's own timeouts failed: which timeout ran out and how long it is
+/// (`no answer within 2s (connect timeout)`), else the root cause.
+fn failure(e: &reqwest::Error) -> String {
+    match (e.is_timeout(), e.is_connect()) {
+        (true, true) => format!(
+            "no answer within {}s (connect timeout)",
+            CONNECT_TIMEOUT.as_secs()
+        ),
+        (true, false) => format!(
+            "no answer within {}s (request timeout)",
+            REQUEST_TIMEOUT.as_secs()
+        ),
+        _ => cause(e),
+    }
 }
 
 /// The most a server's `Retry-After` is honoured for (a wrong header never parks a client for long).
@@ -382,6 +419,41 @@ fn rate_limited(bytes: &[u8], retry_after: Duration) -> ClientError {
     }
 }
 
+/// The `(code, message)` of the API's error shape (`{"error": {"code", "message"}}`), if `bytes` is one.
+fn api_error(bytes: &[u8]) -> Option<(String, String)> {
+    let body: Value = serde_json::from_slice(bytes).ok()?;
+    let error = body.get("error")?;
+    Some((
+        error["code"].as_str()?.to_string(),
+        error["message"].as_str()?.to_string(),
+    ))
+}
+
+/// What an error answer says: the API's message, or, for an answer that is not convoy's (a proxy, another
+/// service), who answered what, so that an error is never empty.
+fn error_message(server: &str, status: u16, bytes: &[u8]) -> String {
+    match api_error(bytes) {
+        Some((_, message)) => message,
+        None => {
+            let reason = reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("");
+            let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+                "an empty body".to_string()
+            } else {
+                format!(
+                    "a body that is not convoy's: {}",
+                    convoy_actors::domain::clip(String::from_utf8_lossy(bytes).trim())
+                )
+            };
+            format!(
+                "{server} answered {status} {reason} with {body} (not a convoy server, or a proxy in between?)"
+            )
+        }
+    }
+}
+
 fn decode<T: DeserializeOwned>(
     server: &str,
     path: &str,
@@ -396,15 +468,10 @@ fn decode<T: DeserializeOwned>(
             reason: e.to_string(),
         });
     }
-    let body: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-    let error = &body["error"];
     Err(ClientError::Api {
         status,
-        code: error["code"].as_str().unwrap_or("http_error").to_string(),
-        message: error["message"]
-            .as_str()
-            .map(String::from)
-            .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned()),
+        code: api_error(bytes).map_or_else(|| "http_error".to_string(), |(code, _)| code),
+        message: error_message(server, status, bytes),
     })
 }
 

@@ -41,9 +41,29 @@ pub enum ClientError {
         /// The server's `Retry-After`.
         retry_after: std::time::Duration,
     },
+    /// Servers answered, but none could serve the request before the deadline: 503, the cluster has no
+    /// leader (or cannot commit, or the server is not a member). `last` is the last server's own message.
+    #[error("{} reachable, but the cluster has no leader (waited {}s): {last}", reached(.servers), .waited.as_secs())]
+    NoLeader {
+        /// The servers tried.
+        servers: String,
+        /// How long the client kept trying.
+        waited: std::time::Duration,
+        /// The last 503: the server and its message.
+        last: String,
+    },
     /// No server address was given.
     #[error("no server given: pass --server host:port[,host:port...] or set CONVOY_SERVER")]
     NoServers,
+}
+
+/// `server a:1 is` or `servers a:1,b:2 are`.
+fn reached(servers: &str) -> String {
+    if servers.contains(',') {
+        format!("servers {servers} are")
+    } else {
+        format!("server {servers} is")
+    }
 }
 
 /// ` (tried a, b and c)` when more than one server was tried.

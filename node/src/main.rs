@@ -34,6 +34,8 @@ Client:
   group       Consumer groups and group deployments
   window      Maintenance windows: list, show, next openings, create, delete
   version     Print this client's version and every server's
+  login       Save a cluster's servers and token as a named context (~/.config/convoy/config.toml)
+  context     The CLI's contexts: list, use, current, delete
 
 Tools:
   demo        Run the demo: a local 3-server cluster, a simulated fleet, a rollout through a leader kill
@@ -47,7 +49,8 @@ Tools:
 Options:
 {options}
 
-Client flags (--server, -o, --token, --token-file, --ca-file) may come before or after the command.
+Client flags (--server, --context, -o, --token, --token-file, --ca-file) may come before or after the
+command; what none of them says comes from the current context (`convoy login`).
 ";
 
 /// convoy: a highly available rollout scheduler.

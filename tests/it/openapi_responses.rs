@@ -2,13 +2,16 @@
 //! on is driven through every operation of `/openapi.json` (reads, writes with valid bodies, dry runs, streams,
 //! static files) and through refusals (400, 401, 403, 404, 409, 415); each answer's status must be one the spec
 //! declares for that operation, its media type the declared one, and a JSON body must validate against the
-//! declared schema (errors all against the one shared error schema).
+//! declared schema (errors all against the one shared error schema). A stream's events (`{event, id, data}`)
+//! must each match the item schema its answer declares (`x-itemSchema`), and their `data` the JSON schema the
+//! event's name is given there; every event of both streams is seen at least once.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
 use convoy_node::api::auth::table;
+use convoy_node::sse::{SseEvent, SseReader};
 use convoy_tests::schema::validate;
 use convoy_tests::{eventually, Cluster, ClusterOptions};
 use serde_json::{json, Value};
@@ -21,6 +24,57 @@ struct Probe {
     http: reqwest::Client,
     seen: BTreeSet<(String, String)>,
     checked: usize,
+    /// `(path pattern, event name)` of every streamed event validated.
+    events: BTreeSet<(String, String)>,
+    /// An open stream kept for later (the `closed` event of a revoked token).
+    kept: Option<(String, SseReader)>,
+}
+
+/// The events a stream sends soon: the first within 10 s, then those that follow within half a second
+/// (at most 10), until the stream ends.
+async fn first_events(reader: &mut SseReader) -> anyhow::Result<Vec<SseEvent>> {
+    let mut events = Vec::new();
+    let mut wait = Duration::from_secs(10);
+    while events.len() < 10 {
+        match tokio::time::timeout(wait, reader.next()).await {
+            Ok(Ok(Some(event))) => events.push(event),
+            Ok(Ok(None)) | Err(_) => break,
+            Ok(Err(e)) => anyhow::bail!("{e}"),
+        }
+        wait = Duration::from_millis(500);
+    }
+    Ok(events)
+}
+
+/// Checks one streamed event against the item schema `item` of `spec`: the event as `{event, id, data}`,
+/// then its `data` as JSON against the schema its name is given.
+fn check_event(spec: &Value, item: &Value, event: &SseEvent) -> anyhow::Result<()> {
+    let as_item = json!({"event": event.event, "id": event.id, "data": event.data});
+    if let Err(errors) = validate(spec, item, &as_item) {
+        anyhow::bail!(
+            "event {:?} does not match the item schema:\n  {}\nevent: {}",
+            event.event,
+            errors.join("\n  "),
+            convoy_actors::domain::clip(&as_item.to_string())
+        );
+    }
+    let branch = item["oneOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["properties"]["event"]["const"] == event.event.as_str())
+        .with_context(|| format!("no item schema for event {:?}", event.event))?;
+    let data: Value = serde_json::from_str(&event.data)
+        .with_context(|| format!("event {:?}: data is not JSON", event.event))?;
+    if let Err(errors) = validate(spec, &branch["properties"]["data"]["contentSchema"], &data) {
+        anyhow::bail!(
+            "event {:?}: data does not match its schema:\n  {}\ndata: {}",
+            event.event,
+            errors.join("\n  "),
+            convoy_actors::domain::clip(&event.data)
+        );
+    }
+    Ok(())
 }
 
 impl Probe {
@@ -92,9 +146,11 @@ impl Probe {
         if let Some(r) = declared["$ref"].as_str() {
             declared = self.spec.pointer(&r[1..]).cloned().unwrap_or_default();
         }
-        // Streams never end: their head is the answer.
+        // Streams need not end: their head and first events are the answer.
         let streaming = media.starts_with("text/event-stream");
+        let mut stream = None;
         let bytes = if streaming {
+            stream = Some(SseReader::new(response));
             Default::default()
         } else {
             response.bytes().await?
@@ -125,6 +181,22 @@ impl Probe {
             main(&media) == main(declared_media),
             "{method} {path}: {status} answered {media}, the spec says {declared_media}"
         );
+        if let Some(mut reader) = stream {
+            let item = &content[declared_media.as_str()]["x-itemSchema"];
+            ensure!(
+                item.is_object(),
+                "{method} {path}: {status} streams {declared_media} but the spec describes no event (x-itemSchema)"
+            );
+            let events = first_events(&mut reader).await?;
+            ensure!(!events.is_empty(), "{method} {path}: no event within 10 s");
+            for event in &events {
+                check_event(&self.spec, item, event).with_context(|| format!("{method} {path}"))?;
+                self.events
+                    .insert((rule.pattern.to_string(), event.event.clone()));
+            }
+            self.kept = Some((rule.pattern.to_string(), reader));
+            return Ok(Value::Null);
+        }
         if main(declared_media) != "application/json" {
             return Ok(Value::Null);
         }
@@ -171,6 +243,8 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         http,
         seen: BTreeSet::new(),
         checked: 0,
+        events: BTreeSet::new(),
+        kept: None,
     };
 
     // Readiness first: the bootstrap token must be applied before anything else.
@@ -265,6 +339,13 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         )
         .await?;
     }
+    p.admin(
+        "POST",
+        "/v1/resources/app/versions?dry_run=true",
+        Some(json!({"label": "maybe"})),
+        200,
+    )
+    .await?;
     p.admin(
         "POST",
         "/v1/resources/app/versions/3/retract",
@@ -455,6 +536,9 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         200,
     )
     .await?;
+    // Ended: its feed sends the last summary and `end`, then closes.
+    p.admin("GET", &format!("/v1/deployments/{id}/watch"), None, 200)
+        .await?;
     p.admin("POST", "/v1/deployments/d-99/abort", Some(json!({})), 404)
         .await?;
     p.admin("POST", &format!("{pair}/abort"), Some(json!({})), 404)
@@ -538,7 +622,26 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     p.admin("DELETE", "/v1/consumers/web/subscriptions/app", None, 200)
         .await?;
     p.admin("DELETE", "/v1/consumers/web", None, 200).await?;
+    // The reader's change feed ends with `closed` once its token is revoked.
+    p.call("GET", "/v1/watch", Some(&reader), None, 200).await?;
+    let (pattern, mut feed) = p.kept.take().context("the reader's feed")?;
     p.admin("DELETE", "/v1/tokens/viewer", None, 200).await?;
+    let item = p.spec["paths"][pattern.as_str()]["get"]["responses"]["200"]["content"]
+        ["text/event-stream"]["x-itemSchema"]
+        .clone();
+    let closed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match feed.next().await {
+                Ok(Some(e)) if e.event == "closed" => return Ok(e),
+                Ok(Some(_)) => continue,
+                other => anyhow::bail!("the feed ended without `closed`: {other:?}"),
+            }
+        }
+    })
+    .await
+    .context("no `closed` event within 30 s")??;
+    check_event(&p.spec, &item, &closed)?;
+    p.events.insert((pattern, closed.event));
     p.admin("DELETE", "/v1/tokens/viewer", None, 404).await?;
 
     let mut missing = Vec::new();
@@ -554,5 +657,40 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         "operations never exercised: {missing:?}"
     );
     ensure!(p.checked >= 60, "only {} JSON answers validated", p.checked);
+    let events: Vec<String> = p.events.iter().map(|(r, e)| format!("{r} {e}")).collect();
+    for want in [
+        "/v1/watch applied",
+        "/v1/watch closed",
+        "/v1/deployments/{id}/watch summary",
+        "/v1/deployments/{id}/watch end",
+    ] {
+        ensure!(
+            events.iter().any(|e| e == want),
+            "event never validated: {want} (seen: {events:?})"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_document_is_the_same_bytes_on_every_server() -> anyhow::Result<()> {
+    let cluster = Cluster::start(2).await?;
+    let http = reqwest::Client::new();
+    let mut documents = Vec::new();
+    for addr in cluster.http_addrs() {
+        let bytes = http
+            .get(format!("http://{addr}/openapi.json"))
+            .send()
+            .await?
+            .bytes()
+            .await?;
+        documents.push(bytes);
+    }
+    ensure!(
+        documents.windows(2).all(|w| w[0] == w[1]),
+        "two processes serve different bytes for one document ({} and {} bytes)",
+        documents[0].len(),
+        documents[1].len()
+    );
     Ok(())
 }

@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::route::Route;
 use super::stream_slots::{Limits, Slot, Slots};
-use super::watch::{token_guard, SSE};
+use super::watch::token_guard;
 use crate::replica::Replica;
 use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
@@ -60,10 +60,10 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/deployments/{id}/watch", Read, "watch deployments")
             .summary("A deployment's changes (SSE)")
             .to(watch)
-            .text(
+            .events(
                 200,
                 "Server-sent events as the deployment changes.",
-                Some(SSE),
+                super::openapi::events::deployment_feed,
             )
             .errors(&[404]),
     ]

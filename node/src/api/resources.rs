@@ -4,12 +4,15 @@ use std::collections::BTreeMap;
 
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, ReadResources};
-use convoy_actors::domain::{Artifact, Command, Dependency, ResourceView, Response};
+use convoy_actors::domain::{
+    Artifact, ClusterState, Command, Dependency, DomainError, Mode, ResourceView, Response,
+};
 use serde::Deserialize;
 
 use super::auth::Caller;
+use super::deployments::DryRun;
 use super::error::ApiError;
-use super::openapi::answers::VersionPublished;
+use super::openapi::answers::{Reach, Taker, VersionPublished};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -36,10 +39,15 @@ pub fn routes() -> Vec<Route> {
             .json::<ResourceView>(200, "The resource and its versions.")
             .errors(&[400, 404]),
         Route::post("/v1/resources/{name}/versions", Operate, "publish versions")
-            .summary("Publish a version")
+            .summary("Publish a version (or see who would take it with dry_run)")
             .to(publish)
+            .query::<DryRun>()
             .body::<PublishVersion>()
-            .json::<VersionPublished>(201, "The new version.")
+            .json::<VersionPublished>(201, "The new version and the consumers that take it.")
+            .json::<VersionPublished>(
+                200,
+                "`?dry_run=true`: the version it would be and the consumers that would take it; nothing published.",
+            )
             .errors(&[400, 404, 409]),
         Route::post(
             "/v1/resources/{name}/versions/{version}/retract",
@@ -120,9 +128,47 @@ pub(crate) struct PublishVersion {
     unchecked: bool,
 }
 
+/// Who takes version `version` of `resource` in `s`: every consumer subscribed to it whose selection
+/// (`ClusterState::selected_version`, the domain's own rule) is that version; with `deployments`, the
+/// deployment of it a strong one runs.
+fn reach(s: &ClusterState, resource: &str, version: u64, deployments: bool) -> Reach {
+    let mut reach = Reach::default();
+    for name in s.consumer_names() {
+        if s.selected_version(name, resource) != Some(version) {
+            continue;
+        }
+        let Some(c) = s.consumer(name) else { continue };
+        let Some(sub) = c.subscriptions.get(resource) else {
+            continue;
+        };
+        let taker = Taker {
+            consumer: c.name.clone(),
+            nodes: c.nodes.len() as u64,
+            // Its active deployment, when it is one of this version (another one makes it wait).
+            deployment: sub
+                .deployment
+                .filter(|d| deployments && s.rollout_of(*d).is_some_and(|(_, _, v)| v == version)),
+        };
+        let list = match sub.mode {
+            Mode::Weak => {
+                reach.nodes_at_once += taker.nodes;
+                &mut reach.at_once
+            }
+            Mode::Strong => &mut reach.by_deployment,
+        };
+        if list.len() < Reach::MAX_LISTED {
+            list.push(taker);
+        } else {
+            reach.unlisted += 1;
+        }
+    }
+    reach
+}
+
 async fn publish(
     replica: web::Data<Replica>,
     name: web::Path<String>,
+    q: web::Query<DryRun>,
     body: web::Json<PublishVersion>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
@@ -143,19 +189,50 @@ async fn publish(
             other => (k, other.to_string()),
         })
         .collect();
-    let response = replica
-        .propose(Command::PublishVersion {
-            resource: name.into_inner(),
-            label: body.label,
-            artifact: body.artifact,
-            metadata,
-            depends_on: body.depends_on,
-            health_port: body.health_port,
-        })
-        .await?;
-    match response {
+    let command = Command::PublishVersion {
+        resource: name.into_inner(),
+        label: body.label,
+        artifact: body.artifact,
+        metadata,
+        depends_on: body.depends_on,
+        health_port: body.health_port,
+    };
+    if q.dry_run {
+        // The command applied to a copy of the state (copy-on-write: cheap), read as a publish would leave it.
+        let at = convoy_time::Clock::wall_ms(&convoy_time::SystemClock);
+        let answer = replica
+            .read(
+                false,
+                move |s| -> Result<Option<VersionPublished>, DomainError> {
+                    convoy_actors::domain::precheck(s, &command)?;
+                    let mut after = s.clone();
+                    match after.apply(command, at)? {
+                        Response::VersionPublished { resource, version } => {
+                            Ok(Some(VersionPublished {
+                                reach: reach(&after, &resource, version, false),
+                                resource,
+                                version,
+                            }))
+                        }
+                        _ => Ok(None),
+                    }
+                },
+            )
+            .await?
+            .map_err(ApiError::from)?
+            .ok_or_else(|| ApiError::Internal("unexpected answer to a dry-run publish".into()))?;
+        return Ok(HttpResponse::Ok().json(answer));
+    }
+    match replica.propose(command).await? {
         Response::VersionPublished { resource, version } => {
-            Ok(HttpResponse::Created().json(VersionPublished { resource, version }))
+            let answer = replica
+                .read_written(move |s| VersionPublished {
+                    reach: reach(s, &resource, version, true),
+                    resource,
+                    version,
+                })
+                .await?;
+            Ok(HttpResponse::Created().json(answer))
         }
         other => Err(ApiError::Internal(format!(
             "unexpected answer to publish: {other:?}"

@@ -45,7 +45,13 @@ pub enum Content {
     AnyObject,
     /// Text of this media type, or no body at all.
     Text(Option<&'static str>),
+    /// A stream of server-sent events (`text/event-stream`): each event's name and the schema of its
+    /// JSON `data`.
+    Events(EventsOf),
 }
+
+/// The events of a stream, their schemas registered in the spec being built when called.
+pub type EventsOf = fn(&mut Spec) -> Vec<(&'static str, RefOr<Schema>)>;
 
 /// One answer of an operation: its status, what it means, and what it carries.
 #[derive(Clone, Copy)]
@@ -179,6 +185,11 @@ impl Route {
     /// An answer that is not JSON: `content_type` text, or none.
     pub fn text(self, status: u16, what: &'static str, content_type: Option<&'static str>) -> Self {
         self.answer(status, what, Content::Text(content_type))
+    }
+
+    /// A stream of server-sent events: `events` names each event and the schema of its `data`.
+    pub fn events(self, status: u16, what: &'static str, events: EventsOf) -> Self {
+        self.answer(status, what, Content::Events(events))
     }
 
     /// An answer with `content`.

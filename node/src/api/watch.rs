@@ -67,10 +67,10 @@ pub fn routes() -> Vec<Route> {
     vec![Route::get("/v1/watch", Read, "watch the cluster's changes")
         .summary("Change feed of the whole cluster (SSE)")
         .to(watch_cluster)
-        .text(
+        .events(
             200,
             "Server-sent events as this server's applied index moves.",
-            Some(SSE),
+            super::openapi::events::cluster_feed,
         )]
 }
 

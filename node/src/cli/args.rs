@@ -10,21 +10,26 @@ pub use super::deploy_args::{
     CompletionArgs, DeployCommand, GateArg, OnTimeoutArg, PacingArgs, StartArgs, StatusArg,
     StrategyArgs, StrategyKind,
 };
+pub use super::list_args::ListArgs;
 use super::parse::{parse_dependency, parse_key_value, parse_member, parse_resource_version};
 
 /// Flags every client command takes (they may appear anywhere after the command name).
 #[derive(Debug, Clone, Args)]
 pub struct GlobalOpts {
-    /// Servers to talk to, comma-separated; the next one is tried when one is down.
+    /// Servers to talk to, comma-separated; the next one is tried when one is down (default: the
+    /// current context's, else 127.0.0.1:8081).
     #[arg(
         long,
         env = "CONVOY_SERVER",
-        default_value = "127.0.0.1:8081",
         global = true,
         value_name = "HOST:PORT[,HOST:PORT...]"
     )]
-    pub server: String,
-    /// Output: aligned tables for people, or the server's JSON for scripts.
+    pub server: Option<String>,
+    /// The context of the CLI's config file to use (default: its current one; see `convoy login`).
+    #[arg(long, env = "CONVOY_CONTEXT", global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Output: aligned tables for people (`wide`: with more columns), or the server's answer as JSON or
+    /// YAML for scripts.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table, global = true)]
     pub output: Output,
     /// API token secret sent as `Authorization: Bearer` (prefer CONVOY_TOKEN or --token-file: a flag shows in `ps`).
@@ -49,8 +54,19 @@ pub struct GlobalOpts {
 pub enum Output {
     /// Aligned columns for people (the default).
     Table,
+    /// Aligned columns, with more of them where a list has more to show.
+    Wide,
     /// The server's JSON, pretty-printed.
     Json,
+    /// The server's answer as YAML.
+    Yaml,
+}
+
+impl Output {
+    /// Whether people read it (a table, wide or not) rather than scripts (JSON, YAML).
+    pub fn is_table(self) -> bool {
+        matches!(self, Output::Table | Output::Wide)
+    }
 }
 
 /// `convoy resource ...`
@@ -64,7 +80,7 @@ pub enum ResourceCommand {
     /// Publish a new version of a resource.
     Publish(PublishArgs),
     /// List resources: how many versions each has, the newest and its label.
-    List,
+    List(ListArgs),
     /// Show a resource and its versions.
     Show {
         /// Name of the resource to show.
@@ -118,6 +134,10 @@ pub struct PublishArgs {
     /// Free metadata `KEY=VALUE` (repeatable).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_key_value)]
     pub metadata: Vec<(String, String)>,
+    /// Show which consumers would take the version and how (at once on weak subscriptions, through a
+    /// deployment on strong ones), publishing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `convoy consumer ...`
@@ -171,7 +191,7 @@ pub enum ConsumerCommand {
         name: String,
     },
     /// List consumers: how many nodes each has and the resources it subscribes to.
-    List,
+    List(ListArgs),
     /// Show, set (`--max-unavailable`, `--min-available`) or remove (`--delete`) a consumer's disruption
     /// budget: how many of its nodes every deployment together may take down at once.
     Budget(BudgetArgs),
@@ -272,7 +292,7 @@ pub enum GroupCommand {
         members: Vec<Member>,
     },
     /// List consumer groups.
-    List,
+    List(ListArgs),
     /// Show a consumer group.
     Show {
         /// Name of the group to show.
@@ -320,6 +340,8 @@ pub enum NodeCommand {
         /// Only this consumer's nodes.
         #[arg(long)]
         consumer: Option<String>,
+        #[command(flatten)]
+        list: ListArgs,
     },
     /// Show a node: versions, deployments, targets and when it last reported.
     Show {

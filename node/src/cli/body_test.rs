@@ -340,16 +340,17 @@ fn global_flags_go_anywhere_and_default() {
         panic!()
     };
     assert_eq!(
-        (global.server.as_str(), global.output),
-        ("a:1,b:2", Output::Json)
+        (global.server.as_deref(), global.output),
+        (Some("a:1,b:2"), Output::Json)
     );
+    // Without the flag or CONVOY_SERVER the context decides (context.rs), else 127.0.0.1:8081.
     if std::env::var_os("CONVOY_SERVER").is_none() {
-        let ClientCommand::Cluster { global, .. } = parse("cluster status") else {
+        let ClientCommand::Cluster { global, .. } = parse("cluster status -o yaml") else {
             panic!()
         };
         assert_eq!(
-            (global.server.as_str(), global.output),
-            ("127.0.0.1:8081", Output::Table)
+            (global.server.as_deref(), global.output),
+            (None, Output::Yaml)
         );
     }
 }

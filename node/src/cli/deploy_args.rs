@@ -119,6 +119,8 @@ pub enum DeployCommand {
         /// Only active or only terminal ones.
         #[arg(long, value_enum)]
         status: Option<StatusArg>,
+        #[command(flatten)]
+        list: super::list_args::ListArgs,
     },
     /// Pause a deployment (paused_by = user), by id or by CONSUMER/RESOURCE.
     Pause(PauseArgs),
@@ -289,9 +291,29 @@ pub struct StartArgs {
     /// Follow the deployment after starting it, as `deploy watch` does.
     #[arg(long)]
     pub watch: bool,
+    /// Stop watching (exit 1) after this long, as `deploy watch --timeout` does; implies --watch. The
+    /// deployment goes on (its own deadline is --timeout-ms).
+    #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_duration)]
+    pub watch_timeout: Option<std::time::Duration>,
+    /// Show the plan (as `deploy plan` does), starting nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Not a flag of `deploy start`: refused with the two flags it may mean.
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = no_timeout_flag)]
+    pub timeout: Option<String>,
     /// Deploy a version held back on the consumer (a rollback held it), lifting the hold.
     #[arg(long)]
     pub force: bool,
+}
+
+/// `deploy start --timeout X`: people mean one of two flags; say both, with their value.
+fn no_timeout_flag(raw: &str) -> Result<String, String> {
+    let value: String = raw.chars().take(40).collect();
+    Err(format!(
+        "deploy start has no --timeout: to stop watching after {value} (the deployment goes on), use \
+         --watch-timeout {value}; to end the deployment itself after {value}, use --timeout-ms {value} \
+         (with --on-timeout finish|fail)"
+    ))
 }
 
 #[cfg(test)]

@@ -57,17 +57,34 @@ pub enum CliError {
         /// How its nodes ended (`0/1 nodes succeeded, 0 failed, 1 skipped`).
         counts: String,
     },
-    /// `deploy watch --timeout` ran out before the deployment ended.
-    #[error("deployment {id} had not ended after {after} (--timeout)")]
+    /// `deploy watch --timeout` (or `deploy start --watch-timeout`) ran out before the deployment ended.
+    #[error("deployment {id} had not ended after {after} ({flag}); it goes on: follow it with convoy deploy watch {id}")]
     WatchTimeout {
         /// The deployment.
         id: String,
         /// How long it was watched.
         after: String,
+        /// The flag that set the timeout.
+        flag: &'static str,
     },
     /// The server refused the request or could not be reached.
     #[error("{}", client_message(.0))]
     Client(#[from] ClientError),
+    /// The CLI's config file (contexts) cannot be used.
+    #[error(transparent)]
+    Config(#[from] super::config_file::ConfigFileError),
+    /// `context current` with no current context.
+    #[error("no current context in {path}: add one with convoy login, or pick one with convoy context use NAME")]
+    NoContext {
+        /// The config file.
+        path: String,
+    },
+    /// The server closed a change feed for good (the token was revoked or expired).
+    #[error("the server closed the change feed: {why}")]
+    StreamClosed {
+        /// The server's `closed` event.
+        why: String,
+    },
     /// The server refused the request; `hint` says what to do instead.
     #[error("{message}; {hint}")]
     Refused {
@@ -112,7 +129,10 @@ fn client_message(e: &ClientError) -> String {
     match e {
         ClientError::Api { message, .. } => message.clone(),
         ClientError::Unreachable { .. } => format!(
-            "{e}\nhint: start a server there, or point the CLI at one with --server HOST:PORT or CONVOY_SERVER=HOST:PORT[,HOST:PORT...]"
+            "{e}\nhint: start a server there, or point the CLI at one with --server HOST:PORT or CONVOY_SERVER=HOST:PORT[,HOST:PORT...] (or a context: convoy login)"
+        ),
+        ClientError::NoLeader { .. } => format!(
+            "{e}\nhint: a leader needs a majority of the servers up and connected to each other; see which answer with convoy cluster status"
         ),
         other => other.to_string(),
     }

@@ -10,33 +10,40 @@ use serde_json::{json, Value};
 
 use super::args::{
     ClusterCommand, ConsumerCommand, DeployCommand, GroupCommand, Output, ResourceCommand,
-    StatusArg,
+    StartArgs, StatusArg,
 };
 use super::body::{self, encode, query};
 use super::deploy_args::DeploymentRef;
 use super::error::CliError;
-use super::{deploy_file, explain, render, watch};
+use super::output::{document, print_document};
+use super::{deploy_file, explain, list, publish, render, watch};
 use crate::client::ApiClient;
 
-/// Prints `value` as JSON, or as the table `table` makes of its typed view (JSON if it does not decode).
+/// Prints `value` as JSON or YAML, or as the table `table` makes of its typed view (JSON if it does not
+/// decode).
 fn show<T: DeserializeOwned>(output: Output, value: &Value, table: impl Fn(&T) -> String) {
+    print!("{}", shown(output, value, |v: &T, _| table(v)));
+}
+
+/// `value` as JSON or YAML, or as the table `table` makes of its typed view, with more columns for
+/// `-o wide` (JSON if it does not decode).
+fn shown<T: DeserializeOwned>(
+    output: Output,
+    value: &Value,
+    table: impl Fn(&T, bool) -> String,
+) -> String {
     match (output, serde_json::from_value::<T>(value.clone())) {
-        (Output::Table, Ok(view)) => print!("{}", table(&view)),
-        _ => println!(
-            "{}",
-            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-        ),
+        (Output::Table | Output::Wide, Ok(view)) => table(&view, output == Output::Wide),
+        _ => document(output, value),
     }
 }
 
-/// Prints `value` as JSON, or the one-line `message` for tables.
+/// Prints `value` as JSON or YAML, or the one-line `message` for tables.
 fn say(output: Output, value: &Value, message: impl FnOnce() -> String) {
-    match output {
-        Output::Table => println!("{}", message()),
-        Output::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-        ),
+    if output.is_table() {
+        println!("{}", message());
+    } else {
+        print_document(output, value);
     }
 }
 
@@ -54,15 +61,17 @@ pub async fn resource(
             say(output, &v, || format!("created resource {name}"));
         }
         ResourceCommand::Publish(args) => {
-            let path = format!("/v1/resources/{}/versions", encode(&args.name));
+            let dry = if args.dry_run { "?dry_run=true" } else { "" };
+            let path = format!("/v1/resources/{}/versions{dry}", encode(&args.name));
             let v: Value = client.post(&path, &body::publish(&args)).await?;
-            say(output, &v, || {
-                format!("published {} version {}", args.name, v["version"])
-            });
+            say(output, &v, || publish::reach(&args.name, args.dry_run, &v));
         }
-        ResourceCommand::List => {
-            let v: Value = client.get("/v1/resources").await?;
-            show::<Vec<ResourceView>>(output, &v, |l| render::resources(l));
+        ResourceCommand::List(args) => {
+            let fetch = || async { Ok(client.get::<Value>("/v1/resources").await?) };
+            let table = |v: &Value| {
+                shown::<Vec<ResourceView>>(output, v, |l, wide| render::resources(l, wide))
+            };
+            return list::run(client, output, args, fetch, table).await;
         }
         ResourceCommand::Show { name } => {
             let v: Value = client
@@ -167,10 +176,12 @@ pub async fn consumer(
             return super::fleet::consumer_show(client, output, &name).await
         }
         ConsumerCommand::Budget(args) => return super::budget::run(client, output, args).await,
-        ConsumerCommand::List => {
-            let v: Value = client.get("/v1/consumers").await?;
-            show::<Vec<ConsumerView>>(output, &v, |l| render::consumers(l));
-            return Ok(());
+        ConsumerCommand::List(args) => {
+            let fetch = || async { Ok(client.get::<Value>("/v1/consumers").await?) };
+            let table = |v: &Value| {
+                shown::<Vec<ConsumerView>>(output, v, |l, wide| render::consumers(l, wide))
+            };
+            return list::run(client, output, args, fetch, table).await;
         }
     };
     show(output, &v, render::consumer);
@@ -184,6 +195,7 @@ pub async fn deploy(
     command: DeployCommand,
 ) -> Result<(), CliError> {
     match command {
+        DeployCommand::Start(args) if args.dry_run => return plan(client, output, &args).await,
         DeployCommand::Start(args) => {
             let file = args.file.as_deref().map(deploy_file::load).transpose()?;
             let request = body::start(&args, file)?;
@@ -195,8 +207,9 @@ pub async fn deploy(
                     v["status"].as_str().unwrap_or("?")
                 )
             });
-            if args.watch {
-                return watch::watch(client, &id, output, None).await;
+            if args.watch || args.watch_timeout.is_some() {
+                return watch::watch(client, &id, output, args.watch_timeout, "--watch-timeout")
+                    .await;
             }
         }
         DeployCommand::Info { id } => {
@@ -209,6 +222,7 @@ pub async fn deploy(
             consumer,
             resource,
             status,
+            list: args,
         } => {
             let status = status.map(|s| match s {
                 StatusArg::Active => "active",
@@ -219,8 +233,12 @@ pub async fn deploy(
                 ("resource", resource.as_deref()),
                 ("status", status),
             ]);
-            let v: Value = client.get(&format!("/v1/deployments{q}")).await?;
-            show::<Vec<DeploymentSummary>>(output, &v, |l| render::deployment_list(l));
+            let path = format!("/v1/deployments{q}");
+            let fetch = || async { Ok(client.get::<Value>(&path).await?) };
+            let table = |v: &Value| {
+                shown::<Vec<DeploymentSummary>>(output, v, |l, _| render::deployment_list(l))
+            };
+            return list::run(client, output, args, fetch, table).await;
         }
         DeployCommand::Pause(p) => {
             let a = p.action;
@@ -263,14 +281,7 @@ pub async fn deploy(
                 )
             });
         }
-        DeployCommand::Plan(args) => {
-            let file = args.file.as_deref().map(deploy_file::load).transpose()?;
-            let request = body::start(&args, file)?;
-            let v: Value = client
-                .post("/v1/deployments?dry_run=true", &request)
-                .await?;
-            show(output, &v, explain::deployment_plan);
-        }
+        DeployCommand::Plan(args) => return plan(client, output, &args).await,
         DeployCommand::Why { id, node } => {
             let v: Value = client
                 .get(&format!(
@@ -282,9 +293,20 @@ pub async fn deploy(
             show(output, &v, explain::node_history);
         }
         DeployCommand::Watch { id, timeout } => {
-            return watch::watch(client, &id, output, timeout).await
+            return watch::watch(client, &id, output, timeout, "--timeout").await
         }
     }
+    Ok(())
+}
+
+/// `deploy plan`, and `deploy start --dry-run`: what the start would do, changing nothing.
+async fn plan(client: &ApiClient, output: Output, args: &StartArgs) -> Result<(), CliError> {
+    let file = args.file.as_deref().map(deploy_file::load).transpose()?;
+    let request = body::start(args, file)?;
+    let v: Value = client
+        .post("/v1/deployments?dry_run=true", &request)
+        .await?;
+    show(output, &v, explain::deployment_plan);
     Ok(())
 }
 
@@ -343,9 +365,10 @@ pub async fn group(
                 .await?;
             show(output, &v, render::group);
         }
-        GroupCommand::List => {
-            let v: Value = client.get("/v1/groups").await?;
-            show::<Vec<GroupView>>(output, &v, |l| render::groups(l));
+        GroupCommand::List(args) => {
+            let fetch = || async { Ok(client.get::<Value>("/v1/groups").await?) };
+            let table = |v: &Value| shown::<Vec<GroupView>>(output, v, |l, _| render::groups(l));
+            return list::run(client, output, args, fetch, table).await;
         }
         GroupCommand::Show { name } => {
             let v: Value = client.get(&format!("/v1/groups/{}", encode(&name))).await?;

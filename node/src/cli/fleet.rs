@@ -10,19 +10,14 @@ use serde_json::{json, Value};
 use super::args::{NodeCommand, Output};
 use super::body::{encode, query};
 use super::error::CliError;
+use super::natural::natural_cmp;
+use super::output::print_document;
 use super::render;
 use super::table::{duration, opt, Table};
 use crate::client::ApiClient;
 
 /// How long `cluster status` and `version` wait for each member.
 const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
-
-fn print_json(value: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-    );
-}
 
 /// `key<sep>value` for each entry of the JSON object `v`, comma-separated; `-` when it has none.
 fn pairs(v: &Value, sep: char, value: impl Fn(&Value) -> String) -> String {
@@ -55,7 +50,21 @@ fn age(v: &Value) -> String {
         .map_or_else(|| "-".to_string(), |ms| format!("{} ago", duration(ms)))
 }
 
-/// The `node list` table of a `GET /v1/nodes` page.
+/// `page` (a `GET /v1/nodes` answer, in byte order of the ids) with its nodes in natural order of their
+/// ids (`node-2` before `node-10`).
+pub fn natural_order(mut page: Value) -> Value {
+    if let Some(nodes) = page["nodes"].as_array_mut() {
+        nodes.sort_by(|a, b| {
+            natural_cmp(
+                a["id"].as_str().unwrap_or_default(),
+                b["id"].as_str().unwrap_or_default(),
+            )
+        });
+    }
+    page
+}
+
+/// The `node list` table of a `GET /v1/nodes` page (in the page's order).
 pub fn node_table(page: &Value) -> String {
     let mut t = Table::new(&[
         "NODE",
@@ -162,19 +171,22 @@ pub async fn node(
     command: NodeCommand,
 ) -> Result<(), CliError> {
     match command {
-        NodeCommand::List { consumer } => {
+        NodeCommand::List { consumer, list } => {
             let q = query(&[("consumer", consumer.as_deref())]);
-            let page: Value = client.get(&format!("/v1/nodes{q}")).await?;
-            match output {
-                Output::Json => print_json(&page),
-                Output::Table => print!("{}", node_table(&page)),
-            }
+            let path = format!("/v1/nodes{q}");
+            // A consumer's nodes come in its own (ordinal) order; the whole fleet in natural order.
+            let natural = consumer.is_none();
+            let fetch = || async {
+                let page = client.get::<Value>(&path).await?;
+                Ok(if natural { natural_order(page) } else { page })
+            };
+            return super::list::run(client, output, list, fetch, node_table).await;
         }
         NodeCommand::Show { id } => {
             let v: Value = client.get(&format!("/v1/nodes/{}", encode(&id))).await?;
             match output {
-                Output::Json => print_json(&v),
-                Output::Table => print!("{}", node_view(&v)),
+                o if o.is_table() => print!("{}", node_view(&v)),
+                o => print_document(o, &v),
             }
         }
     }
@@ -208,11 +220,11 @@ pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Re
     let nodes = page["nodes"].as_array().cloned().unwrap_or_default();
     let dist = distribution(&nodes);
     match output {
-        Output::Json => {
+        Output::Json | Output::Yaml => {
             consumer["versions"] = json!(dist);
-            print_json(&consumer);
+            print_document(output, &consumer);
         }
-        Output::Table => {
+        Output::Table | Output::Wide => {
             if let Ok(view) = serde_json::from_value::<ConsumerView>(consumer.clone()) {
                 print!("{}", render::consumer(&view));
             }
@@ -318,8 +330,8 @@ pub fn status_table(members: &[Value]) -> String {
 pub async fn cluster_status(client: &ApiClient, output: Output) -> Result<(), CliError> {
     let members = member_status(client).await?;
     match output {
-        Output::Json => print_json(&json!(members)),
-        Output::Table => print!("{}", status_table(&members)),
+        o if o.is_table() => print!("{}", status_table(&members)),
+        o => print_document(o, &json!(members)),
     }
     Ok(())
 }
@@ -328,11 +340,14 @@ pub async fn cluster_status(client: &ApiClient, output: Output) -> Result<(), Cl
 pub async fn version(client: &ApiClient, output: Output) -> Result<(), CliError> {
     let members = member_status(client).await?;
     match output {
-        Output::Json => print_json(&json!({"client": crate::VERSION, "servers": members
+        Output::Json | Output::Yaml => print_document(
+            output,
+            &json!({"client": crate::VERSION, "servers": members
             .iter()
             .map(|m| json!({"id": m["id"], "http_addr": m["http_addr"], "version": m["version"]}))
-            .collect::<Vec<_>>()})),
-        Output::Table => {
+            .collect::<Vec<_>>()}),
+        ),
+        Output::Table | Output::Wide => {
             println!("client  {}", crate::VERSION);
             for m in &members {
                 println!(

@@ -13,6 +13,7 @@ pub const CLIENT_COMMANDS: &[&str] = &[
 /// Client flags that take a value.
 const VALUE_FLAGS: &[&str] = &[
     "--server",
+    "--context",
     "--output",
     "-o",
     "--token",

@@ -2,7 +2,10 @@
 //! HTTP API.
 //!
 //! Every command takes `--server` (or `CONVOY_SERVER`: comma-separated addresses, the next tried when one is
-//! down), `-o table|json` and the API token (`--token`/`CONVOY_TOKEN` or `--token-file`/`CONVOY_TOKEN_FILE`). Errors print `error: <the server's message>` and exit 1; usage errors exit 2.
+//! down), `-o table|wide|json|yaml` and the API token (`--token`/`CONVOY_TOKEN` or `--token-file`/
+//! `CONVOY_TOKEN_FILE`); what none of them gives comes from the current context of the CLI's config file
+//! (`convoy login`, `convoy context`: context.rs). Errors print `error: <the server's message>` and exit 1;
+//! usage errors exit 2.
 //! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
 
 mod analysis;
@@ -10,6 +13,8 @@ mod args;
 mod body;
 mod budget;
 pub mod completion;
+mod config_file;
+mod context;
 mod deploy_args;
 mod deploy_file;
 mod error;
@@ -17,7 +22,12 @@ mod exec;
 mod explain;
 mod fleet;
 pub mod hoist;
+mod list;
+mod list_args;
+mod natural;
+mod output;
 mod parse;
+mod publish;
 mod render;
 mod replace_member;
 mod table;
@@ -103,10 +113,28 @@ pub enum ClientCommand {
         #[command(flatten)]
         global: GlobalOpts,
     },
+    /// Save a cluster's servers and token as a named context of the CLI's config file, and make it
+    /// current.
+    Login {
+        #[command(flatten)]
+        args: context::LoginArgs,
+        /// Output: a line for people, or JSON or YAML for scripts.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = args::Output::Table)]
+        output: args::Output,
+    },
+    /// The contexts of the CLI's config file: list, use, current, delete.
+    Context {
+        #[command(subcommand)]
+        command: context::ContextCommand,
+        /// Output: a table for people, or JSON or YAML for scripts.
+        #[arg(short = 'o', long = "output", value_enum, default_value_t = args::Output::Table, global = true)]
+        output: args::Output,
+    },
 }
 
 impl ClientCommand {
-    fn global(&self) -> &GlobalOpts {
+    /// The client flags of a command that talks to a cluster (`None`: `login` and `context`).
+    fn global(&self) -> Option<&GlobalOpts> {
         match self {
             ClientCommand::Resource { global, .. }
             | ClientCommand::Consumer { global, .. }
@@ -116,7 +144,8 @@ impl ClientCommand {
             | ClientCommand::Token { global, .. }
             | ClientCommand::Node { global, .. }
             | ClientCommand::Window { global, .. }
-            | ClientCommand::Version { global } => global,
+            | ClientCommand::Version { global } => Some(global),
+            ClientCommand::Login { .. } | ClientCommand::Context { .. } => None,
         }
     }
 }
@@ -137,16 +166,22 @@ pub fn run(command: ClientCommand) -> anyhow::Result<()> {
 
 /// Carries out a client command.
 pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
-    let global = command.global().clone();
-    let secret = token::caller_secret(&global)?;
+    let Some(global) = command.global().cloned() else {
+        return match command {
+            ClientCommand::Login { args, output } => context::login(args, output).await,
+            ClientCommand::Context { command, output } => context::run(command, output),
+            _ => unreachable!("only login and context have no client flags"),
+        };
+    };
+    let target = context::target(&global)?;
     let output = global.output;
-    let client = ApiClient::new(&global.server)?
+    let client = ApiClient::new(&target.server)?
         .with_fail_fast()
-        .with_token(secret.as_deref())
-        .with_tls(global.ca_file.as_deref(), None)
+        .with_token(target.token.as_deref())
+        .with_tls(target.ca_file.as_deref(), None)
         .map_err(|e| CliError::Invalid {
             flag: "--ca-file".into(),
-            value: global
+            value: target
                 .ca_file
                 .as_deref()
                 .map(|p| p.display().to_string())
@@ -163,5 +198,8 @@ pub async fn execute(command: ClientCommand) -> Result<(), CliError> {
         ClientCommand::Node { command, .. } => fleet::node(&client, output, command).await,
         ClientCommand::Window { command, .. } => window::run(&client, output, command).await,
         ClientCommand::Version { .. } => fleet::version(&client, output).await,
+        ClientCommand::Login { .. } | ClientCommand::Context { .. } => {
+            unreachable!("carried out above")
+        }
     }
 }

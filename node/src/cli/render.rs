@@ -82,16 +82,38 @@ pub fn name<T: Serialize>(value: &T) -> String {
 }
 
 /// `resource list`.
-pub fn resources(list: &[ResourceView]) -> String {
-    let mut t = Table::new(&["NAME", "VERSIONS", "LATEST", "LABEL"]);
+pub fn resources(list: &[ResourceView], wide: bool) -> String {
+    let mut header = vec!["NAME", "VERSIONS", "LATEST", "LABEL"];
+    if wide {
+        header.extend(["PUBLISHED", "ARTIFACT", "RETRACTED"]);
+    }
+    let mut t = Table::new(&header);
     for r in list {
         let latest = r.versions.last();
-        t.row([
+        let mut row = vec![
             r.name.clone(),
             r.versions.len().to_string(),
             opt(latest.map(|v| v.version)),
             opt(latest.and_then(|v| v.label.clone())),
-        ]);
+        ];
+        if wide {
+            let retracted: Vec<String> = r
+                .versions
+                .iter()
+                .filter(|v| v.retracted.is_some())
+                .map(|v| v.version.to_string())
+                .collect();
+            row.extend([
+                opt(latest.map(|v| timestamp(v.published_at))),
+                opt(latest.and_then(|v| v.artifact.as_ref().map(|a| a.url.clone()))),
+                if retracted.is_empty() {
+                    "-".into()
+                } else {
+                    retracted.join(",")
+                },
+            ]);
+        }
+        t.row(row);
     }
     t.render()
 }
@@ -145,11 +167,23 @@ pub fn resource(r: &ResourceView) -> String {
 }
 
 /// `consumer list`.
-pub fn consumers(list: &[ConsumerView]) -> String {
-    let mut t = Table::new(&["NAME", "NODES", "SUBSCRIPTIONS"]);
+pub fn consumers(list: &[ConsumerView], wide: bool) -> String {
+    let mut header = vec!["NAME", "NODES", "SUBSCRIPTIONS"];
+    if wide {
+        header.push("HOLDS");
+    }
+    let mut t = Table::new(&header);
     for c in list {
-        let subs: Vec<&str> = c.subscriptions.keys().map(String::as_str).collect();
-        t.row([
+        // Wide: `app:weak@3` (mode and selected version), `db:strong@-` (none selectable).
+        let subs: Vec<String> = c
+            .subscriptions
+            .iter()
+            .map(|(r, s)| match wide {
+                false => r.clone(),
+                true => format!("{r}:{}@{}", name(&s.mode), opt(s.selected)),
+            })
+            .collect();
+        let mut row = vec![
             c.name.clone(),
             c.nodes.len().to_string(),
             if subs.is_empty() {
@@ -157,7 +191,11 @@ pub fn consumers(list: &[ConsumerView]) -> String {
             } else {
                 subs.join(",")
             },
-        ]);
+        ];
+        if wide {
+            row.push(c.holds.len().to_string());
+        }
+        t.row(row);
     }
     t.render()
 }

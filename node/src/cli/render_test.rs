@@ -115,8 +115,13 @@ fn resources_and_versions() {
     }))
     .unwrap();
     assert_eq!(
-        resources(std::slice::from_ref(&r)),
+        resources(std::slice::from_ref(&r), false),
         "NAME  VERSIONS  LATEST  LABEL\napi   2         2       v2.0\n"
+    );
+    assert_eq!(
+        resources(std::slice::from_ref(&r), true),
+        "NAME  VERSIONS  LATEST  LABEL  PUBLISHED                ARTIFACT       RETRACTED\n\
+         api   2         2       v2.0   2023-11-14 22:13:21.000  file:///a.tgz  2\n"
     );
     let text = resource(&r);
     assert!(
@@ -143,8 +148,12 @@ fn consumer_with_subscriptions() {
          api       strong  all-at-once  -    7         6          d-3\n"
     );
     assert_eq!(
-        consumers(&[c]),
+        consumers(std::slice::from_ref(&c), false),
         "NAME  NODES  SUBSCRIPTIONS\nweb   2      api\n"
+    );
+    assert_eq!(
+        consumers(&[c], true),
+        "NAME  NODES  SUBSCRIPTIONS  HOLDS\nweb   2      api:strong@7   0\n"
     );
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::args::{GlobalOpts, Output};
 use super::body::encode;
 use super::error::CliError;
+use super::output::{document, print_document};
 use super::table::{opt, timestamp, Table};
 use crate::client::ApiClient;
 use crate::common::token_file;
@@ -34,7 +35,7 @@ pub enum TokenCommand {
         consumers: Vec<String>,
     },
     /// List tokens (names, roles, node globs, expiry; never secrets).
-    List,
+    List(super::args::ListArgs),
     /// Revoke a token: every server refuses it from the next applied index.
     Revoke {
         /// Token name.
@@ -115,10 +116,8 @@ pub async fn run(
             }
             let v: Value = client.post("/v1/tokens", &body).await?;
             match output {
-                Output::Json => {
-                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
-                }
-                Output::Table => {
+                Output::Json | Output::Yaml => print_document(output, &v),
+                Output::Table | Output::Wide => {
                     let expiry = v["expires_at"]
                         .as_u64()
                         .map(|at| format!(", expires {}", timestamp(at)))
@@ -130,22 +129,21 @@ pub async fn run(
                 }
             }
         }
-        TokenCommand::List => {
-            let v: Value = client.get("/v1/tokens").await?;
-            match (output, serde_json::from_value::<Vec<TokenView>>(v.clone())) {
-                (Output::Table, Ok(list)) => print!("{}", table(&list)),
-                _ => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
-            }
+        TokenCommand::List(args) => {
+            let fetch = || async { Ok(client.get::<Value>("/v1/tokens").await?) };
+            let show = |v: &Value| match serde_json::from_value::<Vec<TokenView>>(v.clone()) {
+                Ok(list) if output.is_table() => table(&list),
+                _ => document(output, v),
+            };
+            return super::list::run(client, output, args, fetch, show).await;
         }
         TokenCommand::Revoke { name } => {
             let v: Value = client
                 .delete(&format!("/v1/tokens/{}", encode(&name)))
                 .await?;
             match output {
-                Output::Json => {
-                    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
-                }
-                Output::Table => println!("revoked token {name}"),
+                Output::Json | Output::Yaml => print_document(output, &v),
+                Output::Table | Output::Wide => println!("revoked token {name}"),
             }
         }
     }

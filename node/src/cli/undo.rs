@@ -110,11 +110,8 @@ pub async fn undo(
     let body = undo_body(&d, message)?;
     let v: Value = client.post("/v1/deployments", &body).await?;
     match output {
-        Output::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
-        ),
-        Output::Table => println!(
+        Output::Json | Output::Yaml => super::output::print_document(output, &v),
+        Output::Table | Output::Wide => println!(
             "started deployment {} ({}): {} of {} back to version {} on nodes {}",
             v["id"].as_str().unwrap_or("?"),
             v["status"].as_str().unwrap_or("?"),

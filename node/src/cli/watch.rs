@@ -271,27 +271,38 @@ impl Screen {
     }
 }
 
-/// Follows deployment `id` until it ends or `timeout` passes. Ok on ROLLED_FORWARD; `CliError::Ended`
-/// naming the status otherwise; `CliError::WatchTimeout` after `timeout`.
+/// Follows deployment `id` until it ends or `timeout` (given as `flag`) passes. Ok on ROLLED_FORWARD;
+/// `CliError::Ended` naming the status otherwise; `CliError::WatchTimeout` after `timeout`.
 pub async fn watch(
     client: &ApiClient,
     id: &str,
     output: Output,
     timeout: Option<Duration>,
+    flag: &'static str,
 ) -> Result<(), CliError> {
     let path = format!("/v1/deployments/{}/watch", super::body::encode(id));
     let started = Instant::now();
     let deadline = timeout.map(|t| started + t);
-    let mut screen = (std::io::stdout().is_terminal() && output == Output::Table).then(|| Screen {
+    let mut screen = (std::io::stdout().is_terminal() && output.is_table()).then(|| Screen {
         term: console::Term::stdout(),
         drawn: 0,
     });
     let mut last: Option<(SummaryView, Instant)> = None;
     let mut printed = String::new();
     let mut broken = 0;
+    let timed_out = || CliError::WatchTimeout {
+        id: id.to_string(),
+        after: duration(started.elapsed().as_millis() as u64),
+        flag,
+    };
     loop {
+        // A stream cut at the deadline, or a server gone meanwhile, ends the watch as the timeout it is.
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(timed_out());
+        }
+        // The stream outlives the deadline a little, so that the clock below says when it passed.
         let open_for = deadline.map_or(Duration::from_secs(7 * 24 * 3600), |d| {
-            d.saturating_duration_since(Instant::now())
+            d.saturating_duration_since(Instant::now()) + Duration::from_secs(2)
         });
         let response = match client.open_stream(&path, open_for).await {
             Ok(r) => r,
@@ -314,10 +325,7 @@ pub async fn watch(
                         screen.draw(s, at.elapsed());
                     }
                     if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Err(CliError::WatchTimeout {
-                            id: id.to_string(),
-                            after: duration(started.elapsed().as_millis() as u64),
-                        });
+                        return Err(timed_out());
                     }
                     continue;
                 }
@@ -339,7 +347,11 @@ pub async fn watch(
             match (&mut screen, output) {
                 (Some(screen), _) => screen.draw(&s, Duration::ZERO),
                 (None, Output::Json) => println!("{}", event.data),
-                (None, Output::Table) => {
+                (None, Output::Yaml) => {
+                    let value = serde_json::from_str(&event.data).unwrap_or_default();
+                    print!("---\n{}", super::output::document(output, &value));
+                }
+                (None, Output::Table | Output::Wide) => {
                     let l = line(&s);
                     if l != printed {
                         println!("{l}");
@@ -350,7 +362,7 @@ pub async fn watch(
             if let Some(code) = exit_code(s.status) {
                 return match code {
                     0 => {
-                        if output == Output::Table {
+                        if output.is_table() {
                             println!(
                                 "deployment {} rolled forward: {} in {}",
                                 s.id,

@@ -103,13 +103,47 @@ pub struct GroupPlan {
     pub steps: Vec<Vec<GroupPlanItem>>,
 }
 
-/// `POST /v1/resources/{name}/versions`.
+/// `POST /v1/resources/{name}/versions`: the new version and who takes it (with `?dry_run=true`: the
+/// version it would be and who would take it; nothing published).
 #[derive(Serialize, ToSchema)]
 pub struct VersionPublished {
     /// The resource the version is published to.
     pub resource: String,
     /// The new version.
     pub version: u64,
+    /// The consumers whose selection takes it.
+    pub reach: Reach,
+}
+
+/// The consumers whose selection takes a new version (DEPLOYMENTS.md §3, §4), each list at most
+/// [`Reach::MAX_LISTED`] long.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct Reach {
+    /// Weak subscriptions: their nodes take it at once, each on its own, with no deployment.
+    pub at_once: Vec<Taker>,
+    /// The nodes of all those consumers (also of those past the list's end).
+    pub nodes_at_once: u64,
+    /// Strong subscriptions: it comes to their nodes through a deployment started automatically.
+    pub by_deployment: Vec<Taker>,
+    /// Consumers that take it but are left out of the two lists (past their length).
+    pub unlisted: u64,
+}
+
+impl Reach {
+    /// Consumers listed at most, in each list.
+    pub const MAX_LISTED: usize = 100;
+}
+
+/// One consumer a new version reaches.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Taker {
+    /// The consumer.
+    pub consumer: String,
+    /// How many nodes it has.
+    pub nodes: u64,
+    /// The deployment that takes it there (strong subscriptions, not in a dry run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentId>,
 }
 
 /// `POST /v1/nodes/{id}/report`: what the node should do now, per resource.
@@ -187,4 +221,39 @@ pub struct NodeAnswer {
     pub phases: Option<BTreeMap<String, NodePhase>>,
     /// Milliseconds since its last report (`null`: unknown).
     pub last_report_ms: Option<u64>,
+}
+
+/// `GET /v1/watch`, event `applied`: this server's applied index moved.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the feed writes it as JSON
+pub struct AppliedEvent {
+    /// The applied log index (also the event's `id`).
+    pub applied: u64,
+    /// The answering server's id.
+    pub server: u64,
+    /// The leader it knows, if any.
+    pub leader: Option<u64>,
+    /// Its current term.
+    pub term: u64,
+}
+
+/// Event `closed`, the last of a stream whose token no longer authenticates.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the feed writes it as JSON
+pub struct ClosedEvent {
+    /// `revoked` or `expired`.
+    pub reason: String,
+    /// The token and what happened to it.
+    pub message: String,
+}
+
+/// `GET /v1/deployments/{id}/watch`, event `end`: the deployment reached this terminal status; the
+/// stream ends.
+#[derive(ToSchema)]
+#[allow(dead_code)] // schema only: the feed writes it as JSON
+pub struct EndEvent {
+    /// The deployment.
+    pub id: DeploymentId,
+    /// Its terminal status.
+    pub status: Status,
 }

@@ -3,6 +3,7 @@
 //! answers) and the handlers' types (`ToSchema`/`IntoParams` derives), once per process.
 
 pub mod answers;
+pub mod events;
 pub mod spec;
 
 use std::sync::OnceLock;
@@ -20,6 +21,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder};
 
 use super::route::{Content, Route, Routes};
+use super::watch::SSE;
 use spec::Spec;
 
 /// This module's route.
@@ -42,11 +44,15 @@ async fn serve(routes: web::Data<Routes>) -> HttpResponse {
 /// The spec of `routes` as JSON text, built on first use (a process serves one route table).
 pub fn json(routes: &[Route]) -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
-    JSON.get_or_init(|| {
-        spec(routes)
-            .to_pretty_json()
-            .expect("an OpenAPI document always serializes")
-    })
+    JSON.get_or_init(|| canonical(&spec(routes)))
+}
+
+/// The document as pretty JSON with every object's keys in sorted order, so that the same routes give
+/// the same bytes in every process (utoipa keeps extensions in a `HashMap`, whose order is random).
+pub fn canonical(spec: &OpenApi) -> String {
+    // serde_json's own maps are sorted (it is built without `preserve_order`).
+    let value = serde_json::to_value(spec).expect("an OpenAPI document always serializes");
+    serde_json::to_string_pretty(&value).expect("a JSON value always serializes")
 }
 
 /// The OpenAPI document of `routes` (every declared route: `api::routes()`).
@@ -119,18 +125,33 @@ fn operation(spec: &mut Spec, route: &Route) {
     }
     for answer in &route.answers {
         let mut r = ResponseBuilder::new().description(answer.what);
-        let content: Option<(&str, RefOr<Schema>)> = match answer.content {
-            Content::Json(schema) => Some(("application/json", schema(spec))),
+        let string = || -> RefOr<Schema> { ObjectBuilder::new().schema_type(Type::String).into() };
+        let content: Option<(&str, ContentBuilder)> = match answer.content {
+            Content::Json(schema) => Some((
+                "application/json",
+                ContentBuilder::new().schema(Some(schema(spec))),
+            )),
             Content::AnyObject => Some((
                 "application/json",
-                ObjectBuilder::new().schema_type(Type::Object).into(),
+                ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::Object))),
             )),
             Content::Text(media) => {
-                media.map(|m| (m, ObjectBuilder::new().schema_type(Type::String).into()))
+                media.map(|m| (m, ContentBuilder::new().schema(Some(string()))))
+            }
+            Content::Events(events_of) => {
+                let item = events::item_schema(&events_of(spec));
+                Some((
+                    SSE,
+                    ContentBuilder::new()
+                        .schema(Some(string()))
+                        .extensions(Some(
+                            ExtensionsBuilder::new().add("x-itemSchema", item).build(),
+                        )),
+                ))
             }
         };
-        if let Some((media, schema)) = content {
-            r = r.content(media, ContentBuilder::new().schema(Some(schema)).build());
+        if let Some((media, content)) = content {
+            r = r.content(media, content.build());
         }
         op = op.response(answer.status.to_string(), r.build());
     }

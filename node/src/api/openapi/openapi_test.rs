@@ -167,3 +167,45 @@ async fn the_spec_is_served_as_json() {
     let body: Value = serde_json::from_slice(&atest::read_body(resp).await).unwrap();
     assert_eq!(body["info"]["title"], "convoy");
 }
+
+#[test]
+fn the_document_is_the_same_bytes_whenever_it_is_built() {
+    let first = super::canonical(&super::spec(routes()));
+    for _ in 0..3 {
+        assert_eq!(super::canonical(&super::spec(routes())), first);
+    }
+    assert_eq!(super::json(routes()), first);
+}
+
+#[test]
+fn every_stream_describes_its_events() {
+    let spec = spec();
+    let mut streams = 0;
+    for route in routes() {
+        let op = &spec["paths"][route.pattern][route.method.to_lowercase()];
+        let Some(content) = op["responses"]["200"]["content"]["text/event-stream"].as_object()
+        else {
+            continue;
+        };
+        streams += 1;
+        let events = content["x-itemSchema"]["oneOf"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{route:?}: no x-itemSchema"));
+        let names: Vec<&str> = events
+            .iter()
+            .map(|e| e["properties"]["event"]["const"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"closed"), "{route:?}: {names:?}");
+        for e in events {
+            let data = &e["properties"]["data"];
+            assert_eq!(data["contentMediaType"], "application/json", "{route:?}");
+            let target = data["contentSchema"]["$ref"].as_str().unwrap();
+            let name = target.trim_start_matches("#/components/schemas/");
+            assert!(
+                spec["components"]["schemas"][name].is_object(),
+                "{route:?}: {target} is not in the document"
+            );
+        }
+    }
+    assert_eq!(streams, 2, "GET /v1/watch and the deployment feed");
+}

@@ -1,0 +1,171 @@
+//! What every list command shares: `--limit N` (the first N rows, in JSON and YAML too) and `--watch`
+//! (print the list again whenever it changes: the cluster's change feed `GET /v1/watch` says when to
+//! fetch it again; a frame is printed only when its text changed, redrawn in place on a terminal).
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::args::{ListArgs, Output};
+use super::error::CliError;
+use super::output::document;
+use crate::client::{ApiClient, ClientError};
+use crate::sse::SseReader;
+
+/// Keeps the first `limit` rows of a list answer: the array itself, or the `nodes` of a node page.
+pub fn cut(value: &mut Value, limit: Option<u32>) {
+    let Some(limit) = limit else {
+        return;
+    };
+    let rows = match value {
+        Value::Array(rows) => rows,
+        Value::Object(page) => match page.get_mut("nodes") {
+            Some(Value::Array(rows)) => rows,
+            _ => return,
+        },
+        _ => return,
+    };
+    rows.truncate(limit as usize);
+}
+
+/// The text of one frame: `table` for people, the document for scripts.
+fn frame(output: Output, value: &Value, table: &impl Fn(&Value) -> String) -> String {
+    if output.is_table() {
+        table(value)
+    } else {
+        document(output, value)
+    }
+}
+
+/// Runs a list command: `fetch` the answer, cut it to `--limit`, print it (as `table` makes it for
+/// `-o table|wide`); with `--watch`, again whenever the cluster changes and the text with it.
+pub async fn run<F, Fut>(
+    client: &ApiClient,
+    output: Output,
+    args: ListArgs,
+    fetch: F,
+    table: impl Fn(&Value) -> String,
+) -> Result<(), CliError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Value, CliError>>,
+{
+    let text = || async {
+        let mut value = fetch().await?;
+        cut(&mut value, args.limit);
+        Ok::<_, CliError>(frame(output, &value, &table))
+    };
+    let mut shown = text().await?;
+    if !args.watch {
+        print!("{shown}");
+        return Ok(());
+    }
+    let mut screen = Frames::new(output);
+    screen.show(&shown);
+    let mut broken = 0;
+    loop {
+        let response = match client
+            .open_stream("/v1/watch", Duration::from_secs(365 * 24 * 3600))
+            .await
+        {
+            Ok(r) => r,
+            Err(e @ ClientError::Unreachable { .. }) if broken < 3 => {
+                broken += 1;
+                eprintln!("warning: {e}; still trying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut reader = SseReader::new(response);
+        while let Ok(Some(event)) = reader.next().await {
+            match event.event.as_str() {
+                "applied" => {
+                    broken = 0;
+                    let now = text().await?;
+                    if now != shown {
+                        screen.show(&now);
+                        shown = now;
+                    }
+                }
+                "closed" => {
+                    return Err(CliError::StreamClosed {
+                        why: convoy_actors::domain::clip(&event.data),
+                    })
+                }
+                _ => {}
+            }
+        }
+        broken += 1;
+        if broken > 3 {
+            return Err(ClientError::Unreachable {
+                servers: client.servers().join(","),
+                last: "the change feed (/v1/watch) kept closing".into(),
+            }
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Where `--watch` prints its frames: redrawn in place on a terminal (tables), else one after the
+/// other (YAML documents separated by `---`, tables by a blank line, JSON one document per frame).
+struct Frames {
+    output: Output,
+    term: Option<console::Term>,
+    drawn: usize,
+    count: usize,
+}
+
+impl Frames {
+    fn new(output: Output) -> Self {
+        let term =
+            (output.is_table() && std::io::stdout().is_terminal()).then(console::Term::stdout);
+        Self {
+            output,
+            term,
+            drawn: 0,
+            count: 0,
+        }
+    }
+
+    fn show(&mut self, text: &str) {
+        use std::io::Write;
+        if let Some(term) = &self.term {
+            let _ = term.clear_last_lines(self.drawn);
+            let _ = term.write_str(text);
+            let _ = term.flush();
+            self.drawn = text.lines().count();
+            return;
+        }
+        let separator = match (self.count, self.output) {
+            (0, _) | (_, Output::Json) => "",
+            (_, Output::Yaml) => "---\n",
+            _ => "\n",
+        };
+        print!("{separator}{text}");
+        let _ = std::io::stdout().flush();
+        self.count += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_limit_keeps_the_first_rows_of_a_list_or_a_node_page() {
+        let mut list = json!([1, 2, 3]);
+        cut(&mut list, Some(2));
+        assert_eq!(list, json!([1, 2]));
+        let mut page = json!({"nodes": [{"id": "a"}, {"id": "b"}], "total": 2});
+        cut(&mut page, Some(1));
+        assert_eq!(page, json!({"nodes": [{"id": "a"}], "total": 2}));
+        let mut untouched = json!([1, 2, 3]);
+        cut(&mut untouched, None);
+        assert_eq!(untouched, json!([1, 2, 3]));
+    }
+}
