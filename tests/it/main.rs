@@ -37,6 +37,7 @@ mod failover_leader_kill;
 mod job_verbs;
 mod monitoring_logs;
 mod monitoring_metrics;
+mod monitoring_rollbacks;
 mod openapi_responses;
 mod operator_mistakes;
 mod replay_offline;
