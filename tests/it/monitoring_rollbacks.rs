@@ -66,7 +66,10 @@ async fn a_rollback_is_counted_by_consumer_and_resource_on_every_server() -> any
     .await?;
     let db = db["id"].as_str().unwrap().to_string();
     post_ok(&api, &format!("/v1/deployments/{db}/abort"), json!({})).await?;
-    wait_deployment(&api, &db, Duration::from_secs(10), |v| v["status"] == "ABORTED").await?;
+    wait_deployment(&api, &db, Duration::from_secs(10), |v| {
+        v["status"] == "ABORTED"
+    })
+    .await?;
 
     for id in cluster.running() {
         let addr = cluster.server(id).http_addr.clone();

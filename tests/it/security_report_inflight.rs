@@ -86,7 +86,12 @@ async fn report_requests_past_the_tokens_cap_in_flight_are_refused_before_their_
     post_ok(&api, "/v1/resources", json!({"name": "app"})).await?;
     publish(&api, "app", json!({"label": "1"})).await?;
     let nodes: Vec<String> = (0..=CAP).map(|i| format!("slow-{i}")).collect();
-    post_ok(&api, "/v1/consumers", json!({"name": "slow", "nodes": nodes})).await?;
+    post_ok(
+        &api,
+        "/v1/consumers",
+        json!({"name": "slow", "nodes": nodes}),
+    )
+    .await?;
     put_ok(&api, "/v1/consumers/slow/subscriptions/app", json!({})).await?;
     let created = post_ok(
         &api,
@@ -120,7 +125,10 @@ async fn report_requests_past_the_tokens_cap_in_flight_are_refused_before_their_
         said.contains("rate_limited") && said.contains("slow-agent") && said.contains("in flight"),
         "names the token and the limit: {said}"
     );
-    assert!(closed, "the refused request's connection is closed: {said:?}");
+    assert!(
+        closed,
+        "the refused request's connection is closed: {said:?}"
+    );
 
     // One request in flight ends (its body arrives): the token may report again.
     let mut done = open.pop().expect("one open request");
