@@ -2,7 +2,10 @@
 //! Chromium) against a real 3-server cluster with tokens and a simulated fleet. The page shows a rolling
 //! deployment progressing; a pause clicked on the page reaches the cluster (`ROLL_FORWARD_PAUSED`, `by` the
 //! token's name); killing the leader that served the page does not break it (it moves to another member and
-//! resumes the deployment from there); a reader token sees no buttons; the API docs page (`/docs`) renders every
+//! resumes the deployment from there); the buttons are only those the deployment's state and the token's
+//! role allow (no resume while awaiting a pulse, no pulse while a person holds it); the pulse line reads
+//! "pulse overdue by N s", times are UTC as the CLI prints them with the local time on hover; a reader
+//! token sees no buttons; the API docs page (`/docs`) renders every
 //! operation of `/openapi.json` with its roles and schemas. Skipped, saying why, only when
 //! `node` or `chromium` is not installed. Set `CONVOY_UI_SCREENSHOTS=docs/images` to refresh the README's
 //! screenshots.
@@ -18,7 +21,7 @@ use anyhow::{bail, Context};
 use convoy_node::client::ApiClient;
 use convoy_node::sim::{Behaviour, Fleet, FleetPlan};
 use convoy_tests::scenario::{
-    consumer, post_ok, publish, put_ok, resource_with_v1, wait_deployment, wait_running,
+    consumer, get_ok, post_ok, publish, put_ok, resource_with_v1, wait_deployment, wait_running,
 };
 use convoy_tests::{eventually, Cluster, ClusterOptions};
 use serde_json::json;
@@ -163,6 +166,20 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
     let id = started["id"].as_str().context("id")?.to_string();
     // A coordinated deployment waits for its first pulse (DEPLOYMENTS.md §7).
     post_ok(&api, &format!("/v1/deployments/{id}/pulse"), json!({})).await?;
+    // A second one, left awaiting its first pulse: the page pulses it, then its 8 s pass without another.
+    resource_with_v1(&api, "tool").await?;
+    put_ok(&api, "/v1/consumers/web/subscriptions/tool", json!({})).await?;
+    wait_running(&api, &nodes, "tool", 1, Duration::from_secs(20)).await?;
+    publish(&api, "tool", json!({"label": "second"})).await?;
+    let coordinated = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "web", "resource": "tool", "version": 2,
+               "strategy": {"rolling": {"install_window": 1, "download_window": 1}},
+               "pulse_interval_ms": 8000}),
+    )
+    .await?;
+    let coordinated = coordinated["id"].as_str().context("id")?.to_string();
 
     let shots = match std::env::var_os("CONVOY_UI_SCREENSHOTS") {
         Some(dir) => repo().join(dir),
@@ -179,6 +196,7 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         .env("CONVOY_OPS_TOKEN", &ops)
         .env("CONVOY_READER_TOKEN", &viewer)
         .env("CONVOY_DEPLOYMENT", &id)
+        .env("CONVOY_COORDINATED", &coordinated)
         .env("CONVOY_SCREENSHOTS", &shots)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -244,9 +262,18 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         "the resume from the page must be recorded as ops: {resumed}"
     );
 
-    // 4. A reader token sees the deployment and no buttons.
+    // 4. Buttons follow the state: awaiting a pulse, no resume; the page's pulse unblocks it; the pulse line
+    //    says "overdue by" once the deadline passed; times read in UTC with the local time on hover.
+    script.expect("COORDINATED", SCRIPT_PATIENCE)?;
+    let pulsed = get_ok(&survivor, &format!("/v1/deployments/{coordinated}")).await?;
+    assert!(
+        pulsed["last_pulse_at"].is_u64(),
+        "the page's pulse never reached the cluster: {pulsed}"
+    );
+
+    // 5. A reader token sees the deployment and no buttons.
     script.expect("READER_NO_BUTTONS", SCRIPT_PATIENCE)?;
-    // 5. The API docs page renders every operation of /openapi.json.
+    // 6. The API docs page renders every operation of /openapi.json.
     let docs = script.expect("DOCS", SCRIPT_PATIENCE)?;
     eprintln!("docs page: {docs}");
     script.expect("DONE", SCRIPT_PATIENCE)?;

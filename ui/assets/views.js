@@ -1,16 +1,13 @@
 // The dashboard's pages, each an async function from the API to a DOM node. Text goes in through
 // textContent only (never innerHTML), so names and messages from the cluster cannot inject markup.
+// Times are UTC as the CLI prints them, with the local time on hover (clock.js).
 
 import { drawGrid, STATE_COLOURS } from "./grid.js";
+import { agoElement, span, timeElement } from "./clock.js";
+import { isActive, permittedActions, pulseState, pulseWords } from "./rules.js";
 
-const ACTIVE = new Set([
-  "ROLLING_FORWARD",
-  "ROLLING_BACK",
-  "ROLL_FORWARD_PAUSED",
-  "ROLL_BACK_PAUSED",
-  "ROLL_FORWARD_AWAITING_PULSE",
-  "ROLL_BACK_AWAITING_PULSE",
-]);
+export { isActive };
+
 const STATES = Object.keys(STATE_COLOURS);
 const MAX_DETAILED = 20;
 /** Active deployments up to this many nodes are read in full on the list (for the bar by state, windows, pulse). */
@@ -35,22 +32,9 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-export function isActive(status) {
-  return ACTIVE.has(status);
-}
-
 function badge(status) {
   const kind = isActive(status) ? (status.includes("PAUSED") || status.includes("AWAITING") ? "held" : "active") : status === "ROLLED_FORWARD" ? "ok" : "bad";
   return h("span", { class: `badge ${kind}`, "data-status": status }, status);
-}
-
-export function ago(ms) {
-  if (ms === undefined || ms === null) return "";
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-  return `${Math.floor(s / 86400)}d`;
 }
 
 function strategyText(settings) {
@@ -78,21 +62,26 @@ function progressBar(counts, total) {
   return bar;
 }
 
-/** A countdown to a pulse deadline (kept ticking by the app's clock); red in its last fifth. */
+/** Where a pulse stands, in words, kept ticking by the app's clock; red in its last fifth and once overdue. */
 function pulseCountdown(d) {
-  const interval = d.settings && d.settings.pulse_interval_ms;
-  if (!interval || !isActive(d.status)) return "";
-  const since = d.last_pulse_at || (d.events[0] && d.events[0].at) || Date.now();
-  return h("span", { class: "countdown", "data-deadline": since + interval, "data-interval": interval });
+  const p = pulseState(d);
+  if (!p) return "";
+  if (p.first) return h("span", { class: "countdown late" }, "awaiting its first pulse");
+  const el = h("span", { class: "countdown", "data-deadline": p.deadline, "data-interval": p.interval, "data-blocked": p.blocked ? "yes" : null, "data-held": p.held ? "yes" : null });
+  tick(el, Date.now());
+  return el;
+}
+
+function tick(el, now) {
+  const left = Number(el.dataset.deadline) - now;
+  el.textContent = pulseWords(Number(el.dataset.deadline), now, el.dataset.blocked === "yes", el.dataset.held === "yes");
+  el.classList.toggle("late", left < Number(el.dataset.interval) / 5);
 }
 
 /** Ticks every countdown under `root`. */
 export function tickCountdowns(root) {
-  for (const el of root.querySelectorAll("[data-deadline]")) {
-    const left = Number(el.dataset.deadline) - Date.now();
-    el.textContent = left > 0 ? `${Math.ceil(left / 1000)}s` : "expired";
-    el.classList.toggle("late", left < Number(el.dataset.interval) / 5);
-  }
+  const now = Date.now();
+  for (const el of root.querySelectorAll("[data-deadline]")) tick(el, now);
 }
 
 // ---- deployments -------------------------------------------------------------------------------------
@@ -116,7 +105,7 @@ export async function deploymentsPage(api) {
       h("td", {}, progressBar(counts, d.nodes), h("small", {}, `${d.succeeded}/${d.nodes} succeeded${d.failed ? `, ${d.failed} failed` : ""}`)),
       h("td", {}, full ? strategyText(full.settings) : ""),
       h("td", {}, full ? pulseCountdown(full) : ""),
-      h("td", {}, full && full.events[0] ? ago(full.events[0].at) : ""),
+      h("td", {}, full && full.events[0] ? agoElement(full.events[0].at) : ""),
     );
   });
   return h(
@@ -131,20 +120,17 @@ export async function deploymentsPage(api) {
 
 // ---- one deployment ----------------------------------------------------------------------------------
 
-const ACTIONS = ["pause", "resume", "abort", "rollback", "pulse", "confirm"];
-
 export async function deploymentPage(api, id, ui) {
   const d = await api.get(`/v1/deployments/${encodeURIComponent(id)}`);
   const counts = countStates(d.nodes);
   const lastError = new Map();
   for (const e of d.events) if (e.node && e.message) lastError.set(e.node, e.message);
-  const buttons = ACTIONS.filter((a) => api.may("POST", `/v1/deployments/${d.id}/${a}`)).map((a) =>
+  // Only what the deployment's state and the token's role allow (rules.js), so nothing offered is refused.
+  const buttons = permittedActions(api, d).map((a) =>
     h(
       "button",
       {
         "data-action": a,
-        // Confirm only at a confirmation gate (DEPLOYMENTS.md §14).
-        disabled: !isActive(d.status) || (a === "confirm" && d.paused_by !== "confirm"),
         onclick: async (ev) => {
           ev.target.disabled = true;
           try {
@@ -190,7 +176,7 @@ export async function deploymentPage(api, id, ui) {
       { class: "facts" },
       h("dt", {}, "paused by"), h("dd", { class: "paused-by" }, d.paused_by || "—"),
       h("dt", {}, "windows"), h("dd", {}, strategyText(s)),
-      h("dt", {}, "pulse"), h("dd", {}, s.pulse_interval_ms ? [`every ${s.pulse_interval_ms / 1000}s, next due in `, pulseCountdown(d)] : "none"),
+      h("dt", {}, "pulse"), h("dd", { class: "pulse" }, s.pulse_interval_ms ? [`every ${span(s.pulse_interval_ms)}`, isActive(d.status) ? " · " : "", pulseCountdown(d)] : "none"),
       h("dt", {}, "failures"), h("dd", {}, `retries per node ${s.max_failures_per_node}, failed nodes tolerated ${s.max_failed_nodes ?? "(window rule)"}, rollback on failure ${s.rollback_on_failure ? "yes" : "no"}`),
       h("dt", {}, "nodes"), h("dd", {}, STATES.filter((st) => counts[st]).map((st) => `${st} ${counts[st]}`).join(" · ")),
     ),
@@ -202,8 +188,8 @@ export async function deploymentPage(api, id, ui) {
     h(
       "table",
       { class: "events" },
-      h("thead", {}, h("tr", {}, ["when", "what", "node", "by", "message"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, events.map((e) => h("tr", {}, h("td", {}, new Date(e.at).toLocaleTimeString()), h("td", {}, e.status || e.action || ""), h("td", {}, e.node || ""), h("td", { class: "by" }, e.by), h("td", {}, e.message || "")))),
+      h("thead", {}, h("tr", {}, ["when (UTC)", "what", "node", "by", "message"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, events.map((e) => h("tr", {}, h("td", {}, timeElement(e.at)), h("td", {}, e.status || e.action || ""), h("td", {}, e.node || ""), h("td", { class: "by" }, e.by), h("td", {}, e.message || "")))),
     ),
   );
 }
@@ -280,7 +266,7 @@ export async function resourcesPage(api) {
         {},
         h("h3", {}, r.name),
         h("table", {}, h("thead", {}, h("tr", {}, ["version", "label", "published", "depends on", "artifact"].map((t) => h("th", {}, t)))),
-          h("tbody", {}, r.versions.map((v) => h("tr", { class: v.retracted ? "retracted" : "" }, h("td", {}, `v${v.version}${v.retracted ? " (retracted)" : ""}`), h("td", {}, v.label || ""), h("td", {}, ago(v.published_at) + " ago"), h("td", {}, (v.depends_on || []).map((x) => `${x.resource}@${x.version}`).join(", ")), h("td", {}, v.artifact ? v.artifact.url : ""))))),
+          h("tbody", {}, r.versions.map((v) => h("tr", { class: v.retracted ? "retracted" : "" }, h("td", {}, `v${v.version}${v.retracted ? " (retracted)" : ""}`), h("td", {}, v.label || ""), h("td", {}, agoElement(v.published_at, " ago")), h("td", {}, (v.depends_on || []).map((x) => `${x.resource}@${x.version}`).join(", ")), h("td", {}, v.artifact ? v.artifact.url : ""))))),
       ),
     ),
   );

@@ -1,7 +1,8 @@
 // Drives convoy's dashboard in headless Chromium against a live cluster (started by
 // tests/it/ui_browser.rs, which reads the lines this script prints and answers on stdin).
 // Environment: CHROMIUM, CONVOY_LEADER_URL, CONVOY_LEADER_ID, CONVOY_SERVERS (comma-separated URLs),
-// CONVOY_OPS_TOKEN (operator), CONVOY_READER_TOKEN (reader), CONVOY_DEPLOYMENT, CONVOY_SCREENSHOTS (a dir).
+// CONVOY_OPS_TOKEN (operator), CONVOY_READER_TOKEN (reader), CONVOY_DEPLOYMENT, CONVOY_COORDINATED (a deployment
+// awaiting its first pulse, every 8 s), CONVOY_SCREENSHOTS (a dir).
 
 import { chromium } from "playwright-core";
 import readline from "node:readline";
@@ -12,6 +13,8 @@ const id = env.CONVOY_DEPLOYMENT;
 const leaderUrl = env.CONVOY_LEADER_URL;
 const shots = env.CONVOY_SCREENSHOTS;
 const WAIT = { timeout: 60000 };
+// A browser far from UTC that writes 12-hour times, so that a local or AM/PM time on the page shows.
+const CONTEXT = { viewport: { width: 1280, height: 820 }, timezoneId: "America/New_York", locale: "en-US" };
 
 const input = readline.createInterface({ input: process.stdin });
 const lines = [];
@@ -36,6 +39,66 @@ async function signIn(page, base, token) {
   await page.locator("#whoami").waitFor(WAIT);
 }
 
+/** Waits until the deployment page shows exactly the buttons `want` (in any order); fails naming what it shows. */
+async function expectButtons(page, want, why) {
+  const wanted = [...want].sort().join(",");
+  try {
+    await page.waitForFunction(
+      (wanted) => [...document.querySelectorAll("#deployment button[data-action]")].map((b) => b.dataset.action).sort().join(",") === wanted,
+      wanted,
+      { timeout: 20000 },
+    );
+  } catch (e) {
+    const shown = await page.locator("#deployment button[data-action]").evaluateAll((bs) => bs.map((b) => b.dataset.action).sort().join(","));
+    throw new Error(`${why}: the page shows buttons [${shown}], expected [${wanted}]`);
+  }
+}
+
+/** The deployment page's pulse line, once it matches `pattern`; fails with what it says. */
+async function expectPulseLine(page, pattern, why) {
+  try {
+    await page.waitForFunction(
+      (source) => {
+        const dd = document.querySelector("#deployment dd.pulse");
+        return dd && new RegExp(source).test(dd.textContent);
+      },
+      pattern.source,
+      { timeout: 20000 },
+    );
+  } catch (e) {
+    const text = await page.locator("#deployment dd.pulse").textContent().catch(() => "(no pulse line)");
+    throw new Error(`${why}: the pulse line reads ${JSON.stringify(text)}, expected ${pattern}`);
+  }
+  const text = await page.locator("#deployment dd.pulse").textContent();
+  if (/expired/.test(text)) throw new Error(`the pulse line says "expired": ${text}`);
+  return text;
+}
+
+/**
+ * Every time on the page reads in UTC as the CLI prints it (YYYY-MM-DD HH:MM:SS.mmm) with the local time on
+ * hover, and nothing in the page's text is a 12-hour (AM/PM) time.
+ */
+async function expectUtcTimes(page, scope) {
+  const times = await page.locator(`${scope} table.events td:first-child`).evaluateAll((cells) =>
+    cells.map((td) => {
+      const t = td.querySelector("time");
+      return { text: td.textContent, datetime: t && t.getAttribute("datetime"), title: t && t.title };
+    }),
+  );
+  if (times.length === 0) throw new Error(`no event times in ${scope}`);
+  for (const t of times) {
+    if (!t.datetime) throw new Error(`an event time without a <time datetime>: ${t.text}`);
+    const at = new Date(t.datetime);
+    const utc = at.toISOString().replace("T", " ").replace("Z", "");
+    if (t.text !== utc) throw new Error(`an event time reads ${JSON.stringify(t.text)}, the CLI would print ${utc} (UTC)`);
+    const local = at.toLocaleString("en-US", { timeZone: "America/New_York" });
+    if (!t.title.includes(local)) throw new Error(`the hover of ${t.text} is ${JSON.stringify(t.title)}, without the local time ${local}`);
+  }
+  const text = await page.locator("main").innerText();
+  const twelve = text.match(/\d{1,2}:\d{2}(:\d{2})?\s?[AP]M\b/);
+  if (twelve) throw new Error(`the page shows a 12-hour local time: ${twelve[0]}`);
+}
+
 /** The number of succeeded nodes the deployments page shows for the deployment. */
 async function succeeded(page) {
   const text = await page.locator(`tr[data-id="${id}"] small`).textContent(WAIT);
@@ -45,7 +108,7 @@ async function succeeded(page) {
 const browser = await chromium.launch({ executablePath: env.CHROMIUM, headless: true, args: ["--no-sandbox"] });
 let current = null;
 try {
-  const ops = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  const ops = await browser.newContext(CONTEXT);
   const page = await ops.newPage();
   current = page;
   page.on("pageerror", (e) => process.stderr.write(`page error: ${e.message}\n`));
@@ -79,6 +142,9 @@ try {
   await page.locator('#deployment [data-status="ROLL_FORWARD_PAUSED"]').waitFor(WAIT);
   const pausedBy = await page.locator("#deployment dd.paused-by").textContent();
   if (pausedBy !== "user") throw new Error(`paused_by shows ${pausedBy}`);
+  // Paused by a person: pausing again changes nothing and a pulse is answered STOP, so neither is offered.
+  await expectButtons(page, ["resume", "abort", "rollback"], "paused by a user");
+  await expectUtcTimes(page, "#deployment");
   say("PAUSED");
 
   // 3. The test kills the leader that served this page: the page must move to another member.
@@ -102,6 +168,24 @@ try {
     }
   }
   say("RESUMED");
+  await expectButtons(page, ["pause", "abort", "rollback", "pulse"], "rolling forward");
+
+  // 4. A coordinated deployment awaiting its first pulse: resume cannot unblock it, so it is not offered; a
+  //    pulse from the page does; when the next pulse does not come, the line says by how much it is overdue.
+  const coord = env.CONVOY_COORDINATED;
+  await page.goto(`${page.url().split("#")[0]}#/deployments/${coord}`);
+  await page.locator('#deployment [data-status="ROLL_FORWARD_AWAITING_PULSE"]').waitFor(WAIT);
+  await expectPulseLine(page, /awaiting its first pulse/, "never pulsed");
+  await expectButtons(page, ["pause", "abort", "rollback", "pulse"], "awaiting its first pulse");
+  await page.locator('button[data-action="pulse"]').click();
+  await page.locator('#deployment [data-status="ROLLING_FORWARD"]').waitFor(WAIT);
+  await expectPulseLine(page, /next pulse due in \d/, "just pulsed");
+  await page.locator('#deployment [data-status="ROLL_FORWARD_AWAITING_PULSE"]').waitFor(WAIT);
+  const overdue = await expectPulseLine(page, /pulse overdue by \d+ s/, "a missed pulse");
+  await expectButtons(page, ["pause", "abort", "rollback", "pulse"], "awaiting a pulse after a missed one");
+  const listed = await page.goto(`${page.url().split("#")[0]}#/deployments`).then(() => page.locator(`tr[data-id="${coord}"] .countdown`).textContent(WAIT));
+  if (!/overdue by \d+ s/.test(listed)) throw new Error(`the list's pulse column reads ${JSON.stringify(listed)}`);
+  say(`COORDINATED ${overdue}`);
   await page.goto(`${page.url().split("#")[0]}#/cluster`);
   await page.locator("#cluster table").waitFor(WAIT);
   await page.screenshot({ path: path.join(shots, "cluster.png") });
@@ -121,8 +205,8 @@ try {
   });
   say(`GRID100K ${Math.round(ms)} ms`);
 
-  // 4. A reader sees the deployment and no buttons.
-  const reader = await browser.newContext({ viewport: { width: 1280, height: 820 } });
+  // 5. A reader sees the deployment and no buttons.
+  const reader = await browser.newContext(CONTEXT);
   const rpage = await reader.newPage();
   current = rpage;
   const survivor = env.CONVOY_SERVERS.split(",").find((u) => new URL(u).origin !== killedOrigin);
@@ -134,7 +218,7 @@ try {
   if (role !== "reader" || buttons !== 0) throw new Error(`reader sees ${buttons} buttons (role ${role})`);
   say("READER_NO_BUTTONS");
 
-  // 5. The API docs page (no token: it is public) renders every operation of /openapi.json with its roles.
+  // 6. The API docs page (no token: it is public) renders every operation of /openapi.json with its roles.
   const docs = await browser.newContext({ viewport: { width: 1280, height: 820 } });
   const dpage = await docs.newPage();
   current = dpage;

@@ -2,7 +2,11 @@
 //! a bucket of report bytes per second and one of requests per second, on each server, in memory. A report
 //! route's request is charged its `Content-Length` (a request without one is let in while the bucket is not
 //! in debt and charged afterwards by what was read, bounded by the body limit); over budget it is 429
-//! `rate_limited` naming the token and the limit, with `Retry-After`. Refusals count in
+//! `rate_limited` naming the token and the limit, with `Retry-After`. A token also has at most
+//! [`MAX_IN_FLIGHT`] report requests in flight on a server at once (a slow server then refuses more at
+//! once, rather than queueing their bodies). A refused request's body is never read, and its connection is
+//! closed after the answer (`Connection: close`), so a client that ignores the refusal pays a new
+//! connection for each try rather than the server reading what it refused. Refusals count in
 //! `convoy_reports_rate_limited_total` and are logged as one summary line per interval at most. With auth
 //! off there is no token to charge: no budget applies.
 
@@ -13,12 +17,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::CONTENT_LENGTH;
+use actix_web::http::ConnectionType;
 use actix_web::middleware::Next;
 use actix_web::web::Bytes;
-use actix_web::{web, HttpMessage};
+use actix_web::{web, HttpMessage, ResponseError};
 use convoy_actors::domain::Permission;
 use futures::Stream;
 
@@ -46,6 +51,10 @@ const BURST_SECS: u64 = 4;
 /// The most tokens with an entry at once; entries whose buckets are full again are dropped first, then
 /// the longest untouched.
 pub const MAX_ENTRIES: usize = 10_000;
+/// The most report requests one token may have in flight on one server at once: a `convoy agent` sends
+/// one at a time, a relay one batch at a time; 16 agents of a fleet sharing a token may be answered at the
+/// same moment, more wait out `Retry-After` (1 s).
+pub const MAX_IN_FLIGHT: u32 = 16;
 /// How often a summary of refusals may be logged.
 const LOG_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -179,6 +188,9 @@ pub struct ReportRate {
 #[derive(Debug, Default)]
 struct Inner {
     entries: HashMap<String, Entry>,
+    /// Report requests in flight by token; a token leaves the map when its last one ends, so the map
+    /// holds at most one entry per open request.
+    in_flight: HashMap<String, u32>,
     refused: u64,
     first: Option<String>,
     last_line: Option<Instant>,
@@ -244,6 +256,36 @@ impl ReportRate {
         Err(refused)
     }
 
+    /// Counts one more report request of `token` in flight until the answer is dropped, or refuses it
+    /// when the token already has [`MAX_IN_FLIGHT`] (nothing is counted or charged then).
+    pub fn enter(self: &Arc<Self>, token: &str, now: Instant) -> Result<InFlight, RateLimited> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = inner.in_flight.get(token).copied().unwrap_or(0);
+        if count >= MAX_IN_FLIGHT {
+            let refused = RateLimited {
+                token: clip(token).to_string(),
+                limit: format!("{MAX_IN_FLIGHT} report requests in flight"),
+                retry_after_secs: 1,
+            };
+            if let Some(line) = inner.record_refusal(&refused, now) {
+                tracing::warn!("{line}");
+            }
+            crate::metrics::metrics().reports_rate_limited.inc();
+            return Err(refused);
+        }
+        inner.in_flight.insert(token.to_string(), count + 1);
+        Ok(InFlight {
+            rate: self.clone(),
+            token: token.to_string(),
+        })
+    }
+
+    /// Report requests of `token` in flight now (for tests).
+    pub fn in_flight(&self, token: &str) -> u32 {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.in_flight.get(token).copied().unwrap_or(0)
+    }
+
     /// Charges `token` `bytes` read after the request was let in (its bucket may go into debt).
     pub fn charge(&self, token: &str, bytes: u64, now: Instant) {
         let rates = self.rates;
@@ -258,6 +300,29 @@ impl ReportRate {
             .unwrap_or_else(PoisonError::into_inner)
             .entries
             .len()
+    }
+}
+
+/// One report request in flight, counted until it is dropped.
+#[derive(Debug)]
+pub struct InFlight {
+    rate: Arc<ReportRate>,
+    token: String,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut inner = self
+            .rate
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match inner.in_flight.get_mut(&self.token) {
+            Some(n) if *n > 1 => *n -= 1,
+            _ => {
+                inner.in_flight.remove(&self.token);
+            }
+        }
     }
 }
 
@@ -311,14 +376,15 @@ impl Inner {
 }
 
 /// The middleware (wrap the App with `actix_web::middleware::from_fn(report_rate::check)` inside
-/// `auth::check`, which leaves the [`Caller`]): on a route needing the `Report` permission, charges the
-/// caller's token before the handler reads the body.
+/// `auth::check`, which leaves the [`Caller`]): on a route needing the `Report` permission, counts the
+/// request in flight and charges the caller's token before the handler reads the body; a refusal is
+/// answered at once and closes the connection.
 pub async fn check<B: MessageBody + 'static>(
     mut req: ServiceRequest,
     next: Next<B>,
-) -> Result<ServiceResponse<B>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let Some(rate) = req.app_data::<web::Data<ReportRate>>().cloned() else {
-        return next.call(req).await;
+        return pass(next, req).await;
     };
     let reports = table::lookup(
         Routes::of(req.request()),
@@ -331,17 +397,23 @@ pub async fn check<B: MessageBody + 'static>(
         _ => None,
     };
     let Some(token) = token else {
-        return next.call(req).await;
+        return pass(next, req).await;
     };
     let length = req
         .headers()
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    rate.admit(&token, length, Instant::now())
-        .map_err(ApiError::from)?;
+    let now = Instant::now();
+    let _in_flight = match rate.clone().into_inner().enter(&token, now) {
+        Ok(counted) => counted,
+        Err(refused) => return Ok(refuse(req, refused)),
+    };
+    if let Err(refused) = rate.admit(&token, length, now) {
+        return Ok(refuse(req, refused));
+    }
     if length.is_some() {
-        return next.call(req).await;
+        return pass(next, req).await;
     }
     // No length: count what the handler reads, and charge it afterwards.
     let read = Arc::new(AtomicU64::new(0));
@@ -350,9 +422,25 @@ pub async fn check<B: MessageBody + 'static>(
         inner: payload,
         read: read.clone(),
     }) as Body));
-    let answer = next.call(req).await;
+    let answer = pass(next, req).await;
     rate.charge(&token, read.load(Ordering::Relaxed), Instant::now());
     answer
+}
+
+async fn pass<B: MessageBody + 'static>(
+    next: Next<B>,
+    req: ServiceRequest,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
+}
+
+/// 429 `rate_limited` with `Retry-After`, the body unread, and `Connection: close`.
+fn refuse<B>(req: ServiceRequest, refused: RateLimited) -> ServiceResponse<EitherBody<B>> {
+    let mut answer = ApiError::from(refused).error_response();
+    answer.head_mut().set_connection_type(ConnectionType::Close);
+    req.into_response(answer).map_into_right_body()
 }
 
 /// A request body as actix-web streams it.

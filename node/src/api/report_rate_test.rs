@@ -181,3 +181,34 @@ fn refusals_are_summarised_once_per_interval() {
         .expect("one per interval");
     assert!(next.contains("refused 100 "), "{next}");
 }
+
+#[test]
+fn a_token_past_its_cap_in_flight_is_refused_until_one_ends() {
+    let t0 = Instant::now();
+    let rate = Arc::new(ReportRate::new(Rates::default()));
+    let held: Vec<InFlight> = (0..MAX_IN_FLIGHT)
+        .map(|_| rate.enter("fleet", t0).expect("under the cap"))
+        .collect();
+    assert_eq!(rate.in_flight("fleet"), MAX_IN_FLIGHT);
+    let refused = rate.enter("fleet", t0).expect_err("one past the cap");
+    assert_eq!(refused.retry_after_secs, 1);
+    assert!(
+        refused.to_string().contains("\"fleet\"") && refused.to_string().contains("in flight"),
+        "{refused}"
+    );
+    // Another token is not held back by this one's requests.
+    let other = rate.enter("calm", t0).expect("another token");
+    drop(other);
+    assert_eq!(rate.in_flight("calm"), 0);
+    // One ends: the next is let in; when all end, the token has no entry left.
+    let mut held = held;
+    held.pop();
+    let again = rate.enter("fleet", t0).expect("a slot freed");
+    drop(again);
+    drop(held);
+    assert_eq!(rate.in_flight("fleet"), 0);
+    assert!(
+        rate.inner.lock().unwrap().in_flight.is_empty(),
+        "no entry is left behind"
+    );
+}

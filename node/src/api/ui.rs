@@ -53,6 +53,16 @@ pub const ASSETS: &[Asset] = &[
         JS,
         include_str!("../../../ui/assets/grid.js"),
     ),
+    asset(
+        "/ui/clock.js",
+        JS,
+        include_str!("../../../ui/assets/clock.js"),
+    ),
+    asset(
+        "/ui/rules.js",
+        JS,
+        include_str!("../../../ui/assets/rules.js"),
+    ),
     // The API docs page: renders /openapi.json (see node/src/api/openapi/).
     asset(
         "/docs",

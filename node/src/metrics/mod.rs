@@ -5,9 +5,14 @@
 pub mod analysis;
 pub mod http;
 pub mod process;
+pub mod rollbacks;
 pub mod scrape;
 
+use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock};
+
+use prometheus::core::Collector;
+use prometheus::proto::MetricType;
 
 use prometheus::{
     Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
@@ -53,6 +58,8 @@ pub struct Metrics {
     pub overdue_pulses: IntGauge,
     /// Seconds until each coordinated rolling deployment's pulse deadline (negative when past).
     pub pulse_slack: GaugeVec,
+    /// Deployments that rolled back, by consumer and resource (from the replicated state; see [`rollbacks`]).
+    pub rollbacks: IntCounterVec,
     /// Nodes known to the state.
     pub nodes: IntGauge,
     /// Active nodes.
@@ -180,6 +187,15 @@ impl Metrics {
                 &["deployment"],
             )
             .expect("valid gauge"),
+            rollbacks: IntCounterVec::new(
+                Opts::new(
+                    "convoy_rollbacks_total",
+                    "Deployments that rolled back (rolling back or rolled back), by consumer and resource, \
+                     from the replicated state; at most 1000 pairs, the rest under \"(other)\".",
+                ),
+                &["consumer", "resource"],
+            )
+            .expect("valid counter"),
             nodes: gauge("convoy_nodes", "Nodes known to the replicated state."),
             active_nodes: gauge("convoy_nodes_active", "Active nodes."),
             reports: counter(
@@ -239,7 +255,18 @@ impl Metrics {
                 &["version"],
             ),
         };
-        let collectors: Vec<Box<dyn prometheus::core::Collector>> = vec![
+        for c in m.collectors() {
+            m.registry.register(c).expect("metric names are unique");
+        }
+        analysis::register(&m.registry);
+        m.build_info.with_label_values(&[crate::VERSION]).set(1);
+        m
+    }
+
+    /// Every metric of this server's registry, as the collectors to register.
+    fn collectors(&self) -> Vec<Box<dyn Collector>> {
+        let m = self;
+        vec![
             Box::new(m.http_requests.clone()),
             Box::new(m.http_latency.clone()),
             Box::new(m.term.clone()),
@@ -255,6 +282,7 @@ impl Metrics {
             Box::new(m.deployment_nodes.clone()),
             Box::new(m.overdue_pulses.clone()),
             Box::new(m.pulse_slack.clone()),
+            Box::new(m.rollbacks.clone()),
             Box::new(m.nodes.clone()),
             Box::new(m.active_nodes.clone()),
             Box::new(m.reports.clone()),
@@ -271,13 +299,35 @@ impl Metrics {
             Box::new(m.open_fds.clone()),
             Box::new(m.uptime.clone()),
             Box::new(m.build_info.clone()),
-        ];
-        for c in collectors {
-            m.registry.register(c).expect("metric names are unique");
+        ]
+    }
+
+    /// The name of every series this server can export, whether or not it has a value yet (a labelled
+    /// metric shows only once it has one), with a histogram's `_bucket`, `_sum` and `_count`, the raft crate's
+    /// included: what a dashboard may query.
+    pub fn exported_names(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        let mut histograms: Vec<String> = self
+            .http_latency
+            .desc()
+            .into_iter()
+            .map(|d| d.fq_name.clone())
+            .collect();
+        for c in self.collectors() {
+            names.extend(c.desc().into_iter().map(|d| d.fq_name.clone()));
         }
-        analysis::register(&m.registry);
-        m.build_info.with_label_values(&[crate::VERSION]).set(1);
-        m
+        for family in convoy_raft::stats::stats().registry().gather() {
+            if family.get_field_type() == MetricType::HISTOGRAM {
+                histograms.push(family.name().to_string());
+            }
+            names.insert(family.name().to_string());
+        }
+        for name in histograms {
+            for suffix in ["_bucket", "_sum", "_count"] {
+                names.insert(format!("{name}{suffix}"));
+            }
+        }
+        names
     }
 
     /// The registry holding these metrics.
@@ -291,3 +341,7 @@ pub fn metrics() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(Metrics::new)
 }
+
+#[cfg(test)]
+#[path = "grafana_test.rs"]
+mod grafana_test;

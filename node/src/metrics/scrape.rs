@@ -7,7 +7,9 @@ use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
 use prometheus::{Encoder, TextEncoder};
 
-use super::{metrics, process, Metrics};
+use convoy_actors::domain::DeploymentFilter;
+
+use super::{metrics, process, rollbacks, Metrics};
 use crate::replica::Replica;
 
 /// The label of a serde-named enum value (`ROLLING_FORWARD`, `pending`).
@@ -69,6 +71,15 @@ fn refresh_domain(m: &Metrics, replica: &Replica, now: u64) {
         }
     }
     m.overdue_pulses.set(g.overdue_pulses as i64);
+    let rollbacks = replica
+        .node()
+        .read(|s| rollbacks::count(&s.state().deployments(&DeploymentFilter::default())));
+    m.rollbacks.reset();
+    for ((consumer, resource), n) in &rollbacks {
+        m.rollbacks
+            .with_label_values(&[consumer, resource])
+            .inc_by(*n);
+    }
     m.nodes.set(g.nodes as i64);
     m.active_nodes.set(g.active_nodes as i64);
 }
