@@ -96,13 +96,13 @@ impl Lifecycle<'_> {
         Some((answer, d.status))
     }
 
-    /// A measurement of deployment `id`'s analysis (`Command::RecordMeasurement`); answers whether it counted.
+    /// A measurement of deployment `id`'s analysis (`Command::RecordMeasurement`), number `seq` of `phase`;
+    /// answers whether it counted.
     pub(crate) fn measure(
         &mut self,
         id: DeploymentId,
         metric: &str,
-        phase: u32,
-        seq: u32,
+        (phase, seq): (u32, u32),
         measured: Measured,
         at: Timestamp,
         hold: HandlerGate,

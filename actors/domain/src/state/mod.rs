@@ -256,7 +256,7 @@ impl ClusterState {
             } => {
                 if self
                     .lifecycle()
-                    .measure(id, &metric, phase, seq, measured, at, cx.hold)
+                    .measure(id, &metric, (phase, seq), measured, at, cx.hold)
                 {
                     self.touch(id, &mut cx);
                 }
