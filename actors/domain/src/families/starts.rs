@@ -138,6 +138,18 @@ impl Starts<'_> {
                 // Another consumer of the node holds the version back: the strictest wins (§10).
                 continue;
             }
+            let busy = ns.deployments.iter().any(|(d, _)| {
+                self.active.contains(d)
+                    && self
+                        .deployments
+                        .get(d)
+                        .is_some_and(|d| d.resource == spec.resource)
+            });
+            if busy {
+                // Another consumer's active deployment of the resource already takes the node: a node
+                // follows one deployment of a resource at a time (§3).
+                continue;
+            }
             let from_version = ns.current(&spec.resource);
             let phase = if from_version == Some(version) {
                 pre_done += 1;

@@ -90,3 +90,19 @@ fn a_start_refused_changes_none_of_the_borrowed_maps() {
     assert!(active.contains(&first));
     assert!(cx.touched.is_empty() && cx.ended.is_empty());
 }
+
+#[test]
+fn a_node_another_consumers_deployment_of_the_resource_takes_is_left_out() {
+    // Found by budget_properties: node c-1, in `c` and `d`, was in two deployments of `r` at once; its
+    // target followed the one where it waited, so the other's install never happened and it never ended.
+    let mut k = Kit::new(2);
+    k.ok(Command::CreateConsumer {
+        name: "d".into(),
+        nodes: vec!["c-1".into()],
+    });
+    let first = k.start(spec("c", "r", 2, Strategy::AllAtOnce { fail_fast: false }));
+    let second = k.start(spec("d", "r", 2, Strategy::AllAtOnce { fail_fast: false }));
+    let ids = |id| -> Vec<String> { k.d(id).nodes.iter().map(|n| n.id.clone()).collect() };
+    assert_eq!(ids(first), ["c-0", "c-1"]);
+    assert!(ids(second).is_empty(), "{:?}", ids(second));
+}
