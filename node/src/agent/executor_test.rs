@@ -544,7 +544,19 @@ async fn a_record_whose_process_is_gone_is_forgotten_and_the_app_started_once() 
     let mut ex = Executor::open(config).unwrap();
     assert!(ex.processes.is_empty(), "adopted a stranger");
     ex.step(&install(1), &w.views()).await;
-    let pids = std::fs::read_to_string(w.state.path().join("pids")).unwrap();
-    assert_eq!(pids.lines().count(), 2, "{pids}");
+    // The new copy writes its pid once its shell runs: wait for that line (the step does not), then
+    // check that more steps start no third copy.
+    let pids = w.state.path().join("pids");
+    let lines = || std::fs::read_to_string(&pids).unwrap().lines().count();
+    for _ in 0..250 {
+        if lines() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for _ in 0..3 {
+        ex.step(&install(1), &w.views()).await;
+    }
+    assert_eq!(lines(), 2, "{}", std::fs::read_to_string(&pids).unwrap());
     ex.shutdown().await;
 }
