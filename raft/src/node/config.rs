@@ -98,6 +98,12 @@ impl RaftConfig {
             // install at the end gets at least `NetworkConfig::snapshot_install_timeout`).
             // openraft's default (200 ms) would time out a large chunk and resend forever.
             install_snapshot_timeout: 30_000,
+            // A restarted leader stands for election like any server instead of restoring its
+            // leadership in the same term: a leader whose last entries were committed by the
+            // followers before its own disk synced them (then lost in a power cut) would otherwise
+            // write other entries at those indexes in that term. `convoy-lab simulate` found it
+            // (seeds 880024 and 990002).
+            enable_leader_restore: Some(false),
             ..Default::default()
         };
         config

@@ -96,3 +96,22 @@ fn a_batch_of_seeds_passes() {
     );
     assert!(failed.is_empty(), "failing seeds: {failed:?}");
 }
+
+/// Seeds that found bugs, replayed every CI run. 880024 (3 servers) and 990002 (5 servers): a power cut
+/// while the leader's disk was slow lost entries the followers had committed; the restarted leader restored
+/// its leadership in the same term (openraft's `enable_leader_restore`) and wrote other entries at those
+/// indexes (log matching and state machine safety broken). Fixed in `convoy_raft`'s openraft config.
+#[test]
+fn the_regression_seeds_pass() {
+    for (seed, servers) in [(880024, 3), (990002, 5)] {
+        let report = run(&SimOptions {
+            servers,
+            ..options(seed, 1.0)
+        });
+        assert!(
+            report.violations.is_empty(),
+            "seed {seed} with {servers} servers: {:?}",
+            report.violations.iter().take(5).collect::<Vec<_>>()
+        );
+    }
+}
