@@ -48,6 +48,7 @@ mod job_verbs;
 mod monitoring_logs;
 mod monitoring_metrics;
 mod monitoring_rollbacks;
+mod openapi_probe;
 mod openapi_responses;
 mod operator_mistakes;
 mod replay_offline;
