@@ -444,21 +444,28 @@ fn sync_loop(db: Weak<DB>, rx: mpsc::Receiver<IOFlushed<TypeConfig>>) {
     }
 }
 
+/// A log index range as `[start, end)`: the first index and the one past the last (`None`: no end).
+/// Shared by every log store's `try_get_log_entries` (the simulation's in-memory one too).
+pub fn index_range(range: &impl RangeBounds<u64>) -> (u64, Option<u64>) {
+    let start = match range.start_bound() {
+        Bound::Included(&i) => i,
+        Bound::Excluded(&i) => i.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&i) => i.checked_add(1),
+        Bound::Excluded(&i) => Some(i),
+        Bound::Unbounded => None,
+    };
+    (start, end)
+}
+
 impl RaftLogReader<TypeConfig> for RocksLogStore {
     async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + OptionalSend>(
         &mut self,
         range: RB,
     ) -> Result<Vec<EntryOf<TypeConfig>>, io::Error> {
-        let start = match range.start_bound() {
-            Bound::Included(&i) => i,
-            Bound::Excluded(&i) => i.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        let end = match range.end_bound() {
-            Bound::Included(&i) => i.checked_add(1),
-            Bound::Excluded(&i) => Some(i),
-            Bound::Unbounded => None,
-        };
+        let (start, end) = index_range(&range);
         let entries = match end {
             Some(end) => self.read_bounded(start, end).await?,
             None => read_entries(&self.db, start, None, ReadMode::All)?,

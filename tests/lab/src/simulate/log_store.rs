@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io;
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -112,16 +112,7 @@ impl RaftLogReader<SimConfig> for SimLog {
         &mut self,
         range: RB,
     ) -> Result<Vec<EntryOf<SimConfig>>, io::Error> {
-        let start = match range.start_bound() {
-            Bound::Included(&i) => i,
-            Bound::Excluded(&i) => i.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        let end = match range.end_bound() {
-            Bound::Included(&i) => i.checked_add(1),
-            Bound::Excluded(&i) => Some(i),
-            Bound::Unbounded => None,
-        };
+        let (start, end) = convoy_raft::log_store::index_range(&range);
         Ok(self.disk()?.entries(start, end))
     }
 
