@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, put_ok, resource_with_v1};
+use convoy_tests::scenario::{consumer, get_ok, publish, put_ok, report_running, resource_with_v1};
 use convoy_tests::{convoy_bin, Cluster};
 use serde_json::{json, Value};
 
@@ -137,27 +137,7 @@ async fn deploy_start_hints_timeouts_and_dry_run() -> anyhow::Result<()> {
     publish(&api, "app", json!({"label": "v2"})).await?;
     let nodes = consumer(&api, "web", 2).await?;
     // The nodes run version 1 and are active (they never report again: a deployment of 2 stays open).
-    let mut active = false;
-    for _ in 0..100 {
-        for node in &nodes {
-            post_ok(
-                &api,
-                &format!("/v1/nodes/{node}/report"),
-                json!({"resources": {"app": {"current": 1}}}),
-            )
-            .await?;
-        }
-        let mut all = true;
-        for node in &nodes {
-            all &= get_ok(&api, &format!("/v1/nodes/{node}")).await?["active"] == true;
-        }
-        if all {
-            active = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    anyhow::ensure!(active, "the nodes never became active");
+    report_running(&api, &nodes, "app", 1).await?;
 
     // --timeout is not a flag of deploy start: both flags it may mean, with the value.
     let out = convoy(

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use convoy_tests::scenario::{consumer, post_ok, publish, resource_with_v1, wait_deployment};
+use convoy_tests::scenario::{
+    consumer, post_ok, publish, report_running, resource_with_v1, wait_deployment,
+};
 use convoy_tests::{eventually, Cluster};
 use serde_json::json;
 
@@ -42,14 +44,7 @@ async fn a_rollback_is_counted_by_consumer_and_resource_on_every_server() -> any
     publish(&api, "app", json!({"label": "v2"})).await?;
     let mut nodes = consumer(&api, "web", 3).await?;
     nodes.extend(consumer(&api, "db", 2).await?);
-    for node in &nodes {
-        post_ok(
-            &api,
-            &format!("/v1/nodes/{node}/report"),
-            json!({"resources": {"app": {"current": 1}}}),
-        )
-        .await?;
-    }
+    report_running(&api, &nodes, "app", 1).await?;
     let web = post_ok(
         &api,
         "/v1/deployments",
