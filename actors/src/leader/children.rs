@@ -11,7 +11,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::consumer::ConsumerActor;
-use super::deployment::DeploymentActor;
+use super::deployment_actor::DeploymentActor;
 use super::group::GroupDeploymentActor;
 use super::host::{read_with, Host};
 use super::messages::{Rearm, StepStarted, Stop};

@@ -1,27 +1,52 @@
-//! One actor per active deployment: it owns the deployment's deadline (pulse deadline, end of a
-//! healthy watch, completion timeout), keeps exactly one timer armed at it, and proposes
-//! `TickDeployment` for its deployment alone when it fires. The supervisor tells it each new
-//! deadline from the outcome of `apply`; it stops when the deployment ends.
+//! One deployment's timer rule on the leader, without actix: it owns the deployment's deadline
+//! (pulse deadline, end of a healthy watch, completion timeout), says where its one timer must be
+//! armed, and gives the `TickDeployment` for its deployment alone when the timer fires (one in
+//! flight at a time). Time is passed in; the actix shell (`deployment_actor.rs`) and convoy-lab's
+//! simulation run the timer it asks for.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use actix::prelude::*;
+use crate::domain::{ClusterState, Command, DeploymentId, Timestamp};
 
-use super::host::{read_with, Host};
-use super::messages::{Rearm, Stop};
-use crate::domain::{Command, DeploymentId, Timestamp};
+/// After a tick that left the same deadline in place, wait this long before the next one; and
+/// after a tick that did not commit, before it is tried again.
+pub const RETRY: Duration = Duration::from_millis(100);
 
-/// After a tick that left the same deadline in place, wait this long before the next one.
-const RETRY: Duration = Duration::from_millis(100);
+/// What to do with the one timer after [`DeploymentCore::arm`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    /// It is armed at that deadline already (or stays unarmed): leave it.
+    Keep,
+    /// No deadline: cancel it.
+    Cancel,
+    /// Cancel it and arm it to fire after `delay`, for `deadline`.
+    Arm {
+        /// The deadline it fires for (handed back to [`DeploymentCore::fire`]).
+        deadline: Timestamp,
+        /// How long from now.
+        delay: Duration,
+    },
+}
+
+/// What to do once a tick was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ticked {
+    /// Committed: re-read the deadline from the applied state ([`DeploymentCore::reread`]).
+    Reread,
+    /// Not committed: fire again for `deadline` after `delay`.
+    Retry {
+        /// The deadline to fire for again.
+        deadline: Timestamp,
+        /// How long from now.
+        delay: Duration,
+    },
+}
 
 /// Drives one deployment's time-based rules on the leader.
-pub struct DeploymentActor {
+#[derive(Debug)]
+pub struct DeploymentCore {
     id: DeploymentId,
-    host: Arc<dyn Host>,
-    /// The deadline it starts with (`None`: read from the applied state when it starts).
-    initial: Option<Option<Timestamp>>,
-    armed: Option<(Timestamp, SpawnHandle)>,
+    armed: Option<Timestamp>,
     ticking: bool,
     last_fired: Option<Timestamp>,
     /// Deadlines it was told since it started (the first one included; tests).
@@ -29,13 +54,11 @@ pub struct DeploymentActor {
     told: u64,
 }
 
-impl DeploymentActor {
-    /// An actor for deployment `id`; it reads its deadline and arms its timer as soon as it starts.
-    pub fn new(id: DeploymentId, host: Arc<dyn Host>) -> Self {
+impl DeploymentCore {
+    /// The rule of deployment `id`, its timer not armed yet.
+    pub fn new(id: DeploymentId) -> Self {
         Self {
             id,
-            host,
-            initial: None,
             armed: None,
             ticking: false,
             last_fired: None,
@@ -44,117 +67,81 @@ impl DeploymentActor {
         }
     }
 
-    /// An actor for deployment `id` that arms its timer at `deadline` (read by whoever starts it;
-    /// a deadline already past fires at once).
-    pub fn with_deadline(
-        id: DeploymentId,
-        host: Arc<dyn Host>,
-        deadline: Option<Timestamp>,
-    ) -> Self {
-        Self {
-            initial: Some(deadline),
-            ..Self::new(id, host)
-        }
+    /// The deployment it follows.
+    pub fn id(&self) -> DeploymentId {
+        self.id
     }
 
-    /// Arms the one timer at `deadline`, unless it is armed there already.
-    fn arm(&mut self, deadline: Option<Timestamp>, ctx: &mut Context<Self>) {
+    /// The deadline its timer is armed for.
+    pub fn armed(&self) -> Option<Timestamp> {
+        self.armed
+    }
+
+    /// Deadlines it was told (tests).
+    #[cfg(test)]
+    pub fn told(&self) -> u64 {
+        self.told
+    }
+
+    /// The deployment's deadline is `deadline` at `now_ms` (leader wall clock): where the one
+    /// timer goes. A deadline already past fires at once.
+    pub fn arm(&mut self, deadline: Option<Timestamp>, now_ms: Timestamp) -> Timer {
         #[cfg(test)]
         {
             self.told += 1;
         }
-        if self.armed.as_ref().map(|(d, _)| *d) == deadline {
-            return;
+        if self.armed == deadline {
+            return Timer::Keep;
         }
-        if let Some((_, handle)) = self.armed.take() {
-            ctx.cancel_future(handle);
-        }
-        let Some(deadline) = deadline else { return };
-        let mut delay = Duration::from_millis(deadline.saturating_sub(self.host.now_ms()));
+        self.armed = deadline;
+        let Some(deadline) = deadline else {
+            return Timer::Cancel;
+        };
+        let mut delay = Duration::from_millis(deadline.saturating_sub(now_ms));
         if self.last_fired == Some(deadline) {
             // A tick at this deadline already went through and left it in place: don't spin.
             delay = delay.max(RETRY);
         }
-        let handle = ctx.run_later(delay, move |act, ctx| {
-            act.armed = None;
-            act.fire(deadline, ctx);
-        });
-        self.armed = Some((deadline, handle));
+        Timer::Arm { deadline, delay }
     }
 
-    /// Re-reads the deadline from the applied state (after its own tick committed).
-    fn reread(&mut self, ctx: &mut Context<Self>) {
-        let id = self.id;
-        let deadline = read_with(&self.host, |s| s.deployment_deadline(id));
-        self.arm(deadline, ctx);
+    /// Re-reads the deadline from the applied `state` (after its own tick committed) at `now_ms`.
+    pub fn reread(&mut self, state: &ClusterState, now_ms: Timestamp) -> Timer {
+        let deadline = state.deployment_deadline(self.id);
+        self.arm(deadline, now_ms)
     }
 
-    fn fire(&mut self, deadline: Timestamp, ctx: &mut Context<Self>) {
+    /// The timer armed for `deadline` fired: the `TickDeployment` to propose, unless one is in
+    /// flight already.
+    pub fn fire(&mut self, deadline: Timestamp) -> Option<Command> {
+        if self.armed == Some(deadline) {
+            self.armed = None;
+        }
         if self.ticking {
-            return;
+            return None;
         }
         self.ticking = true;
         self.last_fired = Some(deadline);
         tracing::debug!(deployment = %self.id, deadline, "deadline reached: proposing TickDeployment");
-        let tick = self.host.propose(Command::TickDeployment { id: self.id });
-        ctx.spawn(tick.into_actor(self).map(move |result, act, ctx| {
-            act.ticking = false;
-            match result {
-                Ok(_) => act.reread(ctx),
-                Err(e) => {
-                    tracing::warn!(deployment = %act.id, error = %e, "TickDeployment not committed; retrying");
-                    ctx.run_later(RETRY, move |act, ctx| act.fire(deadline, ctx));
+        Some(Command::TickDeployment { id: self.id })
+    }
+
+    /// The tick for `deadline` was committed (`Ok`) or not (`Err`, its reason).
+    pub fn ticked(&mut self, deadline: Timestamp, result: Result<(), String>) -> Ticked {
+        self.ticking = false;
+        match result {
+            Ok(()) => Ticked::Reread,
+            Err(e) => {
+                tracing::warn!(deployment = %self.id, error = %e, "TickDeployment not committed; retrying");
+                Ticked::Retry {
+                    deadline,
+                    delay: RETRY,
                 }
             }
-        }));
-    }
-}
-
-impl Actor for DeploymentActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        match self.initial.take() {
-            Some(deadline) => self.arm(deadline, ctx),
-            None => self.reread(ctx),
         }
     }
 }
 
-impl Handler<Rearm> for DeploymentActor {
-    type Result = ();
-    fn handle(&mut self, Rearm(deadline): Rearm, ctx: &mut Self::Context) {
-        self.arm(deadline, ctx);
-    }
-}
-
 #[cfg(test)]
-impl Handler<super::messages::ArmedDeadline> for DeploymentActor {
-    type Result = Option<Timestamp>;
-    fn handle(
-        &mut self,
-        _: super::messages::ArmedDeadline,
-        _: &mut Self::Context,
-    ) -> Option<Timestamp> {
-        self.armed.as_ref().map(|(d, _)| *d)
-    }
-}
-
-#[cfg(test)]
-impl Handler<super::messages::Told> for DeploymentActor {
-    type Result = u64;
-    fn handle(&mut self, _: super::messages::Told, _: &mut Self::Context) -> u64 {
-        self.told
-    }
-}
-
-impl Handler<Stop> for DeploymentActor {
-    type Result = ();
-    fn handle(&mut self, _: Stop, ctx: &mut Self::Context) {
-        ctx.stop();
-    }
-}
-
-#[cfg(test)]
-#[path = "deployment_test.rs"]
+#[path = "deployment_core_test.rs"]
 mod tests;

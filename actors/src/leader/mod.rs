@@ -7,7 +7,8 @@
 
 mod children;
 mod consumer;
-mod deployment;
+pub mod deployment;
+mod deployment_actor;
 mod group;
 mod host;
 mod housekeeping;
@@ -20,7 +21,8 @@ mod routing;
 mod supervisor;
 
 pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
-pub use deployment::DeploymentActor;
+pub use deployment::DeploymentCore;
+pub use deployment_actor::DeploymentActor;
 pub use group::GroupDeploymentActor;
 pub use host::{Host, ProposeError};
 // The supervisor's plain jobs, also driven directly by convoy-lab's deterministic simulation.
