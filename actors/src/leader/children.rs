@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use super::consumer::ConsumerActor;
+use super::consumer_actor::ConsumerActor;
 use super::deployment_actor::DeploymentActor;
 use super::group::GroupDeploymentActor;
 use super::host::{read_with, Host};

@@ -1,16 +1,16 @@
-//! One actor per consumer: it ingests its nodes' reports and proposes only changes — coalesced per
-//! node and batched into one `ReportNodes` at a time. Liveness is not kept here but once per node by
-//! the supervisor (a node may belong to several consumers; see `liveness`).
+//! One consumer's report ingestion on the leader, without actix: it takes its nodes' reports and
+//! gives only changes to propose — coalesced per node and batched into one `ReportNodes` at a time,
+//! paced by their error bytes. Time is passed in; the actix shell (`consumer_actor.rs`) and
+//! convoy-lab's simulation propose what it gives and run its pacing wait. Liveness is not kept here
+//! but once per node by the supervisor (a node may belong to several consumers; see `liveness`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use actix::prelude::*;
-
-use super::host::{read_with, Host};
+use super::host::{read_with, Host, ProposeError};
 use super::ingest_stats;
-use super::messages::{Report, ReportBatch, ReportRejected, Stop};
+use super::messages::ReportRejected;
 use super::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
 use crate::domain::{check_report, Command, NodeReport};
 
@@ -27,8 +27,19 @@ pub const REPORT_QUEUE_LIMIT: usize = 10_000;
 /// bounded by the state), so reports without them, the usual case, are never paced.
 pub const REPORT_ERROR_BYTES_PER_SEC: usize = 1024 * 1024;
 
+/// What [`ConsumerCore::flush`] asks for.
+#[derive(Debug)]
+pub enum Flush {
+    /// Nothing to propose now (nothing pending, a batch in flight, or a wait armed).
+    Idle,
+    /// Paced: call [`ConsumerCore::paced_over`] after this long, then flush again.
+    Wait(Duration),
+    /// Propose this `ReportNodes`, then hand its answer to [`ConsumerCore::proposed`].
+    Propose(Command),
+}
+
 /// Ingests one consumer's reports on the leader.
-pub struct ConsumerActor {
+pub struct ConsumerCore {
     name: String,
     host: Arc<dyn Host>,
     limit: usize,
@@ -44,8 +55,8 @@ pub struct ConsumerActor {
     paced_until: Option<Instant>,
 }
 
-impl ConsumerActor {
-    /// An actor for consumer `name`.
+impl ConsumerCore {
+    /// The ingestion of consumer `name`.
     pub fn new(name: String, host: Arc<dyn Host>) -> Self {
         Self {
             name,
@@ -60,8 +71,7 @@ impl ConsumerActor {
         }
     }
 
-    /// Like [`ConsumerActor::new`] with a custom error byte rate (tests).
-    #[cfg(test)]
+    /// Like [`ConsumerCore::new`] with a custom error byte rate (tests).
     pub fn with_byte_rate(name: String, host: Arc<dyn Host>, bytes_per_sec: usize) -> Self {
         Self {
             bytes_per_sec,
@@ -69,8 +79,7 @@ impl ConsumerActor {
         }
     }
 
-    /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
-    #[cfg(test)]
+    /// Like [`ConsumerCore::new`] with a custom queue bound (tests).
     pub fn with_limit(name: String, host: Arc<dyn Host>, limit: usize) -> Self {
         Self {
             limit,
@@ -78,20 +87,20 @@ impl ConsumerActor {
         }
     }
 
-    fn flush(&mut self, ctx: &mut Context<Self>) {
+    /// The consumer it ingests for.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// At `now`: the batch to propose, if any, or how long the pacing holds it.
+    pub fn flush(&mut self, now: Instant) -> Flush {
         if self.in_flight || self.pending.is_empty() {
-            return;
+            return Flush::Idle;
         }
-        let now = Instant::now();
         if let Some(until) = self.paced_until.filter(|until| *until > now) {
             // Paced: one flush is armed at `until`; the changes wait (and coalesce) until then.
             self.in_flight = true;
-            ctx.run_later(until - now, |act, ctx| {
-                act.in_flight = false;
-                act.paced_until = None;
-                act.flush(ctx);
-            });
-            return;
+            return Flush::Wait(until - now);
         }
         let pending = std::mem::take(&mut self.pending);
         ingest_stats::queued(-(pending.len() as i64));
@@ -107,13 +116,12 @@ impl ConsumerActor {
                 .partition(Result::is_ok)
         });
         for (node, reason) in refused.into_iter().filter_map(Result::err) {
-            self.refuse(node, reason);
+            self.refuse(node, reason, now);
         }
         let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
         if batch.is_empty() {
-            return;
+            return Flush::Idle;
         }
-        let count = batch.len();
         let bytes: usize = batch.iter().map(error_bytes).sum();
         let paid =
             std::time::Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec.max(1) as f64);
@@ -121,22 +129,39 @@ impl ConsumerActor {
         ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
-        let fut = self.host.propose(Command::ReportNodes(batch));
-        ctx.spawn(fut.into_actor(self).map(move |result, act, ctx| {
-            act.in_flight = false;
-            act.in_flight_nodes.clear();
-            if let Err(e) = result {
-                // Dropped, not retried: the nodes report their whole state again shortly, and a
-                // stale change must never overwrite a newer one.
-                tracing::warn!(consumer = %act.name, changes = count, error = %e, "node changes not committed");
-            }
-            act.flush(ctx);
-        }));
+        Flush::Propose(Command::ReportNodes(batch))
     }
 
-    /// Takes reports: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
+    /// The wait [`Flush::Wait`] asked for is over: the next flush may propose.
+    pub fn paced_over(&mut self) {
+        self.in_flight = false;
+        self.paced_until = None;
+    }
+
+    /// The batch of [`Flush::Propose`] was committed or not; flush again after.
+    pub fn proposed<T>(&mut self, result: Result<T, ProposeError>) {
+        self.in_flight = false;
+        let count = std::mem::take(&mut self.in_flight_nodes).len();
+        if let Err(e) = result {
+            // Dropped, not retried: the nodes report their whole state again shortly, and a
+            // stale change must never overwrite a newer one.
+            tracing::warn!(consumer = %self.name, changes = count, error = %e, "node changes not committed");
+        }
+    }
+
+    /// Its shell stopped: the pending changes are dropped.
+    pub fn stopped(&mut self) {
+        ingest_stats::queued(-(self.pending.len() as i64));
+        self.pending.clear();
+    }
+
+    /// Takes reports at `now`: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
     /// A report out of bounds is refused alone (`check_report`), counted and summarised in the log.
-    fn ingest(&mut self, reports: Vec<NodeReport>) -> Vec<Result<(), ReportRejected>> {
+    pub fn ingest(
+        &mut self,
+        reports: Vec<NodeReport>,
+        now: Instant,
+    ) -> Vec<Result<(), ReportRejected>> {
         let changes: Vec<Result<Option<NodeReport>, String>> = read_with(&self.host, |s| {
             reports
                 .iter()
@@ -151,15 +176,15 @@ impl ConsumerActor {
             .zip(changes)
             .map(|(report, change)| match change {
                 Ok(change) => self.take(report, change),
-                Err(reason) => Err(self.refuse(report.node, reason)),
+                Err(reason) => Err(self.refuse(report.node, reason, now)),
             })
             .collect()
     }
 
     /// Counts and (in summary) logs the refusal of `node`'s report, and says why.
-    fn refuse(&mut self, node: String, reason: String) -> ReportRejected {
+    fn refuse(&mut self, node: String, reason: String, now: Instant) -> ReportRejected {
         ingest_stats::refused();
-        if let Some(line) = self.refusals.record(Instant::now(), &reason) {
+        if let Some(line) = self.refusals.record(now, &reason) {
             tracing::warn!(consumer = %self.name, "{line}");
         }
         ReportRejected::Invalid { node, reason }
@@ -211,46 +236,6 @@ fn error_bytes(report: &NodeReport) -> usize {
         .sum()
 }
 
-impl Actor for ConsumerActor {
-    type Context = Context<Self>;
-
-    fn stopped(&mut self, _: &mut Self::Context) {
-        ingest_stats::queued(-(self.pending.len() as i64));
-        self.pending.clear();
-    }
-}
-
-impl Handler<Report> for ConsumerActor {
-    type Result = Result<(), ReportRejected>;
-
-    fn handle(&mut self, Report(report): Report, ctx: &mut Self::Context) -> Self::Result {
-        let taken = self.ingest(vec![report]).pop();
-        self.flush(ctx);
-        taken.unwrap_or(Err(ReportRejected::NotLeader))
-    }
-}
-
-impl Handler<ReportBatch> for ConsumerActor {
-    type Result = Vec<Result<(), ReportRejected>>;
-
-    fn handle(
-        &mut self,
-        ReportBatch(reports): ReportBatch,
-        ctx: &mut Self::Context,
-    ) -> Self::Result {
-        let taken = self.ingest(reports);
-        self.flush(ctx);
-        taken
-    }
-}
-
-impl Handler<Stop> for ConsumerActor {
-    type Result = ();
-    fn handle(&mut self, _: Stop, ctx: &mut Self::Context) {
-        ctx.stop();
-    }
-}
-
 #[cfg(test)]
-#[path = "consumer_test.rs"]
+#[path = "consumer_core_test.rs"]
 mod tests;

@@ -6,7 +6,8 @@
 //! routing with node liveness, and housekeeping (forgetting nodes, retention).
 
 mod children;
-mod consumer;
+pub mod consumer;
+mod consumer_actor;
 pub mod deployment;
 mod deployment_actor;
 mod group;
@@ -20,7 +21,8 @@ pub mod refusals;
 mod routing;
 mod supervisor;
 
-pub use consumer::{ConsumerActor, REPORT_QUEUE_LIMIT};
+pub use consumer::{ConsumerCore, REPORT_QUEUE_LIMIT};
+pub use consumer_actor::ConsumerActor;
 pub use deployment::DeploymentCore;
 pub use deployment_actor::DeploymentActor;
 pub use group::GroupDeploymentActor;

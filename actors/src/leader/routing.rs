@@ -11,7 +11,7 @@ use actix::Addr;
 use futures::future::BoxFuture;
 
 use super::children::Children;
-use super::consumer::ConsumerActor;
+use super::consumer_actor::ConsumerActor;
 use super::host::{read_with, Host, ProposeError};
 use super::ingest_stats;
 use super::liveness::Liveness;
