@@ -12,7 +12,7 @@ use actix::prelude::*;
 
 use super::consumer_actor::ConsumerActor;
 use super::deployment_actor::DeploymentActor;
-use super::group::GroupDeploymentActor;
+use super::group_actor::GroupDeploymentActor;
 use super::host::{read_with, Host};
 use super::messages::{Rearm, StepStarted, Stop};
 use crate::domain::{ClusterState, DeploymentId, GroupDeploymentId, Outcome, Timestamp};
