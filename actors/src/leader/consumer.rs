@@ -12,7 +12,7 @@ use super::host::{read_with, Host, ProposeError};
 use super::ingest_stats;
 use super::messages::ReportRejected;
 use super::refusals::{RefusalLog, REFUSAL_LOG_INTERVAL};
-use crate::domain::{check_report, Command, NodeReport};
+use crate::domain::{check_report, NodeReport};
 
 /// The most nodes with a change waiting to be proposed. A report that would add one more is
 /// refused with [`ReportRejected::Busy`] (HTTP 503): nothing is lost, because the node sends its
@@ -34,8 +34,9 @@ pub enum Flush {
     Idle,
     /// Paced: call [`ConsumerCore::paced_over`] after this long, then flush again.
     Wait(Duration),
-    /// Propose this `ReportNodes`, then hand its answer to [`ConsumerCore::proposed`].
-    Propose(Command),
+    /// Propose these changes as one `ReportNodes`, then hand its answer to
+    /// [`ConsumerCore::proposed`].
+    Propose(Vec<NodeReport>),
 }
 
 /// Ingests one consumer's reports on the leader.
@@ -129,7 +130,7 @@ impl ConsumerCore {
         ingest_stats::batch();
         self.in_flight = true;
         self.in_flight_nodes = batch.iter().map(|r| r.node.clone()).collect();
-        Flush::Propose(Command::ReportNodes(batch))
+        Flush::Propose(batch)
     }
 
     /// The wait [`Flush::Wait`] asked for is over: the next flush may propose.

@@ -9,6 +9,7 @@ use actix::prelude::*;
 use super::consumer::{ConsumerCore, Flush};
 use super::host::Host;
 use super::messages::{Report, ReportBatch, ReportRejected, Stop};
+use crate::domain::Command;
 
 /// Ingests one consumer's reports on the leader.
 pub struct ConsumerActor {
@@ -53,7 +54,7 @@ impl ConsumerActor {
                 });
             }
             Flush::Propose(batch) => {
-                let fut = self.host.propose(batch);
+                let fut = self.host.propose(Command::ReportNodes(batch));
                 ctx.spawn(fut.into_actor(self).map(|result, act, ctx| {
                     act.core.proposed(result);
                     act.flush(ctx);

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use super::super::testkit::*;
 use super::{ConsumerCore, Flush};
-use crate::domain::{Command, NodeReport};
+use crate::domain::NodeReport;
 
 fn batch_nodes(flush: Flush) -> Vec<String> {
     match flush {
-        Flush::Propose(Command::ReportNodes(batch)) => batch.into_iter().map(|r| r.node).collect(),
+        Flush::Propose(batch) => batch.into_iter().map(|r| r.node).collect(),
         other => panic!("expected a batch, got {other:?}"),
     }
 }
