@@ -1,35 +1,63 @@
-//! The supervisor's children: one deployment actor per active deployment, one group-deployment
-//! actor per running group deployment and one consumer actor per consumer. Built from the applied
+//! The supervisor's children: one deployment child per active deployment, one group-deployment
+//! child per running group deployment and one consumer child per consumer. Built from the applied
 //! state when leadership begins (the pulse countdowns re-armed from the replicated last-pulse time
 //! by `rearm_pulses`), then started, stopped and re-armed only as the outcome of the applies names
 //! them (matched against the whole state when the outcome gave up its detail), and all stopped when
-//! leadership ends.
+//! leadership ends. How a child runs is its [`Kin`]'s business: an actix actor in the server
+//! (`actix_kin.rs`), a plain handler driven by convoy-lab's simulation.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use actix::prelude::*;
-
-use super::consumer_actor::ConsumerActor;
-use super::deployment_actor::DeploymentActor;
-use super::group_actor::GroupDeploymentActor;
 use super::host::{read_with, Host};
-use super::messages::{Rearm, StepStarted, Stop};
 use crate::domain::{ClusterState, DeploymentId, GroupDeploymentId, Outcome, Timestamp};
 
-/// The leader's child actors, by what they follow.
-pub(crate) struct Children {
-    host: Arc<dyn Host>,
-    deployments: BTreeMap<DeploymentId, Addr<DeploymentActor>>,
-    groups: BTreeMap<GroupDeploymentId, Addr<GroupDeploymentActor>>,
-    consumers: BTreeMap<String, Addr<ConsumerActor>>,
+/// How the supervisor's children are started, told and stopped.
+pub trait Kin {
+    /// One active deployment's child.
+    type Deployment;
+    /// One running group deployment's child.
+    type Group;
+    /// One consumer's child.
+    type Consumer;
+    /// Starts the child of deployment `id`, its timer armed at `deadline`.
+    fn start_deployment(
+        &mut self,
+        id: DeploymentId,
+        host: &Arc<dyn Host>,
+        deadline: Option<Timestamp>,
+    ) -> Self::Deployment;
+    /// Tells a deployment's child its deadline now.
+    fn rearm(&mut self, child: &mut Self::Deployment, deadline: Option<Timestamp>);
+    /// Stops a deployment's child.
+    fn stop_deployment(&mut self, child: Self::Deployment);
+    /// Starts the child of group deployment `id` (it reads the running step).
+    fn start_group(&mut self, id: GroupDeploymentId, host: &Arc<dyn Host>) -> Self::Group;
+    /// Tells a group deployment's child that step `step` started.
+    fn step_started(&mut self, child: &mut Self::Group, step: u32);
+    /// Stops a group deployment's child.
+    fn stop_group(&mut self, child: Self::Group);
+    /// Starts the child of consumer `name`.
+    fn start_consumer(&mut self, name: &str, host: &Arc<dyn Host>) -> Self::Consumer;
+    /// Stops a consumer's child.
+    fn stop_consumer(&mut self, child: Self::Consumer);
 }
 
-impl Children {
-    /// No children yet.
-    pub fn new(host: Arc<dyn Host>) -> Self {
+/// The leader's children, by what they follow.
+pub struct Children<K: Kin> {
+    host: Arc<dyn Host>,
+    kin: K,
+    deployments: BTreeMap<DeploymentId, K::Deployment>,
+    groups: BTreeMap<GroupDeploymentId, K::Group>,
+    consumers: BTreeMap<String, K::Consumer>,
+}
+
+impl<K: Kin> Children<K> {
+    /// No children yet; `kin` runs them.
+    pub fn new(host: Arc<dyn Host>, kin: K) -> Self {
         Self {
             host,
+            kin,
             deployments: BTreeMap::new(),
             groups: BTreeMap::new(),
             consumers: BTreeMap::new(),
@@ -58,14 +86,14 @@ impl Children {
 
     /// Stops every child.
     pub fn stop_all(&mut self) {
-        for (_, addr) in std::mem::take(&mut self.deployments) {
-            addr.do_send(Stop);
+        for (_, child) in std::mem::take(&mut self.deployments) {
+            self.kin.stop_deployment(child);
         }
-        for (_, addr) in std::mem::take(&mut self.groups) {
-            addr.do_send(Stop);
+        for (_, child) in std::mem::take(&mut self.groups) {
+            self.kin.stop_group(child);
         }
-        for (_, addr) in std::mem::take(&mut self.consumers) {
-            addr.do_send(Stop);
+        for (_, child) in std::mem::take(&mut self.consumers) {
+            self.kin.stop_consumer(child);
         }
         tracing::info!("leader actors stopped");
     }
@@ -77,31 +105,39 @@ impl Children {
         self.follow(outcome);
     }
 
-    /// The actor of consumer `name`, which the applied state knows: started now when the state
+    /// The child of consumer `name`, which the applied state knows: started now when the state
     /// change that created the consumer has not reached [`Children::state_changed`] yet (it is
     /// notified asynchronously), so a report that follows the consumer's creation at once is not
     /// dropped.
-    pub fn consumer_actor(&mut self, name: &str) -> Addr<ConsumerActor> {
-        if let Some(addr) = self.consumers.get(name) {
-            return addr.clone();
+    pub fn consumer(&mut self, name: &str) -> &mut K::Consumer {
+        if !self.consumers.contains_key(name) {
+            tracing::debug!(consumer = %name, "report before the consumer's actor: started now");
+            let child = self.kin.start_consumer(name, &self.host);
+            self.consumers.insert(name.to_string(), child);
         }
-        tracing::debug!(consumer = %name, "report before the consumer's actor: started now");
-        let addr = ConsumerActor::new(name.to_string(), self.host.clone()).start();
-        self.consumers.insert(name.to_string(), addr.clone());
-        addr
+        self.consumers
+            .get_mut(name)
+            .expect("the consumer's child was just started")
     }
 
-    /// The deployment and group-deployment children, in id order (tests).
-    #[cfg(test)]
-    pub fn list(&self) -> super::messages::ChildList {
-        super::messages::ChildList {
-            deployments: self
-                .deployments
-                .iter()
-                .map(|(id, a)| (*id, a.clone()))
-                .collect(),
-            groups: self.groups.iter().map(|(id, a)| (*id, a.clone())).collect(),
-        }
+    /// The deployment children, in id order.
+    pub fn deployments(&self) -> &BTreeMap<DeploymentId, K::Deployment> {
+        &self.deployments
+    }
+
+    /// The deployment children, in id order, to drive.
+    pub fn deployments_mut(&mut self) -> &mut BTreeMap<DeploymentId, K::Deployment> {
+        &mut self.deployments
+    }
+
+    /// The group-deployment children, in id order.
+    pub fn groups(&self) -> &BTreeMap<GroupDeploymentId, K::Group> {
+        &self.groups
+    }
+
+    /// The consumer children, by name, to drive.
+    pub fn consumers_mut(&mut self) -> &mut BTreeMap<String, K::Consumer> {
+        &mut self.consumers
     }
 
     /// Matches every child to the whole applied state and tells every deployment actor its deadline
@@ -178,8 +214,8 @@ impl Children {
             self.start_group(id);
         }
         for (id, step) in outcome.steps() {
-            if let Some(addr) = self.groups.get(&id) {
-                addr.do_send(StepStarted(step));
+            if let Some(child) = self.groups.get_mut(&id) {
+                self.kin.step_started(child, step);
             }
         }
         for id in outcome.groups_ended() {
@@ -190,10 +226,10 @@ impl Children {
         }
     }
 
-    /// Deployment `id` is active with `deadline`: its actor is told, or started armed there.
+    /// Deployment `id` is active with `deadline`: its child is told, or started armed there.
     fn deployment_changed(&mut self, id: DeploymentId, deadline: Option<Timestamp>) {
-        if let Some(addr) = self.deployments.get(&id) {
-            addr.do_send(Rearm(deadline));
+        if let Some(child) = self.deployments.get_mut(&id) {
+            self.kin.rearm(child, deadline);
             return;
         }
         let what = read_with(&self.host, |s| {
@@ -204,13 +240,13 @@ impl Children {
         if let Some((consumer, resource, version, status)) = what {
             tracing::info!(deployment = %id, %consumer, %resource, version, status = status.as_str(), "deployment active: its timer runs on this leader");
         }
-        let addr = DeploymentActor::with_deadline(id, self.host.clone(), deadline).start();
-        self.deployments.insert(id, addr);
+        let child = self.kin.start_deployment(id, &self.host, deadline);
+        self.deployments.insert(id, child);
     }
 
     fn end_deployment(&mut self, id: DeploymentId) {
-        if let Some(addr) = self.deployments.remove(&id) {
-            addr.do_send(Stop);
+        if let Some(child) = self.deployments.remove(&id) {
+            self.kin.stop_deployment(child);
             let status = read_with(&self.host, |s| s.deployment_status(id));
             tracing::info!(deployment = %id, status = status.map_or("FORGOTTEN", |s| s.as_str()), "deployment no longer active");
         }
@@ -220,13 +256,13 @@ impl Children {
         if self.groups.contains_key(&id) || read_with(&self.host, |s| s.group_step(id)).is_none() {
             return;
         }
-        let addr = GroupDeploymentActor::new(id, self.host.clone()).start();
-        self.groups.insert(id, addr);
+        let child = self.kin.start_group(id, &self.host);
+        self.groups.insert(id, child);
     }
 
     fn end_group(&mut self, id: GroupDeploymentId) {
-        if let Some(addr) = self.groups.remove(&id) {
-            addr.do_send(Stop);
+        if let Some(child) = self.groups.remove(&id) {
+            self.kin.stop_group(child);
         }
     }
 
@@ -235,12 +271,12 @@ impl Children {
         let exists = read_with(&self.host, exists);
         match (exists, self.consumers.contains_key(name)) {
             (true, false) => {
-                let addr = ConsumerActor::new(name.to_string(), self.host.clone()).start();
-                self.consumers.insert(name.to_string(), addr);
+                let child = self.kin.start_consumer(name, &self.host);
+                self.consumers.insert(name.to_string(), child);
             }
             (false, true) => {
-                if let Some(addr) = self.consumers.remove(name) {
-                    addr.do_send(Stop);
+                if let Some(child) = self.consumers.remove(name) {
+                    self.kin.stop_consumer(child);
                 }
             }
             _ => {}

@@ -1,5 +1,5 @@
 //! Report routing and node liveness on the leader: every report passes through here on its way to
-//! the actor of its node's (first) consumer, so node liveness is kept here too, once per node
+//! the child of its node's (first) consumer, so node liveness is kept here too, once per node
 //! whatever the number of its consumers, and active consumer nodes silent longer than the node
 //! timeout are proposed as `MarkInactive`. The liveness table itself is `liveness.rs`.
 
@@ -7,19 +7,20 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::Addr;
-use futures::future::BoxFuture;
-
-use super::children::Children;
-use super::consumer_actor::ConsumerActor;
 use super::host::{read_with, Host, ProposeError};
 use super::ingest_stats;
 use super::liveness::Liveness;
-use super::messages::{ReportBatch, ReportRejected};
 use crate::domain::{Command, NodeReport, Response};
 
-/// The reports of one batch bound for one consumer actor, with their places in the batch.
-type ConsumerBatch = (Addr<ConsumerActor>, Vec<usize>, Vec<NodeReport>);
+/// The reports of one batch, by the consumer whose child takes them, each with its places in the
+/// batch; the answers go back in the batch's order (reports of nodes in no consumer are taken).
+#[derive(Debug, Default)]
+pub struct Routed {
+    /// Reports in the batch.
+    pub count: usize,
+    /// Per consumer: the places of its reports in the batch, and the reports.
+    pub batches: BTreeMap<String, (Vec<usize>, Vec<NodeReport>)>,
+}
 
 /// Routes reports to consumer actors and judges node liveness from them.
 pub(crate) struct ReportRouting {
@@ -99,15 +100,10 @@ impl ReportRouting {
             .collect()
     }
 
-    /// Refreshes the reporting nodes' liveness at `now` and routes the reports to their (first)
-    /// consumers' actors among `children`, one batch per actor; the answers come back in the
-    /// reports' order. Called on the leader only (a follower refuses them all).
-    pub fn route(
-        &mut self,
-        reports: Vec<NodeReport>,
-        children: &mut Children,
-        now: Instant,
-    ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
+    /// Refreshes the reporting nodes' liveness at `now` and sorts the reports by their (first)
+    /// consumer, one batch per consumer's child. Called on the leader only (a follower refuses them
+    /// all).
+    pub fn route(&mut self, reports: Vec<NodeReport>, now: Instant) -> Routed {
         let count = reports.len();
         let consumers: Vec<Option<String>> = read_with(&self.host, |s| {
             reports
@@ -123,17 +119,12 @@ impl ReportRouting {
             }
         }
         ingest_stats::liveness(self.liveness.len());
-        let mut batches: BTreeMap<String, ConsumerBatch> = BTreeMap::new();
+        let mut batches: BTreeMap<String, (Vec<usize>, Vec<NodeReport>)> = BTreeMap::new();
         let mut unassigned = Vec::new();
         for (i, (report, consumer)) in reports.into_iter().zip(consumers).enumerate() {
-            match consumer.map(|c| {
-                let addr = children.consumer_actor(&c);
-                (c, addr)
-            }) {
-                Some((consumer, addr)) => {
-                    let (_, slots, batch) = batches
-                        .entry(consumer)
-                        .or_insert_with(|| (addr, Vec::new(), Vec::new()));
+            match consumer {
+                Some(consumer) => {
+                    let (slots, batch) = batches.entry(consumer).or_default();
                     slots.push(i);
                     batch.push(report);
                 }
@@ -149,25 +140,7 @@ impl ReportRouting {
                 "reports of nodes in no consumer ignored"
             );
         }
-        Box::pin(async move {
-            let mut answers = vec![Ok(()); count];
-            let sent = batches
-                .into_values()
-                .map(|(addr, slots, batch)| async move {
-                    let n = slots.len();
-                    let taken = addr
-                        .send(ReportBatch(batch))
-                        .await
-                        .unwrap_or_else(|_| vec![Err(ReportRejected::NotLeader); n]);
-                    (slots, taken)
-                });
-            for (slots, taken) in futures::future::join_all(sent).await {
-                for (slot, answer) in slots.into_iter().zip(taken) {
-                    answers[slot] = answer;
-                }
-            }
-            answers
-        })
+        Routed { count, batches }
     }
 }
 

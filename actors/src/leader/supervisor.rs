@@ -1,23 +1,20 @@
-//! The supervisor wires the leader's three jobs to leadership changes and to the server's messages:
-//! its children (`children.rs`: started from the applied state when this server becomes leader,
-//! re-armed from each outcome, stopped when it steps down), report routing and liveness
-//! (`routing.rs`: every report passes through it; `MarkInactive` on its interval) and housekeeping
-//! (`housekeeping.rs`: `ForgetNodes` on the same interval, `Prune` on leadership and state changes).
-//! It holds the one leader-side answer to "does this server lead?" (`leadership.rs`) and proposes
-//! what the jobs decide; it decides nothing itself.
+//! The supervisor's logic, without actix: it wires the leader's three jobs to leadership changes
+//! and to the server's messages: its children (`children.rs`: started from the applied state when
+//! this server becomes leader, re-armed from each outcome, stopped when it steps down), report
+//! routing and liveness (`routing.rs`: every report passes through it; `MarkInactive` on its
+//! interval) and housekeeping (`housekeeping.rs`: `ForgetNodes` on the same interval, `Prune` on
+//! leadership and state changes). It holds the one leader-side answer to "does this server
+//! lead?" (`leadership.rs`) and says what to propose; it decides nothing itself. Time is passed
+//! in; the actix shell is `supervisor_actor.rs`, and convoy-lab's simulation drives it directly.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::prelude::*;
-use futures::future::BoxFuture;
-
-use super::children::Children;
+use super::children::{Children, Kin};
 use super::host::{Host, ProposeError};
 use super::housekeeping::Housekeeping;
 use super::leadership::{Change, Role};
-use super::messages::{LastReports, Leadership, Report, ReportBatch, ReportRejected, StateChanged};
-use super::routing::ReportRouting;
+use super::routing::{ReportRouting, Routed};
 use crate::domain::{Command, NodeReport, Response};
 
 /// Settings of the leader's actors.
@@ -38,183 +35,148 @@ pub const DEFAULT_FORGET_NODES_AFTER: Duration = Duration::from_secs(7 * 24 * 36
 /// The default of [`SupervisorConfig::deployment_history`].
 pub const DEFAULT_DEPLOYMENT_HISTORY: u32 = 1_000;
 
-/// What to do with the answer to a proposal, back on the supervisor.
-type Done = fn(&mut Supervisor, Result<Response, ProposeError>, &mut Context<Supervisor>);
+/// Which job a proposal of the supervisor's is for (its answer goes back to it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// `ForgetNodes` (housekeeping).
+    Forget,
+    /// `MarkInactive` (routing's liveness).
+    MarkInactive,
+    /// `Prune` (housekeeping's retention).
+    Prune,
+}
 
 /// Follows leadership and hands each message to the job it concerns.
-pub struct Supervisor {
-    host: Arc<dyn Host>,
+pub struct SupervisorCore<K: Kin> {
     node_timeout: Duration,
     role: Role,
-    children: Children,
+    children: Children<K>,
     routing: ReportRouting,
     housekeeping: Housekeeping,
 }
 
-/// The leader's monotonic clock (liveness), read here only.
-fn now() -> Instant {
-    Instant::now()
-}
-
-impl Supervisor {
-    /// A supervisor that starts as a follower.
-    pub fn new(host: Arc<dyn Host>, config: SupervisorConfig) -> Self {
+impl<K: Kin> SupervisorCore<K> {
+    /// A supervisor that starts as a follower at `now`, its children run by `kin`.
+    pub fn new(host: Arc<dyn Host>, config: &SupervisorConfig, kin: K, now: Instant) -> Self {
         Self {
-            children: Children::new(host.clone()),
+            children: Children::new(host.clone(), kin),
             routing: ReportRouting::new(
                 host.clone(),
                 config.node_timeout,
                 config.forget_nodes_after,
-                now(),
+                now,
             ),
             housekeeping: Housekeeping::new(
-                host.clone(),
+                host,
                 config.forget_nodes_after,
                 config.deployment_history,
             ),
-            host,
             node_timeout: config.node_timeout,
             role: Role::default(),
         }
     }
 
-    fn become_leader(&mut self) {
-        self.housekeeping.leadership_began();
-        self.routing.restart(now());
-        self.children.start_all();
+    /// How often the liveness check runs ([`SupervisorCore::check_liveness`]).
+    pub fn liveness_interval(&self) -> Duration {
+        (self.node_timeout / 4).max(Duration::from_millis(50))
     }
 
-    /// Proposes `command` and hands its answer to `done`.
-    fn propose(&mut self, command: Command, done: Done, ctx: &mut Context<Self>) {
-        let fut = self.host.propose(command);
-        ctx.spawn(
-            fut.into_actor(self)
-                .map(move |result, act, ctx| done(act, result, ctx)),
-        );
+    /// Whether this server leads, as the supervisor was told.
+    pub fn is_leader(&self) -> bool {
+        self.role.is_leader()
     }
 
-    /// On the liveness interval: nodes to forget, then silent nodes to mark inactive. Waits while
-    /// a `MarkInactive` is being committed.
-    fn check_liveness(&mut self, ctx: &mut Context<Self>) {
-        if !self.role.is_leader() || self.routing.marking() {
-            return;
-        }
-        let now = now();
-        let silent = self.routing.silent(now);
-        if let Some(forget) = self.housekeeping.forget(self.routing.liveness(), now) {
-            self.propose(
-                forget,
-                |act, result, _| act.housekeeping.forgotten(result),
-                ctx,
-            );
-        }
-        if let Some(mark) = self.routing.mark_inactive(silent, now) {
-            self.propose(mark, |act, result, _| act.routing.marked(result), ctx);
-        }
+    /// The children (to drive them, in the simulation).
+    pub fn children_mut(&mut self) -> &mut Children<K> {
+        &mut self.children
     }
 
-    /// Proposes `Prune` when housekeeping finds it due; looks again once it is committed.
-    fn check_retention(&mut self, ctx: &mut Context<Self>) {
-        if !self.role.is_leader() {
-            return;
-        }
-        if let Some(prune) = self.housekeeping.prune() {
-            self.propose(
-                prune,
-                |act, result, ctx| {
-                    if act.housekeeping.pruned(result) {
-                        act.check_retention(ctx);
-                    }
-                },
-                ctx,
-            );
-        }
+    /// The children.
+    pub fn children(&self) -> &Children<K> {
+        &self.children
     }
 
-    /// Routes `reports` on the leader; a follower refuses them all (the server forwards them to
-    /// the leader).
-    fn route(
-        &mut self,
-        reports: Vec<NodeReport>,
-    ) -> BoxFuture<'static, Vec<Result<(), ReportRejected>>> {
-        if !self.role.is_leader() {
-            let count = reports.len();
-            return Box::pin(async move { vec![Err(ReportRejected::NotLeader); count] });
-        }
-        self.routing.route(reports, &mut self.children, now())
-    }
-}
-
-impl Actor for Supervisor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        let every = (self.node_timeout / 4).max(Duration::from_millis(50));
-        ctx.run_interval(every, |act, ctx| act.check_liveness(ctx));
-    }
-}
-
-impl Handler<Leadership> for Supervisor {
-    type Result = ();
-    fn handle(&mut self, Leadership(leads): Leadership, ctx: &mut Self::Context) {
+    /// Raft says this server leads (`true`) or not, at `now`: a new leader starts its children
+    /// from the applied state, a leader stepping down stops them. Check retention after.
+    pub fn leadership(&mut self, leads: bool, now: Instant) {
         match self.role.change(leads) {
-            Some(Change::Became) => self.become_leader(),
+            Some(Change::Became) => {
+                self.housekeeping.leadership_began();
+                self.routing.restart(now);
+                self.children.start_all();
+            }
             Some(Change::SteppedDown) => self.children.stop_all(),
             None => {}
         }
-        self.check_retention(ctx);
     }
-}
 
-impl Handler<StateChanged> for Supervisor {
-    type Result = ();
-    fn handle(&mut self, _: StateChanged, ctx: &mut Self::Context) {
+    /// The applied state changed: the children follow its outcome. Check retention after.
+    pub fn state_changed(&mut self) {
         if self.role.is_leader() {
             self.children.state_changed();
-            self.check_retention(ctx);
         }
     }
-}
 
-impl Handler<Report> for Supervisor {
-    type Result = ResponseFuture<Result<(), ReportRejected>>;
-
-    fn handle(&mut self, Report(report): Report, _: &mut Self::Context) -> Self::Result {
-        let answers = self.route(vec![report]);
-        Box::pin(async move {
-            answers
-                .await
-                .pop()
-                .unwrap_or(Err(ReportRejected::NotLeader))
-        })
+    /// On the liveness interval, at `now`: nodes to forget, then silent nodes to mark inactive.
+    /// Nothing while a `MarkInactive` is being committed.
+    pub fn check_liveness(&mut self, now: Instant) -> Vec<(Job, Command)> {
+        if !self.role.is_leader() || self.routing.marking() {
+            return Vec::new();
+        }
+        let silent = self.routing.silent(now);
+        let mut due = Vec::new();
+        if let Some(forget) = self.housekeeping.forget(self.routing.liveness(), now) {
+            due.push((Job::Forget, forget));
+        }
+        if let Some(mark) = self.routing.mark_inactive(silent, now) {
+            due.push((Job::MarkInactive, mark));
+        }
+        due
     }
-}
 
-impl Handler<ReportBatch> for Supervisor {
-    type Result = ResponseFuture<Vec<Result<(), ReportRejected>>>;
-
-    fn handle(&mut self, ReportBatch(reports): ReportBatch, _: &mut Self::Context) -> Self::Result {
-        self.route(reports)
+    /// The `Prune` to propose, when housekeeping finds it due.
+    pub fn check_retention(&mut self) -> Option<(Job, Command)> {
+        if !self.role.is_leader() {
+            return None;
+        }
+        self.housekeeping.prune().map(|prune| (Job::Prune, prune))
     }
-}
 
-impl Handler<LastReports> for Supervisor {
-    type Result = Option<Vec<Option<u64>>>;
-    fn handle(&mut self, LastReports(nodes): LastReports, _: &mut Self::Context) -> Self::Result {
+    /// The answer to a proposal for `job`. `true`: check retention again now.
+    pub fn answered(&mut self, job: Job, result: Result<Response, ProposeError>) -> bool {
+        match job {
+            Job::Forget => {
+                self.housekeeping.forgotten(result);
+                false
+            }
+            Job::MarkInactive => {
+                self.routing.marked(result);
+                false
+            }
+            Job::Prune => self.housekeeping.pruned(result),
+        }
+    }
+
+    /// Routes `reports` on the leader at `now`: by consumer, each batch for the child of
+    /// [`SupervisorCore::consumer`]. `None` on a follower (the server forwards them to the leader).
+    pub fn route(&mut self, reports: Vec<NodeReport>, now: Instant) -> Option<Routed> {
+        if !self.role.is_leader() {
+            return None;
+        }
+        Some(self.routing.route(reports, now))
+    }
+
+    /// The child of consumer `name` (started now if the state change that created it has not
+    /// reached the supervisor yet).
+    pub fn consumer(&mut self, name: &str) -> &mut K::Consumer {
+        self.children.consumer(name)
+    }
+
+    /// On the leader, at `now`: how many milliseconds ago each of `nodes` last reported. `None` on
+    /// a follower.
+    pub fn last_reports(&self, nodes: &[String], now: Instant) -> Option<Vec<Option<u64>>> {
         self.role
             .is_leader()
-            .then(|| self.routing.last_reports(&nodes, now()))
+            .then(|| self.routing.last_reports(nodes, now))
     }
 }
-
-#[cfg(test)]
-impl Handler<super::messages::ListChildren> for Supervisor {
-    type Result = MessageResult<super::messages::ListChildren>;
-    fn handle(&mut self, _: super::messages::ListChildren, _: &mut Self::Context) -> Self::Result {
-        MessageResult(self.children.list())
-    }
-}
-
-#[cfg(test)]
-#[path = "supervisor_test.rs"]
-mod tests;
