@@ -33,4 +33,6 @@ mod disk_test;
 #[cfg(test)]
 mod executor_test;
 #[cfg(test)]
+mod leader_test;
+#[cfg(test)]
 mod run_test;

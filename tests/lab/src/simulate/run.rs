@@ -1,5 +1,5 @@
-//! One simulated run from a seed: three (or five) servers founded, the workload and the agents
-//! writing through the leader, the leader's deadline ticks, faults drawn from the seed, the
+//! One simulated run from a seed: three (or five) servers founded, the workload writing through
+//! the leader and the agents reporting to it, the leader's own handlers (`leader.rs`), faults drawn from the seed, the
 //! checkers at every step; then every fault healed, every server restarted, and the end checks:
 //! the cluster converges, every replica holds the same bytes, nothing acknowledged was lost.
 
@@ -166,7 +166,6 @@ pub fn run(options: &SimOptions) -> RunReport {
 pub(super) struct Shared {
     pub(super) workload: Workload,
     in_flight: usize,
-    ticking: BTreeSet<u64>,
     stats: RunStats,
 }
 
@@ -178,9 +177,6 @@ fn spawn_write(shared: &Rc<RefCell<Shared>>, client: &Client, command: Command) 
         let written = client.write(&command, Duration::from_secs(5)).await;
         let mut s = shared.borrow_mut();
         s.in_flight -= 1;
-        if let Command::TickDeployment { id } = &command {
-            s.ticking.remove(&id.0);
-        }
         match written {
             Written::Done { response, .. } => {
                 s.stats.acked += 1;
@@ -229,7 +225,6 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
     let shared = Rc::new(RefCell::new(Shared {
         workload: Workload::new(StdRng::seed_from_u64(rng.gen())),
         in_flight: 0,
-        ticking: BTreeSet::new(),
         stats: RunStats::default(),
     }));
     let mut faults = Faults::new(StdRng::seed_from_u64(rng.gen()), options.faults);
@@ -259,41 +254,21 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
                 spawn_write(&shared, &client, command);
             }
         }
-        // The leader's jobs follow leadership.
+        // The leader's handlers follow leadership.
         let leader = cluster.leader().filter(|l| cluster.is_up(*l));
         let on_leader = leader.and_then(|l| cluster.applied_of(l).map(|a| (l, a)));
         jobs.borrow_mut().leader_is(on_leader, &client);
-        // The agents, every half second.
+        // The agents, every half second, report to the leader's consumer handlers.
         if step.is_multiple_of(5) {
             let reports = cluster.read(reader, |state, _| {
                 shared.borrow_mut().workload.agents_step(state, now)
             });
-            if let Some((reports, reporters)) = reports {
-                jobs.borrow_mut().reported(&reporters);
-                if !reports.is_empty() {
-                    spawn_write(&shared, &client, Command::ReportNodes(reports));
-                }
+            if let Some(reports) = reports {
+                jobs.borrow_mut().reported(reports);
             }
         }
+        // The leader's handlers: batches, deadline ticks, liveness, housekeeping.
         super::leader::step(&jobs, &obs);
-        // The leader's deadline ticks (the deployment actors' rule).
-        if let Some(leader) = leader {
-            let wall = client.wall_ms(leader);
-            let due = cluster
-                .read(leader, |state, _| {
-                    state
-                        .active_deployments()
-                        .into_iter()
-                        .filter(|id| state.deployment_deadline(*id).is_some_and(|d| d <= wall))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
-            for id in due {
-                if shared.borrow_mut().ticking.insert(id.0) {
-                    spawn_write(&shared, &client, Command::TickDeployment { id });
-                }
-            }
-        }
         // The domain checkers, every second, on every server up.
         if step.is_multiple_of(10) {
             for id in &up {

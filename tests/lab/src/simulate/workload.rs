@@ -205,15 +205,10 @@ impl Workload {
     }
 
     /// Every agent not stalled finishes its due work and follows its targets in `state` at `now`;
-    /// returns the reports that change something (as the consumer actor keeps heartbeats off the
-    /// log) and every node that reported (proof of life for the leader's liveness).
-    pub fn agents_step(
-        &mut self,
-        state: &ClusterState,
-        now: Duration,
-    ) -> (Vec<NodeReport>, Vec<String>) {
+    /// returns their reports, heartbeats included (the leader's consumer handlers keep those off
+    /// the log, and take every report as proof of life).
+    pub fn agents_step(&mut self, state: &ClusterState, now: Duration) -> Vec<NodeReport> {
         let mut reports = Vec::new();
-        let mut reporters = Vec::new();
         for (node, agent) in &mut self.agents {
             if self.stalled.contains(node) {
                 continue;
@@ -221,17 +216,13 @@ impl Workload {
             let targets = state.targets(node);
             let roll = self.rng.gen::<f64>();
             agent.step(&targets, now, &self.behaviour, roll);
-            reporters.push(node.clone());
-            let report = NodeReport {
+            reports.push(NodeReport {
                 node: node.clone(),
                 active: None,
                 resources: agent.report().clone(),
                 by: Actor::User,
-            };
-            if let Some(change) = state.report_changes(&report) {
-                reports.push(change);
-            }
+            });
         }
-        (reports, reporters)
+        reports
     }
 }
