@@ -1,6 +1,6 @@
 //! The simulated leader runs the leader's own handlers, with nothing of the harness in between: a
 //! deployment whose pulse countdown runs out is ticked (and blocked) by the leader's deployment
-//! handler on the virtual clock; the agents' reports go through the consumer handler, which keeps
+//! handler on the virtual clock, and by a new leader's after a failover; the agents' reports go through the consumer handler, which keeps
 //! heartbeats off the log and proposes changes.
 
 use std::cell::RefCell;
@@ -150,11 +150,10 @@ fn simulate(test: impl std::future::Future<Output = ()> + 'static) {
     result.expect("the simulation stalled");
 }
 
-#[test]
-fn the_leaders_deployment_handler_blocks_a_deployment_whose_pulse_countdown_ran_out() {
-    simulate(async {
-        let sim = Sim::new().await;
-        sim.fleet().await;
+impl Sim {
+    /// A coordinated rolling deployment of `app` v2 to `web` (2 s pulses), pulsed once: its
+    /// countdown runs.
+    async fn pulsed(&self) -> DeploymentId {
         let spec = DeploymentSpec {
             consumer: "web".into(),
             resource: "app".into(),
@@ -166,18 +165,28 @@ fn the_leaders_deployment_handler_blocks_a_deployment_whose_pulse_countdown_ran_
             pulse_interval_ms: Some(2_000),
             ..Default::default()
         };
-        let id = match write(&sim.client, Command::StartDeployment(spec)).await {
+        let id = match write(&self.client, Command::StartDeployment(spec)).await {
             Response::DeploymentStarted { id, .. } => id,
             other => panic!("unexpected {other:?}"),
         };
         write(
-            &sim.client,
+            &self.client,
             Command::Pulse {
                 id,
                 by: Actor::Pulse,
             },
         )
         .await;
+        id
+    }
+}
+
+#[test]
+fn the_leaders_deployment_handler_blocks_a_deployment_whose_pulse_countdown_ran_out() {
+    simulate(async {
+        let sim = Sim::new().await;
+        sim.fleet().await;
+        let id = sim.pulsed().await;
         sim.lead_for(Duration::from_secs(1)).await;
         assert_eq!(sim.status(id).0, Status::RollingForward, "ticked too soon");
         sim.lead_for(Duration::from_secs(3)).await;
@@ -188,6 +197,29 @@ fn the_leaders_deployment_handler_blocks_a_deployment_whose_pulse_countdown_ran_
                 Some(PausedBy::PulseTimeout)
             ),
             "the leader did not block the deployment when its pulse countdown ran out"
+        );
+    });
+}
+
+#[test]
+fn a_new_leader_rearms_the_pulse_countdown_and_blocks_the_deployment_when_it_runs_out() {
+    simulate(async {
+        let mut sim = Sim::new().await;
+        sim.fleet().await;
+        let id = sim.pulsed().await;
+        sim.lead_for(Duration::from_millis(500)).await;
+        let first = sim.cluster.leader().expect("a leader");
+        sim.cluster.crash(first);
+        sim.lead_for(Duration::from_secs(4)).await;
+        let second = sim.cluster.leader().expect("a new leader");
+        assert_ne!(first, second, "the crashed leader still leads");
+        assert_eq!(
+            sim.status(id),
+            (
+                Status::RollForwardAwaitingPulse,
+                Some(PausedBy::PulseTimeout)
+            ),
+            "the new leader did not re-arm the pulse countdown"
         );
     });
 }
