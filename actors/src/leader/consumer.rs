@@ -27,6 +27,14 @@ pub const REPORT_QUEUE_LIMIT: usize = 10_000;
 /// bounded by the state), so reports without them, the usual case, are never paced.
 pub const REPORT_ERROR_BYTES_PER_SEC: usize = 1024 * 1024;
 
+/// The most bytes of `error` text one `ReportNodes` batch carries (one node's report always goes,
+/// whatever its size). Without it a batch held every waiting node's latest report: while one large
+/// batch was being committed the next grew (up to every node's 64 KiB), so a slow commit made a
+/// slower one, each a log entry that every server encodes, sends, stores and applies between two
+/// heartbeats. The rest waits (and coalesces) for the next batch, taken round-robin from where this
+/// one stopped so that no node waits behind others that keep changing.
+pub const BATCH_ERROR_BYTES: usize = 256 * 1024;
+
 /// Ingests one consumer's reports on the leader.
 pub struct ConsumerActor {
     name: String,
@@ -42,6 +50,10 @@ pub struct ConsumerActor {
     bytes_per_sec: usize,
     /// Before this instant no batch is proposed (the last one's bytes are paid for then).
     paced_until: Option<Instant>,
+    /// Error bytes one batch carries at most ([`BATCH_ERROR_BYTES`]).
+    batch_error_bytes: usize,
+    /// The next batch starts at this node (the first one the last batch left waiting).
+    next_node: String,
 }
 
 impl ConsumerActor {
@@ -57,6 +69,17 @@ impl ConsumerActor {
             refusals: RefusalLog::new(REFUSAL_LOG_INTERVAL),
             bytes_per_sec: REPORT_ERROR_BYTES_PER_SEC,
             paced_until: None,
+            batch_error_bytes: BATCH_ERROR_BYTES,
+            next_node: String::new(),
+        }
+    }
+
+    /// Like [`ConsumerActor::new`] with a custom bound on a batch's error bytes (tests).
+    #[cfg(test)]
+    pub fn with_batch_error_bytes(name: String, host: Arc<dyn Host>, bytes: usize) -> Self {
+        Self {
+            batch_error_bytes: bytes,
+            ..Self::new(name, host)
         }
     }
 
@@ -93,13 +116,13 @@ impl ConsumerActor {
             });
             return;
         }
-        let pending = std::mem::take(&mut self.pending);
+        let pending = self.take_batch();
         ingest_stats::queued(-(pending.len() as i64));
         // Each member is checked again against the state now, so that one report out of bounds (the
         // state moved since it was taken) is refused alone and never fails the whole batch.
         let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
             pending
-                .into_values()
+                .into_iter()
                 .map(|r| match check_report(s, &r) {
                     Ok(()) => Ok(r),
                     Err(e) => Err((r.node, e.to_string())),
@@ -111,6 +134,8 @@ impl ConsumerActor {
         }
         let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
         if batch.is_empty() {
+            // Every member was refused: the nodes still waiting go next.
+            self.flush(ctx);
             return;
         }
         let count = batch.len();
@@ -132,6 +157,33 @@ impl ConsumerActor {
             }
             act.flush(ctx);
         }));
+    }
+
+    /// Takes the next batch out of the waiting changes: round-robin from [`Self::next_node`], until
+    /// the next one would take it past [`BATCH_ERROR_BYTES`] (the first is always taken).
+    fn take_batch(&mut self) -> Vec<NodeReport> {
+        let start = self.next_node.clone();
+        let order: Vec<String> = self
+            .pending
+            .range(start.clone()..)
+            .chain(self.pending.range(..start))
+            .map(|(node, _)| node.clone())
+            .collect();
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        for node in order {
+            let Some(report) = self.pending.get(&node) else {
+                continue;
+            };
+            let cost = error_bytes(report);
+            if !batch.is_empty() && bytes + cost > self.batch_error_bytes {
+                self.next_node = node;
+                break;
+            }
+            bytes += cost;
+            batch.extend(self.pending.remove(&node));
+        }
+        batch
     }
 
     /// Takes reports: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.
