@@ -40,7 +40,7 @@ pub enum RpcRequest {
         /// What the snapshot covers.
         meta: openraft::type_config::alias::SnapshotMetaOf<TypeConfig>,
         /// The snapshot bytes (one byte string, as [`crate::types::Proposal::command`]).
-        #[serde(with = "serde_bytes")]
+        #[serde(with = "crate::codec::bytes")]
         data: Vec<u8>,
     },
     /// openraft: the leader hands leadership to the receiver.
@@ -60,7 +60,7 @@ pub enum RpcRequest {
         offset: u64,
         /// At most [`inbox::MAX_SNAPSHOT_CHUNK_BYTES`] bytes (one byte string, as
         /// [`crate::types::Proposal::command`]).
-        #[serde(with = "serde_bytes")]
+        #[serde(with = "crate::codec::bytes")]
         data: Vec<u8>,
     },
     /// The end of a streamed snapshot: install it if all `total` bytes arrived with this CRC32.
@@ -105,7 +105,7 @@ pub enum RpcResponse {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub enum ClientRequest {
     /// Propose an encoded application command; the leader stamps its time on it.
-    Propose(#[serde(with = "serde_bytes")] Vec<u8>),
+    Propose(#[serde(with = "crate::codec::bytes")] Vec<u8>),
     /// Add a server: as a learner first, then as a voter once it has caught up.
     AddMember {
         /// The new server's id.
