@@ -116,26 +116,14 @@ impl ConsumerActor {
             });
             return;
         }
-        let pending = self.take_batch();
-        ingest_stats::queued(-(pending.len() as i64));
-        // Each member is checked again against the state now, so that one report out of bounds (the
-        // state moved since it was taken) is refused alone and never fails the whole batch.
-        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
-            pending
-                .into_iter()
-                .map(|r| match check_report(s, &r) {
-                    Ok(()) => Ok(r),
-                    Err(e) => Err((r.node, e.to_string())),
-                })
-                .partition(Result::is_ok)
-        });
-        for (node, reason) in refused.into_iter().filter_map(Result::err) {
-            self.refuse(node, reason);
-        }
-        let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
+        // Batches whose every member is refused are skipped: the nodes still waiting go next.
+        let batch = loop {
+            let batch = self.checked_batch();
+            if !batch.is_empty() || self.pending.is_empty() {
+                break batch;
+            }
+        };
         if batch.is_empty() {
-            // Every member was refused: the nodes still waiting go next.
-            self.flush(ctx);
             return;
         }
         let count = batch.len();
@@ -157,6 +145,27 @@ impl ConsumerActor {
             }
             act.flush(ctx);
         }));
+    }
+
+    /// The next batch ([`Self::take_batch`]) less its members out of bounds, which are refused.
+    fn checked_batch(&mut self) -> Vec<NodeReport> {
+        let pending = self.take_batch();
+        ingest_stats::queued(-(pending.len() as i64));
+        // Each member is checked again against the state now, so that one report out of bounds (the
+        // state moved since it was taken) is refused alone and never fails the whole batch.
+        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
+            pending
+                .into_iter()
+                .map(|r| match check_report(s, &r) {
+                    Ok(()) => Ok(r),
+                    Err(e) => Err((r.node, e.to_string())),
+                })
+                .partition(Result::is_ok)
+        });
+        for (node, reason) in refused.into_iter().filter_map(Result::err) {
+            self.refuse(node, reason);
+        }
+        batch.into_iter().filter_map(Result::ok).collect()
     }
 
     /// Takes the next batch out of the waiting changes: round-robin from [`Self::next_node`], until
