@@ -96,6 +96,56 @@ pub fn decode_from<T: DeserializeOwned>(input: &mut dyn Read) -> Result<T, Codec
     })
 }
 
+/// `#[serde(with = "codec::bytes")]` for a `Vec<u8>`: one byte string instead of serde's sequence of
+/// `u8`s. bincode writes the same bytes for both (a `u8` is one byte, both lengths the same varint), but
+/// reads and writes a byte string in one copy instead of one call per byte. Decoding asks for borrowed
+/// bytes, so from a buffer ([`decode`]) nothing is allocated before the bytes are known to be there (a
+/// claimed length is never reserved up front: `serde_bytes` reserves it, which the frame allocation
+/// tests refuse); a stream ([`decode_from`]) reads them into one buffer under its limit.
+pub mod bytes {
+    use std::fmt;
+
+    use serde::de::{SeqAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    /// Writes `bytes` as one byte string.
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(bytes)
+    }
+
+    /// Reads a byte string (or, from a format without them, a sequence of `u8`s).
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        deserializer.deserialize_bytes(ByteString)
+    }
+
+    struct ByteString;
+
+    impl<'de> Visitor<'de> for ByteString {
+        type Value = Vec<u8>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a byte string")
+        }
+
+        fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+
+        fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u8>, A::Error> {
+            // As serde's own `Vec` visitor: never reserve more than 1 MiB on a claimed length.
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024 * 1024));
+            while let Some(b) = seq.next_element()? {
+                out.push(b);
+            }
+            Ok(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,14 @@ pub enum Flush {
     Propose(Vec<NodeReport>),
 }
 
+/// The most bytes of `error` text one `ReportNodes` batch carries (one node's report always goes,
+/// whatever its size). Without it a batch held every waiting node's latest report: while one large
+/// batch was being committed the next grew (up to every node's 64 KiB), so a slow commit made a
+/// slower one, each a log entry that every server encodes, sends, stores and applies between two
+/// heartbeats. The rest waits (and coalesces) for the next batch, taken round-robin from where this
+/// one stopped so that no node waits behind others that keep changing.
+pub const BATCH_ERROR_BYTES: usize = 256 * 1024;
+
 /// Ingests one consumer's reports on the leader.
 pub struct ConsumerCore {
     name: String,
@@ -54,6 +62,10 @@ pub struct ConsumerCore {
     bytes_per_sec: usize,
     /// Before this instant no batch is proposed (the last one's bytes are paid for then).
     paced_until: Option<Instant>,
+    /// Error bytes one batch carries at most ([`BATCH_ERROR_BYTES`]).
+    batch_error_bytes: usize,
+    /// The next batch starts at this node (the first one the last batch left waiting).
+    next_node: String,
 }
 
 impl ConsumerCore {
@@ -69,6 +81,17 @@ impl ConsumerCore {
             refusals: RefusalLog::new(REFUSAL_LOG_INTERVAL),
             bytes_per_sec: REPORT_ERROR_BYTES_PER_SEC,
             paced_until: None,
+            batch_error_bytes: BATCH_ERROR_BYTES,
+            next_node: String::new(),
+        }
+    }
+
+    /// Like [`ConsumerCore::new`] with a custom bound on a batch's error bytes (tests).
+    #[cfg(test)]
+    pub fn with_batch_error_bytes(name: String, host: Arc<dyn Host>, bytes: usize) -> Self {
+        Self {
+            batch_error_bytes: bytes,
+            ..Self::new(name, host)
         }
     }
 
@@ -103,23 +126,13 @@ impl ConsumerCore {
             self.in_flight = true;
             return Flush::Wait(until - now);
         }
-        let pending = std::mem::take(&mut self.pending);
-        ingest_stats::queued(-(pending.len() as i64));
-        // Each member is checked again against the state now, so that one report out of bounds (the
-        // state moved since it was taken) is refused alone and never fails the whole batch.
-        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
-            pending
-                .into_values()
-                .map(|r| match check_report(s, &r) {
-                    Ok(()) => Ok(r),
-                    Err(e) => Err((r.node, e.to_string())),
-                })
-                .partition(Result::is_ok)
-        });
-        for (node, reason) in refused.into_iter().filter_map(Result::err) {
-            self.refuse(node, reason, now);
-        }
-        let batch: Vec<NodeReport> = batch.into_iter().filter_map(Result::ok).collect();
+        // Batches whose every member is refused are skipped: the nodes still waiting go next.
+        let batch = loop {
+            let batch = self.checked_batch(now);
+            if !batch.is_empty() || self.pending.is_empty() {
+                break batch;
+            }
+        };
         if batch.is_empty() {
             return Flush::Idle;
         }
@@ -154,6 +167,54 @@ impl ConsumerCore {
     pub fn stopped(&mut self) {
         ingest_stats::queued(-(self.pending.len() as i64));
         self.pending.clear();
+    }
+
+    /// The next batch ([`Self::take_batch`]) less its members out of bounds, which are refused.
+    fn checked_batch(&mut self, now: Instant) -> Vec<NodeReport> {
+        let pending = self.take_batch();
+        ingest_stats::queued(-(pending.len() as i64));
+        // Each member is checked again against the state now, so that one report out of bounds (the
+        // state moved since it was taken) is refused alone and never fails the whole batch.
+        let (batch, refused): (Vec<_>, Vec<_>) = read_with(&self.host, |s| {
+            pending
+                .into_iter()
+                .map(|r| match check_report(s, &r) {
+                    Ok(()) => Ok(r),
+                    Err(e) => Err((r.node, e.to_string())),
+                })
+                .partition(Result::is_ok)
+        });
+        for (node, reason) in refused.into_iter().filter_map(Result::err) {
+            self.refuse(node, reason, now);
+        }
+        batch.into_iter().filter_map(Result::ok).collect()
+    }
+
+    /// Takes the next batch out of the waiting changes: round-robin from [`Self::next_node`], until
+    /// the next one would take it past [`BATCH_ERROR_BYTES`] (the first is always taken).
+    fn take_batch(&mut self) -> Vec<NodeReport> {
+        let start = self.next_node.clone();
+        let order: Vec<String> = self
+            .pending
+            .range(start.clone()..)
+            .chain(self.pending.range(..start))
+            .map(|(node, _)| node.clone())
+            .collect();
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        for node in order {
+            let Some(report) = self.pending.get(&node) else {
+                continue;
+            };
+            let cost = error_bytes(report);
+            if !batch.is_empty() && bytes + cost > self.batch_error_bytes {
+                self.next_node = node;
+                break;
+            }
+            bytes += cost;
+            batch.extend(self.pending.remove(&node));
+        }
+        batch
     }
 
     /// Takes reports at `now`: queues their changes, if any, for the next batch (the caller flushes). The changes are found under one read of the applied state.

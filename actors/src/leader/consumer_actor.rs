@@ -35,6 +35,15 @@ impl ConsumerActor {
         }
     }
 
+    /// Like [`ConsumerActor::new`] with a custom bound on a batch's error bytes (tests).
+    #[cfg(test)]
+    pub fn with_batch_error_bytes(name: String, host: Arc<dyn Host>, bytes: usize) -> Self {
+        Self {
+            core: ConsumerCore::with_batch_error_bytes(name, host.clone(), bytes),
+            host,
+        }
+    }
+
     /// Like [`ConsumerActor::new`] with a custom queue bound (tests).
     #[cfg(test)]
     pub fn with_limit(name: String, host: Arc<dyn Host>, limit: usize) -> Self {

@@ -283,3 +283,126 @@ async fn a_change_keeps_its_senders_name_and_a_newer_reports_sender_wins() {
         vec![pair("web-0", "agent-a"), pair("web-1", "agent-b")]
     );
 }
+
+#[actix::test]
+async fn a_batch_carries_a_bounded_amount_of_error_text_and_the_rest_follows() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 10);
+    host.held.store(true, Ordering::SeqCst);
+    // About 1 KB of error per report: two fit in a batch of 2,500 bytes, a third does not.
+    let actor = ConsumerActor::with_batch_error_bytes("web".into(), host.clone(), 2_500).start();
+    let before = host.count(|c| matches!(c, Command::ReportNodes(_)));
+    let failed = |node: &str| {
+        let mut r = node_report(node, 2);
+        r.resources
+            .get_mut("app")
+            .unwrap()
+            .versions
+            .get_mut(&2)
+            .unwrap()
+            .error = Some(format!("{node} {}", "x".repeat(1000)));
+        r
+    };
+    // web-0's batch is being committed (held) while the nine others arrive.
+    for i in 0..10 {
+        actor
+            .send(Report(failed(&format!("web-{i}"))))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let failed_nodes = || {
+        let state = host.state.lock().unwrap();
+        (0..10)
+            .filter(|i| {
+                state.node(&format!("web-{i}")).unwrap().resources["app"]
+                    .versions
+                    .get(&2)
+                    .is_some_and(|v| v.error.is_some())
+            })
+            .count()
+    };
+    for _ in 0..400 {
+        if failed_nodes() == 10 {
+            break;
+        }
+        host.release.0.add_permits(1);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(failed_nodes(), 10, "a node's change was lost");
+    let batches: Vec<Vec<usize>> = host.proposals.lock().unwrap()[before..]
+        .iter()
+        .filter_map(|c| match c {
+            Command::ReportNodes(reports) => Some(
+                reports
+                    .iter()
+                    .map(|r| {
+                        r.resources["app"].versions[&2]
+                            .error
+                            .as_ref()
+                            .map_or(0, String::len)
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    for batch in &batches {
+        assert!(
+            batch.len() == 1 || batch.iter().sum::<usize>() <= 2_500,
+            "a batch of {} error bytes: {batches:?}",
+            batch.iter().sum::<usize>()
+        );
+    }
+    assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), 10);
+}
+
+#[actix::test]
+async fn nodes_that_keep_changing_do_not_hold_back_the_others_waiting() {
+    let host = Arc::new(FakeHost::default());
+    fleet(&host, 6);
+    host.held.store(true, Ordering::SeqCst);
+    let actor = ConsumerActor::with_batch_error_bytes("web".into(), host.clone(), 2_500).start();
+    let failed = |node: &str, round: usize| {
+        let mut r = node_report(node, 2);
+        r.resources
+            .get_mut("app")
+            .unwrap()
+            .versions
+            .get_mut(&2)
+            .unwrap()
+            .error = Some(format!("{node} round {round} {}", "x".repeat(1000)));
+        r
+    };
+    for i in 0..6 {
+        actor
+            .send(Report(failed(&format!("web-{i}"), 0)))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    let written = |node: &str| {
+        host.state.lock().unwrap().node(node).unwrap().resources["app"]
+            .versions
+            .get(&2)
+            .is_some_and(|v| v.error.is_some())
+    };
+    // web-0 and web-1 (first in id order) change again before every batch: two of them fill one.
+    for round in 1..=40 {
+        if (2..6).all(|i| written(&format!("web-{i}"))) {
+            break;
+        }
+        for node in ["web-0", "web-1"] {
+            actor
+                .send(Report(failed(node, round)))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        host.release.0.add_permits(1);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for i in 2..6 {
+        assert!(written(&format!("web-{i}")), "web-{i} was never written");
+    }
+}

@@ -39,7 +39,8 @@ pub enum RpcRequest {
         vote: openraft::type_config::alias::VoteOf<TypeConfig>,
         /// What the snapshot covers.
         meta: openraft::type_config::alias::SnapshotMetaOf<TypeConfig>,
-        /// The snapshot bytes.
+        /// The snapshot bytes (one byte string, as [`crate::types::Proposal::command`]).
+        #[serde(with = "crate::codec::bytes")]
         data: Vec<u8>,
     },
     /// openraft: the leader hands leadership to the receiver.
@@ -57,7 +58,9 @@ pub enum RpcRequest {
         total: u64,
         /// Where `data` starts in the file.
         offset: u64,
-        /// At most [`inbox::MAX_SNAPSHOT_CHUNK_BYTES`] bytes.
+        /// At most [`inbox::MAX_SNAPSHOT_CHUNK_BYTES`] bytes (one byte string, as
+        /// [`crate::types::Proposal::command`]).
+        #[serde(with = "crate::codec::bytes")]
         data: Vec<u8>,
     },
     /// The end of a streamed snapshot: install it if all `total` bytes arrived with this CRC32.
@@ -102,7 +105,7 @@ pub enum RpcResponse {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub enum ClientRequest {
     /// Propose an encoded application command; the leader stamps its time on it.
-    Propose(Vec<u8>),
+    Propose(#[serde(with = "crate::codec::bytes")] Vec<u8>),
     /// Add a server: as a learner first, then as a voter once it has caught up.
     AddMember {
         /// The new server's id.
