@@ -1,13 +1,14 @@
 //! Issue 29, item 2, through the real binary: the app's stdout and stderr go to log files of its own
 //! in the agent's state dir (`logs/<resource>.stdout.log`, `logs/<resource>.stderr.log`), not into
 //! the agent's log; and an app that exits at start fails its version with an error, and a deployment
-//! event, that quotes its last stderr lines.
+//! event, that quotes its last stderr lines. The agent reports where (the stdout log's absolute path),
+//! and `convoy node show` names it; a path longer than 1,024 bytes or not absolute is refused.
 
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
 use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, wait_status};
-use convoy_tests::{Agent, Cluster, RawClient};
+use convoy_tests::{convoy_bin, Agent, Cluster, RawClient};
 use serde_json::json;
 
 /// Version 1 starts and talks on both streams; version 2 cannot find its config and exits.
@@ -86,6 +87,8 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
         "status.json: {status}"
     );
 
+    node_show_names_the_log(cluster, api, &logs.join("web.stdout.log")).await?;
+
     let v2 = publish(api, "web", json!({})).await?;
     let view = deploy(api, v2, "FAILED", &agent).await?;
     let quote = "fatal: cannot open /etc/web.toml: No such file or directory";
@@ -105,6 +108,73 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
         "no event quotes the stderr: {events}"
     );
     drop(agent);
+    Ok(())
+}
+
+/// `convoy node show edge-0` (text, json and yaml) names `path`, which holds the app's output; a
+/// report naming a path too long or relative is refused with 400 naming the limit.
+async fn node_show_names_the_log(
+    cluster: &Cluster,
+    api: &RawClient,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let path = path.display().to_string();
+    ensure!(
+        std::fs::read_to_string(&path)?.contains("hello from v1"),
+        "{path} lacks the app's output"
+    );
+    let server = cluster.http_addrs().join(",");
+    let cli = |extra: &[&str]| -> anyhow::Result<String> {
+        let out = std::process::Command::new(convoy_bin())
+            .args(["node", "show", "edge-0", "--server", &server])
+            .args(extra)
+            .env_remove("CONVOY_SERVER")
+            .env_remove("CONVOY_TOKEN")
+            .env_remove("CONVOY_TOKEN_FILE")
+            .output()?;
+        ensure!(out.status.success(), "node show {extra:?}: {out:?}");
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    // The agent reports it with its next report: wait for it to reach the state.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let node = get_ok(api, "/v1/nodes/edge-0").await?;
+        if node["resources"]["web"]["log"] == path.as_str() {
+            break;
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "GET /v1/nodes/edge-0 does not name the log {path}: {node}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = cli(&[])?;
+    ensure!(
+        text.lines()
+            .any(|l| l.contains("web") && l.contains(path.as_str())),
+        "node show does not name the log {path}:\n{text}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&cli(&["-o", "json"])?)?;
+    ensure!(doc["resources"]["web"]["log"] == path.as_str(), "{doc}");
+    let yaml = cli(&["-o", "yaml"])?;
+    ensure!(yaml.contains(&format!("log: {path}")), "{yaml}");
+
+    for (log, limit) in [
+        (format!("/{}", "x".repeat(1024)), "1024 bytes"),
+        ("logs/web.stdout.log".to_string(), "absolute"),
+    ] {
+        let (status, body) = api
+            .post(
+                "/v1/nodes/edge-0/report",
+                &json!({"resources": {"web": {"log": log}}}),
+            )
+            .await?;
+        ensure!(
+            status == 400 && body.to_string().contains(limit),
+            "a report with log {:.40}: {status} {body}",
+            log
+        );
+    }
     Ok(())
 }
 

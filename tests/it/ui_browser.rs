@@ -4,8 +4,9 @@
 //! token's name); killing the leader that served the page does not break it (it moves to another member and
 //! resumes the deployment from there); the buttons are only those the deployment's state and the token's
 //! role allow (no resume while awaiting a pulse, no pulse while a person holds it); the pulse line reads
-//! "pulse overdue by N s", times are UTC as the CLI prints them with the local time on hover; a reader
-//! token sees no buttons; the API docs page (`/docs`) renders every
+//! "pulse overdue by N s", times are UTC as the CLI prints them with the local time on hover; a deployment
+//! with metric analysis (against a fake Prometheus served here) shows per metric its counters, verdict and
+//! last measurements (a value, and the error of the first query); a reader token sees no buttons; the API docs page (`/docs`) renders every
 //! operation of `/openapi.json` with its roles and schemas. Skipped, saying why, only when
 //! `node` or `chromium` is not installed. Set `CONVOY_UI_SCREENSHOTS=docs/images` to refresh the README's
 //! screenshots.
@@ -13,6 +14,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,6 +88,39 @@ impl Drop for Script {
     }
 }
 
+/// A fake Prometheus on a loopback port: its first query is answered 503 (an error measurement), every
+/// later one with one series of value 0.002. Answers its address.
+async fn fake_prometheus() -> anyhow::Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?.to_string();
+    let queries = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let queries = queries.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let (status, body) = if queries.fetch_add(1, Ordering::SeqCst) == 0 {
+                    (
+                        "503 Service Unavailable",
+                        r#"{"status":"error","error":"warming up"}"#.to_string(),
+                    )
+                } else {
+                    ("200 OK", r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1800000000,"0.002"]}]}}"#.to_string())
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = sock.write_all(head.as_bytes()).await;
+                let _ = sock.write_all(body.as_bytes()).await;
+            });
+        }
+    });
+    Ok(addr)
+}
+
 async fn token(api: &convoy_tests::RawClient, name: &str, role: &str) -> anyhow::Result<String> {
     let made = post_ok(api, "/v1/tokens", json!({"name": name, "role": role})).await?;
     Ok(made["secret"].as_str().context("secret")?.to_string())
@@ -118,8 +153,12 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         anyhow::ensure!(status.success(), "npm ci in ui/ failed");
     }
 
+    let prometheus = fake_prometheus().await?;
     let cluster = Cluster::start_with(ClusterOptions {
         bootstrap_token: Some(ADMIN.into()),
+        extra: format!(
+            "analysis_provider = [{{ name = \"prom\", prometheus = \"http://{prometheus}\", timeout = \"2s\" }}]\n"
+        ),
         ..ClusterOptions::for_tests(3)
     })
     .await?;
@@ -180,6 +219,22 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
     )
     .await?;
     let coordinated = coordinated["id"].as_str().context("id")?.to_string();
+    // A third, on two nodes in batches of one, each promoted after two good measurements of its metric.
+    resource_with_v1(&api, "svc").await?;
+    put_ok(&api, "/v1/consumers/web/subscriptions/svc", json!({})).await?;
+    wait_running(&api, &nodes, "svc", 1, Duration::from_secs(20)).await?;
+    publish(&api, "svc", json!({"label": "second"})).await?;
+    let analyzed = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "web", "resource": "svc", "version": 2, "nodes": "0-1",
+               "strategy": {"batch": {"sizes": [1, 1]}},
+               "analysis": {"provider": "prom", "mode": "per_batch", "metrics": [
+                   {"name": "error_ratio", "query": "sum(rate(errors[1m]))", "success": "result < 0.01",
+                    "interval_ms": 1000, "count": 2}]}}),
+    )
+    .await?;
+    let analyzed = analyzed["id"].as_str().context("id")?.to_string();
 
     let shots = match std::env::var_os("CONVOY_UI_SCREENSHOTS") {
         Some(dir) => repo().join(dir),
@@ -197,6 +252,7 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         .env("CONVOY_READER_TOKEN", &viewer)
         .env("CONVOY_DEPLOYMENT", &id)
         .env("CONVOY_COORDINATED", &coordinated)
+        .env("CONVOY_ANALYZED", &analyzed)
         .env("CONVOY_SCREENSHOTS", &shots)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -271,9 +327,13 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
         "the page's pulse never reached the cluster: {pulsed}"
     );
 
-    // 5. A reader token sees the deployment and no buttons.
+    // 5. The analysed deployment shows its measurements.
+    let measured = script.expect("ANALYSIS", SCRIPT_PATIENCE)?;
+    eprintln!("the analysis on the page: {measured}");
+
+    // 6. A reader token sees the deployment and no buttons.
     script.expect("READER_NO_BUTTONS", SCRIPT_PATIENCE)?;
-    // 6. The API docs page renders every operation of /openapi.json.
+    // 7. The API docs page renders every operation of /openapi.json.
     let docs = script.expect("DOCS", SCRIPT_PATIENCE)?;
     eprintln!("docs page: {docs}");
     script.expect("DONE", SCRIPT_PATIENCE)?;

@@ -120,6 +120,53 @@ export async function deploymentsPage(api) {
 
 // ---- one deployment ----------------------------------------------------------------------------------
 
+/** What one query gave, in words: its value, "empty result", "NaN", or the error. */
+function measuredText(m) {
+  if (m === "empty") return "empty result";
+  if (m === "nan") return "NaN";
+  if (m && m.value !== undefined) return String(m.value);
+  if (m && m.error !== undefined) return `error: ${m.error}`;
+  return "?";
+}
+
+/**
+ * The analysis run (`analysis` of GET /v1/deployments/{id}): the phase and verdict, and per metric its counters in
+ * the current phase and its last measurements, newest first, in UTC with the local time on hover.
+ */
+function analysisSection(d) {
+  const a = d.analysis;
+  if (!a) return "";
+  const spec = (d.settings && d.settings.analysis) || {};
+  const head = [`${spec.mode ? `${spec.mode.replace("_", " ")} · ` : ""}phase ${a.phase} · verdict `, h("span", { class: `verdict ${a.verdict}`, "data-verdict": a.verdict }, a.verdict), a.reason ? ` · ${a.reason}` : ""];
+  return h(
+    "section",
+    { class: "analysis" },
+    h("h3", {}, "Analysis"),
+    h("p", { class: "analysis-head" }, head),
+    a.metrics.map((m) =>
+      h(
+        "article",
+        { class: "metric", "data-metric": m.name },
+        h("h4", {}, m.name, h("small", {}, ` ${m.total} measured in all`)),
+        h(
+          "p",
+          { class: "counters" },
+          [["successful", m.successes], ["failed", m.failures], ["inconclusive", m.inconclusive], ["errors", m.errors]].flatMap(([k, n], i) => [i ? " · " : "", h("span", { "data-counter": k }, `${k} ${n}`)]),
+          m.consecutive_errors ? ` (${m.consecutive_errors} errors in a row)` : "",
+        ),
+        m.last.length === 0
+          ? h("p", { class: "empty" }, "No measurement yet.")
+          : h(
+              "table",
+              { class: "measurements" },
+              h("thead", {}, h("tr", {}, ["when (UTC)", "phase", "result", "counted"].map((t) => h("th", {}, t)))),
+              h("tbody", {}, m.last.slice().reverse().map((x) => h("tr", { "data-judged": x.judged }, h("td", {}, timeElement(x.at)), h("td", {}, x.phase), h("td", { class: "measured" }, measuredText(x.measured)), h("td", {}, x.judged)))),
+            ),
+      ),
+    ),
+  );
+}
+
 export async function deploymentPage(api, id, ui) {
   const d = await api.get(`/v1/deployments/${encodeURIComponent(id)}`);
   const counts = countStates(d.nodes);
@@ -184,6 +231,7 @@ export async function deploymentPage(api, id, ui) {
     progressBar(counts, d.nodes.length),
     h("div", { class: "legend" }, STATES.map((st) => h("span", {}, h("i", { style: { background: `rgb(${STATE_COLOURS[st].join(",")})` } }), st))),
     wrap,
+    analysisSection(d),
     h("h3", {}, "Events"),
     h(
       "table",

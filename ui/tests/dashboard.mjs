@@ -2,7 +2,8 @@
 // tests/it/ui_browser.rs, which reads the lines this script prints and answers on stdin).
 // Environment: CHROMIUM, CONVOY_LEADER_URL, CONVOY_LEADER_ID, CONVOY_SERVERS (comma-separated URLs),
 // CONVOY_OPS_TOKEN (operator), CONVOY_READER_TOKEN (reader), CONVOY_DEPLOYMENT, CONVOY_COORDINATED (a deployment
-// awaiting its first pulse, every 8 s), CONVOY_SCREENSHOTS (a dir).
+// awaiting its first pulse, every 8 s), CONVOY_ANALYZED (a deployment with metric analysis whose first query
+// errs and the next ones measure 0.002), CONVOY_SCREENSHOTS (a dir).
 
 import { chromium } from "playwright-core";
 import readline from "node:readline";
@@ -193,6 +194,43 @@ try {
   await page.locator("#consumer").waitFor(WAIT);
   await page.screenshot({ path: path.join(shots, "consumer.png") });
 
+  // 5. A deployment with metric analysis: per metric its counters, its verdict and its last measurements (the
+  //    first query's error, then values), each at a UTC time with the local time on hover.
+  const analyzed = env.CONVOY_ANALYZED;
+  await page.goto(`${page.url().split("#")[0]}#/deployments/${analyzed}`);
+  const metric = page.locator('#deployment .analysis article[data-metric="error_ratio"]');
+  try {
+    await page.waitForFunction(
+      () => {
+        const rows = document.querySelectorAll('#deployment .analysis article[data-metric="error_ratio"] table.measurements tbody tr');
+        const texts = [...rows].map((r) => r.textContent);
+        return texts.some((t) => t.includes("0.002")) && texts.some((t) => t.includes("error:"));
+      },
+      null,
+      WAIT,
+    );
+  } catch (e) {
+    const text = await page.locator("#deployment").innerText().catch(() => "(no deployment page)");
+    throw new Error(`the analysed deployment's page shows no measurements (a value and an error):\n${text}`);
+  }
+  const counters = await metric.locator(".counters").innerText();
+  for (const word of ["successful", "failed", "inconclusive", "errors"]) {
+    if (!new RegExp(`${word} \\d+`).test(counters)) throw new Error(`the counters lack ${word}: ${counters}`);
+  }
+  if (!/successful [1-9]/.test(counters) || !/errors [0-9]/.test(counters)) throw new Error(`counters: ${counters}`);
+  const verdict = await page.locator("#deployment .analysis [data-verdict]").getAttribute("data-verdict");
+  if (!["running", "successful"].includes(verdict)) throw new Error(`the verdict reads ${verdict}`);
+  const rows = await metric.locator("table.measurements tbody tr").count();
+  if (rows < 2 || rows > 10) throw new Error(`${rows} measurements shown, expected 2 to 10`);
+  const times = await metric.locator("table.measurements tbody td:first-child time").evaluateAll((ts) => ts.map((t) => ({ text: t.textContent, datetime: t.getAttribute("datetime"), title: t.title })));
+  for (const t of times) {
+    const at = new Date(t.datetime);
+    if (t.text !== at.toISOString().replace("T", " ").replace("Z", "")) throw new Error(`a measurement time reads ${t.text}, not UTC`);
+    if (!t.title.includes(at.toLocaleString("en-US", { timeZone: "America/New_York" }))) throw new Error(`a measurement's hover lacks the local time: ${t.title}`);
+  }
+  await page.screenshot({ path: path.join(shots, "analysis.png"), fullPage: true });
+  say(`ANALYSIS ${verdict}, ${rows} measurements, ${counters}`);
+
   // A 100,000-node grid, drawn in the page (measured, not asserted: numbers go to docs/BENCHMARKS.md).
   const ms = await page.evaluate(async () => {
     const { drawGrid } = await import("./grid.js");
@@ -205,7 +243,7 @@ try {
   });
   say(`GRID100K ${Math.round(ms)} ms`);
 
-  // 5. A reader sees the deployment and no buttons.
+  // 6. A reader sees the deployment and no buttons.
   const reader = await browser.newContext(CONTEXT);
   const rpage = await reader.newPage();
   current = rpage;
@@ -218,7 +256,7 @@ try {
   if (role !== "reader" || buttons !== 0) throw new Error(`reader sees ${buttons} buttons (role ${role})`);
   say("READER_NO_BUTTONS");
 
-  // 6. The API docs page (no token: it is public) renders every operation of /openapi.json with its roles.
+  // 7. The API docs page (no token: it is public) renders every operation of /openapi.json with its roles.
   const docs = await browser.newContext({ viewport: { width: 1280, height: 820 } });
   const dpage = await docs.newPage();
   current = dpage;

@@ -29,6 +29,7 @@ fn report(i: usize, current: u64, versions: &[u64]) -> NodeReport {
         current: Some(current),
         versions: versions.iter().map(|v| (*v, vp(true))).collect(),
         removed: false,
+        log: None,
     };
     NodeReport {
         node: format!("node-{i:06}"),

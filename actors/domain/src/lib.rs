@@ -81,7 +81,7 @@ pub use views::plan::{
 pub use views::precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
 pub use views::report_bounds::{
     check_report, cut_errors, node_consumers, report_cost, CUT_MARKER, MAX_ERROR_BYTES,
-    MAX_REPORT_BYTES,
+    MAX_LOG_PATH_BYTES, MAX_REPORT_BYTES,
 };
 pub use views::summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,

@@ -118,6 +118,7 @@ impl Kit {
             current,
             versions: versions.iter().cloned().collect(),
             removed: false,
+            log: None,
         };
         let r = NodeReport {
             node: format!("c-{i}"),
@@ -291,6 +292,7 @@ impl Kit {
             current,
             versions: versions.iter().cloned().collect(),
             removed: false,
+            log: None,
         };
         let report = NodeReport {
             node: node.into(),

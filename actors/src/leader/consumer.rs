@@ -288,14 +288,19 @@ impl ConsumerCore {
     }
 }
 
-/// The bytes of `error` text in `report`.
+/// The bytes of free text in `report`: its `error`s, and its log paths (carried only when they changed).
 fn error_bytes(report: &NodeReport) -> usize {
-    report
+    let logs: usize = report
+        .resources
+        .values()
+        .map(|r| r.log.as_ref().map_or(0, String::len))
+        .sum();
+    logs + report
         .resources
         .values()
         .flat_map(|r| r.versions.values())
         .map(|v| v.error.as_ref().map_or(0, String::len))
-        .sum()
+        .sum::<usize>()
 }
 
 #[cfg(test)]

@@ -88,6 +88,7 @@ async fn a_group_deployment_actor_follows_its_steps_and_stops_when_the_group_end
                 current: Some(version),
                 versions: BTreeMap::from([(version, progress(true))]),
                 removed: false,
+                log: None,
             },
         )]),
         ..Default::default()

@@ -153,6 +153,7 @@ pub(super) fn node_report(node: &str, current: u64) -> NodeReport {
                 current: Some(current),
                 versions: BTreeMap::from([(current, progress(true))]),
                 removed: false,
+                log: None,
             },
         )]),
         ..Default::default()

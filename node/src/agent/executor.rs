@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use convoy_actors::domain::{Target, VersionProgress};
+use convoy_actors::domain::{Target, VersionProgress, MAX_LOG_PATH_BYTES};
 use tokio::sync::watch;
 
 use super::app_log::LogPaths;
@@ -201,9 +201,34 @@ impl Executor {
         &self.state
     }
 
-    /// The body of `POST /v1/nodes/{id}/report`.
+    /// The body of `POST /v1/nodes/{id}/report`. With a run command, each resource it holds names its
+    /// app's stdout log (an absolute path: `--state-dir` is made absolute at start); the server stores
+    /// it only when it changes.
     pub fn report_body(&self) -> serde_json::Value {
-        serde_json::json!({ "active": true, "resources": self.state.report() })
+        let mut resources = self.state.report();
+        if self.config.run_command.is_some() {
+            for (name, r) in &mut resources {
+                let holds = r.current.is_some() || !r.versions.is_empty();
+                if holds && !r.removed && r.interested != Some(false) {
+                    r.log = self.log_path(name);
+                }
+            }
+        }
+        serde_json::json!({ "active": true, "resources": resources })
+    }
+
+    /// `resource`'s stdout log as the report names it: `None` when its path is not UTF-8 or longer than
+    /// the server takes (a report naming it would be refused whole).
+    fn log_path(&self, resource: &str) -> Option<String> {
+        let path = self.config.app_logs.paths(resource).stdout;
+        let path = path.to_str().filter(|p| p.len() <= MAX_LOG_PATH_BYTES);
+        if path.is_none() {
+            tracing::debug!(
+                resource,
+                "the app's log path is not reported: not UTF-8 or over {MAX_LOG_PATH_BYTES} bytes"
+            );
+        }
+        path.map(str::to_string)
     }
 
     /// `DIR/resources/<resource>`.

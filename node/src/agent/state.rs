@@ -118,6 +118,7 @@ impl AgentState {
                         .map(|(v, s)| (*v, s.progress.clone()))
                         .collect(),
                     removed: r.removed,
+                    log: None,
                 };
                 (name.clone(), report)
             })

@@ -153,6 +153,18 @@ pub fn node_view(n: &Value) -> String {
         ]);
     }
     out += &format!("\n{}", t.render());
+    let logs: Vec<(&String, &str)> = resources
+        .iter()
+        .filter_map(|(r, state)| Some((r, state["log"].as_str()?)))
+        .collect();
+    if !logs.is_empty() {
+        // The stdout log the agent reported; the stderr log is beside it (`<resource>.stderr.log`).
+        let mut t = Table::new(&["RESOURCE", "APP LOG (stderr beside it)"]);
+        for (r, log) in logs {
+            t.row([r.clone(), log.to_string()]);
+        }
+        out += &format!("\n{}", t.render());
+    }
     let phases = n["phases"].as_object().cloned().unwrap_or_default();
     if !phases.is_empty() {
         let mut t = Table::new(&["DEPLOYMENT", "PHASE"]);

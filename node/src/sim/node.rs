@@ -85,6 +85,7 @@ impl SimNode {
                 current: Some(version),
                 versions: BTreeMap::from([(version, progress)]),
                 removed: false,
+                log: None,
             },
         );
         node

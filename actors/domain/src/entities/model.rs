@@ -238,6 +238,10 @@ pub struct NodeResource {
     /// The versions it holds.
     #[schema(value_type = std::collections::BTreeMap<String, VersionProgress>)]
     pub versions: VecMap<u64, VersionProgress>,
+    /// The absolute path of the log file its app writes its stdout to on the node (its stderr is beside it,
+    /// `<resource>.stderr.log`), as the agent last reported it; `null` when no agent reported one.
+    #[serde(default)]
+    pub log: Option<String>,
 }
 
 impl Default for NodeResource {
@@ -246,6 +250,7 @@ impl Default for NodeResource {
             interested: true,
             current: None,
             versions: VecMap::new(),
+            log: None,
         }
     }
 }
@@ -303,6 +308,10 @@ pub struct ResourceReport {
     /// It removed the resource (uninstalled): it runs and holds no version of it any more.
     #[serde(default)]
     pub removed: bool,
+    /// The absolute path of the log file its app writes to on the node (at most 1,024 bytes); `None`
+    /// leaves the one stored unchanged. Stored only when it changes.
+    #[serde(default)]
+    pub log: Option<String>,
 }
 
 /// One node's report. A report is proof of life: `active: None` means active.

@@ -58,6 +58,7 @@ fn installed_members_are_left_out_and_satisfy_dependencies() {
         current: Some(1),
         versions: [(1, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "d-0".into(),

@@ -42,6 +42,7 @@ fn reimaged(k: &mut Kit, i: usize) {
         current: None,
         versions: Default::default(),
         removed: true,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: format!("c-{i}"),

@@ -105,6 +105,7 @@ fn lost_interest_uninstalls() {
         current: Some(1),
         versions: BTreeMap::from([(1, vp(true, true, None))]),
         removed: false,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "c-0".into(),

@@ -239,6 +239,9 @@ impl Reports<'_> {
                 if rr.current.is_some() {
                     e.current = rr.current;
                 }
+                if let Some(log) = rr.log {
+                    e.log = Some(log);
+                }
                 if e.versions.iter().any(|(v, p)| {
                     p.is_failure() && !rr.versions.get(v).is_some_and(|x| x.is_failure())
                 }) {

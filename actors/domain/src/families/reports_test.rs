@@ -14,6 +14,7 @@ fn installed(node: &str) -> NodeReport {
         current: Some(2),
         versions: BTreeMap::from([(1, vp(true, true, None)), (2, vp(true, true, None))]),
         removed: false,
+        log: None,
     };
     NodeReport {
         node: node.into(),

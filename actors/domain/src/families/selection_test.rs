@@ -35,6 +35,7 @@ fn newest_pin_and_dependency_invariant_in_priority_order() {
         current: Some(2),
         versions: [(2, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "c-0".into(),
@@ -123,6 +124,7 @@ fn a_blank_joiner_or_a_re_imaged_node_never_revokes_a_dependency_that_holds() {
         current: None,
         versions: Default::default(),
         removed: true,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "c-0".into(),
@@ -142,6 +144,7 @@ fn a_holder_re_imaged_whole_keeps_its_dependency_until_its_subscription_changes(
         current: None,
         versions: Default::default(),
         removed: true,
+        log: None,
     };
     for n in ["c-0", "c-1"] {
         k.ok(Command::ReportNodes(vec![NodeReport {

@@ -181,6 +181,7 @@ fn report_changes_filters_heartbeats() {
         current: Some(1),
         versions: [(1, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     let hb = NodeReport {
         node: "c-0".into(),
@@ -211,6 +212,59 @@ fn report_changes_filters_heartbeats() {
         ..NodeReport::default()
     };
     assert!(k.s.report_changes(&new).is_some());
+}
+
+#[test]
+fn a_log_path_is_stored_and_reaches_the_log_only_when_it_changes() {
+    let mut k = Kit::new(1);
+    let report = |log: Option<&str>, current: u64| NodeReport {
+        node: "c-0".into(),
+        resources: [(
+            "r".to_string(),
+            ResourceReport {
+                current: Some(current),
+                versions: [(1, vp(true, true, None)), (2, vp(true, true, None))].into(),
+                log: log.map(str::to_string),
+                ..ResourceReport::default()
+            },
+        )]
+        .into(),
+        ..Default::default()
+    };
+    let path = "/var/lib/convoy-agent/logs/r.stdout.log";
+    let first = k.s.report_changes(&report(Some(path), 1)).unwrap();
+    assert_eq!(
+        first.resources["r"].log.as_deref(),
+        Some(path),
+        "a new path"
+    );
+    k.ok(Command::ReportNodes(vec![first]));
+    let stored = |k: &Kit| k.s.node("c-0").unwrap().resources["r"].log.clone();
+    assert_eq!(stored(&k).as_deref(), Some(path));
+    assert_eq!(
+        k.s.report_changes(&report(Some(path), 1)),
+        None,
+        "the same path again is a heartbeat"
+    );
+    assert_eq!(
+        k.s.report_changes(&report(None, 1)),
+        None,
+        "no path leaves the stored one"
+    );
+    // Another change carries the path only when it differs.
+    let moved = k.s.report_changes(&report(Some(path), 2)).unwrap();
+    assert_eq!(moved.resources["r"].current, Some(2));
+    assert_eq!(
+        moved.resources["r"].log, None,
+        "an unchanged path is not repeated"
+    );
+    k.ok(Command::ReportNodes(vec![moved]));
+    assert_eq!(stored(&k).as_deref(), Some(path), "kept when not repeated");
+    let other = "/srv/agent/logs/r.stdout.log";
+    let changed = k.s.report_changes(&report(Some(other), 2)).unwrap();
+    assert_eq!(changed.resources["r"].log.as_deref(), Some(other));
+    k.ok(Command::ReportNodes(vec![changed]));
+    assert_eq!(stored(&k).as_deref(), Some(other));
 }
 
 #[test]
@@ -308,6 +362,7 @@ fn a_restored_state_applies_like_the_original() {
                 current: Some(v),
                 versions: held.iter().map(|h| (*h, vp(true, true, None))).collect(),
                 removed: false,
+                log: None,
             },
         )]),
         ..Default::default()

@@ -35,6 +35,7 @@ fn second_consumer(k: &mut Kit) {
         current: Some(1),
         versions: [(1, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     k.ok(Command::ReportNodes(vec![NodeReport {
         node: "e-0".into(),
@@ -94,6 +95,7 @@ fn a_deployment_that_ends_is_reported_ended_with_no_deadline() {
         current: Some(2),
         versions: [(1, vp(true, true, None)), (2, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     let o = outcome(
         &mut k,
@@ -195,6 +197,7 @@ fn report(k: &mut Kit, node: &str, resource: &str, version: u64) -> Outcome {
         current: Some(version),
         versions: [(version, vp(true, true, None))].into(),
         removed: false,
+        log: None,
     };
     outcome(
         k,

@@ -108,17 +108,26 @@ impl ClusterState {
             by: report.by.clone(),
         };
         for (r, rr) in &report.resources {
-            let changed = match ns.and_then(|n| n.resources.get(r)) {
+            let held = ns.and_then(|n| n.resources.get(r));
+            // The log path as stored: a change carries it only when it differs, so a repeated path costs the
+            // log nothing, whether or not the rest of the resource changed.
+            let same_log = held.is_some_and(|c| rr.log.is_some() && c.log == rr.log);
+            let changed = match held {
                 None => true,
                 Some(c) => {
                     rr.interested.is_some_and(|i| i != c.interested)
                         || rr.current.is_some_and(|x| Some(x) != c.current)
                         || (rr.removed && rr.current.is_none() && c.current.is_some())
                         || !rr.versions.iter().eq(c.versions.iter())
+                        || (rr.log.is_some() && !same_log)
                 }
             };
             if changed {
-                out.resources.insert(r.clone(), rr.clone());
+                let mut change = rr.clone();
+                if same_log {
+                    change.log = None;
+                }
+                out.resources.insert(r.clone(), change);
             }
         }
         (active_changed || !out.resources.is_empty()).then_some(out)

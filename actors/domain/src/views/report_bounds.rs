@@ -8,6 +8,8 @@ use crate::state::ClusterState;
 
 /// Longest `error` of a version a node reports, in bytes (an event's message is capped alike).
 pub const MAX_ERROR_BYTES: usize = 1024;
+/// Longest `log` path of a resource a node reports, in bytes.
+pub const MAX_LOG_PATH_BYTES: usize = 1024;
 /// The most bytes one node's report may cost in the log (names, versions, errors: see [`report_cost`]).
 pub const MAX_REPORT_BYTES: usize = 64 * 1024;
 /// What the cost of each resource and each version in a report counts beside its text (its numbers and
@@ -40,7 +42,7 @@ pub fn cut_errors(report: &mut NodeReport) -> usize {
 }
 
 /// What `report` costs in bytes, as counted against [`MAX_REPORT_BYTES`]: its node id, and per
-/// resource its name plus [`ENTRY_BYTES`], per version [`ENTRY_BYTES`] plus its error's length.
+/// resource its name and its log path plus [`ENTRY_BYTES`], per version [`ENTRY_BYTES`] plus its error's length.
 pub fn report_cost(report: &NodeReport) -> usize {
     report.node.len()
         + report
@@ -49,6 +51,7 @@ pub fn report_cost(report: &NodeReport) -> usize {
             .map(|(name, r)| {
                 name.len()
                     + ENTRY_BYTES
+                    + r.log.as_ref().map_or(0, String::len)
                     + r.versions
                         .values()
                         .map(|v| ENTRY_BYTES + v.error.as_ref().map_or(0, String::len))
@@ -65,6 +68,9 @@ pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), Dom
     check_name("node", &report.node)?;
     for (name, r) in &report.resources {
         check_name("resource", name)?;
+        if let Some(log) = &r.log {
+            check_log_path(name, log)?;
+        }
         for (version, progress) in &r.versions {
             if let Some(error) = &progress.error {
                 if error.len() > MAX_ERROR_BYTES {
@@ -118,6 +124,27 @@ pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), Dom
                 "a node may report only versions that were published",
             ));
         }
+    }
+    Ok(())
+}
+
+/// Refuses the `log` path of resource `name` unless absolute and at most [`MAX_LOG_PATH_BYTES`] bytes
+/// without control characters; the error names the limit, never echoes a long path.
+fn check_log_path(name: &str, log: &str) -> Result<(), DomainError> {
+    let field = format!("resources.{name}.log");
+    if log.len() > MAX_LOG_PATH_BYTES {
+        return Err(DomainError::invalid(
+            &field,
+            format!("{} bytes", log.len()),
+            &format!("a log path has at most {MAX_LOG_PATH_BYTES} bytes"),
+        ));
+    }
+    if !log.starts_with('/') || log.chars().any(char::is_control) {
+        return Err(DomainError::invalid(
+            &field,
+            quote(log),
+            "a log path is absolute (starts with '/') without control characters",
+        ));
     }
     Ok(())
 }

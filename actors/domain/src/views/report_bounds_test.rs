@@ -138,3 +138,36 @@ fn a_node_the_state_does_not_know_is_checked_for_shape_only() {
     let bad_node = report("web-1/../api-1", &[]);
     assert!(check_report(&k.s, &bad_node).is_err());
 }
+
+#[test]
+fn a_log_path_is_absolute_and_at_most_1024_bytes() {
+    let k = kit();
+    let with_log = |log: String| {
+        let mut r = report("c-0", &[("r", Some(2), &[(2, vp(true, true, None))])]);
+        r.resources.get_mut("r").unwrap().log = Some(log);
+        r
+    };
+    let longest = format!("/{}", "x".repeat(MAX_LOG_PATH_BYTES - 1));
+    assert_eq!(check_report(&k.s, &with_log(longest.clone())), Ok(()));
+    assert_eq!(
+        report_cost(&with_log(longest)),
+        report_cost(&with_log(String::new())) + MAX_LOG_PATH_BYTES,
+        "a log path counts against the report's budget"
+    );
+    let e = check_report(
+        &k.s,
+        &with_log(format!("/{}", "x".repeat(MAX_LOG_PATH_BYTES))),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Invalid);
+    let said = e.to_string();
+    assert!(
+        said.contains("resources.r.log") && said.contains("1024 bytes"),
+        "{said}"
+    );
+    assert!(said.len() < 300, "the error does not echo the path: {said}");
+    for bad in ["logs/r.stdout.log", "/var/log/r\n.log", ""] {
+        let e = check_report(&k.s, &with_log(bad.to_string())).unwrap_err();
+        assert!(e.to_string().contains("absolute"), "{bad:?}: {e}");
+    }
+}

@@ -154,6 +154,7 @@ fn run(case: Case) -> Result<(), TestCaseError> {
                     current: Some(v),
                     versions,
                     removed: false,
+                    log: None,
                 };
                 (name.to_string(), rr)
             })

@@ -72,6 +72,7 @@ fn report(
         current,
         versions,
         removed: false,
+        log: None,
     };
     Command::ReportNodes(vec![NodeReport {
         node: node(i),

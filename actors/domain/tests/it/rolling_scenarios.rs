@@ -326,6 +326,7 @@ fn node_losing_interest_mid_deployment_is_skipped() {
         current: Some(1),
         versions: Default::default(),
         removed: false,
+        log: None,
     };
     let report = NodeReport {
         node: "c-0".into(),

@@ -59,6 +59,7 @@ fn removed() -> ResourceReport {
         current: None,
         versions: BTreeMap::new(),
         removed: true,
+        log: None,
     }
 }
 
@@ -88,6 +89,7 @@ fn follow(k: &mut Kit, node: &str, r: &str, fail: bool) {
         current: now,
         versions,
         removed: false,
+        log: None,
     };
     report(k, node, r, rr);
 }
@@ -196,6 +198,7 @@ fn dependency() -> Kit {
             current: Some(2),
             versions: BTreeMap::from([(2, vp(true, true, None))]),
             removed: false,
+            log: None,
         };
         report(&mut k, &format!("c-{i}"), "lib", rr);
     }

@@ -58,6 +58,7 @@ fn report(node: String, current: u64) -> NodeReport {
         current: Some(current),
         versions: BTreeMap::from([(1, done.clone()), (2, done)]),
         removed: false,
+        log: None,
     };
     NodeReport {
         node,
