@@ -119,9 +119,13 @@ pub struct ConsumerView {
     pub nodes: Vec<String>,
     /// Subscriptions by resource.
     pub subscriptions: BTreeMap<String, SubscriptionView>,
-    /// Versions held back (rolled back here), by resource then version.
+    /// Versions held back (rolled back here, or stopped by a weak subscription's brake), by resource then
+    /// version.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds: Vec<HoldView>,
+    /// What happened to the consumer itself (a brake's hold put or lifted), oldest first, the last 32.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::entities::model::ConsumerEvent>,
     /// Its disruption budget and its use now (`disruptions_allowed`, `unavailable`, the nodes), if set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<budgets::BudgetView>,
@@ -134,11 +138,16 @@ pub struct HoldView {
     pub resource: String,
     /// The version held back: selection skips it on this consumer until the hold is cleared.
     pub version: u64,
-    /// The deployment that rolled it back.
-    pub deployment: DeploymentId,
-    /// When the hold was set: the end of the rollback (leader-stamped ms).
+    /// What put it: `rollback` (a deployment rolled it back) or `brake` (a weak subscription's brake).
+    pub by: String,
+    /// The deployment that rolled it back (a `rollback` hold only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentId>,
+    /// When the hold was set: the end of the rollback, or the report that tripped the brake
+    /// (leader-stamped ms).
     pub at: Timestamp,
-    /// "version 3 of app held back on web: rolled back by d-4".
+    /// "version 3 of app held back on web: rolled back by d-4", "version 7 of tool held back on edge by
+    /// its brake: 3 of 10 nodes failed it within 10m, over 20%".
     pub reason: String,
 }
 
@@ -292,7 +301,8 @@ impl ClusterState {
                 vs.iter().map(move |(v, h)| HoldView {
                     resource: r.clone(),
                     version: *v,
-                    deployment: h.deployment,
+                    by: h.by().to_string(),
+                    deployment: h.deployment(),
                     at: h.at,
                     reason: h.reason(name, r, *v),
                 })
@@ -303,6 +313,7 @@ impl ClusterState {
             nodes: c.nodes.to_vec(),
             subscriptions,
             holds,
+            events: c.events.clone(),
             budget: self.budget(name),
         })
     }
