@@ -99,6 +99,13 @@ pub struct SubscriptionView {
     /// Metric analysis of its deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::analysis::spec::Analysis>,
+    /// A weak subscription's brake as it acts (the default when unset); none on a strong one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brake: Option<crate::entities::brake::Brake>,
+    /// The recent failures its brake counts: the version and the nodes that failed it within the
+    /// window (a weak subscription only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brake_failures: Option<BrakeFailures>,
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
@@ -108,6 +115,16 @@ pub struct SubscriptionView {
     /// Its active deployment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentId>,
+}
+
+/// The failures a weak subscription's brake counts now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BrakeFailures {
+    /// The version they failed.
+    pub version: u64,
+    /// The nodes that failed it, oldest first, with when (leader-stamped ms); some may have left the
+    /// window since the last failure.
+    pub nodes: Vec<(String, Timestamp)>,
 }
 
 /// `GET /v1/consumers/{name}`.
@@ -287,6 +304,12 @@ impl ClusterState {
                     rollback_on_failure: p.rollback_on_failure,
                     pulse_interval_ms: p.pulse_interval_ms,
                     analysis: p.analysis.clone(),
+                    brake: (s.mode == Mode::Weak).then(|| p.brake()),
+                    brake_failures: (s.mode == Mode::Weak && !s.brake_record.failures.is_empty())
+                        .then(|| BrakeFailures {
+                            version: s.brake_record.version,
+                            nodes: s.brake_record.failures.clone(),
+                        }),
                     selected: self.selected_version(name, r),
                     version: s.version,
                     deployment: c.active.get(r).copied(),
