@@ -155,7 +155,9 @@ pub struct HoldView {
     pub resource: String,
     /// The version held back: selection skips it on this consumer until the hold is cleared.
     pub version: u64,
-    /// What put it: `rollback` (a deployment rolled it back) or `brake` (a weak subscription's brake).
+    /// What put it: `rollback` (a deployment rolled it back) or `brake` (a weak subscription's brake);
+    /// `rollback` when absent (a server from before brakes).
+    #[serde(default = "rollback")]
     pub by: String,
     /// The deployment that rolled it back (a `rollback` hold only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,6 +168,10 @@ pub struct HoldView {
     /// "version 3 of app held back on web: rolled back by d-4", "version 7 of tool held back on edge by
     /// its brake: 3 of 10 nodes failed it within 10m, over 20%".
     pub reason: String,
+}
+
+fn rollback() -> String {
+    "rollback".into()
 }
 
 /// `GET /v1/nodes/{id}`.
