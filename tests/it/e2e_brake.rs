@@ -67,7 +67,10 @@ async fn a_version_too_many_weak_nodes_fail_is_held_back_by_the_brake() -> anyho
         .as_array()
         .and_then(|es| es.iter().find(|e| e["kind"] == "held"))
         .context("no event on the consumer")?;
-    ensure!(held["message"] == reason && held["by"] == "system", "{held}");
+    ensure!(
+        held["message"] == reason && held["by"] == "system",
+        "{held}"
+    );
     ensure!(
         view["subscriptions"]["tool"]["selected"] == 1,
         "{}",
@@ -85,7 +88,10 @@ async fn a_version_too_many_weak_nodes_fail_is_held_back_by_the_brake() -> anyho
     }
     wait_running(&api, &nodes, "tool", 1, LONG).await?;
     ensure!(
-        currents(&api, &nodes, "tool").await?.iter().all(|c| *c == Some(1)),
+        currents(&api, &nodes, "tool")
+            .await?
+            .iter()
+            .all(|c| *c == Some(1)),
         "a node left version 1"
     );
 
@@ -118,7 +124,10 @@ async fn a_brake_out_of_bounds_is_refused() -> anyhow::Result<()> {
         (json!({"max_failed": "0%"}), "brake.max_failed = 0%"),
         (json!({"max_failed": "101%"}), "brake.max_failed = 101%"),
         (json!({"window_ms": 999}), "brake.window_ms = 999"),
-        (json!({"window_ms": 604_800_001u64}), "brake.window_ms = 604800001"),
+        (
+            json!({"window_ms": 604_800_001u64}),
+            "brake.window_ms = 604800001",
+        ),
     ] {
         let (status, answer) = api.put(path, &json!({"brake": brake})).await?;
         ensure!(status == 400, "{brake}: {status} {answer}");

@@ -28,6 +28,7 @@ mod cluster_wal_dir;
 mod e2e_bad_requests;
 mod e2e_brake;
 mod e2e_coordinated;
+mod e2e_durations;
 mod e2e_fleet_budget;
 mod e2e_fleet_defaults;
 mod e2e_fleet_judgement;

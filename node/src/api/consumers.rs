@@ -4,12 +4,13 @@
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Brake, Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy, PolicyPatch,
-    Strategy,
+    Brake, Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy,
+    PolicyPatch, Strategy,
 };
 use serde::{Deserialize, Deserializer};
 
 use super::auth::Caller;
+use super::durations::Durations;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::route::Route;
@@ -190,7 +191,7 @@ pub(crate) struct Subscribe {
 async fn subscribe(
     replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
-    body: web::Json<Subscribe>,
+    body: Durations<Subscribe>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
     let b = body.into_inner();
@@ -261,7 +262,7 @@ pub(crate) struct PatchSubscription {
 async fn patch_subscription(
     replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
-    body: web::Json<PatchSubscription>,
+    body: Durations<PatchSubscription>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
     let b = body.into_inner();

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::deployments::DryRun;
+use super::durations::Durations;
 use super::error::ApiError;
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
@@ -129,7 +130,7 @@ pub(crate) struct StartGroup {
 async fn start(
     replica: web::Data<Replica>,
     q: web::Query<super::deployments::DryRun>,
-    body: web::Json<StartGroup>,
+    body: Durations<StartGroup>,
 ) -> Result<HttpResponse, ApiError> {
     let StartGroup {
         group,

@@ -239,6 +239,12 @@ pub fn consumer(c: &ConsumerView) -> String {
         }
         holds = format!("\n{}", t.render());
     }
+    if !c.events.is_empty() {
+        holds.push_str("\nevents:\n");
+        for e in &c.events {
+            holds.push_str(&format!("  {}  {}\n", timestamp(e.at), e.message));
+        }
+    }
     format!(
         "consumer: {} ({} nodes)\n\n{}\n{}{holds}",
         c.name,
