@@ -186,7 +186,7 @@ impl fmt::Display for Span {
             ("m", 60_000),
             ("s", 1_000),
         ] {
-            if ms != 0 && ms % size == 0 {
+            if ms != 0 && ms.is_multiple_of(size) {
                 return write!(f, "{}{unit}", ms / size);
             }
         }
