@@ -98,5 +98,36 @@ async fn durations_are_read_with_their_unit() -> anyhow::Result<()> {
                 .is_some_and(|m| m.starts_with("pacing.bake = 600 is not a duration")),
         "{status} {answer}"
     );
+
+    // Group overrides take them too; a brake is no deployment setting there.
+    post_ok(
+        &api,
+        "/v1/groups",
+        json!({"name": "dg", "members": [{"consumer": "du", "resource": "du"}]}),
+    )
+    .await?;
+    let path = "/v1/group-deployments?dry_run=true";
+    let body = json!({"group": "dg", "versions": {"du": 1},
+                      "overrides": {"du": {"pacing": {"healthy_deadline": "10m"}}}});
+    post_ok(&api, path, body).await?;
+    for (body, says) in [
+        (
+            json!({"group": "dg", "overrides": {"du": {"pacing": {"bake": "soon"}}}}),
+            "overrides.du.pacing.bake = \"soon\" is invalid",
+        ),
+        (
+            json!({"group": "dg", "overrides": {"du": {"brake": {"max_failed": 1}}}}),
+            "overrides.du.brake is refused",
+        ),
+    ] {
+        let (status, answer) = api.post(path, &body).await?;
+        ensure!(
+            status == 400
+                && answer["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with(says)),
+            "{body}: {status} {answer}"
+        );
+    }
     Ok(())
 }

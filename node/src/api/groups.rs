@@ -137,6 +137,12 @@ async fn start(
         versions,
         overrides,
     } = body.into_inner();
+    if let Some((r, _)) = overrides.iter().find(|(_, p)| p.brake.is_some()) {
+        let r: String = r.chars().take(100).collect();
+        return Err(ApiError::BadRequest(format!(
+            "overrides.{r}.brake is refused: a brake is a weak subscription's setting, not a deployment's"
+        )));
+    }
     if q.dry_run {
         let command = Command::StartGroupDeployment {
             group: group.clone(),
