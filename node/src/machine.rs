@@ -44,6 +44,10 @@ impl StateMachine for Machine {
     fn apply(&mut self, command: Command, at_ms: u64) -> Self::Response {
         self.leader_ms = self.leader_ms.max(at_ms);
         let (response, outcome) = self.state.apply_with_outcome(command, at_ms)?;
+        for notice in outcome.notices() {
+            // A weak subscription's brake held a version back (DEPLOYMENTS.md §4): every server says so.
+            tracing::warn!(at_ms, "{notice}");
+        }
         if !outcome.is_empty() {
             let pending = self
                 .pending

@@ -93,7 +93,7 @@ async fn rolled_back_version_is_held(cluster: &Cluster, api: &RawClient) -> anyh
     let c = get_ok(api, "/v1/consumers/hold").await?;
     ensure!(
         c["holds"]
-            == json!([{"resource": "hb", "version": 2, "deployment": id,
+            == json!([{"resource": "hb", "version": 2, "by": "rollback", "deployment": id,
                               "at": c["holds"][0]["at"], "reason": reason}]),
         "{c}"
     );

@@ -71,6 +71,7 @@ impl DeploymentSpec {
             completion: self.completion.clone(),
             pacing: self.pacing.clone(),
             analysis: self.analysis.clone(),
+            brake: None,
         }
     }
 }

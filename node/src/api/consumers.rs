@@ -4,12 +4,13 @@
 use actix_web::{web, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy, PolicyPatch,
-    Strategy,
+    Brake, Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy,
+    PolicyPatch, Strategy,
 };
 use serde::{Deserialize, Deserializer};
 
 use super::auth::Caller;
+use super::durations::Durations;
 use super::error::ApiError;
 use super::read::{found, Consistency};
 use super::route::Route;
@@ -181,12 +182,16 @@ pub(crate) struct Subscribe {
     /// Metric analysis of its deployments (DEPLOYMENTS.md "Analysis").
     #[serde(default)]
     analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
+    /// A weak subscription's brake (DEPLOYMENTS.md §4); left out: on at 20% within 10 minutes;
+    /// `{"enabled": false}` turns it off.
+    #[serde(default)]
+    brake: Option<Brake>,
 }
 
 async fn subscribe(
     replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
-    body: web::Json<Subscribe>,
+    body: Durations<Subscribe>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
     let b = body.into_inner();
@@ -200,6 +205,7 @@ async fn subscribe(
         completion: b.completion,
         pacing: b.pacing,
         analysis: b.analysis,
+        brake: b.brake,
     };
     replica
         .propose(Command::Subscribe {
@@ -246,13 +252,17 @@ pub(crate) struct PatchSubscription {
     completion: Option<Option<Completion>>,
     #[serde(default, deserialize_with = "present")]
     pacing: Option<Option<Pacing>>,
+    #[serde(default, deserialize_with = "present")]
     analysis: Option<Option<convoy_actors::domain::analysis::spec::Analysis>>,
+    /// `null`: back to the default brake (on at 20% within 10 minutes).
+    #[serde(default, deserialize_with = "present")]
+    brake: Option<Option<Brake>>,
 }
 
 async fn patch_subscription(
     replica: web::Data<Replica>,
     path: web::Path<(String, String)>,
-    body: web::Json<PatchSubscription>,
+    body: Durations<PatchSubscription>,
 ) -> Result<HttpResponse, ApiError> {
     let (consumer, resource) = path.into_inner();
     let b = body.into_inner();
@@ -266,6 +276,7 @@ async fn patch_subscription(
         completion: Change::from_json(b.completion),
         pacing: Change::from_json(b.pacing),
         analysis: Change::from_json(b.analysis),
+        brake: Change::from_json(b.brake),
     };
     replica
         .propose(Command::PatchSubscription {

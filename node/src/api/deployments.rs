@@ -13,6 +13,7 @@ use convoy_actors::domain::{
 use serde::Deserialize;
 
 use super::auth::Caller;
+use super::durations::Durations;
 use super::error::ApiError;
 use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
@@ -139,7 +140,7 @@ async fn start(
     replica: web::Data<Replica>,
     caller: Caller,
     q: web::Query<DryRun>,
-    body: web::Json<StartBody>,
+    body: Durations<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
     let mut spec = DeploymentSpec::from(body.into_inner());
     spec.by = caller.actor();

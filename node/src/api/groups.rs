@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::auth::Caller;
 use super::deployments::DryRun;
+use super::durations::Durations;
 use super::error::ApiError;
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
 use super::read::{found, Consistency};
@@ -129,13 +130,19 @@ pub(crate) struct StartGroup {
 async fn start(
     replica: web::Data<Replica>,
     q: web::Query<super::deployments::DryRun>,
-    body: web::Json<StartGroup>,
+    body: Durations<StartGroup>,
 ) -> Result<HttpResponse, ApiError> {
     let StartGroup {
         group,
         versions,
         overrides,
     } = body.into_inner();
+    if let Some((r, _)) = overrides.iter().find(|(_, p)| p.brake.is_some()) {
+        let r: String = r.chars().take(100).collect();
+        return Err(ApiError::BadRequest(format!(
+            "overrides.{r}.brake is refused: a brake is a weak subscription's setting, not a deployment's"
+        )));
+    }
     if q.dry_run {
         let command = Command::StartGroupDeployment {
             group: group.clone(),

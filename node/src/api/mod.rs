@@ -12,6 +12,7 @@ pub mod cors;
 pub mod debug;
 pub mod deployment_feed;
 pub mod deployments;
+pub mod durations;
 pub mod error;
 pub mod groups;
 pub mod host;

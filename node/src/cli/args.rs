@@ -238,9 +238,27 @@ pub struct SubscribeArgs {
     /// Its deployments are coordinated: they block unless pulsed at least this often.
     #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_millis)]
     pub pulse_interval_ms: Option<u64>,
+    /// Weak: the brake holds a version back once more nodes than this fail it within its window (a count,
+    /// or a percentage of the consumer's nodes; default 20%).
+    #[arg(long, value_name = "N|P%")]
+    pub brake_max_failed: Option<FailedNodes>,
+    /// Weak: how far back the brake counts failures (default 10m).
+    #[arg(long, value_name = "DURATION", value_parser = window_ms)]
+    pub brake_window: Option<u64>,
+    /// Weak: turn the brake off (every node may fail a version).
+    #[arg(long, conflicts_with_all = ["brake_max_failed", "brake_window"])]
+    pub no_brake: bool,
     /// Unset fields of an existing subscription (back to their defaults), comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FIELD,...")]
     pub clear: Vec<ClearField>,
+}
+
+/// `--brake-window`: a duration with its unit (`10m`), in milliseconds.
+fn window_ms(raw: &str) -> Result<u64, convoy_time::DurationError> {
+    let d = convoy_time::parse_duration(raw)?;
+    u64::try_from(d.as_millis()).map_err(|_| convoy_time::DurationError::TooLong {
+        value: raw.chars().take(100).collect(),
+    })
 }
 
 /// A subscription field `consumer subscribe --clear` can unset.
@@ -262,6 +280,8 @@ pub enum ClearField {
     RollbackOnFailure,
     /// The pulse interval.
     PulseIntervalMs,
+    /// The brake (back to on, at 20% within 10 minutes).
+    Brake,
 }
 
 impl ClearField {
@@ -276,6 +296,7 @@ impl ClearField {
             ClearField::MaxFailedNodes => "max_failed_nodes",
             ClearField::RollbackOnFailure => "rollback_on_failure",
             ClearField::PulseIntervalMs => "pulse_interval_ms",
+            ClearField::Brake => "brake",
         }
     }
 }

@@ -235,6 +235,18 @@ pub fn subscribe(
     if let Some(ms) = args.pulse_interval_ms {
         body.insert("pulse_interval_ms".into(), json!(ms));
     }
+    if args.no_brake {
+        body.insert("brake".into(), json!({"enabled": false}));
+    } else if args.brake_max_failed.is_some() || args.brake_window.is_some() {
+        // The brake is replaced as a whole: what no flag gives keeps the existing brake's value.
+        let old = existing.and_then(|s| s.brake).unwrap_or_default();
+        let brake = convoy_actors::domain::Brake {
+            enabled: true,
+            max_failed: args.brake_max_failed.unwrap_or(old.max_failed),
+            window_ms: args.brake_window.unwrap_or(old.window_ms),
+        };
+        body.insert("brake".into(), json!(brake));
+    }
     for field in &args.clear {
         let name = field.json_name();
         if body.contains_key(name) {

@@ -240,6 +240,35 @@ fn subscribe_sends_only_the_flags_given_and_nulls_for_cleared_fields() {
         json!({"min_healthy_ms": 500, "max_failures_per_node": 2, "max_failed_nodes": 1,
                "rollback_on_failure": false, "pulse_interval_ms": 9000, "pin": null, "strategy": null})
     );
+    assert_eq!(
+        subscribe(&args("consumer subscribe web api --no-brake"), None).unwrap(),
+        json!({"brake": {"enabled": false}})
+    );
+    assert_eq!(
+        subscribe(
+            &args("consumer subscribe web api --brake-max-failed 5"),
+            None
+        )
+        .unwrap(),
+        json!({"brake": {"enabled": true, "max_failed": 5, "window_ms": 600000}})
+    );
+    let weak: SubscriptionView = serde_json::from_value(
+        json!({"mode": "weak", "brake": {"enabled": true, "max_failed": 5, "window_ms": 600000}}),
+    )
+    .unwrap();
+    assert_eq!(
+        subscribe(
+            &args("consumer subscribe web api --brake-window 30m"),
+            Some(&weak)
+        )
+        .unwrap(),
+        json!({"brake": {"enabled": true, "max_failed": 5, "window_ms": 1800000}}),
+        "the window alone keeps the existing tolerance"
+    );
+    assert_eq!(
+        subscribe(&args("consumer subscribe web api --clear brake"), None).unwrap(),
+        json!({"brake": null})
+    );
     let clash = subscribe(
         &args("consumer subscribe web api --pin 2 --clear pin"),
         None,

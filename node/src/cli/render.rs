@@ -233,11 +233,17 @@ pub fn consumer(c: &ConsumerView) -> String {
             t.row([
                 h.resource.clone(),
                 h.version.to_string(),
-                h.deployment.to_string(),
+                h.deployment.map_or_else(|| h.by.clone(), |d| d.to_string()),
                 timestamp(h.at),
             ]);
         }
         holds = format!("\n{}", t.render());
+    }
+    if !c.events.is_empty() {
+        holds.push_str("\nevents:\n");
+        for e in &c.events {
+            holds.push_str(&format!("  {}  {}\n", timestamp(e.at), e.message));
+        }
     }
     format!(
         "consumer: {} ({} nodes)\n\n{}\n{}{holds}",
@@ -269,6 +275,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         // The view does not show pacing; the settings printed below leave it out.
         pacing: None,
         analysis: s.analysis.clone(),
+        brake: s.brake,
     };
     let mut out = format!("subscription {}/{resource}\n\n", c.name);
     out += &format!("mode:          {}\n", name(&s.mode));
@@ -289,10 +296,24 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
     if !unset.is_empty() {
         out += &format!("defaults for:  {}\n", unset.join(", "));
     }
+    if let Some(b) = s.brake {
+        out += &format!("brake:         {}\n", brake(&b));
+    }
     for h in c.holds.iter().filter(|h| h.resource == resource) {
         out += &format!("held back:     {}\n", h.reason);
     }
     out
+}
+
+/// A weak subscription's brake: "over 20% of the nodes failing a version within 600000 ms holds it back".
+fn brake(b: &convoy_actors::domain::Brake) -> String {
+    if !b.enabled {
+        return "off".into();
+    }
+    format!(
+        "on: more than {} of the nodes failing a version within {} ms hold it back",
+        b.max_failed, b.window_ms
+    )
 }
 
 /// `deploy list`.

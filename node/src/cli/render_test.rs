@@ -192,6 +192,34 @@ fn subscription_policy_with_defaults_and_holds() {
 }
 
 #[test]
+fn a_brake_hold_and_the_consumer_events() {
+    let why = "version 2 of api held back on web by its brake: 3 of 10 nodes failed it within 10m, over 20%";
+    let c: ConsumerView = serde_json::from_value(json!({
+        "name": "web", "nodes": ["n0"],
+        "subscriptions": {"api": {"mode": "weak", "selected": 1,
+            "brake": {"enabled": true, "max_failed": "20%", "window_ms": 600000}}},
+        "holds": [{"resource": "api", "version": 2, "by": "brake", "at": T0, "reason": why}],
+        "events": [{"at": T0, "kind": "held", "by": "system", "message": why}]
+    }))
+    .unwrap();
+    let text = consumer(&c);
+    assert!(
+        text.ends_with(&format!(
+            "RESOURCE  HELD  BY     SINCE\napi       2     brake  2023-11-14 22:13:20.000\n\n\
+             events:\n  2023-11-14 22:13:20.000  {why}\n"
+        )),
+        "{text}"
+    );
+    let text = subscription(&c, "api");
+    assert!(
+        text.contains(
+            "brake:         on: more than 20% of the nodes failing a version within 600000 ms hold it back\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn group_deployment_steps() {
     let g: GroupDeploymentView = serde_json::from_value(group_deployment()).unwrap();
     assert_eq!(

@@ -69,6 +69,27 @@ impl Deployment {
         running || self.analysis_holds(phase, at)
     }
 
+    /// Why the analysis does not let the deployment end by its quorum or its completion timeout (`None`: it
+    /// may): per_batch, the last phase formed has not passed; background, a judged metric has no successful
+    /// measurement (a run with none is never a success).
+    pub(crate) fn analysis_unpassed(&self) -> Option<String> {
+        let spec = self.settings.analysis.as_ref()?;
+        let run = self.analysis.as_ref()?;
+        match spec.mode {
+            AnalysisMode::PerBatch => {
+                let phase = self.analysis_last_phase();
+                (phase > 0 && run.passed < phase)
+                    .then(|| format!("analysis of batch {phase} has not passed"))
+            }
+            AnalysisMode::Background => spec
+                .metrics
+                .iter()
+                .zip(&run.metrics)
+                .any(|(m, r)| !m.dry_run && r.successes == 0)
+                .then(|| "analysis has no successful measurement".to_string()),
+        }
+    }
+
     /// The last phase formed: the batch count, the waves begun, or 1 for all at once (0 before any install).
     pub(crate) fn analysis_last_phase(&self) -> u32 {
         let touched = self.touched.len() as u32;
@@ -129,6 +150,10 @@ impl Deployment {
         };
         let reason = run.reason.clone().unwrap_or_default();
         match verdict {
+            // A background success may let a quorum end the deployment (judgement.rs).
+            Verdict::Running if spec.mode == AnalysisMode::Background => {
+                self.advance(at, &Actor::System, gate)
+            }
             Verdict::Running => {}
             Verdict::Successful => {
                 run.measuring_since = None;
@@ -136,6 +161,8 @@ impl Deployment {
                     run.passed = run.passed.max(phase);
                     let msg = format!("analysis of batch {phase} passed");
                     self.push_event(at, EventKind::Analysis, None, Actor::System, Some(msg));
+                    // A quorum met meanwhile ends it now, before the next batch is admitted.
+                    self.evaluate_forward(at);
                     self.advance(at, &Actor::System, gate);
                 }
             }
@@ -186,3 +213,7 @@ impl Deployment {
 #[cfg(test)]
 #[path = "analysis_test.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "analysis_end_test.rs"]
+mod end_tests;

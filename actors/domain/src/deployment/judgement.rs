@@ -41,6 +41,13 @@ impl Deployment {
         let needed = self.settings.completion.needed(considered);
         let quorum = self.settings.completion.quorum.is_some();
         if quorum && t.succeeded >= needed && t.succeeded > 0 && t.failed <= tolerated {
+            // The quorum ends it early only once its analysis passed (DEPLOYMENTS.md §15): per_batch
+            // measures the last batch formed and waits for its verdict; background waits for a success.
+            if self.analysis_holds(self.analysis_last_phase(), at)
+                || self.analysis_unpassed().is_some()
+            {
+                return;
+            }
             let msg = format!(
                 "quorum met: {} of {considered} nodes succeeded",
                 t.succeeded
@@ -114,8 +121,9 @@ impl Deployment {
     /// Completion timeout (DEPLOYMENTS.md §5): the nodes not done are recorded `timed_out` and left where
     /// they are. With `on_timeout: finish` (the default) the deployment is ROLLED_FORWARD unless more nodes
     /// failed than tolerated, a quorum that was set is not met or no node succeeded; with `fail` it is
-    /// ROLLED_FORWARD only if the quorum (default: every node) is met. Otherwise the failure path: roll back
-    /// with `rollback_on_failure` (the default), FAILED without.
+    /// ROLLED_FORWARD only if the quorum (default: every node) is met. Either way, not while its analysis has
+    /// not passed (`analysis_unpassed`). Otherwise the failure path: roll back with `rollback_on_failure`
+    /// (the default), FAILED without.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
         let n = self.nodes.len();
         let mut timed_out = 0;
@@ -127,8 +135,9 @@ impl Deployment {
         let t = self.tally.clone();
         let considered = t.considered(n as u32) - timed_out;
         let tolerated = self.settings.failed_nodes_tolerated(n as u32);
-        let completion = &self.settings.completion;
         let counts = self.ended_counts(timed_out);
+        let unpassed = self.analysis_unpassed();
+        let completion = &self.settings.completion;
         let failure = match completion.on_timeout {
             OnTimeout::Finish => {
                 let quorum = completion
@@ -150,7 +159,8 @@ impl Deployment {
                     .then(|| format!("{needed} needed"))
             }
         };
-        match failure {
+        // An analysis that has not passed is no success: the timeout takes the failure path and says so.
+        match failure.or(unpassed) {
             None => {
                 let msg = format!("completion timeout: {counts}");
                 let _ = self.transition(Status::RolledForward, at, Actor::Timer, Some(msg));

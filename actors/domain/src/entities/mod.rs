@@ -1,6 +1,7 @@
 //! What the state is made of besides deployments: resources, consumers and nodes (`model`), subscription
 //! policies, the node table, group deployments and the token table, each with its own behaviour.
 
+pub mod brake;
 pub mod group_deployment;
 pub mod model;
 pub mod nodes;

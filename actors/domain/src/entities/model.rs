@@ -1,5 +1,6 @@
 //! Replicated entities: resources and versions, consumers and subscriptions, nodes and their reports.
 
+use crate::entities::brake::{BrakeRecord, Trip};
 use crate::entities::policy::Policy;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use convoy_collections::ChunkedVec;
@@ -127,6 +128,9 @@ pub struct Subscription {
     /// (DEPLOYMENTS.md §3, "it does not flap"). Forgotten by an edit of the subscription.
     #[serde(default)]
     pub emptied_at: Option<u64>,
+    /// A weak subscription's brake: the recent failures of the selected version it counts.
+    #[serde(default)]
+    pub brake_record: BrakeRecord,
 }
 
 /// A deployment by hand on a weak subscription and what it leaves behind: the nodes it moved keep the
@@ -159,13 +163,62 @@ pub struct Consumer {
     pub subscriptions: BTreeMap<String, Subscription>,
     /// The active deployment per resource (at most one).
     pub active: BTreeMap<String, DeploymentId>,
-    /// Versions held back per resource: rolled back by a deployment, never selected again until a person
-    /// deploys them by hand or clears the hold.
+    /// Versions held back per resource: rolled back by a deployment or stopped by a weak subscription's
+    /// brake, never selected again until a person deploys them by hand or clears the hold.
     #[serde(default)]
     pub holds: BTreeMap<String, BTreeMap<u64, Hold>>,
+    /// What happened to the consumer itself (a brake's hold put or lifted), oldest first, the last
+    /// [`MAX_CONSUMER_EVENTS`].
+    #[serde(default)]
+    pub events: Vec<ConsumerEvent>,
+}
+
+/// The events a consumer keeps.
+pub const MAX_CONSUMER_EVENTS: usize = 32;
+
+/// Something that happened to a consumer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ConsumerEvent {
+    /// When (leader-stamped ms).
+    pub at: Timestamp,
+    /// What: `held` (a brake held a version back) or `released` (a hold lifted).
+    pub kind: ConsumerEventKind,
+    /// Who did it (`system` for a brake).
+    pub by: Actor,
+    /// "version 7 of tool held back on edge by its brake: 3 of 10 nodes failed it within 10m, over 20%".
+    pub message: String,
+}
+
+/// The kind of a [`ConsumerEvent`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsumerEventKind {
+    /// A version was held back by a brake.
+    Held,
+    /// A hold that belongs to no deployment was lifted.
+    Released,
 }
 
 impl Consumer {
+    /// Records an event, keeping the last [`MAX_CONSUMER_EVENTS`].
+    pub fn push_event(
+        &mut self,
+        at: Timestamp,
+        kind: ConsumerEventKind,
+        by: Actor,
+        message: String,
+    ) {
+        if self.events.len() >= MAX_CONSUMER_EVENTS {
+            self.events.remove(0);
+        }
+        self.events.push(ConsumerEvent {
+            at,
+            kind,
+            by,
+            message,
+        });
+    }
+
     /// Version `version` of `resource` is held back here.
     pub fn held(&self, resource: &str, version: u64) -> bool {
         self.holds
@@ -177,19 +230,59 @@ impl Consumer {
 /// Why a version is held back on a consumer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hold {
-    /// The deployment that rolled it back.
-    pub deployment: DeploymentId,
-    /// When it was rolled back.
+    /// What put it.
+    pub origin: HoldOrigin,
+    /// When it was put.
     pub at: Timestamp,
 }
 
+/// What put a hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HoldOrigin {
+    /// This deployment rolled the version back.
+    Rollback(DeploymentId),
+    /// The weak subscription's brake: too many nodes failed the version within its window.
+    Brake(Trip),
+}
+
 impl Hold {
-    /// "version 3 of app held back on web: rolled back by d-4".
+    /// A hold put by deployment `id`'s rollback.
+    pub fn rolled_back(id: DeploymentId, at: Timestamp) -> Hold {
+        Hold {
+            origin: HoldOrigin::Rollback(id),
+            at,
+        }
+    }
+
+    /// The deployment that put it, if a rollback did.
+    pub fn deployment(&self) -> Option<DeploymentId> {
+        match self.origin {
+            HoldOrigin::Rollback(id) => Some(id),
+            HoldOrigin::Brake(_) => None,
+        }
+    }
+
+    /// What put it, as the API says: `rollback` or `brake`.
+    pub fn by(&self) -> &'static str {
+        match self.origin {
+            HoldOrigin::Rollback(_) => "rollback",
+            HoldOrigin::Brake(_) => "brake",
+        }
+    }
+
+    /// "version 3 of app held back on web: rolled back by d-4", "version 7 of tool held back on edge by its
+    /// brake: 3 of 10 nodes failed it within 10m, over 20%".
     pub fn reason(&self, consumer: &str, resource: &str, version: u64) -> String {
-        format!(
-            "version {version} of {resource} held back on {consumer}: rolled back by {}",
-            self.deployment
-        )
+        match self.origin {
+            HoldOrigin::Rollback(id) => {
+                format!(
+                    "version {version} of {resource} held back on {consumer}: rolled back by {id}"
+                )
+            }
+            HoldOrigin::Brake(trip) => format!(
+                "version {version} of {resource} held back on {consumer} by its brake: {trip}"
+            ),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! changes to it (`PATCH`).
 
 use crate::analysis::spec::Analysis;
+use crate::entities::brake::Brake;
 use crate::errors::DomainError;
 use crate::values::strategy::default_strategy;
 use crate::values::strategy::{Completion, Pacing, Settings, Strategy};
@@ -42,6 +43,10 @@ pub struct Policy {
     /// Metric analysis (DEPLOYMENTS.md "Analysis"); default none.
     #[serde(default)]
     pub analysis: Option<Analysis>,
+    /// A weak subscription's brake (DEPLOYMENTS.md §4); unset: on, at 20% within 10 minutes. Not a
+    /// deployment setting: its deployments ignore it.
+    #[serde(default)]
+    pub brake: Option<Brake>,
 }
 
 impl Policy {
@@ -59,6 +64,7 @@ impl Policy {
             completion: self.completion.or_else(|| fallback.completion.clone()),
             pacing: self.pacing.or_else(|| fallback.pacing.clone()),
             analysis: self.analysis.or_else(|| fallback.analysis.clone()),
+            brake: self.brake.or(fallback.brake),
         }
     }
 
@@ -79,7 +85,15 @@ impl Policy {
 
     /// Refuses what no deployment could run with (zero windows, quorums, intervals...).
     pub fn validate(&self) -> Result<(), DomainError> {
+        if let Some(b) = &self.brake {
+            b.validate()?;
+        }
         Ok(self.clone().settings().validate()?)
+    }
+
+    /// The brake of a weak subscription with this policy: the one set, else the default.
+    pub fn brake(&self) -> Brake {
+        self.brake.unwrap_or_default()
     }
 
     /// Applies `patch`: `Keep` leaves a field, `Clear` unsets it, `Set` replaces it.
@@ -97,6 +111,7 @@ impl Policy {
         patch.completion.apply(&mut self.completion);
         patch.pacing.apply(&mut self.pacing);
         patch.analysis.apply(&mut self.analysis);
+        patch.brake.apply(&mut self.brake);
     }
 }
 
@@ -156,6 +171,9 @@ pub struct PolicyPatch {
     /// Metric analysis (replaced as a whole).
     #[serde(default)]
     pub analysis: Change<Analysis>,
+    /// A weak subscription's brake (replaced as a whole; cleared: the default).
+    #[serde(default)]
+    pub brake: Change<Brake>,
 }
 
 #[cfg(test)]

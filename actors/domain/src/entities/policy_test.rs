@@ -44,6 +44,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
             ..Pacing::default()
         }),
         analysis: None,
+        brake: None,
     };
     let start = Policy {
         min_healthy_ms: Some(10),

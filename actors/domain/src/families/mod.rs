@@ -2,6 +2,7 @@
 //! whose methods report what happened; the read-only rules they consult (`selection`, `reconverge`); and what
 //! the partway families settle as they go (`settle`).
 
+pub mod brakes;
 pub mod forget;
 pub mod group;
 pub mod group_abort;

@@ -17,6 +17,7 @@ use crate::deployment::Deployment;
 use crate::entities::model::{Consumer, NodeReport, VersionProgress};
 use crate::entities::nodes::NodeTable;
 use crate::errors::{check_name, DomainError, Entity};
+use crate::families::brakes::Failure;
 use crate::families::registry::check_node_list;
 use crate::families::removal::{mark_removal, unmark_removal};
 use crate::families::settle::{Cx, Ending};
@@ -191,6 +192,11 @@ impl Reports<'_> {
             } = report;
             // The resources this report empties (re-imaged) while the node ran them, with what it ran.
             let mut emptied: Vec<(String, u64)> = Vec::new();
+            // The node's id again, only when the report shows a failure (the brakes may count it).
+            let failing = resources
+                .values()
+                .any(|rr| rr.versions.values().any(VersionProgress::is_failure))
+                .then(|| node.clone());
             let ns = self.nodes.get_or_default(node);
             let was_active = ns.active;
             let now_active = active.unwrap_or(true);
@@ -223,6 +229,22 @@ impl Reports<'_> {
                     let interested = rr.interested.unwrap_or_else(|| ns.interested(&r));
                     if let Some(was) = ns.current(&r).filter(|_| interested) {
                         emptied.push((r.clone(), was));
+                    }
+                }
+                if let Some(id) = &failing {
+                    let before = ns.resources.get(&r);
+                    for (v, p) in &rr.versions {
+                        let known = before
+                            .and_then(|b| b.versions.get(v))
+                            .is_some_and(VersionProgress::is_failure);
+                        if p.is_failure() && !known {
+                            // A failure it shows for the first time: the brakes count it (brakes.rs).
+                            cx.failed.push(Failure {
+                                node: id.clone(),
+                                resource: r.clone(),
+                                version: *v,
+                            });
+                        }
                     }
                 }
                 let e = ns.resources.get_or_default(r);

@@ -6,6 +6,7 @@ use crate::deployment::progress::HandlerGate;
 use crate::deployment::{Deployment, NodePhase};
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
+use crate::families::brakes::Failure;
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{DeploymentId, Timestamp};
 use crate::values::outcome::Outcome;
@@ -29,6 +30,8 @@ pub(crate) struct Cx {
     /// Whether the handlers admit installs themselves (`Open`) or leave them to the policies' pass at the
     /// end of the apply (`Deferred`: a budget or a window is defined).
     pub hold: HandlerGate,
+    /// Versions node reports showed failed for the first time, for the weak subscriptions' brakes.
+    pub failed: Vec<Failure>,
 }
 
 impl Cx {
@@ -41,6 +44,7 @@ impl Cx {
             touched: BTreeSet::new(),
             outcome: Outcome::default(),
             hold: HandlerGate::Open,
+            failed: Vec::new(),
         }
     }
 }

@@ -7,7 +7,10 @@
 //! reconciles after it; `Holds::release_hold` answers whether it released one (then `apply` reconciles too).
 
 use crate::deployment::{Deployment, EventKind};
-use crate::entities::model::{Consumer, Hold, Mode, Resource, Subscription};
+use crate::entities::brake::Trip;
+use crate::entities::model::{
+    Consumer, ConsumerEventKind, Hold, HoldOrigin, Mode, Resource, Subscription,
+};
 use crate::entities::nodes::NodeTable;
 use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::errors::{DomainError, Entity};
@@ -53,6 +56,7 @@ impl Subscriptions<'_> {
             version: old.version,
             kept: None,
             emptied_at: None,
+            brake_record: Default::default(),
         };
         let nodes = c.nodes.clone();
         for n in &nodes {
@@ -88,6 +92,7 @@ impl Subscriptions<'_> {
         // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
         new.kept = None;
         new.emptied_at = None;
+        new.brake_record = Default::default();
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
@@ -213,7 +218,7 @@ impl Holds<'_> {
             }
             return;
         }
-        let hold = Hold { deployment: id, at };
+        let hold = Hold::rolled_back(id, at);
         let message = hold.reason(&consumer, &resource, version);
         c.holds.entry(resource).or_default().insert(version, hold);
         if let Some(d) = self.deployments.get_mut(&id) {
@@ -221,8 +226,36 @@ impl Holds<'_> {
         }
     }
 
-    /// Removes a hold and records why on the deployment that put it; returns that message (`None`: no
-    /// such hold). A released hold may change selections: the caller reconciles.
+    /// Holds back version `version` of `resource` on `consumer` because its weak subscription's brake
+    /// tripped, and says so in the consumer's events; answers the message (`None`: no such consumer, or
+    /// the version is already held there).
+    pub(crate) fn hold_by_brake(
+        &mut self,
+        consumer: &str,
+        resource: &str,
+        version: u64,
+        trip: Trip,
+        at: Timestamp,
+    ) -> Option<String> {
+        let c = self.consumers.get_mut(consumer)?;
+        if c.held(resource, version) {
+            return None;
+        }
+        let hold = Hold {
+            origin: HoldOrigin::Brake(trip),
+            at,
+        };
+        let message = hold.reason(consumer, resource, version);
+        c.holds
+            .entry(resource.to_string())
+            .or_default()
+            .insert(version, hold);
+        c.push_event(at, ConsumerEventKind::Held, Actor::System, message.clone());
+        Some(message)
+    }
+
+    /// Removes a hold and records why on the deployment that put it (a brake's: on the consumer); returns
+    /// that message (`None`: no such hold). A released hold may change selections: the caller reconciles.
     pub(crate) fn release_hold(
         &mut self,
         consumer: &str,
@@ -240,14 +273,19 @@ impl Holds<'_> {
         }
         let message =
             format!("version {version} of {resource} no longer held back on {consumer}: {why}");
-        if let Some(d) = self.deployments.get_mut(&hold.deployment) {
-            d.push_event(
-                at,
-                EventKind::Released,
-                None,
-                by.clone(),
-                Some(message.clone()),
-            );
+        match hold.deployment() {
+            Some(id) => {
+                if let Some(d) = self.deployments.get_mut(&id) {
+                    d.push_event(
+                        at,
+                        EventKind::Released,
+                        None,
+                        by.clone(),
+                        Some(message.clone()),
+                    );
+                }
+            }
+            None => c.push_event(at, ConsumerEventKind::Released, by.clone(), message.clone()),
         }
         Some(message)
     }

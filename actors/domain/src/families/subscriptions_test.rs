@@ -57,7 +57,11 @@ fn a_rollback_on_a_weak_subscription_holds_the_version_back() {
     let view = k.s.consumer("c").unwrap();
     assert_eq!(view.holds.len(), 1);
     let h = &view.holds[0];
-    assert_eq!((h.resource.as_str(), h.version, h.deployment), ("r", 2, id));
+    assert_eq!(
+        (h.resource.as_str(), h.version, h.deployment),
+        ("r", 2, Some(id))
+    );
+    assert_eq!(h.by, "rollback");
     assert_eq!(
         h.reason,
         "version 2 of r held back on c: rolled back by d-1"
@@ -309,6 +313,7 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
             ..Pacing::default()
         }),
         analysis: None,
+        brake: None,
     };
     subscribe(&mut k, Mode::Strong, None, policy.clone());
     // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.

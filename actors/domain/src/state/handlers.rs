@@ -7,6 +7,7 @@ use crate::command::Response;
 use crate::deployment::progress::HandlerGate;
 use crate::entities::group_deployment::GroupStatus;
 use crate::errors::DomainError;
+use crate::families::brakes::{self, Brakes};
 use crate::families::forget::Forget;
 use crate::families::group::Groups;
 use crate::families::group_abort::GroupAbort;
@@ -199,6 +200,27 @@ impl ClusterState {
             consumers: &self.consumers,
             nodes: &self.nodes,
             groups: &self.groups,
+        }
+    }
+
+    /// Counts on the weak subscriptions' brakes the failures node reports showed for the first time
+    /// (`cx.failed`), holds back what trips one, and says so in the outcome (the log).
+    pub(super) fn brake(&mut self, cx: &mut Cx) {
+        if cx.failed.is_empty() {
+            return;
+        }
+        let failed = std::mem::take(&mut cx.failed);
+        let counted = brakes::counted(self.selection(), &self.deployments, failed);
+        let held = Brakes {
+            consumers: &mut self.consumers,
+            deployments: &mut self.deployments,
+        }
+        .count(counted, cx.at);
+        if !held.is_empty() {
+            cx.reconcile = true;
+        }
+        for message in held {
+            cx.outcome.notice(message);
         }
     }
 

@@ -178,7 +178,11 @@ impl ClusterState {
                 self.removal().delete_group(&name)?;
                 Response::Done
             }
-            Command::ReportNodes(reports) => self.reports().report_nodes(reports, &mut cx)?,
+            Command::ReportNodes(reports) => {
+                let response = self.reports().report_nodes(reports, &mut cx)?;
+                self.brake(&mut cx);
+                response
+            }
             Command::MarkInactive { nodes } => self.reports().mark_inactive(nodes, &mut cx)?,
             Command::StartDeployment(spec) => self.starts().start_deployment_cmd(spec, &mut cx)?,
             Command::Pause { id, message, by } => {

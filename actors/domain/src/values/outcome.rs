@@ -32,6 +32,8 @@ pub struct Outcome {
     groups_ended: BTreeSet<GroupDeploymentId>,
     /// Consumers created or deleted.
     consumers: BTreeSet<String>,
+    /// What the servers' log must say: a version a weak subscription's brake held back.
+    notices: Vec<String>,
 }
 
 impl Outcome {
@@ -88,6 +90,11 @@ impl Outcome {
         self.consumers.iter().map(String::as_str)
     }
 
+    /// What the servers' log must say (a brake's hold), in order.
+    pub fn notices(&self) -> impl Iterator<Item = &str> + '_ {
+        self.notices.iter().map(String::as_str)
+    }
+
     /// Adds `later` (the outcome of applies after this one's): later deadlines and steps win. Past
     /// [`MAX_OUTCOME_ENTRIES`] the detail is dropped for a re-sync.
     pub fn merge(&mut self, later: Outcome) {
@@ -102,6 +109,7 @@ impl Outcome {
         self.steps.extend(later.steps);
         self.groups_ended.extend(later.groups_ended);
         self.consumers.extend(later.consumers);
+        self.notices.extend(later.notices);
     }
 
     fn len(&self) -> usize {
@@ -112,6 +120,11 @@ impl Outcome {
             + self.steps.len()
             + self.groups_ended.len()
             + self.consumers.len()
+            + self.notices.len()
+    }
+
+    pub(crate) fn notice(&mut self, message: String) {
+        self.notices.push(message);
     }
 
     pub(crate) fn deployment_started(&mut self, id: DeploymentId) {

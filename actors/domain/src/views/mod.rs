@@ -99,6 +99,13 @@ pub struct SubscriptionView {
     /// Metric analysis of its deployments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::analysis::spec::Analysis>,
+    /// A weak subscription's brake as it acts (the default when unset); none on a strong one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brake: Option<crate::entities::brake::Brake>,
+    /// The recent failures its brake counts: the version and the nodes that failed it within the
+    /// window (a weak subscription only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brake_failures: Option<BrakeFailures>,
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
@@ -110,6 +117,16 @@ pub struct SubscriptionView {
     pub deployment: Option<DeploymentId>,
 }
 
+/// The failures a weak subscription's brake counts now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BrakeFailures {
+    /// The version they failed.
+    pub version: u64,
+    /// The nodes that failed it, oldest first, with when (leader-stamped ms); some may have left the
+    /// window since the last failure.
+    pub nodes: Vec<(String, Timestamp)>,
+}
+
 /// `GET /v1/consumers/{name}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ConsumerView {
@@ -119,9 +136,13 @@ pub struct ConsumerView {
     pub nodes: Vec<String>,
     /// Subscriptions by resource.
     pub subscriptions: BTreeMap<String, SubscriptionView>,
-    /// Versions held back (rolled back here), by resource then version.
+    /// Versions held back (rolled back here, or stopped by a weak subscription's brake), by resource then
+    /// version.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds: Vec<HoldView>,
+    /// What happened to the consumer itself (a brake's hold put or lifted), oldest first, the last 32.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::entities::model::ConsumerEvent>,
     /// Its disruption budget and its use now (`disruptions_allowed`, `unavailable`, the nodes), if set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<budgets::BudgetView>,
@@ -134,12 +155,23 @@ pub struct HoldView {
     pub resource: String,
     /// The version held back: selection skips it on this consumer until the hold is cleared.
     pub version: u64,
-    /// The deployment that rolled it back.
-    pub deployment: DeploymentId,
-    /// When the hold was set: the end of the rollback (leader-stamped ms).
+    /// What put it: `rollback` (a deployment rolled it back) or `brake` (a weak subscription's brake);
+    /// `rollback` when absent (a server from before brakes).
+    #[serde(default = "rollback")]
+    pub by: String,
+    /// The deployment that rolled it back (a `rollback` hold only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentId>,
+    /// When the hold was set: the end of the rollback, or the report that tripped the brake
+    /// (leader-stamped ms).
     pub at: Timestamp,
-    /// "version 3 of app held back on web: rolled back by d-4".
+    /// "version 3 of app held back on web: rolled back by d-4", "version 7 of tool held back on edge by
+    /// its brake: 3 of 10 nodes failed it within 10m, over 20%".
     pub reason: String,
+}
+
+fn rollback() -> String {
+    "rollback".into()
 }
 
 /// `GET /v1/nodes/{id}`.
@@ -278,6 +310,12 @@ impl ClusterState {
                     rollback_on_failure: p.rollback_on_failure,
                     pulse_interval_ms: p.pulse_interval_ms,
                     analysis: p.analysis.clone(),
+                    brake: (s.mode == Mode::Weak).then(|| p.brake()),
+                    brake_failures: (s.mode == Mode::Weak && !s.brake_record.failures.is_empty())
+                        .then(|| BrakeFailures {
+                            version: s.brake_record.version,
+                            nodes: s.brake_record.failures.clone(),
+                        }),
                     selected: self.selected_version(name, r),
                     version: s.version,
                     deployment: c.active.get(r).copied(),
@@ -292,7 +330,8 @@ impl ClusterState {
                 vs.iter().map(move |(v, h)| HoldView {
                     resource: r.clone(),
                     version: *v,
-                    deployment: h.deployment,
+                    by: h.by().to_string(),
+                    deployment: h.deployment(),
                     at: h.at,
                     reason: h.reason(name, r, *v),
                 })
@@ -303,6 +342,7 @@ impl ClusterState {
             nodes: c.nodes.to_vec(),
             subscriptions,
             holds,
+            events: c.events.clone(),
             budget: self.budget(name),
         })
     }

@@ -2,6 +2,7 @@
 //! the test kit (`convoy_domain::testing`), and property tests over random command sequences.
 
 mod analysis_properties;
+mod brake_properties;
 mod budget_properties;
 mod coordinated_cases;
 mod group_scenarios;

@@ -51,8 +51,38 @@ pub fn json(routes: &[Route]) -> &'static str {
 /// the same bytes in every process (utoipa keeps extensions in a `HashMap`, whose order is random).
 pub fn canonical(spec: &OpenApi) -> String {
     // serde_json's own maps are sorted (it is built without `preserve_order`).
-    let value = serde_json::to_value(spec).expect("an OpenAPI document always serializes");
+    let mut value = serde_json::to_value(spec).expect("an OpenAPI document always serializes");
+    describe_durations(&mut value);
     serde_json::to_string_pretty(&value).expect("a JSON value always serializes")
+}
+
+/// Beside every `X_ms` property of a duration that bodies may also write with its unit
+/// (`api::durations::NAMES`), describes `X`: a string such as `"10m"` (API.md, "Durations").
+fn describe_durations(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::Object(props)) = map.get_mut("properties") {
+                for name in super::durations::NAMES {
+                    let twin = format!("{name}_ms");
+                    if props.contains_key(&twin) && !props.contains_key(*name) {
+                        let text = format!(
+                            "`{twin}` written with its unit (\"30s\", \"10m\", \"1h30m\"), in request bodies \
+                             only; give one of the two. Answers give `{twin}`."
+                        );
+                        props.insert(
+                            name.to_string(),
+                            serde_json::json!({"type": ["string", "null"], "description": text}),
+                        );
+                    }
+                }
+            }
+            for (_, inner) in map.iter_mut() {
+                describe_durations(inner);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(describe_durations),
+        _ => {}
+    }
 }
 
 /// The OpenAPI document of `routes` (every declared route: `api::routes()`).

@@ -209,3 +209,28 @@ fn every_stream_describes_its_events() {
     }
     assert_eq!(streams, 2, "GET /v1/watch and the deployment feed");
 }
+
+#[test]
+fn durations_are_described_in_both_spellings() {
+    let spec = spec();
+    let schemas = &spec["components"]["schemas"];
+    for (schema, field) in [
+        ("Pacing", "bake"),
+        ("Completion", "timeout"),
+        ("Brake", "window"),
+        ("MetricSpec", "interval"),
+        ("MetricSpec", "initial_delay"),
+    ] {
+        let props = &schemas[schema]["properties"];
+        assert!(
+            props[format!("{field}_ms")].is_object(),
+            "{schema}.{field}_ms"
+        );
+        let text = props[field]["description"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("with its unit"),
+            "{schema}.{field}: {}",
+            props[field]
+        );
+    }
+}

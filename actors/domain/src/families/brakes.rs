@@ -1,0 +1,106 @@
+//! The brakes of weak subscriptions (DEPLOYMENTS.md §4, "the brake"): the failures a node report shows for
+//! the first time are counted on each weak subscription whose selected version failed, and one more than its
+//! brake tolerates within its window holds the version back there, by `brake`, in the same apply.
+//!
+//! Two steps, because the first reads the selection (every consumer) and the second changes consumers:
+//! [`counted`] says which subscriptions count a failure, [`Brakes::count`] counts them and puts the holds.
+
+use crate::deployment::Deployment;
+use crate::entities::model::{Consumer, Mode};
+use crate::families::selection::Selection;
+use crate::families::subscriptions::Holds;
+use crate::values::ids::{DeploymentId, Timestamp};
+use convoy_collections::CowMap;
+
+/// A version a node reported failed that its merged report did not show failed before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Failure {
+    /// The node.
+    pub node: String,
+    /// The resource.
+    pub resource: String,
+    /// The version it failed.
+    pub version: u64,
+}
+
+/// The failures a brake counts, each with the consumer that counts it: the node is outside any deployment
+/// of the resource (a deployment judges its own nodes), and the consumer subscribes weakly and selects the
+/// failed version.
+pub(crate) fn counted(
+    selection: Selection<'_>,
+    deployments: &CowMap<DeploymentId, Deployment>,
+    failures: Vec<Failure>,
+) -> Vec<(String, Failure)> {
+    let mut out = Vec::new();
+    for f in failures {
+        let Some(ns) = selection.nodes.get(&f.node) else {
+            continue;
+        };
+        let in_deployment = ns.deployments.iter().any(|(id, _)| {
+            deployments
+                .get(id)
+                .is_some_and(|d| d.resource == f.resource)
+        });
+        if in_deployment {
+            continue;
+        }
+        for cname in &ns.consumers {
+            let weak = selection
+                .consumers
+                .get(cname)
+                .and_then(|c| c.subscriptions.get(&f.resource))
+                .is_some_and(|s| s.mode == Mode::Weak);
+            if weak && selection.selected_version(cname, &f.resource) == Some(f.version) {
+                out.push((cname.clone(), f.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Counting failures on the brakes and holding back what trips one, over the consumers (their
+/// subscriptions' records, their holds and events) and the deployments (which the hold family borrows).
+pub(crate) struct Brakes<'a> {
+    /// The consumers whose brakes count.
+    pub consumers: &'a mut CowMap<String, Consumer>,
+    /// The deployments, for [`Holds`].
+    pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
+}
+
+impl Brakes<'_> {
+    /// Counts each failure at `at` on its consumer's brake; answers the message of each hold put.
+    pub(crate) fn count(&mut self, counted: Vec<(String, Failure)>, at: Timestamp) -> Vec<String> {
+        let mut held = Vec::new();
+        for (cname, f) in counted {
+            let Some(c) = self.consumers.get_mut(&cname) else {
+                continue;
+            };
+            if c.held(&f.resource, f.version) {
+                // Held earlier in this apply: the selection moved off the version.
+                continue;
+            }
+            let nodes = c.nodes.len() as u32;
+            let Some(sub) = c.subscriptions.get_mut(&f.resource) else {
+                continue;
+            };
+            let brake = sub.policy.brake();
+            let Some(trip) = sub
+                .brake_record
+                .record(&brake, nodes, &f.node, f.version, at)
+            else {
+                continue;
+            };
+            let message = Holds {
+                consumers: self.consumers,
+                deployments: self.deployments,
+            }
+            .hold_by_brake(&cname, &f.resource, f.version, trip, at);
+            held.extend(message);
+        }
+        held
+    }
+}
+
+#[cfg(test)]
+#[path = "brakes_test.rs"]
+mod tests;
