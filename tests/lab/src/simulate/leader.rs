@@ -70,8 +70,10 @@ impl Host for SimHost {
         self.client.wall_ms(self.id)
     }
 
+    /// What the applies changed, merged by the server's real `Machine` as in the server: the
+    /// children follow it and touch only what it names.
     fn take_outcome(&self) -> Outcome {
-        Outcome::resync()
+        lock(&self.applied).machine.take_outcome()
     }
 }
 

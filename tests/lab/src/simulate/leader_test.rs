@@ -48,10 +48,10 @@ fn running_v1(node: &str) -> convoy_actors::domain::NodeReport {
                         installed: true,
                         done: true,
                         error: None,
-                        healthy: None,
+                        ..Default::default()
                     },
                 )]),
-                removed: false,
+                ..Default::default()
             },
         )]),
         ..Default::default()
