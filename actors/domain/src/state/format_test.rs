@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (3, 5083916204298495729);
+const FINGERPRINT: (u32, u64) = (3, 1947215810046631129);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -44,6 +44,11 @@ fn fixture() -> (Vec<Command>, Kit) {
                     )
                     .unwrap(),
                 ),
+                brake: Some(Brake {
+                    enabled: true,
+                    max_failed: FailedNodes::Count(2),
+                    window_ms: 60_000,
+                }),
                 ..Policy::default()
             },
         },
