@@ -263,7 +263,7 @@ export async function consumersPage(api) {
         { "data-consumer": c.name },
         h("h3", {}, h("a", { href: `#/consumers/${encodeURIComponent(c.name)}` }, c.name), h("small", {}, ` ${c.nodes.length} nodes`)),
         h("table", {}, h("thead", {}, h("tr", {}, ["resource", "mode", "pin", "selected", "version", "deployment", "strategy"].map((t) => h("th", {}, t)))), h("tbody", {}, subscriptionRows(c))),
-        (c.holds || []).length ? h("p", { class: "holds" }, "held back: ", c.holds.map((x) => `${x.resource} v${x.version} (${x.deployment})`).join(", ")) : "",
+        (c.holds || []).length ? h("p", { class: "holds" }, "held back: ", c.holds.map((x) => `${x.resource} v${x.version} (${x.deployment || x.by})`).join(", ")) : "",
       ),
     ),
   );
