@@ -6,7 +6,7 @@ use crate::testing::*;
 use crate::*;
 
 /// The fingerprint of the fixture's encoding under each format this build could have written.
-const FINGERPRINT: (u32, u64) = (3, 8778712080801302888);
+const FINGERPRINT: (u32, u64) = (3, 973175195555284504);
 
 /// FNV-1a: stable across Rust releases (std's hasher is not).
 fn fnv(bytes: &[u8], mut h: u64) -> u64 {
@@ -108,6 +108,14 @@ fn fixture() -> (Vec<Command>, Kit) {
             overrun: Overrun::FinishInFlight,
             allow_rollback: true,
         }),
+        // Issue 24 §3: fleet-wide limits (and a deployment's start jitter, in its settings).
+        Command::SetFleetLimits {
+            limits: FleetLimits {
+                max_concurrent_downloads: Some(10),
+                max_concurrent_installs: Some(5),
+            },
+            source: LimitSource::Config,
+        },
     ];
     for cmd in &commands {
         k.ok(cmd.clone());

@@ -6,6 +6,7 @@ pub mod deployments;
 pub mod explain;
 pub mod fleet;
 pub mod gauges;
+pub mod limits;
 pub mod plan;
 pub mod policies;
 pub mod precheck;
