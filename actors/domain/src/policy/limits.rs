@@ -23,8 +23,9 @@ pub struct FleetLimits {
     /// install without the version yet).
     #[serde(default)]
     pub max_concurrent_downloads: Option<u32>,
-    /// At most this many nodes installing at once, over every deployment (admitted to install and not done
-    /// yet, or rolling back).
+    /// At most this many nodes installing at once, over every deployment: from their admission until they
+    /// succeed or fail (their `min_healthy` watch included, as a deployment's own install window counts
+    /// them), and while they roll back.
     #[serde(default)]
     pub max_concurrent_installs: Option<u32>,
 }
@@ -73,9 +74,12 @@ pub struct FleetSetting {
     pub source: LimitSource,
 }
 
-/// The phases of a node installing, for the fleet's count.
-fn installing(phase: NodePhase) -> bool {
-    matches!(phase, NodePhase::Installing | NodePhase::RollingBack)
+/// The phases of a node installing, for the fleet's count (a watching node may retry its install).
+pub fn installing(phase: NodePhase) -> bool {
+    matches!(
+        phase,
+        NodePhase::Installing | NodePhase::Watching | NodePhase::RollingBack
+    )
 }
 
 /// What is in flight over the active deployments: nodes installing, nodes downloading.

@@ -23,7 +23,7 @@ pub struct FleetLimitsView {
     /// set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<LimitSource>,
-    /// Nodes installing now, over every active deployment (rollbacks included).
+    /// Nodes installing now, over every active deployment (watching and rolling back included).
     pub installing: u32,
     /// Nodes downloading now (told to prefetch, or installing without the version).
     pub downloading: u32,
