@@ -100,6 +100,23 @@ pub struct StartBody {
     /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis").
     #[serde(default)]
     analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
+    /// Spread the first admissions: each node's first waits a deterministic offset below this duration
+    /// (`"30s"`, at most one day; DEPLOYMENTS.md §16).
+    #[serde(default)]
+    #[schema(example = "30s")]
+    start_jitter: Option<String>,
+}
+
+/// `start_jitter`'s text as ms, through convoy-time's parser (cut to 100 characters in the error).
+fn jitter_ms(text: Option<&str>) -> Result<Option<u64>, ApiError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let d = convoy_time::parse_duration(text).map_err(|e| {
+        let shown: String = text.chars().take(100).collect();
+        ApiError::BadRequest(format!("start_jitter {shown:?}: {e}"))
+    })?;
+    Ok(Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
 }
 
 impl From<StartBody> for DeploymentSpec {
@@ -121,6 +138,7 @@ impl From<StartBody> for DeploymentSpec {
             by: Actor::User,
             force: b.force,
             analysis: b.analysis,
+            start_jitter_ms: None,
         }
     }
 }
@@ -141,7 +159,10 @@ async fn start(
     q: web::Query<DryRun>,
     body: web::Json<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut spec = DeploymentSpec::from(body.into_inner());
+    let body = body.into_inner();
+    let start_jitter_ms = jitter_ms(body.start_jitter.as_deref())?;
+    let mut spec = DeploymentSpec::from(body);
+    spec.start_jitter_ms = start_jitter_ms;
     spec.by = caller.actor();
     if q.dry_run {
         let plan = replica

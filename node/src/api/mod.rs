@@ -15,6 +15,7 @@ pub mod deployments;
 pub mod error;
 pub mod groups;
 pub mod host;
+pub mod limits;
 pub mod metrics;
 pub mod nodes;
 pub mod openapi;
@@ -41,6 +42,7 @@ use route::Route;
 /// and `GET /v1/whoami` lists them.
 const RESOURCES: &[fn() -> Vec<Route>] = &[
     cluster::routes,
+    limits::routes,
     ui::routes,
     openapi::routes,
     whoami::routes,
