@@ -18,7 +18,7 @@ use crate::policy::budget::Budget;
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
-use crate::policy::windows::{Window, WindowKind};
+use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::{PausedBy, Status};
 use crate::values::strategy::Plan;
@@ -91,6 +91,8 @@ pub struct Verdict {
     pub closed: bool,
     /// Rollbacks wait too (a window holding it does not allow them).
     pub hold_rollback: bool,
+    /// A window holding it says `overrun: pause`: the nodes admitted that have not started are taken back.
+    pub recall: bool,
     /// The windows holding it.
     pub by: Vec<String>,
     /// When one of the windows that apply next opens or closes.
@@ -122,6 +124,7 @@ pub fn verdict(now: &[WindowNow<'_>], consumer: &str, resource: &str) -> Verdict
     Verdict {
         closed: !holding.is_empty(),
         hold_rollback: holding.iter().any(|w| !w.window.allow_rollback),
+        recall: holding.iter().any(|w| w.window.overrun == Overrun::Pause),
         by: holding.iter().map(|w| w.window.name.clone()).collect(),
         next,
     }
@@ -244,6 +247,13 @@ impl Admission<'_> {
                         .unwrap_or(false)
                     {
                         d.paused_by = Some(PausedBy::Window);
+                        if forward && v.recall {
+                            let why = format!(
+                                "install permission taken back: window {} closed (overrun: pause)",
+                                v.by.join(", ")
+                            );
+                            d.recall_unstarted(at, &Actor::System, &why);
+                        }
                     }
                 }
                 Move::Release => {
@@ -269,3 +279,7 @@ mod tests;
 #[cfg(test)]
 #[path = "admission_windows_test.rs"]
 mod windows_tests;
+
+#[cfg(test)]
+#[path = "admission_overrun_test.rs"]
+mod overrun_tests;
