@@ -480,7 +480,11 @@ fn the_fleet_limit_keys_are_off_by_default_and_bounded_naming_the_key() {
         }
     );
     for (line, key, value) in [
-        ("max_concurrent_installs = 0", "max_concurrent_installs", "0"),
+        (
+            "max_concurrent_installs = 0",
+            "max_concurrent_installs",
+            "0",
+        ),
         (
             "max_concurrent_downloads = 1000001",
             "max_concurrent_downloads",

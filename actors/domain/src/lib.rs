@@ -30,7 +30,7 @@ pub mod testing;
 mod layers_test;
 
 pub use views::analysis::DueMeasurement;
-pub use views::{budgets, explain, limits, plan, policies, summary, windows};
+pub use views::{budgets, explain, finish, limits, plan, policies, summary, windows};
 
 pub use command::{Command, DeploymentSpec, Response};
 pub use convoy_collections::{ChunkedVec, CowMap, OneInline, Pair, VecMap, VecSet};

@@ -151,6 +151,10 @@ pub(crate) struct DryRun {
     /// Answer what would happen; change nothing.
     #[serde(default)]
     pub dry_run: bool,
+    /// With `dry_run`: the time each node (each wave) is assumed to take in the finish estimate (`90s`;
+    /// default: the deployment's `min_healthy` plus a typical install of 60 s).
+    #[serde(default)]
+    pub per_node: Option<String>,
 }
 
 async fn start(
@@ -165,6 +169,16 @@ async fn start(
     spec.start_jitter_ms = start_jitter_ms;
     spec.by = caller.actor();
     if q.dry_run {
+        let per_node = match q.per_node.as_deref() {
+            None => None,
+            Some(text) => {
+                let d = convoy_time::parse_duration(text).map_err(|e| {
+                    let shown: String = text.chars().take(100).collect();
+                    ApiError::BadRequest(format!("per_node {shown:?}: {e}"))
+                })?;
+                Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            }
+        };
         let plan = replica
             .read(false, move |s| {
                 let command = Command::StartDeployment(spec);
@@ -174,7 +188,9 @@ async fn start(
                 };
                 let mut plan = s.plan_deployment(&spec)?;
                 let now = convoy_time::Clock::wall_ms(&convoy_time::SystemClock);
-                plan.policies = Some(s.plan_policies(&spec.consumer, &spec.resource, now));
+                let mut policies = s.plan_policies(&spec.consumer, &spec.resource, now);
+                policies.finish = Some(s.plan_finish(&plan.planned(), now, per_node));
+                plan.policies = Some(policies);
                 Ok::<_, convoy_actors::domain::DomainError>(plan)
             })
             .await?

@@ -8,12 +8,11 @@
 use std::time::Duration;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use convoy_actors::domain::limits::FleetLimitsView;
+use convoy_actors::domain::limits::{FleetLimitsView, LimitsAnswer};
 use convoy_actors::domain::Permission::{Admin, Read};
 use convoy_actors::domain::{Command, FleetLimits, LimitSource};
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
-use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use super::read::Consistency;
@@ -26,18 +25,6 @@ const LIMITS: &str = "/v1/cluster/limits";
 /// This server's configured limits (app data; absent: none configured).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConfiguredLimits(pub FleetLimits);
-
-/// The limits in force, their use, and this server's config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LimitsAnswer {
-    /// The replicated limits and what counts against them now.
-    pub in_force: FleetLimitsView,
-    /// This server's `max_concurrent_*` config (the startup value it proposes when it leads).
-    pub this_server_config: FleetLimits,
-    /// The limits in force are not this server's config (set by the API, or by a leader configured
-    /// otherwise).
-    pub config_differs: bool,
-}
 
 /// This module's routes.
 pub fn routes() -> Vec<Route> {
@@ -67,15 +54,7 @@ fn configured(req: &HttpRequest) -> FleetLimits {
 }
 
 fn answer(in_force: FleetLimitsView, config: FleetLimits) -> LimitsAnswer {
-    let replicated = FleetLimits {
-        max_concurrent_downloads: in_force.max_concurrent_downloads,
-        max_concurrent_installs: in_force.max_concurrent_installs,
-    };
-    LimitsAnswer {
-        in_force,
-        this_server_config: config,
-        config_differs: replicated != config,
-    }
+    LimitsAnswer::new(in_force, config)
 }
 
 async fn show(

@@ -29,6 +29,33 @@ pub struct FleetLimitsView {
     pub downloading: u32,
 }
 
+/// `GET /v1/cluster/limits`: the limits in force, their use, and the answering server's config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LimitsAnswer {
+    /// The replicated limits and what counts against them now.
+    pub in_force: FleetLimitsView,
+    /// The answering server's `max_concurrent_*` config (the startup value it proposes when it leads).
+    pub this_server_config: FleetLimits,
+    /// The limits in force are not this server's config (set by the API, or by a leader configured
+    /// otherwise).
+    pub config_differs: bool,
+}
+
+impl LimitsAnswer {
+    /// The answer of a server configured with `config`.
+    pub fn new(in_force: FleetLimitsView, config: FleetLimits) -> LimitsAnswer {
+        let replicated = FleetLimits {
+            max_concurrent_downloads: in_force.max_concurrent_downloads,
+            max_concurrent_installs: in_force.max_concurrent_installs,
+        };
+        LimitsAnswer {
+            in_force,
+            this_server_config: config,
+            config_differs: replicated != config,
+        }
+    }
+}
+
 impl ClusterState {
     /// The fleet-wide limits and their use now.
     pub fn fleet_limits_view(&self) -> FleetLimitsView {

@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod budgets;
 pub mod deployments;
 pub mod explain;
+pub mod finish;
 pub mod fleet;
 pub mod gauges;
 pub mod limits;
