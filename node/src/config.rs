@@ -13,7 +13,7 @@ use crate::config_error::invalid;
 pub use crate::config_error::ConfigError;
 use crate::config_sources::{parse_initial_cluster, read_file, relative_to};
 pub use crate::config_sources::{FileConfig, InitialMember, ServerArgs};
-use convoy_actors::domain::SecretHash;
+use convoy_actors::domain::{FleetLimits, SecretHash, MAX_FLEET_LIMIT};
 use convoy_actors::leader::{DEFAULT_DEPLOYMENT_HISTORY, DEFAULT_FORGET_NODES_AFTER};
 use convoy_raft::log_store::{StorageTuning, MAX_BACKGROUND_IO_MB_PER_SEC, MAX_LOG_MEMTABLE_MB};
 use convoy_raft::network::inbox::MAX_SNAPSHOT_CHUNK_BYTES;
@@ -44,6 +44,9 @@ pub struct ServerConfig {
     pub report_rates: crate::api::report_rate::Rates,
     /// The analysis providers (`[[analysis_provider]]`), resolved: the only addresses the leader queries.
     pub analysis_providers: Vec<crate::analysis::provider::Provider>,
+    /// The fleet-wide limits of this server's config (`max_concurrent_downloads`, `max_concurrent_installs`):
+    /// what it proposes when it leads and no one set them by the API.
+    pub fleet_limits: FleetLimits,
 }
 
 /// Most `allowed_hosts` entries.
@@ -323,7 +326,20 @@ impl ServerArgs {
         )?;
         let analysis_providers =
             crate::analysis::provider::resolve(file.analysis_provider, &base_dir)?;
+        let fleet_limits = FleetLimits {
+            max_concurrent_downloads: fleet_limit(
+                "max_concurrent_downloads",
+                self.max_concurrent_downloads
+                    .or(file.max_concurrent_downloads),
+            )?,
+            max_concurrent_installs: fleet_limit(
+                "max_concurrent_installs",
+                self.max_concurrent_installs
+                    .or(file.max_concurrent_installs),
+            )?,
+        };
         Ok(ServerConfig {
+            fleet_limits,
             analysis_providers,
             report_rates,
             forget_nodes_after,
@@ -342,6 +358,18 @@ impl ServerArgs {
             bootstrap_token,
             hosts,
         })
+    }
+}
+
+/// A fleet-wide limit of the config: 1..=[`MAX_FLEET_LIMIT`] when set.
+fn fleet_limit(key: &'static str, v: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match v {
+        Some(n) if n == 0 || n > MAX_FLEET_LIMIT => Err(invalid(
+            key,
+            &n.to_string(),
+            &format!("must be 1..={MAX_FLEET_LIMIT} (leave it out for no limit)"),
+        )),
+        v => Ok(v),
     }
 }
 

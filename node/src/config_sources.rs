@@ -56,6 +56,8 @@ pub struct FileConfig {
     pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) agent_report_bytes_per_sec: Option<u64>,
     pub(crate) agent_reports_per_sec: Option<u64>,
+    pub(crate) max_concurrent_downloads: Option<u32>,
+    pub(crate) max_concurrent_installs: Option<u32>,
     pub(crate) log_format: Option<String>,
     /// `[[analysis_provider]]`: the Prometheus servers analyses may name (file only, never a flag).
     #[serde(default)]
@@ -174,6 +176,15 @@ pub struct ServerArgs {
     /// then 429 with Retry-After (default 2000, 1..=1000000).
     #[arg(long, env = "CONVOY_AGENT_REPORTS_PER_SEC")]
     pub agent_reports_per_sec: Option<u64>,
+    /// At most this many nodes downloading at once across every deployment of the cluster (default: no
+    /// limit, 1..=1000000). The startup value of the replicated limit: a leader proposes it while no one
+    /// set the limits with `PUT /v1/cluster/limits` (DEPLOYMENTS.md §16).
+    #[arg(long, env = "CONVOY_MAX_CONCURRENT_DOWNLOADS")]
+    pub max_concurrent_downloads: Option<u32>,
+    /// At most this many nodes installing at once across every deployment of the cluster (default: no
+    /// limit, 1..=1000000); proposed like `max_concurrent_downloads`.
+    #[arg(long, env = "CONVOY_MAX_CONCURRENT_INSTALLS")]
+    pub max_concurrent_installs: Option<u32>,
     /// Development mode: one server on loopback (`--http-addr`, default 127.0.0.1:7700) with a temporary
     /// data dir removed on exit and a printed admin token (see `convoy_node::server::devmode`).
     #[arg(long, env = "CONVOY_DEV", conflicts_with_all = ["config", "initial_cluster", "id", "data_dir"])]

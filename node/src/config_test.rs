@@ -459,3 +459,39 @@ fn the_report_budget_keys_default_and_are_bounded_naming_the_key() {
         assert!(err.contains(key) && err.contains(value), "{line}: {err}");
     }
 }
+
+#[test]
+fn the_fleet_limit_keys_are_off_by_default_and_bounded_naming_the_key() {
+    use convoy_actors::domain::FleetLimits;
+    assert_eq!(
+        resolve_auth("", None).unwrap().fleet_limits,
+        FleetLimits::default()
+    );
+    let set = resolve_auth(
+        "max_concurrent_downloads = 50\nmax_concurrent_installs = 10",
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        set.fleet_limits,
+        FleetLimits {
+            max_concurrent_downloads: Some(50),
+            max_concurrent_installs: Some(10),
+        }
+    );
+    for (line, key, value) in [
+        (
+            "max_concurrent_installs = 0",
+            "max_concurrent_installs",
+            "0",
+        ),
+        (
+            "max_concurrent_downloads = 1000001",
+            "max_concurrent_downloads",
+            "1000001",
+        ),
+    ] {
+        let err = resolve_auth(line, None).unwrap_err().to_string();
+        assert!(err.contains(key) && err.contains(value), "{line}: {err}");
+    }
+}

@@ -203,6 +203,8 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     if let Some(hash) = config.bootstrap_token {
         api::auth::bootstrap::spawn(replica.clone(), rt.handle(), hash);
     }
+    let fleet_limits = config.fleet_limits;
+    api::limits::spawn(replica.clone(), rt.handle(), fleet_limits);
     let handle = rt.handle().clone();
     let served = actix_web::rt::System::new().block_on(async move {
         let supervisor = Supervisor::new(
@@ -236,6 +238,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         let auth = web::Data::new(auth);
         let hosts = web::Data::new(hosts);
         let report_rate = web::Data::new(api::report_rate::ReportRate::new(report_rates));
+        let configured_limits = web::Data::new(api::limits::ConfiguredLimits(fleet_limits));
         let server = HttpServer::new(move || {
             App::new()
                 // Inside auth::check, which leaves the caller it charges.
@@ -259,6 +262,7 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
                 .app_data(auth.clone())
                 .app_data(hosts.clone())
                 .app_data(report_rate.clone())
+                .app_data(configured_limits.clone())
                 .configure(|cfg| api::configure(cfg, fault_injection))
         })
         .workers(HTTP_WORKERS)

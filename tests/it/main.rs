@@ -32,6 +32,8 @@ mod e2e_durations;
 mod e2e_fleet_budget;
 mod e2e_fleet_defaults;
 mod e2e_fleet_judgement;
+mod e2e_fleet_limits;
+mod e2e_fleet_overrun;
 mod e2e_fleet_policy;
 mod e2e_fleet_reconverge;
 mod e2e_fleet_retract;

@@ -225,6 +225,16 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     p.admin("GET", "/v1/windows/none", None, 404).await?;
     p.admin("DELETE", "/v1/windows/nights", None, 200).await?;
     p.admin("DELETE", "/v1/windows/nights", None, 404).await?;
+    // The fleet-wide limits: read, set, refused over the bound, and lifted again before anything rolls.
+    p.admin("GET", "/v1/cluster/limits", None, 200).await?;
+    let limits = json!({"max_concurrent_installs": 5, "max_concurrent_downloads": 10});
+    p.admin("PUT", "/v1/cluster/limits", Some(limits), 200)
+        .await?;
+    let over = json!({"max_concurrent_installs": 2_000_000});
+    p.admin("PUT", "/v1/cluster/limits", Some(over), 400)
+        .await?;
+    p.admin("PUT", "/v1/cluster/limits", Some(json!({})), 200)
+        .await?;
     let progress = json!({"downloaded": true, "installed": true, "done": true});
     let report = |v: u64| json!({"active": true, "resources": {"app": {"current": v, "versions": {v.to_string(): progress.clone()}}}});
     p.admin("POST", "/v1/nodes/n1/report", Some(report(1)), 200)

@@ -8,6 +8,7 @@ use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeReport};
 use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::entities::tokens::{Role, SecretHash};
 use crate::policy::budget::Budget;
+use crate::policy::limits::{FleetLimits, LimitSource};
 use crate::policy::windows::Window;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
@@ -56,6 +57,10 @@ pub struct DeploymentSpec {
     /// Metric analysis; default: the subscription's (DEPLOYMENTS.md "Analysis").
     #[serde(default)]
     pub analysis: Option<Analysis>,
+    /// Spread the first admissions: each node's first waits a deterministic offset in `[0, this)` from the
+    /// start (DEPLOYMENTS.md §16); default none. Not taken from the subscription.
+    #[serde(default)]
+    pub start_jitter_ms: Option<u64>,
 }
 
 impl DeploymentSpec {
@@ -400,6 +405,14 @@ pub enum Command {
     DeleteWindow {
         /// The window's name.
         name: String,
+    },
+    /// Set the fleet-wide limits (issue 24 §3). From a server's config (`source: Config`, proposed by a
+    /// leader whose config differs) they apply only while no one set them by the API; from the API, always.
+    SetFleetLimits {
+        /// The limits (none set: no limit).
+        limits: FleetLimits,
+        /// Who sets them.
+        source: LimitSource,
     },
 }
 

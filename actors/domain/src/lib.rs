@@ -30,7 +30,7 @@ pub mod testing;
 mod layers_test;
 
 pub use views::analysis::DueMeasurement;
-pub use views::{budgets, explain, plan, policies, summary, windows};
+pub use views::{budgets, explain, finish, limits, plan, policies, summary, windows};
 
 pub use command::{Command, DeploymentSpec, Response};
 pub use convoy_collections::{ChunkedVec, CowMap, OneInline, Pair, VecMap, VecSet};
@@ -60,6 +60,7 @@ pub use families::reconverge::{Behind, FollowUp};
 pub use policy::admission::{verdict, windows_at, Verdict, WindowNow};
 pub use policy::budget::Budget;
 pub use policy::ledger::{Account, LISTED_NODES};
+pub use policy::limits::{FleetLimits, FleetSetting, LimitSource, MAX_FLEET_LIMIT};
 pub use policy::windows::{AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOW_MS};
 pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
@@ -72,6 +73,7 @@ pub use values::status::{allowed, PausedBy, Status, TransitionRefused, TRANSITIO
 pub use values::strategy::{
     default_strategy, Completion, Gate, OnTimeout, Pacing, Settings, Strategy,
     DEFAULT_DOWNLOAD_WINDOW, DEFAULT_HEALTHY_DEADLINE_MS, DEFAULT_INSTALL_WINDOW,
+    MAX_START_JITTER_MS,
 };
 pub use values::threshold::FailedNodes;
 pub use views::explain::{Decision, NodeHistory};

@@ -101,6 +101,23 @@ pub struct StartBody {
     /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis").
     #[serde(default)]
     analysis: Option<convoy_actors::domain::analysis::spec::Analysis>,
+    /// Spread the first admissions: each node's first waits a deterministic offset below this duration
+    /// (`"30s"`, at most one day; DEPLOYMENTS.md §16).
+    #[serde(default)]
+    #[schema(example = "30s")]
+    start_jitter: Option<String>,
+}
+
+/// `start_jitter`'s text as ms, through convoy-time's parser (cut to 100 characters in the error).
+fn jitter_ms(text: Option<&str>) -> Result<Option<u64>, ApiError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let d = convoy_time::parse_duration(text).map_err(|e| {
+        let shown: String = text.chars().take(100).collect();
+        ApiError::BadRequest(format!("start_jitter {shown:?}: {e}"))
+    })?;
+    Ok(Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)))
 }
 
 impl From<StartBody> for DeploymentSpec {
@@ -122,6 +139,7 @@ impl From<StartBody> for DeploymentSpec {
             by: Actor::User,
             force: b.force,
             analysis: b.analysis,
+            start_jitter_ms: None,
         }
     }
 }
@@ -134,6 +152,10 @@ pub(crate) struct DryRun {
     /// Answer what would happen; change nothing.
     #[serde(default)]
     pub dry_run: bool,
+    /// With `dry_run`: the time each node (each wave) is assumed to take in the finish estimate (`90s`;
+    /// default: the deployment's `min_healthy` plus a typical install of 60 s).
+    #[serde(default)]
+    pub per_node: Option<String>,
 }
 
 async fn start(
@@ -142,9 +164,22 @@ async fn start(
     q: web::Query<DryRun>,
     body: Durations<StartBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut spec = DeploymentSpec::from(body.into_inner());
+    let body = body.into_inner();
+    let start_jitter_ms = jitter_ms(body.start_jitter.as_deref())?;
+    let mut spec = DeploymentSpec::from(body);
+    spec.start_jitter_ms = start_jitter_ms;
     spec.by = caller.actor();
     if q.dry_run {
+        let per_node = match q.per_node.as_deref() {
+            None => None,
+            Some(text) => {
+                let d = convoy_time::parse_duration(text).map_err(|e| {
+                    let shown: String = text.chars().take(100).collect();
+                    ApiError::BadRequest(format!("per_node {shown:?}: {e}"))
+                })?;
+                Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            }
+        };
         let plan = replica
             .read(false, move |s| {
                 let command = Command::StartDeployment(spec);
@@ -154,7 +189,9 @@ async fn start(
                 };
                 let mut plan = s.plan_deployment(&spec)?;
                 let now = convoy_time::Clock::wall_ms(&convoy_time::SystemClock);
-                plan.policies = Some(s.plan_policies(&spec.consumer, &spec.resource, now));
+                let mut policies = s.plan_policies(&spec.consumer, &spec.resource, now);
+                policies.finish = Some(s.plan_finish(&plan.planned(), now, per_node));
+                plan.policies = Some(policies);
                 Ok::<_, convoy_actors::domain::DomainError>(plan)
             })
             .await?

@@ -16,6 +16,7 @@ pub mod durations;
 pub mod error;
 pub mod groups;
 pub mod host;
+pub mod limits;
 pub mod metrics;
 pub mod nodes;
 pub mod openapi;
@@ -42,6 +43,7 @@ use route::Route;
 /// and `GET /v1/whoami` lists them.
 const RESOURCES: &[fn() -> Vec<Route>] = &[
     cluster::routes,
+    limits::routes,
     ui::routes,
     openapi::routes,
     whoami::routes,

@@ -397,6 +397,23 @@ pub enum ClusterCommand {
         /// The server's id.
         id: u64,
     },
+    /// Show the fleet-wide limits on installs and downloads at once, or set them (admin).
+    Limits(LimitsArgs),
+}
+
+/// `convoy cluster limits [--installs N] [--downloads N] [--unlimited]`: without a flag, shows them; a flag
+/// changes its limit and keeps the other.
+#[derive(Debug, Args)]
+pub struct LimitsArgs {
+    /// At most this many nodes installing at once across every deployment.
+    #[arg(long, value_name = "N", conflicts_with = "unlimited")]
+    pub installs: Option<u32>,
+    /// At most this many nodes downloading at once across every deployment.
+    #[arg(long, value_name = "N", conflicts_with = "unlimited")]
+    pub downloads: Option<u32>,
+    /// Remove both limits (set by the API from then on: no server's config puts them back).
+    #[arg(long)]
+    pub unlimited: bool,
 }
 
 /// `convoy consumer budget NAME [--max-unavailable N | --min-available N | --delete]`: without a flag, shows it.

@@ -65,6 +65,9 @@ pub struct StartRequest {
     /// Deploy a version held back on the consumer (DEPLOYMENTS.md §10), lifting the hold.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,
+    /// Spread the first admissions over this duration (`"30s"`; DEPLOYMENTS.md §16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<String>,
 }
 
 /// The strategy the flags describe, if any.
@@ -325,6 +328,9 @@ pub fn start(args: &StartArgs, file: Option<StartRequest>) -> Result<StartReques
         req.message = args.message.clone();
     }
     req.force |= args.force;
+    if args.start_jitter.is_some() {
+        req.start_jitter = args.start_jitter.clone();
+    }
     Ok(req)
 }
 

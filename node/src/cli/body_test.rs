@@ -442,3 +442,12 @@ fn deploy_start_maps_the_pacing_flags() {
     let plain = start_body("deploy start web api").unwrap();
     assert!(plain.get("pacing").is_none(), "{plain}");
 }
+
+#[test]
+fn deploy_start_sends_the_start_jitter_as_given_and_refuses_a_bare_number() {
+    let body = start_body("deploy start web api --start-jitter 30s").unwrap();
+    assert_eq!(body["start_jitter"], "30s");
+    assert!(start_body("deploy start web api").unwrap()["start_jitter"].is_null());
+    let refused = parse_err("deploy start web api --start-jitter 30");
+    assert!(refused.contains("--start-jitter"), "{refused}");
+}

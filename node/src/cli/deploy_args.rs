@@ -304,6 +304,21 @@ pub struct StartArgs {
     /// Deploy a version held back on the consumer (a rollback held it), lifting the hold.
     #[arg(long)]
     pub force: bool,
+    /// Spread the first admissions: each node's first waits a deterministic offset below this (`30s`,
+    /// at most a day).
+    #[arg(long, value_name = "DURATION", value_parser = jitter_flag)]
+    pub start_jitter: Option<String>,
+    /// `deploy plan` / `--dry-run`: the time each node is assumed to take in the finish estimate (`90s`;
+    /// default: min_healthy plus a typical install of 60 s).
+    #[arg(long, value_name = "DURATION", value_parser = jitter_flag)]
+    pub per_node: Option<String>,
+}
+
+/// `--start-jitter`, `--per-node`: a duration convoy-time reads, sent as given.
+fn jitter_flag(raw: &str) -> Result<String, String> {
+    convoy_time::parse_duration(raw)
+        .map(|_| raw.trim().to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// `deploy start --timeout X`: people mean one of two flags; say both, with their value.

@@ -303,9 +303,11 @@ pub async fn deploy(
 async fn plan(client: &ApiClient, output: Output, args: &StartArgs) -> Result<(), CliError> {
     let file = args.file.as_deref().map(deploy_file::load).transpose()?;
     let request = body::start(args, file)?;
-    let v: Value = client
-        .post("/v1/deployments?dry_run=true", &request)
-        .await?;
+    let path = match &args.per_node {
+        Some(d) => format!("/v1/deployments?dry_run=true&per_node={}", encode(d)),
+        None => "/v1/deployments?dry_run=true".to_string(),
+    };
+    let v: Value = client.post(&path, &request).await?;
     show(output, &v, explain::deployment_plan);
     Ok(())
 }
@@ -437,6 +439,7 @@ pub async fn cluster(
             client.delete(&format!("/v1/cluster/members/{id}")).await?
         }
         ClusterCommand::ReplaceMember { id } => super::replace_member::run(client, id).await?,
+        ClusterCommand::Limits(args) => return super::limits::run(client, output, args).await,
     };
     show::<Value>(output, &v, render::cluster);
     Ok(())

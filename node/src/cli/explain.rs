@@ -108,6 +108,16 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
             b.consumer, b.allowed, b.active, b.unavailable, b.disruptions_allowed
         );
     }
+    if let Some(f) = &p.finish {
+        let when = match f.at {
+            Some(t) => super::table::timestamp(t),
+            None => "never (no window lets it finish within the horizon)".to_string(),
+        };
+        out += &format!(
+            "expected to finish: {when} ({} wave(s); assuming {})\n",
+            f.waves, f.assumption
+        );
+    }
     out
 }
 

@@ -85,3 +85,30 @@ fn a_history_prints_each_decision_and_where_the_node_stands() {
         "{text}"
     );
 }
+
+#[test]
+fn a_plan_says_when_it_is_expected_to_finish_and_on_what_assumption_or_never() {
+    let plan = |finish: serde_json::Value| -> DeploymentPlan {
+        serde_json::from_value(json!({
+            "consumer": "web", "resource": "api", "version": 4, "version_reason": "given",
+            "settings": {"strategy": {"all_at_once": {}}, "min_healthy_ms": 0, "max_failures_per_node": 0,
+                         "rollback_on_failure": true, "completion": {}},
+            "nodes": [], "steps": [2], "skipped": [],
+            "policies": {"windows": [], "held": false, "budgets": [], "finish": finish}
+        }))
+        .unwrap()
+    };
+    let text = deployment_plan(&plan(json!({
+        "at": 1_700_000_000_000u64, "never": false, "per_node_ms": 60000, "waves": 1,
+        "assumption": "each wave takes 60000 ms (given)"
+    })));
+    assert!(
+        text.contains("expected to finish: ")
+            && text.contains("(1 wave(s); assuming each wave takes 60000 ms (given))"),
+        "{text}"
+    );
+    let never = deployment_plan(&plan(json!({
+        "never": true, "per_node_ms": 60000, "waves": 1, "assumption": "x"
+    })));
+    assert!(never.contains("expected to finish: never"), "{never}");
+}

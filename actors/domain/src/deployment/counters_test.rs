@@ -43,6 +43,7 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&d.analysis),
         // Added after the grouping (issue 24): a field of its own at the end.
         enc(&d.policy_check_at),
+        enc(&d.jitter_at),
     ]
     .concat()
 }

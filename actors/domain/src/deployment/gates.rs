@@ -71,9 +71,18 @@ impl Deployment {
         message: Option<String>,
     ) -> Result<bool, DomainError> {
         let mut changed = self.pause(at, by.clone(), message)?;
-        if !self.status.is_forward() {
-            return Ok(changed);
+        if self.status.is_forward() {
+            changed |=
+                self.recall_unstarted(at, &by, "install permission taken back by a hard pause");
         }
+        Ok(changed)
+    }
+
+    /// Takes back install permission from the nodes admitted to install that have not started (they hold
+    /// nothing of the version and reported nothing done): they are pending again (event `recalled`, with
+    /// `why`), their slots free, and they are admitted again when the deployment goes on. The hard pause
+    /// and a window closing with `overrun: pause` (DEPLOYMENTS.md §14, §16). Answers whether any was.
+    pub(crate) fn recall_unstarted(&mut self, at: Timestamp, by: &Actor, why: &str) -> bool {
         let recalled: Vec<usize> = self
             .touched
             .iter()
@@ -93,31 +102,24 @@ impl Deployment {
             });
             self.sync_node_clock(p, at);
             self.forward.install_cursor = self.forward.install_cursor.min(p as u32);
-            self.node_event(
-                at,
-                EventKind::Recalled,
-                p,
-                &by,
-                Some("install permission taken back by a hard pause".into()),
-            );
+            self.node_event(at, EventKind::Recalled, p, by, Some(why.to_string()));
         }
-        if !recalled.is_empty() {
-            changed = true;
-            let gone: std::collections::BTreeSet<u32> =
-                recalled.iter().map(|p| *p as u32).collect();
-            self.touched.retain(|p| !gone.contains(p));
-            // The open batch (or wave) loses its recalled nodes; one left empty forms again.
-            if let Some(last) = self.batches.last_mut() {
-                *last = last.saturating_sub(recalled.len() as u32);
-                if *last == 0 {
-                    self.batches.pop();
-                }
-            }
-            if self.settings.waves() && self.forward.batch_open == 0 {
-                self.pace.waves = self.pace.waves.saturating_sub(1);
+        if recalled.is_empty() {
+            return false;
+        }
+        let gone: std::collections::BTreeSet<u32> = recalled.iter().map(|p| *p as u32).collect();
+        self.touched.retain(|p| !gone.contains(p));
+        // The open batch (or wave) loses its recalled nodes; one left empty forms again.
+        if let Some(last) = self.batches.last_mut() {
+            *last = last.saturating_sub(recalled.len() as u32);
+            if *last == 0 {
+                self.batches.pop();
             }
         }
-        Ok(changed)
+        if self.settings.waves() && self.forward.batch_open == 0 {
+            self.pace.waves = self.pace.waves.saturating_sub(1);
+        }
+        true
     }
 }
 

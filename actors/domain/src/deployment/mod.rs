@@ -5,6 +5,7 @@ pub mod bake;
 pub mod counters;
 pub mod deadlines;
 pub mod gates;
+pub mod jitter;
 pub mod judgement;
 pub mod pace;
 pub mod pacing;
@@ -194,6 +195,10 @@ pub struct Deployment {
     /// from here like any deadline).
     #[serde(default)]
     pub policy_check_at: Option<Timestamp>,
+    /// When its next node waiting for its start jitter may be admitted (`jitter.rs`): part of its deadline
+    /// while it rolls forward, so the leader ticks it then (and a new leader re-arms it from here).
+    #[serde(default)]
+    pub jitter_at: Option<Timestamp>,
 }
 
 impl Deployment {
@@ -238,6 +243,7 @@ impl Deployment {
             pace: Pace::default(),
             analysis: None,
             policy_check_at: None,
+            jitter_at: None,
         }
         .paced(at);
         d.analysis = d.new_analysis_run(at);

@@ -5,7 +5,7 @@
 //! O(log n) and never scans the node set. Admission walks cursors over the fixed order; each node is passed once.
 
 use crate::deployment::seen::{Fact, Seen};
-use crate::deployment::{Deployment, EventKind, NodePhase};
+use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use crate::entities::model::NodeResource;
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::{PausedBy, Status};
@@ -77,26 +77,43 @@ pub(crate) fn failure_reason(
 
 /// The cluster's policies (disruption budgets, maintenance windows) as forward admission sees them: a
 /// deployment does not see the others, so what they allow is computed above it (`policy/`) and asked
-/// here, node by node, before a node is admitted to install. Downloading is never gated.
+/// here, node by node, before a node is admitted to install or told to download.
 pub(crate) trait Gate {
-    /// Takes an install slot for node `node`, or refuses (admission then waits in the fixed order).
-    fn admit(&mut self, node: &str) -> bool;
+    /// Takes an install slot for node `node`, or refuses (admission then waits in the fixed order); `fetch`:
+    /// the node does not hold the version and was not downloading it, so the install is a new download too.
+    fn admit(&mut self, node: &str, fetch: bool) -> bool;
+
+    /// Takes a download slot for node `node` (told to prefetch), or refuses.
+    fn download(&mut self, _node: &str) -> bool {
+        true
+    }
 }
 
 /// The gate a command's own handler passes: every node admitted (no policy in force), or none yet
 /// (`Deferred`: the policies' pass at the end of the apply admits them, `policy/admission.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum HandlerGate {
     /// No policy in force: the deployment's own windows decide.
     Open,
     /// Policies are in force: installs wait for the policies' pass.
     Deferred,
+    /// A fleet download limit is in force too: installs and downloads wait for the policies' pass.
+    DeferredAll,
 }
 
 impl Gate for HandlerGate {
-    fn admit(&mut self, _node: &str) -> bool {
+    fn admit(&mut self, _node: &str, _fetch: bool) -> bool {
         *self == HandlerGate::Open
     }
+
+    fn download(&mut self, _node: &str) -> bool {
+        *self != HandlerGate::DeferredAll
+    }
+}
+
+/// Whether admitting `node` to install makes it download too: pending, not holding the version.
+fn fetches(node: &DeploymentNode) -> bool {
+    node.phase == NodePhase::Pending && !node.seen.has(Fact::Have)
 }
 
 /// What forward admission needs of the strategy's plan, copied out of the settings.
@@ -204,6 +221,10 @@ impl Deployment {
     }
 
     fn admit_forward(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
+        if self.jitter_at.is_some() {
+            // Set again below if a node still waits for its start jitter.
+            self.jitter_at = None;
+        }
         if self.gate_holds(0, at) {
             return;
         }
@@ -269,9 +290,16 @@ impl Deployment {
                 let mut count = 0;
                 while count < size && self.forward.install_cursor < n {
                     let p = self.forward.install_cursor as usize;
-                    let wait = waiting(self.nodes[p].phase);
-                    if wait && !gate.admit(&self.nodes[p].id) {
-                        break;
+                    let node = &self.nodes[p];
+                    let wait = waiting(node.phase);
+                    if wait {
+                        if let Some(t) = self.jitter_wait(&node.id, at) {
+                            self.jitter_at = Some(t);
+                            break;
+                        }
+                        if !gate.admit(&node.id, fetches(node)) {
+                            break;
+                        }
                     }
                     self.forward.install_cursor += 1;
                     if wait {
@@ -309,8 +337,14 @@ impl Deployment {
                         break;
                     }
                     let wait = waiting(node.phase);
-                    if wait && !gate.admit(&node.id) {
-                        break;
+                    if wait {
+                        if let Some(t) = self.jitter_wait(&node.id, at) {
+                            self.jitter_at = Some(t);
+                            break;
+                        }
+                        if !gate.admit(&node.id, fetches(node)) {
+                            break;
+                        }
                     }
                     self.forward.install_cursor += 1;
                     if wait {
@@ -326,6 +360,16 @@ impl Deployment {
                     .max(self.forward.install_cursor);
                 while self.forward.download_used < dw && self.forward.download_cursor < n {
                     let p = self.forward.download_cursor as usize;
+                    let node = &self.nodes[p];
+                    if node.phase == NodePhase::Pending {
+                        if let Some(t) = self.jitter_wait(&node.id, at) {
+                            self.jitter_at = Some(self.jitter_at.map_or(t, |j| j.min(t)));
+                            break;
+                        }
+                        if !gate.download(&node.id) {
+                            break;
+                        }
+                    }
                     self.forward.download_cursor += 1;
                     if self.nodes[p].phase == NodePhase::Pending {
                         self.nodes[p].phase = NodePhase::Downloading;

@@ -59,6 +59,8 @@ impl Deployment {
             self.timeout_deadline(),
             self.pace_deadline(),
             self.policy_check_at,
+            self.jitter_at
+                .filter(|_| self.status == crate::values::status::Status::RollingForward),
         ]
         .into_iter()
         .flatten()

@@ -80,6 +80,7 @@ impl Policy {
             completion: self.completion.unwrap_or_default(),
             pacing: self.pacing.unwrap_or_default(),
             analysis: self.analysis,
+            start_jitter_ms: 0,
         }
     }
 

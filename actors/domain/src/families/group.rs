@@ -375,6 +375,7 @@ impl Groups<'_> {
                     completion: p.completion,
                     pacing: p.pacing,
                     analysis: p.analysis,
+                    start_jitter_ms: None,
                     nodes: None,
                     message: Some(format!("group deployment {id} step {}", step + 1)),
                     by: Actor::System,

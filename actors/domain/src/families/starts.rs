@@ -404,7 +404,8 @@ pub(crate) fn spec_on_consumer(
         Some(sub) => spec.policy().or(&sub.policy),
         None => spec.policy(),
     };
-    let settings = policy.settings();
+    let mut settings = policy.settings();
+    settings.start_jitter_ms = spec.start_jitter_ms.unwrap_or(0);
     settings.validate()?;
     let ordinals = match &spec.nodes {
         Some(r) => Some(parse_ranges(r, &spec.consumer, consumer.nodes.len())?),

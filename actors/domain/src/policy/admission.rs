@@ -6,14 +6,19 @@
 //! advanced through one [`Ledger`] over the whole state, so every admission of every deployment of every
 //! resource is checked against the budgets of every consumer its node is in. Earlier deployments take free
 //! slots first; a deployment held by a budget is not paused, it waits (`views`: `waiting_for: "budget"`).
+//! The same gate holds every install and download to the fleet-wide limits (`limits.rs`), counted from the
+//! state at the start of the pass (`waiting_for: "fleet_limit"`).
 
 use crate::deployment::progress::HandlerGate;
+use crate::deployment::seen::Fact;
 use crate::deployment::{Deployment, DeploymentNode, NodePhase};
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
 use crate::policy::budget::Budget;
+use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
-use crate::policy::windows::{Window, WindowKind};
+use crate::policy::limits::{Fleet, FleetLimits};
+use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::{PausedBy, Status};
 use crate::values::strategy::Plan;
@@ -34,14 +39,20 @@ pub(crate) struct Admission<'a> {
     pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
     /// The active deployments.
     pub active: &'a BTreeSet<DeploymentId>,
+    /// The fleet-wide limits in force.
+    pub limits: FleetLimits,
 }
 
-/// Whether a policy is in force: then the handlers defer installs to [`Admission::admit`].
+/// Whether a policy is in force: then the handlers defer installs (and with a fleet download limit,
+/// downloads) to [`Admission::admit`].
 pub(crate) fn hold(
     budgets: &CowMap<String, Budget>,
     windows: &CowMap<String, Window>,
+    limits: FleetLimits,
 ) -> HandlerGate {
-    if budgets.is_empty() && windows.is_empty() {
+    if limits.max_concurrent_downloads.is_some() {
+        HandlerGate::DeferredAll
+    } else if budgets.is_empty() && windows.is_empty() && limits.is_off() {
         HandlerGate::Open
     } else {
         HandlerGate::Deferred
@@ -80,6 +91,8 @@ pub struct Verdict {
     pub closed: bool,
     /// Rollbacks wait too (a window holding it does not allow them).
     pub hold_rollback: bool,
+    /// A window holding it says `overrun: pause`: the nodes admitted that have not started are taken back.
+    pub recall: bool,
     /// The windows holding it.
     pub by: Vec<String>,
     /// When one of the windows that apply next opens or closes.
@@ -111,14 +124,16 @@ pub fn verdict(now: &[WindowNow<'_>], consumer: &str, resource: &str) -> Verdict
     Verdict {
         closed: !holding.is_empty(),
         hold_rollback: holding.iter().any(|w| !w.window.allow_rollback),
+        recall: holding.iter().any(|w| w.window.overrun == Overrun::Pause),
         by: holding.iter().map(|w| w.window.name.clone()).collect(),
         next,
     }
 }
 
 /// Whether `d` has a free install slot (or may form its next batch) and a node waiting at its cursor,
-/// which `would` lets in: only then is it written to (a write copies it out of a shared snapshot).
-pub(crate) fn may_admit(d: &Deployment, would: impl Fn(&str) -> bool) -> bool {
+/// which `would` lets in (its id, and whether it must fetch the version): only then is it written to (a
+/// write copies it out of a shared snapshot).
+pub(crate) fn may_admit(d: &Deployment, would: impl Fn(&str, bool) -> bool) -> bool {
     if d.status != Status::RollingForward {
         return false;
     }
@@ -126,7 +141,32 @@ pub(crate) fn may_admit(d: &Deployment, would: impl Fn(&str) -> bool) -> bool {
         Plan::Batches { .. } => d.forward.batch_open == 0,
         Plan::Windows { install, .. } => d.forward.install_used < install,
     };
-    free && next_waiting(d).is_some_and(|n| would(&n.id))
+    free && next_waiting(d).is_some_and(|n| {
+        would(
+            &n.id,
+            n.phase == NodePhase::Pending && !n.seen.has(Fact::Have),
+        )
+    })
+}
+
+/// Whether `d` has a free download slot and a node to tell to download, which the fleet lets in (asked only
+/// under a fleet download limit: otherwise the handlers tell nodes to download themselves).
+pub(crate) fn may_download(d: &Deployment, fleet: &Fleet) -> bool {
+    if fleet.limits.max_concurrent_downloads.is_none()
+        || d.status != Status::RollingForward
+        || !fleet.would_download()
+    {
+        return false;
+    }
+    let Plan::Windows { download, .. } = d.settings.strategy.admission().plan else {
+        return false;
+    };
+    let from = d.forward.download_cursor.max(d.forward.install_cursor) as usize;
+    d.forward.download_used < download
+        && (from..d.nodes.len())
+            .filter_map(|p| d.nodes.get(p))
+            .find(|n| n.phase == NodePhase::Pending)
+            .is_some()
 }
 
 /// The next node `d` would admit to install, going forward (none left: `None`).
@@ -169,7 +209,10 @@ impl Admission<'_> {
     /// in id order.
     pub(crate) fn admit(&mut self, at: Timestamp) -> Vec<DeploymentId> {
         let now = windows_at(self.windows, at);
-        let mut ledger = Ledger::build(self.budgets, self.consumers, self.nodes, self.deployments);
+        let mut gate = Policies {
+            ledger: Ledger::build(self.budgets, self.consumers, self.nodes, self.deployments),
+            fleet: Fleet::build(self.limits, self.deployments, self.active),
+        };
         let mut changed = Vec::new();
         for id in self.active {
             let Some(d) = self.deployments.get(id) else {
@@ -183,14 +226,16 @@ impl Admission<'_> {
             let step = window_move(d, &v);
             let check = d.policy_check_at != v.next;
             let open = step == Move::Release
-                || (step == Move::Stay && may_admit(d, |n| ledger.would_admit(n)));
+                || (step == Move::Stay
+                    && (may_admit(d, |n, fetch| gate.would_admit(n, fetch))
+                        || may_download(d, &gate.fleet)));
             if step == Move::Stay && !check && !open {
                 continue;
             }
             let Some(d) = self.deployments.get_mut(id) else {
                 continue;
             };
-            let before = (d.events.len(), d.status);
+            let before = (d.events.len(), d.status, d.jitter_at);
             if check {
                 d.policy_check_at = v.next;
             }
@@ -202,6 +247,13 @@ impl Admission<'_> {
                         .unwrap_or(false)
                     {
                         d.paused_by = Some(PausedBy::Window);
+                        if forward && v.recall {
+                            let why = format!(
+                                "install permission taken back: window {} closed (overrun: pause)",
+                                v.by.join(", ")
+                            );
+                            d.recall_unstarted(at, &Actor::System, &why);
+                        }
                     }
                 }
                 Move::Release => {
@@ -211,8 +263,8 @@ impl Admission<'_> {
                 }
                 Move::Stay => {}
             }
-            d.advance(at, &Actor::System, &mut ledger);
-            if (d.events.len(), d.status) != before || check {
+            d.advance(at, &Actor::System, &mut gate);
+            if (d.events.len(), d.status, d.jitter_at) != before || check {
                 changed.push(*id);
             }
         }
@@ -227,3 +279,7 @@ mod tests;
 #[cfg(test)]
 #[path = "admission_windows_test.rs"]
 mod windows_tests;
+
+#[cfg(test)]
+#[path = "admission_overrun_test.rs"]
+mod overrun_tests;

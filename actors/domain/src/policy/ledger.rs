@@ -135,7 +135,7 @@ impl<'a> Ledger<'a> {
 }
 
 impl Gate for Ledger<'_> {
-    fn admit(&mut self, node: &str) -> bool {
+    fn admit(&mut self, node: &str, _fetch: bool) -> bool {
         if !self.would_admit(node) {
             return false;
         }

@@ -1,9 +1,13 @@
 //! Fleet safety policies (issue 24): rules that span deployments, computed above them and handed to each
 //! deployment's admission as a gate (`deployment/progress.rs`, `Gate`): disruption budgets per consumer
 //! (`budget`), the unavailable nodes they count (`ledger`), and the pass that admits under them at the end
-//! of every apply (`admission`), and maintenance windows (`windows`: cron schedules in time zones).
+//! of every apply (`admission`), and maintenance windows (`windows`: cron schedules in time zones), the
+//! fleet-wide limits on installs and downloads at once (`limits`), and the gate combining budgets and
+//! limits (`gate`).
 
 pub mod admission;
 pub mod budget;
+pub mod gate;
 pub mod ledger;
+pub mod limits;
 pub mod windows;

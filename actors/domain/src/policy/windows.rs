@@ -37,6 +37,9 @@ pub enum Overrun {
     /// They finish; no new node is admitted.
     #[default]
     FinishInFlight,
+    /// Those installing finish; those admitted that have not started are taken back (as a hard pause does:
+    /// pending again, admitted again when the deployment resumes).
+    Pause,
 }
 
 /// What a window applies to: the deployments of these consumers and of these resources (absent: all).

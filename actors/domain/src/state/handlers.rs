@@ -169,6 +169,7 @@ impl ClusterState {
 
     /// The policies' pass (`policy/admission.rs`) over the whole state.
     pub(super) fn admission(&mut self) -> Admission<'_> {
+        let limits = self.fleet_limits();
         Admission {
             budgets: &self.budgets,
             windows: &self.windows,
@@ -176,6 +177,7 @@ impl ClusterState {
             nodes: &self.nodes,
             deployments: &mut self.deployments,
             active: &self.active,
+            limits,
         }
     }
 
@@ -291,7 +293,7 @@ impl ClusterState {
                 cx.reconcile = false;
                 self.starts().reconcile(cx);
             }
-            if cx.hold == HandlerGate::Deferred {
+            if cx.hold != HandlerGate::Open {
                 // What ended frees slots for the others (and may start more): settle it and pass again.
                 worked |= self.admit_by_policies(cx);
             }

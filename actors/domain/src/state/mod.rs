@@ -21,6 +21,7 @@ use crate::families::lifecycle::Op;
 use crate::families::settle::Cx;
 use crate::policy::admission;
 use crate::policy::budget::Budget;
+use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
 use crate::policy::windows::{Window, MAX_WINDOWS};
 use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
 use crate::values::outcome::Outcome;
@@ -60,6 +61,9 @@ pub struct ClusterState {
     /// Maintenance windows by name (issue 24 §2).
     #[serde(default)]
     windows: CowMap<String, Window>,
+    /// The fleet-wide limits and who set them (issue 24 §3); `None`: never set.
+    #[serde(default)]
+    fleet: Option<FleetSetting>,
 }
 
 impl ClusterState {
@@ -77,7 +81,7 @@ impl ClusterState {
         at: Timestamp,
     ) -> Result<(Response, Outcome), DomainError> {
         let mut cx = Cx::new(at);
-        cx.hold = admission::hold(&self.budgets, &self.windows);
+        cx.hold = self.hold();
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -362,14 +366,14 @@ impl ClusterState {
                     return Err(DomainError::not_found(Entity::Consumer, consumer));
                 }
                 self.budgets.insert(consumer, budget);
-                cx.hold = admission::hold(&self.budgets, &self.windows);
+                cx.hold = self.hold();
                 Response::Done
             }
             Command::DeleteBudget { consumer } => {
                 if self.budgets.remove(&consumer).is_none() {
                     return Err(DomainError::not_found(Entity::Budget, consumer));
                 }
-                if admission::hold(&self.budgets, &self.windows) == HandlerGate::Open {
+                if self.hold() == HandlerGate::Open {
                     // The last policy went: what the budgets held back is admitted by the deployments' own
                     // windows, in this apply.
                     cx.hold = HandlerGate::Open;
@@ -393,7 +397,18 @@ impl ClusterState {
                     ));
                 }
                 self.windows.insert(window.name.clone(), window);
-                cx.hold = HandlerGate::Deferred;
+                cx.hold = self.hold();
+                Response::Done
+            }
+            Command::SetFleetLimits { limits, source } => {
+                limits.validate()?;
+                let keep = source == LimitSource::Config
+                    && self.fleet.is_some_and(|f| f.source == LimitSource::Api);
+                if !keep {
+                    self.fleet = Some(FleetSetting { limits, source });
+                }
+                // Judged again in this apply: a lower limit holds, a higher or no limit lets go.
+                cx.hold = self.hold().max(HandlerGate::Deferred);
                 Response::Done
             }
             Command::DeleteWindow { name } => {
@@ -401,7 +416,7 @@ impl ClusterState {
                     return Err(DomainError::not_found(Entity::Window, name));
                 }
                 // What the window held is judged again (and let go) in this apply.
-                cx.hold = HandlerGate::Deferred;
+                cx.hold = self.hold().max(HandlerGate::Deferred);
                 Response::Done
             }
         };
@@ -445,6 +460,21 @@ impl ClusterState {
     /// Every group deployment by id (read-only).
     pub(crate) fn group_deployment_map(&self) -> &CowMap<GroupDeploymentId, GroupDeployment> {
         &self.group_deployments
+    }
+
+    /// Whether the handlers admit nodes themselves or leave it to the policies' pass.
+    fn hold(&self) -> HandlerGate {
+        admission::hold(&self.budgets, &self.windows, self.fleet_limits())
+    }
+
+    /// The fleet-wide limits in force (none set: no limit).
+    pub fn fleet_limits(&self) -> FleetLimits {
+        self.fleet.map(|f| f.limits).unwrap_or_default()
+    }
+
+    /// The fleet-wide limits and who set them; `None`: never set.
+    pub fn fleet_setting(&self) -> Option<FleetSetting> {
+        self.fleet
     }
 
     /// The disruption budgets by consumer (read-only).

@@ -274,6 +274,10 @@ pub struct Settings {
     /// Metric analysis against a provider of the servers' config (DEPLOYMENTS.md "Analysis"); none by default.
     #[serde(default)]
     pub analysis: Option<Analysis>,
+    /// Each node's first admission waits a deterministic offset in `[0, start_jitter_ms)` from the start
+    /// (DEPLOYMENTS.md §16); 0: none. Set by the start only.
+    #[serde(default)]
+    pub start_jitter_ms: u64,
 }
 
 impl Settings {
@@ -286,6 +290,13 @@ impl Settings {
         }
         if let Some(a) = &self.analysis {
             a.validate()?;
+        }
+        if self.start_jitter_ms > MAX_START_JITTER_MS {
+            return Err(Invalid::new(
+                "start_jitter_ms",
+                self.start_jitter_ms,
+                "a start jitter is at most one day (86400000 ms)",
+            ));
         }
         if self.pulse_interval_ms == Some(0) {
             return Err(Invalid::new(
@@ -358,6 +369,9 @@ impl Gate {
 
 /// Most gates a deployment lists (there are three kinds).
 pub const MAX_GATES: usize = 3;
+
+/// The longest start jitter accepted (one day).
+pub const MAX_START_JITTER_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// A deployment's pace and bounds: bake time between batches or rolling waves, per node and per deployment
 /// deadlines, and confirmation gates (DEPLOYMENTS.md §14). Every field is optional.

@@ -93,7 +93,7 @@ impl ClusterState {
     /// Whether deployment `d` waits for a budget: its own windows would admit its next node, the budgets
     /// of that node's consumers would not.
     pub(crate) fn budget_wait(&self, d: &Deployment) -> Option<Waiting> {
-        if self.budget_map().is_empty() || !may_admit(d, |_| true) {
+        if self.budget_map().is_empty() || !may_admit(d, |_, _| true) {
             return None;
         }
         let ledger = self.ledger();

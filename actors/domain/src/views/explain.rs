@@ -190,7 +190,10 @@ impl ClusterState {
             state: n.phase,
             failures: n.failures,
             decisions,
-            now: match self.budget_hold(d, node) {
+            now: match self
+                .budget_hold(d, node)
+                .or_else(|| self.limit_hold(d, node))
+            {
                 Some(why) => format!("{} ({why})", now_words(d, n.phase)),
                 None => now_words(d, n.phase),
             },

@@ -91,6 +91,18 @@ pub struct DeploymentPlan {
     pub policies: Option<crate::views::policies::PlanPolicies>,
 }
 
+impl DeploymentPlan {
+    /// What the finish estimate needs of it (`views/finish.rs`).
+    pub fn planned(&self) -> crate::views::finish::Planned<'_> {
+        crate::views::finish::Planned {
+            consumer: &self.consumer,
+            resource: &self.resource,
+            steps: &self.steps,
+            settings: &self.settings,
+        }
+    }
+}
+
 impl ClusterState {
     /// What starting `spec` would do; the same refusals as starting it (unknown consumer, resource or
     /// version, an active deployment, bad settings or ranges), and nothing changes.

@@ -25,6 +25,10 @@ pub struct PlanPolicies {
     pub held: bool,
     /// The budgets of the consumers its nodes are in, and their use now.
     pub budgets: Vec<BudgetView>,
+    /// When it is expected to finish, from the windows' schedule and a stated time per node (the API
+    /// fills it in: `views/finish.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<crate::views::finish::FinishEstimate>,
 }
 
 /// A window that applies to a planned deployment.
@@ -84,6 +88,7 @@ impl ClusterState {
             held_until,
             held: v.closed,
             budgets: names.iter().filter_map(|n| self.budget(n)).collect(),
+            finish: None,
         }
     }
 }

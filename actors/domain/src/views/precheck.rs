@@ -204,6 +204,7 @@ pub fn precheck(state: &ClusterState, command: &Command) -> Result<(), DomainErr
         Command::DeleteBudget { consumer } => check_name("consumer", consumer),
         Command::CreateWindow(window) => window.validate().map(|_| ()),
         Command::DeleteWindow { name } => check_name("window", name),
+        Command::SetFleetLimits { limits, .. } => limits.validate(),
     }
 }
 

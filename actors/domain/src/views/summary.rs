@@ -216,7 +216,8 @@ pub struct SummaryView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<crate::views::analysis::AnalysisSummary>,
     /// What policy holds it without pausing it: `"budget"` when its own windows would admit its next
-    /// node and a consumer's disruption budget does not.
+    /// node and a consumer's disruption budget does not; `"fleet_limit"` when a fleet-wide limit on
+    /// installs or downloads does not; `"start_jitter"` when its next node's start jitter has not passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
     /// Which consumers' budgets and which deployments hold the slots it waits for.
@@ -381,7 +382,15 @@ impl ClusterState {
             events_total: d.events.len() as u32,
             fingerprint: fingerprint(d),
             analysis: crate::views::analysis::analysis_summary(d),
-            waiting_for: waiting.as_ref().map(|_| "budget".to_string()),
+            waiting_for: if waiting.is_some() {
+                Some("budget".to_string())
+            } else if self.fleet_wait(d) {
+                Some("fleet_limit".to_string())
+            } else if self.jitter_wait(d, now) {
+                Some("start_jitter".to_string())
+            } else {
+                None
+            },
             waiting_on: waiting,
         })
     }

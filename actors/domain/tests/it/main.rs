@@ -6,6 +6,7 @@ mod brake_properties;
 mod budget_properties;
 mod coordinated_cases;
 mod group_scenarios;
+mod limit_properties;
 mod properties;
 mod properties_judgement;
 mod rolling_scenarios;

@@ -71,7 +71,9 @@ fn members_and_tokens_need_admin_and_reports_need_report() {
             || rule.pattern == "/v1/cluster/members"
             || rule.pattern.starts_with("/v1/tokens")
             || rule.pattern.starts_with("/v1/debug")
+            || (rule.pattern == "/v1/cluster/limits" && rule.method == "PUT")
         {
+            // The fleet-wide limits override every server's config: an admin's (DEPLOYMENTS.md §16).
             Some(Permission::Admin)
         } else if rule.pattern.starts_with("/v1/nodes/") && rule.method == "POST" {
             Some(Permission::Report)

@@ -4,6 +4,7 @@
 mod catchup;
 pub mod check;
 mod check_fleet;
+mod check_limits;
 mod faults;
 mod fleet_ops;
 mod history;

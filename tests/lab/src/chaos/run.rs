@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::check::{self, Violation};
 use super::check_fleet;
+use super::check_limits;
 use super::faults::{schedule, FaultKind, Injector};
 use super::fleet_ops;
 use super::history::{FaultRecord, History};
@@ -230,6 +231,10 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     let observations = history.observations.lock().unwrap().clone();
     let pulses = history.pulses.lock().unwrap().clone();
     violations.extend(check::all(&observations, &finals, &pulses));
+    violations.extend(check_limits::fleet_installs(
+        &finals,
+        check_limits::FLEET_INSTALLS,
+    ));
     violations.extend(check::deployment_targets(&history.targets.lock().unwrap()));
     violations.extend(check_fleet::no_banned_targets(
         &history.node_targets.lock().unwrap(),

@@ -130,6 +130,14 @@ async fn fleet_at_v1(
 /// Creates `app` with version 1 and a consumer of `nodes` simulated nodes running it, and waits until
 /// every node has reported.
 pub async fn setup_fleet(api: Arc<ApiClient>, nodes: usize) -> anyhow::Result<Fleet> {
+    // Before any deployment: every deployment of the cluster then admits within it (checked:
+    // `check_limits::fleet_installs`).
+    api.put::<_, Value>(
+        "/v1/cluster/limits",
+        &json!({"max_concurrent_installs": super::check_limits::FLEET_INSTALLS}),
+    )
+    .await
+    .context("setting the fleet-wide limits")?;
     let behaviour = Behaviour {
         download: Duration::from_millis(100),
         install: Duration::from_millis(300),
