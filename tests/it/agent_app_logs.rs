@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
-use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, wait_status};
+use convoy_tests::scenario::{consumer, get_ok, post_ok, publish, resource_with_v1, wait_status};
 use convoy_tests::{convoy_bin, Agent, Cluster, RawClient};
 use serde_json::json;
 
@@ -185,4 +185,56 @@ async fn the_apps_output_has_its_own_log_and_a_failed_start_quotes_its_stderr() 
     cluster.wait_leader(Duration::from_secs(10)).await?;
     let api = cluster.server(1).client();
     cluster.logs_on_error(scenario(&cluster, &api).await)
+}
+
+/// The leader's `convoy_reports_changes_total` (reports whose change was queued for the log).
+async fn changes_queued(leader_url: &str) -> anyhow::Result<f64> {
+    let text = reqwest::get(format!("{leader_url}/metrics"))
+        .await?
+        .text()
+        .await?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("convoy_reports_changes_total "))
+        .context("no convoy_reports_changes_total")?
+        .trim()
+        .parse()
+        .context("convoy_reports_changes_total")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_path_sent_to_a_follower_is_stored_and_its_repeats_add_nothing() -> anyhow::Result<()>
+{
+    let cluster = Cluster::start(3).await?;
+    let leader = cluster.wait_leader(Duration::from_secs(20)).await?;
+    let api = cluster.server(leader).client();
+    let follower = cluster.client_except(leader);
+    let result = async {
+        resource_with_v1(&api, "web").await?;
+        consumer(&api, "edge", 1).await?;
+        let path = "/var/lib/convoy-agent/logs/web.stdout.log";
+        let body = json!({"resources": {"web": {"current": 1, "log": path,
+            "versions": {"1": {"downloaded": true, "installed": true, "done": true}}}}});
+        post_ok(&follower, "/v1/nodes/edge-0/report", body.clone()).await?;
+        convoy_tests::eventually(Duration::from_secs(10), || async {
+            let node = get_ok(&api, "/v1/nodes/edge-0").await.ok()?;
+            (node["resources"]["web"]["log"] == path).then_some(())
+        })
+        .await
+        .context("the leader's state never named the log sent through a follower")?;
+        let before = changes_queued(&cluster.server(leader).url()).await?;
+        for _ in 0..3 {
+            post_ok(&follower, "/v1/nodes/edge-0/report", body.clone()).await?;
+        }
+        let after = changes_queued(&cluster.server(leader).url()).await?;
+        ensure!(
+            after == before,
+            "the same log path again queued {} changes for the log",
+            after - before
+        );
+        let node = get_ok(&follower, "/v1/nodes/edge-0?consistent=true").await?;
+        ensure!(node["resources"]["web"]["log"] == path, "{node}");
+        Ok(())
+    }
+    .await;
+    cluster.logs_on_error(result)
 }
