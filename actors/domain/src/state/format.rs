@@ -10,8 +10,10 @@
 /// `on_timeout`, all-at-once `fail_fast`, `force`, kept nodes, holds by actor, token expiry, tokens
 /// bound to consumers); 3: a subscription remembers what its nodes ran when the last of them came back
 /// empty (`Subscription::emptied_at`), deployments' pacing (bake, deadlines, gates, hard pause) and metric
-/// analysis (issue 23), disruption budgets and maintenance windows (issue 24).
-pub const STATE_FORMAT: u32 = 3;
+/// analysis (issue 23), disruption budgets and maintenance windows (issue 24); 4: weak subscriptions'
+/// brakes and holds by origin, consumer events (issue 23), fleet-wide limits, start jitter and
+/// `overrun: pause` (issue 24), the app log a node reports (issue 29).
+pub const STATE_FORMAT: u32 = 4;
 
 #[cfg(test)]
 #[path = "format_test.rs"]

@@ -152,6 +152,7 @@ fn report(k: &mut Kit, i: usize, held: &Held) {
                 current: Some(if h == 2 { 2 } else { 1 }),
                 versions,
                 removed: false,
+                log: None,
             };
             (name.to_string(), rr)
         })
