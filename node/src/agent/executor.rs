@@ -217,15 +217,17 @@ impl Executor {
         serde_json::json!({ "active": true, "resources": resources })
     }
 
-    /// `resource`'s stdout log as the report names it: `None` when its path is not UTF-8 or longer than
-    /// the server takes (a report naming it would be refused whole).
+    /// `resource`'s stdout log as the report names it: `None` when the server would refuse the path (and
+    /// with it the whole report): not UTF-8, over [`MAX_LOG_PATH_BYTES`], or holding a control character.
     fn log_path(&self, resource: &str) -> Option<String> {
         let path = self.config.app_logs.paths(resource).stdout;
-        let path = path.to_str().filter(|p| p.len() <= MAX_LOG_PATH_BYTES);
+        let path = path
+            .to_str()
+            .filter(|p| p.len() <= MAX_LOG_PATH_BYTES && !p.chars().any(char::is_control));
         if path.is_none() {
             tracing::debug!(
                 resource,
-                "the app's log path is not reported: not UTF-8 or over {MAX_LOG_PATH_BYTES} bytes"
+                "the app's log path is not reported: not UTF-8, over {MAX_LOG_PATH_BYTES} bytes or with a control character"
             );
         }
         path.map(str::to_string)

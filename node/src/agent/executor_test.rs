@@ -560,3 +560,32 @@ async fn a_record_whose_process_is_gone_is_forgotten_and_the_app_started_once() 
     assert_eq!(lines(), 2, "{}", std::fs::read_to_string(&pids).unwrap());
     ex.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_report_names_each_apps_log_only_with_a_run_command() {
+    let mut w = World::new();
+    w.doc.versions.push(VersionDoc {
+        version: 1,
+        ..Default::default()
+    });
+    let mut ex = Executor::open(w.config()).unwrap();
+    ex.step(&install(1), &w.views()).await;
+    let body = ex.report_body();
+    assert_eq!(body["resources"]["web"]["current"], 1, "{body}");
+    assert!(body["resources"]["web"]["log"].is_null(), "no app: {body}");
+    ex.shutdown().await;
+
+    let mut config = w.config();
+    config.run_command = Some("exec sleep 1000".into());
+    let mut ex = Executor::open(config).unwrap();
+    ex.step(&install(1), &w.views()).await;
+    let body = ex.report_body();
+    let log = body["resources"]["web"]["log"].as_str().unwrap_or_default();
+    assert_eq!(
+        std::path::Path::new(log),
+        ex.config.app_logs.paths("web").stdout,
+        "{body}"
+    );
+    assert!(log.starts_with('/'), "absolute: {log}");
+    ex.shutdown().await;
+}
