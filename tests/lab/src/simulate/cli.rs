@@ -9,13 +9,17 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::disk::FsyncModel;
+use super::reads::ReadMode;
 use super::run::{run, RunReport, SimOptions};
+use super::schedule::{List, Schedule};
 
 /// A rule broken on purpose, to show the checkers catch it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mutation {
     /// The disks acknowledge writes before syncing them (a crash may lose acknowledged entries).
     AckBeforeSync,
+    /// Reads are served from the reading server's applied state without the read index (stale).
+    StaleReads,
 }
 
 /// `convoy-lab simulate`'s flags.
@@ -45,6 +49,19 @@ pub struct SimArgs {
     /// Print the whole trace of `--seed`.
     #[arg(long)]
     pub trace: bool,
+    /// Send only these person commands (by number, e.g. `0,3,7-9`): a shrunk schedule.
+    #[arg(long, value_parser = List::parse)]
+    pub keep_ops: Option<List>,
+    /// Inject only these faults (by number, e.g. `1,4`): a shrunk schedule.
+    #[arg(long, value_parser = List::parse)]
+    pub keep_faults: Option<List>,
+    /// When `--seed` fails, shrink it: replay it with commands and faults removed while it still
+    /// fails with the same checker, then print the shrunk schedule and its replay command.
+    #[arg(long, requires = "seed")]
+    pub shrink: bool,
+    /// The most replays `--shrink` makes.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub shrink_runs: u64,
     /// Threads running seeds side by side (each run stays on one thread).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub jobs: u64,
@@ -58,10 +75,18 @@ impl SimArgs {
             minutes: self.minutes,
             fsync: match self.mutate {
                 Some(Mutation::AckBeforeSync) => FsyncModel::AckBeforeSync,
-                None => FsyncModel::Honest,
+                _ => FsyncModel::Honest,
+            },
+            reads: match self.mutate {
+                Some(Mutation::StaleReads) => ReadMode::Stale,
+                _ => ReadMode::Consistent,
             },
             faults: !self.no_faults,
-            keep_trace: self.trace,
+            keep_trace: self.trace || self.shrink,
+            schedule: Schedule {
+                ops: self.keep_ops.clone(),
+                faults: self.keep_faults.clone(),
+            },
         }
     }
 }
@@ -93,6 +118,9 @@ pub fn run_cli(args: SimArgs) -> anyhow::Result<()> {
         (None, Some(n)) => (args.first_seed..args.first_seed.saturating_add(n)).collect(),
         (None, None) => vec![args.first_seed],
     };
+    if let (true, Some(seed)) = (args.shrink, args.seed) {
+        return super::shrink::run_cli(&args.options(seed), args.shrink_runs);
+    }
     let single = seeds.len() == 1;
     let started = Instant::now();
     let next = Arc::new(AtomicU64::new(0));

@@ -10,22 +10,27 @@ use convoy_actors::domain::{ClusterState, Command, DomainError, Response};
 use convoy_raft::{codec, Member, Proposal};
 use futures::channel::oneshot;
 use openraft::async_runtime::WatchReceiver;
-use openraft::errors::{ClientWriteError, RaftError};
+use openraft::errors::{ClientWriteError, LinearizableReadError, RaftError};
+use openraft::ReadPolicy;
 
 use super::disk::{Disk, FsyncModel};
 use super::executor;
 use super::log_store::{lock, DiskLatency, SharedDisk, SimLog};
 use super::net::{SimNet, SimNetFactory, SimRaft};
 use super::observe::{fnv, EntryKey, Observations};
-use super::sm_store::{Applied, SharedApplied, SimSm};
+use super::sm_store::{Applied, SharedApplied, SharedSnapshot, SimSm};
 
 /// The wall clock the servers start at (ms since the epoch): 2026-01-01.
 pub const START_WALL_MS: u64 = 1_767_225_600_000;
+
+/// The simulation's `snapshot_every` (convoy's default is far above what a run writes).
+pub const SNAPSHOT_EVERY: u64 = 200;
 
 /// One simulated server.
 pub struct Server {
     disk: SharedDisk,
     applied: SharedApplied,
+    snapshot: SharedSnapshot,
     latency: Arc<Mutex<DiskLatency>>,
     up: bool,
 }
@@ -73,6 +78,9 @@ impl Cluster {
     pub fn new(n: u64, model: FsyncModel, net: SimNet, obs: Observations) -> anyhow::Result<Self> {
         let mut raft_config = convoy_raft::RaftConfig::new(0, "/nonexistent", "", "");
         raft_config.request_timeout = Duration::from_secs(5);
+        // Snapshots every few hundred entries, so that a run purges its logs (openraft keeps a
+        // tenth of that behind each snapshot): the snapshot fault asks for them.
+        raft_config.snapshot_every = SNAPSHOT_EVERY;
         let config = Arc::new(raft_config.openraft_config()?);
         let members = (1..=n)
             .map(|id| {
@@ -90,6 +98,7 @@ impl Cluster {
                 let server = Server {
                     disk: Arc::new(Mutex::new(Disk::new(model))),
                     applied: Arc::new(Mutex::new(Applied::default())),
+                    snapshot: Arc::new(Mutex::new(None)),
                     latency: Arc::new(Mutex::new(DiskLatency::new(Duration::from_micros(500)))),
                     up: false,
                 };
@@ -128,14 +137,22 @@ impl Cluster {
         let Some(server) = self.servers.get_mut(&id) else {
             anyhow::bail!("no server {id}");
         };
-        server.applied = Arc::new(Mutex::new(Applied::default()));
+        // A restarted server starts from its last snapshot and replays the log after it.
+        let applied = Applied::from_snapshot(&server.snapshot)
+            .map_err(|e| anyhow::anyhow!("server {id}'s snapshot does not restore: {e}"))?;
+        server.applied = Arc::new(Mutex::new(applied));
         let log = SimLog::new(
             id,
             server.disk.clone(),
             server.latency.clone(),
             self.obs.clone(),
         );
-        let sm = SimSm::new(id, server.applied.clone(), self.obs.clone());
+        let sm = SimSm::new(
+            id,
+            server.applied.clone(),
+            server.snapshot.clone(),
+            self.obs.clone(),
+        );
         let factory = SimNetFactory {
             from: id,
             net: self.net.clone(),
@@ -192,11 +209,32 @@ impl Cluster {
         }
     }
 
+    /// Asks server `id` to build a snapshot now (as convoy's replica does when one is due);
+    /// openraft then purges its log behind it. Returns whether the server was up to ask.
+    pub async fn snapshot(&self, id: u64) -> bool {
+        let Some(raft) = self.net.raft(id) else {
+            return false;
+        };
+        raft.trigger().snapshot().await.is_ok()
+    }
+
+    /// Fills server `id`'s disk (its log refuses appends and votes) or frees it.
+    pub fn set_disk_full(&self, id: u64, full: bool) {
+        if let Some(server) = self.servers.get(&id) {
+            lock(&server.latency).full = full;
+        }
+    }
+
     /// Moves server `id`'s wall clock by `delta_ms`.
     pub fn jump_clock(&self, id: u64, delta_ms: i64) {
         let mut clocks = lock(&self.client.clocks);
         let offset = clocks.entry(id).or_default();
         *offset = offset.saturating_add(delta_ms);
+    }
+
+    /// Server `id`'s addresses, as the membership names them.
+    pub fn member(&self, id: u64) -> Option<Member> {
+        self.members.get(&id).cloned()
     }
 
     /// A client of this cluster.
@@ -267,6 +305,41 @@ impl Client {
             }
         }
         best.map(|(_, leader)| leader)
+    }
+
+    /// What the run observes.
+    pub fn observations(&self) -> Observations {
+        self.obs.clone()
+    }
+
+    /// A linearizable read's barrier as convoy serves it (convoy-raft's `read_index`): the leader
+    /// confirms its leadership with a quorum (openraft's `ensure_linearizable`, `ReadIndex`) and
+    /// answers the index a read must wait for, following redirects as [`Client::write`] does.
+    pub async fn read_index(&self, timeout: Duration) -> Result<u64, String> {
+        let mut target = *lock(&self.leader_hint);
+        let mut last_error = String::from("no server up");
+        for _ in 0..3 {
+            let Some(raft) = self.net.raft(target) else {
+                target = self.leader().unwrap_or(target % self.n + 1);
+                continue;
+            };
+            let asked = <super::runtime::SimRuntime as openraft::AsyncRuntime>::timeout(
+                timeout,
+                raft.ensure_linearizable(ReadPolicy::ReadIndex),
+            )
+            .await;
+            match asked {
+                Ok(Ok(read)) => return Ok(read.log_id().index),
+                Ok(Err(RaftError::APIError(LinearizableReadError::ForwardToLeader(f)))) => {
+                    last_error = format!("s{target} is not the leader");
+                    target = f.leader_id.unwrap_or(target % self.n + 1);
+                    executor::sleep(Duration::from_millis(100)).await;
+                }
+                Ok(Err(e)) => return Err(format!("s{target}: {e}")),
+                Err(_) => return Err(format!("s{target}: no read index in {timeout:?}")),
+            }
+        }
+        Err(last_error)
     }
 
     /// Proposes `command` as a client would: to the last known leader, following redirects, each

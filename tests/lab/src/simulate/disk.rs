@@ -40,6 +40,8 @@ pub struct Disk {
     purged: Option<LogIdOf<SimConfig>>,
     /// Per index, a hash of the log up to it (the log-matching checker compares them).
     chain: BTreeMap<u64, u64>,
+    /// The hash of the log up to the last purged entry (what a snapshot stands for).
+    purged_chain: Option<u64>,
 }
 
 impl Disk {
@@ -93,7 +95,13 @@ impl Disk {
             let key = EntryKey::of(&entry);
             let before = index
                 .checked_sub(1)
-                .and_then(|i| self.chain.get(&i).copied())
+                .and_then(|i| {
+                    let purged_here = self.purged.is_some_and(|p| p.index == i);
+                    match purged_here {
+                        true => self.purged_chain.or_else(|| self.chain.get(&i).copied()),
+                        false => self.chain.get(&i).copied(),
+                    }
+                })
                 .unwrap_or(0);
             let chain = fnv(&[
                 before.to_le_bytes(),
@@ -121,10 +129,13 @@ impl Disk {
 
     /// Removes the entries up to `log_id` (unsynced in the real store; losing a purge is harmless,
     /// so it is applied as durable here).
-    pub fn purge(&mut self, log_id: LogIdOf<SimConfig>) {
+    /// `chain` is the hash of the log up to `log_id` as the cluster logged it (after a snapshot
+    /// is installed, this disk's own entries there may be older ones, or none).
+    pub fn purge(&mut self, log_id: LogIdOf<SimConfig>, chain: Option<u64>) {
         let keep = self.log.split_off(&(log_id.index + 1));
         self.log = keep;
         self.purged = Some(log_id);
+        self.purged_chain = chain.or_else(|| self.chain.get(&log_id.index).copied());
     }
 
     /// Writes the committed log id (unsynced).

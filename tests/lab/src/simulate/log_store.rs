@@ -47,6 +47,8 @@ pub struct DiskLatency {
     pub sync: Duration,
     /// When the last sync queued ends (virtual ns): syncs complete in the order they were asked.
     pub busy_until_ns: u64,
+    /// The disk is full: appends and votes fail, as RocksDB's writes do (the full-disk fault).
+    pub full: bool,
 }
 
 impl DiskLatency {
@@ -55,6 +57,7 @@ impl DiskLatency {
         DiskLatency {
             sync,
             busy_until_ns: 0,
+            full: false,
         }
     }
 
@@ -84,6 +87,17 @@ impl SimLog {
             latency,
             observations,
         }
+    }
+
+    /// Refuses a write while the disk is full.
+    fn space(&self) -> io::Result<()> {
+        if lock(&self.latency).full {
+            return Err(io::Error::other(format!(
+                "server {}: no space left on device",
+                self.id
+            )));
+        }
+        Ok(())
     }
 
     fn disk(&self) -> io::Result<MutexGuard<'_, Disk>> {
@@ -137,6 +151,7 @@ impl RaftLogStorage<SimConfig> for SimLog {
     }
 
     async fn save_vote(&mut self, vote: &VoteOf<SimConfig>) -> Result<(), io::Error> {
+        self.space()?;
         let (term, leader) = (vote.leader_id.term, vote.leader_id.node_id);
         let elected = {
             let mut disk = self.disk()?;
@@ -180,6 +195,7 @@ impl RaftLogStorage<SimConfig> for SimLog {
         I: IntoIterator<Item = EntryOf<SimConfig>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
+        self.space()?;
         let (model, written) = {
             let mut disk = self.disk()?;
             let written = disk.append(entries);
@@ -225,7 +241,15 @@ impl RaftLogStorage<SimConfig> for SimLog {
     }
 
     async fn purge(&mut self, log_id: LogIdOf<SimConfig>) -> Result<(), io::Error> {
-        self.disk()?.purge(log_id);
+        let leader = log_id.committed_leader_id();
+        let chain = self
+            .observations
+            .chain_of(log_id.index, leader.term, leader.node_id);
+        self.disk()?.purge(log_id, chain);
+        self.observations.trace(format!(
+            "s{} purged its log up to {}",
+            self.id, log_id.index
+        ));
         Ok(())
     }
 }

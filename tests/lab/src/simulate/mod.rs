@@ -12,12 +12,18 @@ pub mod cluster;
 pub mod disk;
 pub mod executor;
 pub mod faults;
+pub mod history;
 pub mod leader;
+pub mod linearize;
 pub mod log_store;
+pub mod membership;
 pub mod net;
 pub mod observe;
+pub mod reads;
 pub mod run;
 pub mod runtime;
+pub mod schedule;
+pub mod shrink;
 pub mod sm_store;
 pub mod watch;
 pub mod workload;
@@ -29,10 +35,16 @@ pub use disk::FsyncModel;
 pub use run::{run, RunReport, SimOptions};
 
 #[cfg(test)]
+mod check_test;
+#[cfg(test)]
 mod disk_test;
 #[cfg(test)]
 mod executor_test;
 #[cfg(test)]
 mod leader_test;
 #[cfg(test)]
+mod linearize_test;
+#[cfg(test)]
 mod run_test;
+#[cfg(test)]
+mod shrink_test;

@@ -1,6 +1,7 @@
 //! What a run observes, shared by the stores, the network and the harness: the trace (one line
 //! per event, hashed as it grows), the leaders established per term, the entry applied at each
-//! index, the writes acknowledged, and the violations the checkers found as they happened.
+//! index, the writes acknowledged, the client history the linearizability checker reads, and the
+//! violations the checkers found as they happened.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,8 @@ use openraft::EntryPayload;
 use sha2::{Digest, Sha256};
 
 use super::executor;
+use super::history::{History, ResourceOp};
+use super::linearize::DEFAULT_BUDGET;
 use super::log_store::lock;
 use super::runtime::SimConfig;
 use crate::chaos::check::Violation;
@@ -66,6 +69,10 @@ struct Inner {
     violations: Vec<Violation>,
     /// (index, term, leader) → (prefix hash, first server that logged it).
     logged: BTreeMap<(u64, u64, u64), (u64, u64)>,
+    /// The clients' operations on resources (linearizability).
+    history: History,
+    /// Person commands and faults drawn so far (numbered from 0 in that order).
+    drawn: (u64, u64),
 }
 
 /// The observations of one run, cheap to clone.
@@ -193,6 +200,14 @@ impl Observations {
         }
     }
 
+    /// The hash of the log up to the entry of `term` and `leader` at `index`, as first logged.
+    pub fn chain_of(&self, index: u64, term: u64, leader: u64) -> Option<u64> {
+        lock(&self.0)
+            .logged
+            .get(&(index, term, leader))
+            .map(|(chain, _)| *chain)
+    }
+
     /// Leader completeness: `leader`, just elected for `term`, holds `log` (index → entry); every
     /// entry applied anywhere (so committed) must be in it.
     pub fn elected_with(&self, leader: u64, term: u64, log: &BTreeMap<u64, EntryKey>, purged: u64) {
@@ -237,6 +252,63 @@ impl Observations {
     /// The acknowledged writes: (index, entry).
     pub fn acked_writes(&self) -> Vec<(u64, EntryKey)> {
         lock(&self.0).acked.clone()
+    }
+
+    /// A client invokes `op` on `resource` now; returns the operation's id.
+    pub fn op_called(&self, resource: &str, op: ResourceOp) -> usize {
+        let now = executor::now_ms();
+        lock(&self.0).history.call(resource, op, now)
+    }
+
+    /// Operation `id` answered now with `op` (its outcome).
+    pub fn op_returned(&self, id: usize, op: ResourceOp) {
+        let now = executor::now_ms();
+        lock(&self.0).history.returned(id, op, now);
+    }
+
+    /// Operation `id` (a read) got no answer: it had no effect and is forgotten.
+    pub fn op_discarded(&self, id: usize) {
+        lock(&self.0).history.discard(id);
+    }
+
+    /// Numbers the next person command drawn.
+    pub fn next_op(&self) -> u64 {
+        let mut inner = lock(&self.0);
+        inner.drawn.0 += 1;
+        inner.drawn.0 - 1
+    }
+
+    /// Numbers the next fault drawn.
+    pub fn next_fault(&self) -> u64 {
+        let mut inner = lock(&self.0);
+        inner.drawn.1 += 1;
+        inner.drawn.1 - 1
+    }
+
+    /// Person commands and faults drawn so far (kept even when the run panics).
+    pub fn drawn(&self) -> (u64, u64) {
+        lock(&self.0).drawn
+    }
+
+    /// How many clients' reads were answered.
+    pub fn reads_answered(&self) -> u64 {
+        lock(&self.0).history.answered_reads()
+    }
+
+    /// Checks the history so far for linearizability; each violation fails the run (with the
+    /// operations involved, in the trace).
+    pub fn check_linearizable(&self) {
+        let (found, ops) = {
+            let inner = lock(&self.0);
+            (inner.history.check(DEFAULT_BUDGET), inner.history.len())
+        };
+        self.trace(format!(
+            "linearizability: {ops} operations checked, {} violations",
+            found.len()
+        ));
+        for v in found {
+            self.violate(v.rule, v.detail);
+        }
     }
 
     /// The leaders per term.

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use convoy_actors::domain::{ClusterState, Command};
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::cluster::{Client, Cluster, Written};
@@ -20,7 +21,9 @@ use super::faults::Faults;
 use super::leader::LeaderJobs;
 use super::net::{NetStats, SimNet};
 use super::observe::Observations;
+use super::reads::{self, ReadMode};
 use super::runtime;
+use super::schedule::Schedule;
 use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
 
@@ -46,6 +49,10 @@ pub struct SimOptions {
     pub faults: bool,
     /// Keep every trace line, not only the last ones.
     pub keep_trace: bool,
+    /// How clients' reads are served (the mutation `Stale` must be caught).
+    pub reads: ReadMode,
+    /// The drawn commands and faults kept (the shrinker's filter); all by default.
+    pub schedule: Schedule,
 }
 
 impl Default for SimOptions {
@@ -57,6 +64,8 @@ impl Default for SimOptions {
             fsync: FsyncModel::Honest,
             faults: true,
             keep_trace: false,
+            reads: ReadMode::Consistent,
+            schedule: Schedule::default(),
         }
     }
 }
@@ -72,8 +81,12 @@ pub struct RunStats {
     pub unknown: u64,
     /// Commands the state machine refused (acknowledged all the same).
     pub refused: u64,
-    /// Faults injected.
+    /// Person commands drawn (sent, or dropped by the schedule).
+    pub ops: u64,
+    /// Faults drawn (injected, or dropped by the schedule).
     pub faults: u64,
+    /// Clients' reads answered (and checked for linearizability).
+    pub reads: u64,
     /// Terms with a leader.
     pub terms: u64,
     /// The highest index applied.
@@ -112,9 +125,13 @@ impl RunReport {
         if o.fsync == FsyncModel::AckBeforeSync {
             cmd.push_str(" --mutate ack-before-sync");
         }
+        if o.reads == ReadMode::Stale {
+            cmd.push_str(" --mutate stale-reads");
+        }
         if !o.faults {
             cmd.push_str(" --no-faults");
         }
+        cmd.push_str(&o.schedule.flags());
         cmd.push_str(" --trace");
         cmd
     }
@@ -148,6 +165,7 @@ pub fn run(options: &SimOptions) -> RunReport {
             RunStats::default()
         }
     };
+    (stats.ops, stats.faults) = obs.drawn();
     stats.polls = executor::polls();
     stats.sim_ms = stats.sim_ms.max(executor::now_ms());
     executor::reset();
@@ -173,8 +191,11 @@ pub(super) struct Shared {
 fn spawn_write(shared: &Rc<RefCell<Shared>>, client: &Client, command: Command) {
     shared.borrow_mut().in_flight += 1;
     let (shared, client) = (shared.clone(), client.clone());
+    let obs = client.observations();
+    let op = reads::write_called(&obs, &command);
     executor::spawn_owned(HARNESS, async move {
         let written = client.write(&command, Duration::from_secs(5)).await;
+        reads::write_returned(&obs, op, &command, &written);
         let mut s = shared.borrow_mut();
         s.in_flight -= 1;
         match written {
@@ -189,6 +210,12 @@ fn spawn_write(shared: &Rc<RefCell<Shared>>, client: &Client, command: Command) 
             Written::Unknown(_) => s.stats.unknown += 1,
         }
     });
+}
+
+/// A command in a trace line: its variant and its first names, cut short.
+fn describe(command: &Command) -> String {
+    let text = format!("{command:?}");
+    text.chars().take(160).collect()
 }
 
 /// The domain checkers over one server's state: windows and rollback order of every deployment.
@@ -227,7 +254,13 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
         in_flight: 0,
         stats: RunStats::default(),
     }));
-    let mut faults = Faults::new(StdRng::seed_from_u64(rng.gen()), options.faults);
+    // The reads draw from a stream of their own.
+    let mut reads_rng = StdRng::seed_from_u64(options.seed ^ 0x0bad_5eed_7ead);
+    let mut faults = Faults::new(
+        StdRng::seed_from_u64(rng.gen()),
+        options.faults,
+        options.schedule.clone(),
+    );
     // The one origin of the leader's jobs' instants: only virtual durations are added to it.
     let jobs = Rc::new(RefCell::new(LeaderJobs::new(std::time::Instant::now())));
     let end_ms = (options.minutes * 60_000.0) as u64;
@@ -251,7 +284,22 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
                 shared.borrow_mut().workload.next_command(state)
             });
             if let Some(command) = command {
-                spawn_write(&shared, &client, command);
+                let n = obs.next_op();
+                if options.schedule.keeps_op(n) {
+                    obs.trace(format!("op {n}: {}", describe(&command)));
+                    spawn_write(&shared, &client, command);
+                } else {
+                    obs.trace(format!("op {n} dropped"));
+                }
+            }
+        }
+        // A client's read of a resource, on a server of its own.
+        if reads_rng.gen_bool(0.2) {
+            let names = shared.borrow().workload.resource_names();
+            if let (Some(name), Some(&server)) =
+                (names.choose(&mut reads_rng), up.choose(&mut reads_rng))
+            {
+                reads::spawn_read(&cluster, &client, server, name.clone(), options.reads);
             }
         }
         // The leader's handlers follow leadership.
@@ -286,8 +334,9 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
     if settled {
         end_checks(&cluster, &obs);
     }
+    obs.check_linearizable();
     let mut stats = shared.borrow().stats.clone();
-    stats.faults = faults.injected();
+    stats.reads = obs.reads_answered();
     stats.terms = obs.leaders().len() as u64;
     stats.applied = obs.max_applied();
     stats.net = cluster.net.stats();

@@ -1,8 +1,9 @@
 //! openraft's state machine store for one simulated server: convoy's real `Machine` (the domain's
 //! `ClusterState`) applied through convoy-raft's own apply path (`sm_store::apply_proposal`: the
-//! time clamp, the decode, the apply). Like the real store it keeps the state in memory only (a
-//! restart replays the log; snapshots are in memory and never purge the log here), and it reports
-//! every applied entry to the observations for the state-machine-safety checker.
+//! time clamp, the decode, the apply). It keeps the state in memory; the last snapshot built or
+//! installed is kept on the server's disk ([`SharedSnapshot`], written whole), so a restart
+//! starts from it and replays the log after it (openraft purges the log behind a snapshot). It
+//! reports every applied entry to the observations for the state-machine-safety checker.
 
 use std::io::{self, Cursor};
 use std::sync::{Arc, Mutex};
@@ -35,19 +36,55 @@ pub struct Applied {
 /// The applied state of one server, shared with the harness (which reads it like the API does).
 pub type SharedApplied = Arc<Mutex<Applied>>;
 
+/// One server's last snapshot on its disk (its metadata and bytes); written whole and synced, it
+/// survives a crash.
+pub type SharedSnapshot = Arc<Mutex<Option<(SnapshotMetaOf<SimConfig>, Vec<u8>)>>>;
+
+/// Reads what [`snapshot_of`] wrote: the clamped time and the state machine.
+fn restore(bytes: &[u8]) -> io::Result<(u64, Machine)> {
+    let (at, mut state) = bytes
+        .split_first_chunk::<8>()
+        .ok_or_else(|| io::Error::other(format!("a snapshot of {} bytes", bytes.len())))?;
+    let machine = Machine::restore_from(&mut state).map_err(io::Error::other)?;
+    Ok((u64::from_le_bytes(*at), machine))
+}
+
+impl Applied {
+    /// The state a server starts from: its last snapshot, if any, else empty.
+    pub fn from_snapshot(snapshot: &SharedSnapshot) -> io::Result<Applied> {
+        let Some((meta, bytes)) = lock(snapshot).clone() else {
+            return Ok(Applied::default());
+        };
+        let (last_at_ms, machine) = restore(&bytes)?;
+        Ok(Applied {
+            last_at_ms,
+            machine,
+            last_applied: meta.last_log_id,
+            membership: meta.last_membership,
+        })
+    }
+}
+
 /// The state machine store of one incarnation of one server.
 pub struct SimSm {
     id: u64,
     applied: SharedApplied,
+    snapshot: SharedSnapshot,
     observations: Observations,
 }
 
 impl SimSm {
     /// A fresh (empty) state machine for server `id`.
-    pub fn new(id: u64, applied: SharedApplied, observations: Observations) -> Self {
+    pub fn new(
+        id: u64,
+        applied: SharedApplied,
+        snapshot: SharedSnapshot,
+        observations: Observations,
+    ) -> Self {
         SimSm {
             id,
             applied,
+            snapshot,
             observations,
         }
     }
@@ -56,10 +93,13 @@ impl SimSm {
 /// Builds a snapshot of the applied state, in memory.
 pub struct SimSnapshotBuilder {
     applied: SharedApplied,
+    snapshot: SharedSnapshot,
 }
 
+/// A snapshot's bytes: the clamped time of the last apply (8 bytes, little-endian, as the real
+/// store's header carries `last_at_ms`), then the state.
 fn snapshot_of(applied: &Applied) -> io::Result<(SnapshotMetaOf<SimConfig>, Vec<u8>)> {
-    let mut bytes = Vec::new();
+    let mut bytes = applied.last_at_ms.to_le_bytes().to_vec();
     applied.machine.snapshot_to(&mut bytes)?;
     let meta = SnapshotMetaOf::<SimConfig> {
         last_log_id: applied.last_applied,
@@ -75,6 +115,7 @@ impl RaftSnapshotBuilder<SimConfig> for SimSnapshotBuilder {
         &mut self,
     ) -> Result<SnapshotOf<SimConfig, Cursor<Vec<u8>>>, io::Error> {
         let (meta, bytes) = snapshot_of(&lock(&self.applied))?;
+        *lock(&self.snapshot) = Some((meta.clone(), bytes.clone()));
         Ok(SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
             meta,
             snapshot: Cursor::new(bytes),
@@ -132,6 +173,7 @@ impl RaftStateMachine<SimConfig> for SimSm {
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         SimSnapshotBuilder {
             applied: self.applied.clone(),
+            snapshot: self.snapshot.clone(),
         }
     }
 
@@ -141,10 +183,11 @@ impl RaftStateMachine<SimConfig> for SimSm {
         snapshot: Cursor<Vec<u8>>,
     ) -> Result<(), io::Error> {
         let bytes = snapshot.into_inner();
-        let machine = Machine::restore_from(&mut bytes.as_slice()).map_err(io::Error::other)?;
+        let (last_at_ms, machine) = restore(&bytes)?;
+        *lock(&self.snapshot) = Some((meta.clone(), bytes));
         {
             let mut applied = lock(&self.applied);
-            applied.last_at_ms = machine.leader_ms();
+            applied.last_at_ms = last_at_ms;
             applied.machine = machine;
             applied.last_applied = meta.last_log_id;
             applied.membership = meta.last_membership.clone();

@@ -1,15 +1,17 @@
 //! The seeded workload: what people and agents ask of the cluster. Resources and versions (some
 //! depending on another resource's version), consumers of simulated nodes, weak and strong
 //! subscriptions, deployments of every strategy (some coordinated by pulses), pause, resume, abort
-//! and rollback; and the agents themselves, convoy-node's pure [`SimNode`]s, following the targets
-//! a server answers and reporting their progress, some failing installs.
+//! and rollback; groups and their group deployments (started and aborted), versions retracted and
+//! unretracted, subscriptions removed (the nodes uninstall), node churn (nodes added to and
+//! removed from consumers); and the agents themselves, convoy-node's pure [`SimNode`]s, following
+//! the targets a server answers and reporting their progress, some failing installs.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use convoy_actors::domain::{
-    Actor, ClusterState, Command, Dependency, DeploymentId, DeploymentSpec, Mode, NodeReport,
-    Policy, Strategy,
+    Actor, ClusterState, Command, Dependency, DeploymentId, DeploymentSpec, Member, Mode,
+    NodeReport, Policy, Strategy,
 };
 use convoy_node::sim::{Behaviour, SimNode};
 use rand::rngs::StdRng;
@@ -20,12 +22,14 @@ use rand::Rng;
 const MAX_RESOURCES: usize = 6;
 const MAX_CONSUMERS: usize = 4;
 const MAX_NODES: usize = 8;
+const MAX_GROUPS: usize = 3;
 
 /// The client side of the workload: a model of what it created, and the agents.
 pub struct Workload {
     rng: StdRng,
     resources: Vec<(String, u64)>,
     consumers: Vec<(String, Vec<String>)>,
+    groups: Vec<String>,
     agents: BTreeMap<String, SimNode>,
     behaviour: Behaviour,
     /// The stalled agents (they stop reporting until resumed).
@@ -45,6 +49,7 @@ impl Workload {
             rng,
             resources: Vec::new(),
             consumers: Vec::new(),
+            groups: Vec::new(),
             agents: BTreeMap::new(),
             behaviour,
             stalled: Vec::new(),
@@ -124,12 +129,93 @@ impl Workload {
                 by: Actor::User,
                 ..DeploymentSpec::default()
             }),
+            66..=68 => self.group_command(state),
+            69..=71 => {
+                let version = self.rng.gen_range(1..=versions.max(1));
+                if self.rng.gen_bool(0.6) {
+                    Command::RetractVersion {
+                        resource,
+                        version,
+                        message: None,
+                        by: Actor::User,
+                    }
+                } else {
+                    Command::UnretractVersion { resource, version }
+                }
+            }
+            72 | 73 => Command::Unsubscribe { consumer, resource },
+            74..=76 => self.churn(),
             _ => match active.choose(&mut self.rng) {
                 Some(id) => self.operation(*id),
                 None => Command::CreateResource {
                     name: format!("r{}", self.created),
                 },
             },
+        }
+    }
+
+    /// A group created over some (consumer, resource) pairs, a group deployment started, or a
+    /// running one aborted.
+    fn group_command(&mut self, state: &ClusterState) -> Command {
+        let running = state.running_group_deployments();
+        if let (Some(id), true) = (running.choose(&mut self.rng), self.rng.gen_bool(0.2)) {
+            return Command::AbortGroupDeployment {
+                id: *id,
+                by: Actor::User,
+            };
+        }
+        if self.groups.is_empty() || (self.groups.len() < MAX_GROUPS && self.rng.gen_bool(0.3)) {
+            self.created += 1;
+            let mut resources = self.resources.clone();
+            resources.shuffle(&mut self.rng);
+            let members = resources
+                .into_iter()
+                .take(self.rng.gen_range(1..=3))
+                .filter_map(|(resource, _)| {
+                    let (consumer, _) = self.consumers.choose(&mut self.rng)?;
+                    Some(Member {
+                        consumer: consumer.clone(),
+                        resource,
+                    })
+                })
+                .collect();
+            return Command::CreateGroup {
+                name: format!("g{}", self.created),
+                members,
+            };
+        }
+        let group = self
+            .groups
+            .choose(&mut self.rng)
+            .cloned()
+            .unwrap_or_default();
+        Command::StartGroupDeployment {
+            group,
+            versions: None,
+            overrides: BTreeMap::new(),
+        }
+    }
+
+    /// Node churn: a consumer gains a new node (a new agent) or loses one of its nodes.
+    fn churn(&mut self) -> Command {
+        let Some((name, nodes)) = self.consumers.choose(&mut self.rng).cloned() else {
+            return Command::CreateResource {
+                name: format!("r{}", self.created),
+            };
+        };
+        if nodes.len() > 1 && self.rng.gen_bool(0.5) {
+            let gone = nodes.choose(&mut self.rng).cloned().unwrap_or_default();
+            return Command::UpdateConsumerNodes {
+                name,
+                add: Vec::new(),
+                remove: vec![gone],
+            };
+        }
+        self.created += 1;
+        Command::UpdateConsumerNodes {
+            add: vec![format!("{name}-m{}", self.created)],
+            name,
+            remove: Vec::new(),
         }
     }
 
@@ -165,6 +251,11 @@ impl Workload {
         }
     }
 
+    /// The resources created so far (acknowledged).
+    pub fn resource_names(&self) -> Vec<String> {
+        self.resources.iter().map(|(r, _)| r.clone()).collect()
+    }
+
     /// Takes the answer to `command` into the model (only what was acknowledged exists for it).
     pub fn acknowledged(&mut self, command: &Command) {
         match command {
@@ -184,18 +275,31 @@ impl Workload {
                     self.agents.insert(node.clone(), SimNode::default());
                 }
             }
+            Command::CreateGroup { name, .. } if !self.groups.contains(name) => {
+                self.groups.push(name.clone());
+            }
+            Command::UpdateConsumerNodes { name, add, remove } => {
+                if let Some((_, nodes)) = self.consumers.iter_mut().find(|(c, _)| c == name) {
+                    nodes.retain(|n| !remove.contains(n));
+                    nodes.extend(add.iter().cloned());
+                }
+                for node in add {
+                    self.agents.entry(node.clone()).or_default();
+                }
+            }
             _ => {}
         }
     }
 
-    /// Stalls a random agent (it stops working and reporting), or resumes the stalled ones.
-    pub fn stall_or_resume(&mut self) -> String {
-        if !self.stalled.is_empty() && self.rng.gen_bool(0.5) {
+    /// Stalls an agent (it stops working and reporting), or resumes the stalled ones; `roll`
+    /// (drawn from the fault stream) decides which.
+    pub fn stall_or_resume(&mut self, roll: u64) -> String {
+        if !self.stalled.is_empty() && roll.is_multiple_of(2) {
             let resumed = std::mem::take(&mut self.stalled);
             return format!("agents {resumed:?} resume");
         }
         let nodes: Vec<String> = self.agents.keys().cloned().collect();
-        match nodes.choose(&mut self.rng) {
+        match nodes.get((roll / 2) as usize % nodes.len().max(1)) {
             Some(node) => {
                 self.stalled.push(node.clone());
                 format!("agent {node} stalls")

@@ -1,0 +1,129 @@
+//! Membership changes through the calls convoy makes (convoy-raft's `remove_member` and
+//! `add_member`): a voter is removed (demoted with `RemoveVoters`, then dropped with
+//! `RemoveNodes`), and added back as a learner (`add_learner`), promoted with `AddVoterIds` only
+//! once it has caught up with the leader's log. Every call goes to the leader, under a timeout.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::time::Duration;
+
+use openraft::async_runtime::WatchReceiver;
+use openraft::ChangeMembers;
+
+use super::cluster::Cluster;
+use super::net::SimRaft;
+use super::runtime::SimRuntime;
+
+/// Each call's timeout.
+const CALL: Duration = Duration::from_secs(5);
+/// How long a learner has to catch up before it is promoted (convoy's `catch_up`).
+const CATCH_UP: Duration = Duration::from_secs(10);
+
+async fn timed<T, E: std::fmt::Display>(
+    what: &str,
+    call: impl Future<Output = Result<T, E>> + Send,
+) -> Result<T, String> {
+    match <SimRuntime as openraft::AsyncRuntime>::timeout(CALL, call).await {
+        Ok(Ok(t)) => Ok(t),
+        Ok(Err(e)) => Err(format!("{what}: {e}")),
+        Err(_) => Err(format!("{what}: no answer in {CALL:?}")),
+    }
+}
+
+fn leader(cluster: &Cluster) -> Result<(u64, SimRaft), String> {
+    let id = cluster.leader().ok_or("no leader")?;
+    let raft = cluster
+        .net
+        .raft(id)
+        .ok_or_else(|| format!("leader s{id} is down"))?;
+    Ok((id, raft))
+}
+
+/// The voters in the leader's current membership.
+fn voters(raft: &SimRaft) -> BTreeSet<u64> {
+    raft.metrics()
+        .borrow_watched()
+        .membership_config
+        .membership()
+        .voter_ids()
+        .collect()
+}
+
+/// Removes server `id` from the membership, as `convoy server remove` does.
+pub async fn remove(cluster: &Cluster, id: u64) -> Result<(), String> {
+    let (leader, raft) = leader(cluster)?;
+    if voters(&raft).contains(&id) {
+        let one = BTreeSet::from([id]);
+        timed(
+            &format!("s{leader} removing voter s{id}"),
+            raft.change_membership(ChangeMembers::RemoveVoters(one), false),
+        )
+        .await?;
+    }
+    let still_there = raft
+        .metrics()
+        .borrow_watched()
+        .membership_config
+        .membership()
+        .get_node(&id)
+        .is_some();
+    if still_there {
+        timed(
+            &format!("s{leader} removing node s{id}"),
+            raft.change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([id])), false),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Adds server `id` back, as `convoy server add` does: a learner first, a voter once caught up;
+/// `Ok` once the leader's membership is settled (not joint) with `id` a voter.
+pub async fn add_back(cluster: &Cluster, id: u64) -> Result<(), String> {
+    let (leader, raft) = leader(cluster)?;
+    let joint = raft
+        .metrics()
+        .borrow_watched()
+        .membership_config
+        .membership()
+        .get_joint_config()
+        .len()
+        > 1;
+    // A joint configuration is a change left half done (its leader lost leadership in the
+    // middle; openraft leaves it for the next change to finish): adding the server again
+    // finishes it, as running `convoy server add` again would.
+    if !joint && voters(&raft).contains(&id) {
+        return Ok(());
+    }
+    let member = cluster
+        .member(id)
+        .ok_or_else(|| format!("no server {id}"))?;
+    timed(
+        &format!("s{leader} adding learner s{id}"),
+        raft.add_learner(id, member, false),
+    )
+    .await?;
+    let target = raft.metrics().borrow_watched().last_log_index.unwrap_or(0);
+    let caught_up = raft
+        .wait(Some(CATCH_UP))
+        .metrics(
+            |m| {
+                m.replication
+                    .as_ref()
+                    .and_then(|r| r.get(&id))
+                    .and_then(|matched| matched.as_ref())
+                    .is_some_and(|log_id| log_id.index >= target)
+            },
+            format!("learner {id} caught up"),
+        )
+        .await;
+    if let Err(e) = caught_up {
+        return Err(format!("learner s{id} did not catch up: {e}"));
+    }
+    timed(
+        &format!("s{leader} promoting s{id}"),
+        raft.change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false),
+    )
+    .await?;
+    Ok(())
+}
