@@ -399,6 +399,13 @@ impl Deployment {
         self.sync_node_clock(p, at);
     }
 
+    /// Notes what node `p` now holds (`bits`) without acting on it: a batch of reports is noted whole before
+    /// any report of it is acted on ([`Deployment::record`]), so a rollback that one of them starts walks back
+    /// over what the others said (a node counted back as holding nothing must not hold the version).
+    pub(crate) fn note(&mut self, p: usize, bits: Seen) {
+        self.fetching(p, |d| d.nodes[p].seen = bits);
+    }
+
     /// Moves node `p` on what it holds (`bits`); the events are recorded `by`.
     pub(crate) fn react(
         &mut self,

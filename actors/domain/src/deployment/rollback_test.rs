@@ -1,5 +1,6 @@
 use crate::testing::*;
 use crate::*;
+use std::collections::BTreeMap;
 
 #[test]
 fn rollback_restores_from_versions_in_reverse_with_the_window() {
@@ -139,4 +140,79 @@ fn failure_while_rolling_back_fails_the_deployment() {
         .events
         .iter()
         .any(|e| e.message.as_deref() == Some("rollback to version 1 failed: cannot restore")));
+}
+
+/// The events of kind `kind` of deployment `id`, as node positions in the order recorded.
+fn nodes_of(k: &Kit, id: DeploymentId, kind: EventKind) -> Vec<u32> {
+    k.d(id)
+        .events
+        .iter()
+        .filter(|e| e.kind == kind)
+        .filter_map(|e| e.node)
+        .collect()
+}
+
+#[test]
+fn one_batch_with_an_earlier_failure_and_later_successes_rolls_back_in_reverse_order() {
+    // Found by the simulation (seed 21): blank nodes (no version to restore), all at once, fail-fast;
+    // one `ReportNodes` carries c-0's install failure with c-1's and c-2's reports of the new version.
+    // Taken in node order, c-0's failure started the walk back while c-1 and c-2 still looked blank
+    // (counted back at once), so c-0 was re-targeted first and c-1, c-2 only "again" after it.
+    let mut k = Kit::empty();
+    k.ok(Command::CreateResource { name: "r".into() });
+    let v = k.publish_to("r");
+    k.ok(Command::CreateConsumer {
+        name: "c".into(),
+        nodes: (0..3).map(|i| format!("c-{i}")).collect(),
+    });
+    for i in 0..3 {
+        k.report_node(&format!("c-{i}"), "r", None, &[]);
+    }
+    let id = k.start(spec("c", "r", v, Strategy::AllAtOnce { fail_fast: true }));
+    assert_eq!(k.d(id).touched, vec![0, 1, 2]);
+    let report = |i: usize, current: Option<u64>, error: Option<&str>| NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: BTreeMap::from([(
+            "r".to_string(),
+            ResourceReport {
+                interested: None,
+                current,
+                versions: BTreeMap::from([(v, vp(true, true, error))]),
+                removed: false,
+            },
+        )]),
+        ..Default::default()
+    };
+    let removed = |i: usize| NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: BTreeMap::from([(
+            "r".to_string(),
+            ResourceReport {
+                removed: true,
+                ..Default::default()
+            },
+        )]),
+        ..Default::default()
+    };
+    k.ok(Command::ReportNodes(vec![
+        report(0, None, Some("exit 1")),
+        report(1, Some(v), None),
+        report(2, Some(v), None),
+    ]));
+    assert_eq!(k.status(id), Status::RollingBack);
+    assert_eq!(
+        nodes_of(&k, id, EventKind::Install),
+        vec![0, 1, 2],
+        "the forward order"
+    );
+    assert_eq!(
+        nodes_of(&k, id, EventKind::Rollback),
+        vec![2, 1, 0],
+        "the reverse of the forward order, whatever the batch's order"
+    );
+    // Each is targeted at what it ran before (nothing: uninstall), and the walk back then ends.
+    k.ok(Command::ReportNodes((0..3).rev().map(removed).collect()));
+    assert_eq!(k.status(id), Status::RolledBack);
 }

@@ -6,9 +6,13 @@
 //! progress and skips on, the nodes (their reports, their deployments), the consumers (their node lists),
 //! and the active set. The last is there because each report (or node) may end a deployment, and ending
 //! it ([`Ending::touch`]: leaving the active set, the node table and the consumer, holding back a
-//! rolled-back version) must happen before the next report of the same batch is read, since it changes
-//! which deployments that node is in. So the handler settles each deployment it changes itself, over what
+//! rolled-back version) must happen before the next report of the same batch is acted on, which then
+//! leaves the ended deployment alone. So the handler settles each deployment it changes itself, over what
 //! it borrows; `apply` then drives the group deployments of those that ended (`Cx::ended`).
+//!
+//! A `ReportNodes` batch is merged whole, and every deployment notes what each of its nodes now holds,
+//! before any report is acted on: a failure early in the batch that starts a rollback then walks back over
+//! what the later nodes of the batch said (DEPLOYMENTS.md §6, "rollback order").
 
 use crate::command::Response;
 use crate::deployment::progress::{failure_reason, seen_bits};
@@ -180,10 +184,15 @@ impl Reports<'_> {
                 check_name("node", &r.node)?;
             }
         }
-        // Per affected deployment, in id order, what the report means for it. Inline for the usual one or two
-        // deployments, so a report allocates nothing here.
-        let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
+        // First every report is merged and what it means is computed; then the deployments note what each
+        // node now holds before any of them acts on a report, so a failure early in the batch that starts a
+        // rollback walks back over what the later nodes of the same batch reported (DEPLOYMENTS.md §6,
+        // "rollback order"); then each report is acted on, in the batch's order.
+        let mut pending: Vec<(Actor, VecMap<DeploymentId, Effect>)> =
+            Vec::with_capacity(reports.len());
         for report in reports {
+            // Per affected deployment, in id order, what the report means for it.
+            let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
             let NodeReport {
                 node,
                 active,
@@ -200,7 +209,6 @@ impl Reports<'_> {
             let ns = self.nodes.get_or_default(node);
             let was_active = ns.active;
             let now_active = active.unwrap_or(true);
-            affected.clear();
             for (id, p) in &ns.deployments {
                 let Some(d) = self.deployments.get(id) else {
                     continue;
@@ -296,7 +304,24 @@ impl Reports<'_> {
                     *reason = failure_reason(d.version, from, nr);
                 }
             }
+            for (resource, was) in emptied {
+                self.remember_emptied(&consumers, &resource, was);
+            }
+            pending.push((by, affected));
+        }
+        for (id, effect) in pending.iter().flat_map(|(_, a)| a.iter()) {
+            if let (Effect::Record { position, seen, .. }, Some(d)) =
+                (effect, self.deployments.get_mut(id))
+            {
+                d.note(*position as usize, *seen);
+            }
+        }
+        for (by, mut affected) in pending {
             for (&id, effect) in affected.iter_mut() {
+                // An earlier report of the batch may have ended it: the node is no longer in it.
+                if !self.active.contains(&id) {
+                    continue;
+                }
                 if let Some(d) = self.deployments.get_mut(&id) {
                     match effect {
                         Effect::Skip { position, why } => {
@@ -311,9 +336,6 @@ impl Reports<'_> {
                     d.advance(cx.at, &by, &mut { cx.hold });
                 }
                 self.touch(id, cx);
-            }
-            for (resource, was) in emptied {
-                self.remember_emptied(&consumers, &resource, was);
             }
         }
         Ok(Response::Done)

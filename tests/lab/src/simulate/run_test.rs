@@ -115,3 +115,17 @@ fn the_regression_seeds_pass() {
         );
     }
 }
+
+/// Seed 21 (3 servers, 3 minutes): one `ReportNodes` of a consumer carried c3-n0's install failure with
+/// c3-n2's and c3-n4's reports of the new version; taken in node order, the failure started the walk back
+/// while the later nodes still looked blank, so deployment d-131 re-targeted c3-n0 before c3-n4 and c3-n2
+/// (`rollback-order` on every server). Fixed in `convoy_domain`: a batch is noted whole before it is acted on.
+#[test]
+fn the_rollback_order_seed_passes() {
+    let report = run(&options(21, 3.0));
+    assert!(
+        report.violations.is_empty(),
+        "seed 21: {:?}",
+        report.violations.iter().take(5).collect::<Vec<_>>()
+    );
+}
