@@ -112,7 +112,7 @@ pub fn run_cli(args: SimArgs) -> anyhow::Result<()> {
                 print_failure(report);
             }
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            if !single && n % 100 == 0 {
+            if !single && n.is_multiple_of(100) {
                 eprintln!("{n} seeds run, {} failed", failed.load(Ordering::SeqCst));
             }
         },
