@@ -1,16 +1,15 @@
 //! `convoy-lab simulate`: one seed (`--seed S`, its trace with `--trace`) or many (`--seeds N`,
-//! on `--jobs` threads), a summary with seeds per second, and for every failing seed its
+//! on `--jobs` threads, [`super::batch`]), a summary with seeds per second, and for every failing seed its
 //! violations, the end of its trace and the one command that replays it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
+use super::batch::run_batch;
 use super::disk::FsyncModel;
 use super::reads::ReadMode;
-use super::run::{run, RunReport, SimOptions};
+use super::run::{RunReport, SimOptions};
 use super::schedule::{List, Schedule};
 
 /// A rule broken on purpose, to show the checkers catch it.
@@ -62,6 +61,9 @@ pub struct SimArgs {
     /// The most replays `--shrink` makes.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub shrink_runs: u64,
+    /// The raft heartbeat in ms (elections after 5–10 heartbeats); convoy's production one is 50.
+    #[arg(long, default_value_t = super::run::SIM_HEARTBEAT_MS, value_parser = clap::value_parser!(u64).range(10..=5_000))]
+    pub heartbeat_ms: u64,
     /// Threads running seeds side by side (each run stays on one thread).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub jobs: u64,
@@ -87,6 +89,7 @@ impl SimArgs {
                 ops: self.keep_ops.clone(),
                 faults: self.keep_faults.clone(),
             },
+            heartbeat_ms: self.heartbeat_ms,
         }
     }
 }
@@ -122,77 +125,56 @@ pub fn run_cli(args: SimArgs) -> anyhow::Result<()> {
         return super::shrink::run_cli(&args.options(seed), args.shrink_runs);
     }
     let single = seeds.len() == 1;
-    let started = Instant::now();
-    let next = Arc::new(AtomicU64::new(0));
-    let failures = Arc::new(Mutex::new(Vec::<RunReport>::new()));
-    let totals = Arc::new(Mutex::new((0u64, 0u64, 0u64)));
-    let seeds = Arc::new(seeds);
-    let args = Arc::new(args);
-    let workers: Vec<_> = (0..args.jobs.min(seeds.len() as u64).max(1))
-        .map(|_| {
-            let (next, failures, totals, seeds, args) = (
-                next.clone(),
-                failures.clone(),
-                totals.clone(),
-                seeds.clone(),
-                args.clone(),
-            );
-            std::thread::spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst) as usize;
-                let Some(&seed) = seeds.get(i) else {
-                    return;
-                };
-                let report = run(&args.options(seed));
-                if single {
-                    if args.trace {
-                        for line in &report.trace {
-                            println!("{line}");
-                        }
-                    }
-                    let s = &report.stats;
-                    println!(
-                        "seed {seed}: trace {} ({} lines); {:.1} simulated s, {} acknowledged writes ({} refused), {} unknown, {} faults, {} terms, index {}, {} messages ({} lost, {} duplicated)",
-                        report.trace_hash, report.trace_lines, s.sim_ms as f64 / 1000.0, s.acked, s.refused, s.unknown, s.faults, s.terms, s.applied, s.net.sent, s.net.lost, s.net.duplicated
-                    );
-                }
-                {
-                    let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
-                    t.0 += 1;
-                    t.1 += report.stats.sim_ms;
-                    t.2 += report.stats.acked;
-                    if !single && t.0 % 100 == 0 {
-                        eprintln!("{} seeds run, {} failed", t.0, failures.lock().map(|f| f.len()).unwrap_or(0));
-                    }
-                }
-                if !report.violations.is_empty() {
-                    print_failure(&report);
-                    failures.lock().unwrap_or_else(|e| e.into_inner()).push(report);
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker
-            .join()
-            .map_err(|_| anyhow::anyhow!("a simulation thread panicked"))?;
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    let (runs, sim_ms, acked) = *totals.lock().unwrap_or_else(|e| e.into_inner());
-    let failures = failures.lock().unwrap_or_else(|e| e.into_inner());
-    println!(
-        "{runs} seeds in {elapsed:.1} s on {} threads: {:.2} seeds/s ({:.0} seeds/hour), {:.1} simulated minutes per seed, {:.0} acknowledged writes per seed; {} failed",
+    let done = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
+    let batch = run_batch(
+        &seeds,
         args.jobs,
-        runs as f64 / elapsed.max(1e-9),
-        runs as f64 * 3600.0 / elapsed.max(1e-9),
-        sim_ms as f64 / 60_000.0 / runs.max(1) as f64,
-        acked as f64 / runs.max(1) as f64,
-        failures.len()
+        |seed| args.options(seed),
+        |report| {
+            if single {
+                print_single(&args, report);
+            }
+            if !report.violations.is_empty() {
+                failed.fetch_add(1, Ordering::SeqCst);
+                print_failure(report);
+            }
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            if !single && n.is_multiple_of(100) {
+                eprintln!("{n} seeds run, {} failed", failed.load(Ordering::SeqCst));
+            }
+        },
     );
-    if !failures.is_empty() {
-        for report in failures.iter() {
+    let elapsed = batch.elapsed.as_secs_f64();
+    println!(
+        "{} seeds in {elapsed:.1} s on {} threads: {:.2} seeds/s ({:.0} seeds/hour), {:.1} simulated minutes per seed, {:.0} acknowledged writes per seed; {} failed",
+        batch.runs,
+        args.jobs,
+        batch.seeds_per_second(),
+        batch.seeds_per_second() * 3600.0,
+        batch.minutes_per_seed(),
+        batch.acked as f64 / batch.runs.max(1) as f64,
+        batch.failures.len()
+    );
+    if !batch.failures.is_empty() {
+        for report in &batch.failures {
             eprintln!("failed: {}", report.replay_command());
         }
-        anyhow::bail!("{} of {runs} seeds failed", failures.len());
+        anyhow::bail!("{} of {} seeds failed", batch.failures.len(), batch.runs);
     }
     Ok(())
+}
+
+/// Prints the one seed of `--seed`: its trace with `--trace`, its hash and counts.
+fn print_single(args: &SimArgs, report: &RunReport) {
+    if args.trace {
+        for line in &report.trace {
+            println!("{line}");
+        }
+    }
+    let s = &report.stats;
+    println!(
+        "seed {}: trace {} ({} lines); {:.1} simulated s, {} acknowledged writes ({} refused), {} unknown, {} faults, {} terms, index {}, {} messages ({} lost, {} duplicated)",
+        report.options.seed, report.trace_hash, report.trace_lines, s.sim_ms as f64 / 1000.0, s.acked, s.refused, s.unknown, s.faults, s.terms, s.applied, s.net.sent, s.net.lost, s.net.duplicated
+    );
 }

@@ -76,12 +76,7 @@ pub struct Client {
 impl Cluster {
     /// `n` servers (ids 1..=n) on `net`, not started, their disks under `model`.
     pub fn new(n: u64, model: FsyncModel, net: SimNet, obs: Observations) -> anyhow::Result<Self> {
-        let mut raft_config = convoy_raft::RaftConfig::new(0, "/nonexistent", "", "");
-        raft_config.request_timeout = Duration::from_secs(5);
-        // Snapshots every few hundred entries, so that a run purges its logs (openraft keeps a
-        // tenth of that behind each snapshot): the snapshot fault asks for them.
-        raft_config.snapshot_every = SNAPSHOT_EVERY;
-        let config = Arc::new(raft_config.openraft_config()?);
+        let config = openraft_config(None)?;
         let members = (1..=n)
             .map(|id| {
                 (
@@ -120,6 +115,13 @@ impl Cluster {
             members,
             client,
         })
+    }
+
+    /// Sets the heartbeat before any server starts; the election timeout follows it as convoy's
+    /// production settings do (5–10 heartbeats: 50 ms and 250–500 ms).
+    pub fn set_heartbeat(&mut self, heartbeat_ms: u64) -> anyhow::Result<()> {
+        self.config = openraft_config(Some(heartbeat_ms))?;
+        Ok(())
     }
 
     /// The server ids.
@@ -280,6 +282,21 @@ impl Cluster {
             super::observe::hex(&Sha256::digest(bytes)),
         ))
     }
+}
+
+/// convoy's openraft settings, with 5 s client requests and, if given, another heartbeat (and an
+/// election timeout of 5–10 heartbeats, as convoy's 50 ms and 250–500 ms).
+fn openraft_config(heartbeat_ms: Option<u64>) -> anyhow::Result<Arc<openraft::Config>> {
+    let mut raft_config = convoy_raft::RaftConfig::new(0, "/nonexistent", "", "");
+    raft_config.request_timeout = Duration::from_secs(5);
+    // Snapshots every few hundred entries, so that a run purges its logs (openraft keeps a
+    // tenth of that behind each snapshot): the snapshot fault asks for them.
+    raft_config.snapshot_every = SNAPSHOT_EVERY;
+    if let Some(ms) = heartbeat_ms {
+        raft_config.heartbeat_ms = ms;
+        raft_config.election_timeout_ms = (ms * 5, ms * 10);
+    }
+    Ok(Arc::new(raft_config.openraft_config()?))
 }
 
 impl Client {

@@ -7,9 +7,10 @@
 //! a simulated server crashes (no more code of it runs, its pending timers and channels go away).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -49,17 +50,20 @@ type BoxFuture = Pin<Box<dyn Future<Output = ()>>>;
 struct Task {
     owner: Owner,
     future: Option<BoxFuture>,
+    /// Made once at spawn and lent to every poll (a waker per poll was a measurable cost).
+    waker: Arc<TaskWaker>,
 }
 
 /// The ready queue, shared with wakers (which must be `Send + Sync`, though all stay on this thread).
 #[derive(Default)]
 struct Ready {
-    queue: VecDeque<u64>,
-    queued: BTreeSet<u64>,
+    queue: VecDeque<(u64, Arc<TaskWaker>)>,
 }
 
 struct TaskWaker {
     id: u64,
+    /// In the ready queue already: a second wake before the poll adds nothing.
+    queued: AtomicBool,
     ready: Arc<Mutex<Ready>>,
 }
 
@@ -69,9 +73,9 @@ impl Wake for TaskWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let mut ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
-        if ready.queued.insert(self.id) {
-            ready.queue.push_back(self.id);
+        if !self.queued.swap(true, Ordering::Relaxed) {
+            let mut ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+            ready.queue.push_back((self.id, self.clone()));
         }
     }
 }
@@ -120,29 +124,26 @@ pub fn spawn(future: impl Future<Output = ()> + 'static) {
 
 /// Spawns `future` for `owner`; it first runs after the tasks already ready.
 pub fn spawn_owned(owner: Owner, future: impl Future<Output = ()> + 'static) {
-    let id = STATE.with(|s| {
+    let waker = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let id = s.next_task;
         s.next_task += 1;
+        let waker = Arc::new(TaskWaker {
+            id,
+            queued: AtomicBool::new(false),
+            ready: READY.with(Arc::clone),
+        });
         s.tasks.insert(
             id,
             Task {
                 owner,
                 future: Some(Box::pin(future)),
+                waker: waker.clone(),
             },
         );
-        id
+        waker
     });
-    wake_id(id);
-}
-
-fn wake_id(id: u64) {
-    READY.with(|r| {
-        let mut ready = r.lock().unwrap_or_else(PoisonError::into_inner);
-        if ready.queued.insert(id) {
-            ready.queue.push_back(id);
-        }
-    });
+    waker.wake_by_ref();
 }
 
 /// Drops every task of `owner` (its futures' destructors run, as a process's memory goes away).
@@ -172,27 +173,27 @@ pub fn reset() {
 }
 
 fn pop_ready() -> Option<u64> {
-    READY.with(|r| {
-        let mut ready = r.lock().unwrap_or_else(PoisonError::into_inner);
-        let id = ready.queue.pop_front()?;
-        ready.queued.remove(&id);
-        Some(id)
-    })
+    let (id, waker) = READY.with(|r| {
+        r.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .queue
+            .pop_front()
+    })?;
+    // Out of the queue: a wake from now on (during its poll too) queues it again.
+    waker.queued.store(false, Ordering::Relaxed);
+    Some(id)
 }
 
 fn poll_task(id: u64) {
     let taken = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let task = s.tasks.get_mut(&id)?;
-        Some((task.owner, task.future.take()?))
+        Some((task.owner, task.future.take()?, task.waker.clone()))
     });
-    let Some((owner, mut future)) = taken else {
+    let Some((owner, mut future, waker)) = taken else {
         return;
     };
-    let waker = Waker::from(Arc::new(TaskWaker {
-        id,
-        ready: READY.with(Arc::clone),
-    }));
+    let waker = Waker::from(waker);
     let mut cx = Context::from_waker(&waker);
     let previous = CURRENT.with(|c| c.replace(owner));
     POLLS.with(|p| p.set(p.get() + 1));

@@ -8,6 +8,7 @@
 //! value every time its seed is replayed ([`run`]).
 //! docs/RELIABILITY.md, "Deterministic simulation", says what is simulated and what is not.
 
+pub mod batch;
 pub mod cluster;
 pub mod disk;
 pub mod executor;

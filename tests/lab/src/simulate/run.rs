@@ -33,6 +33,11 @@ const STEP: Duration = Duration::from_millis(100);
 const MAX_IN_FLIGHT: usize = 4;
 /// How long the healed cluster has to converge at the end.
 const SETTLE: Duration = Duration::from_secs(60);
+/// The simulation's raft heartbeat (elections after 5–10 of them): convoy's production 50 ms made
+/// heartbeats most of a run's messages; virtual time gains nothing from them being that short.
+pub const SIM_HEARTBEAT_MS: u64 = 250;
+/// convoy's production heartbeat (`RaftConfig::new`), which the regression seeds replay with.
+pub const PRODUCTION_HEARTBEAT_MS: u64 = 50;
 
 /// What one run does.
 #[derive(Clone, Debug)]
@@ -53,6 +58,8 @@ pub struct SimOptions {
     pub reads: ReadMode,
     /// The drawn commands and faults kept (the shrinker's filter); all by default.
     pub schedule: Schedule,
+    /// The raft heartbeat in ms; the election timeout is 5–10 heartbeats.
+    pub heartbeat_ms: u64,
 }
 
 impl Default for SimOptions {
@@ -66,6 +73,7 @@ impl Default for SimOptions {
             keep_trace: false,
             reads: ReadMode::Consistent,
             schedule: Schedule::default(),
+            heartbeat_ms: SIM_HEARTBEAT_MS,
         }
     }
 }
@@ -132,6 +140,9 @@ impl RunReport {
             cmd.push_str(" --no-faults");
         }
         cmd.push_str(&o.schedule.flags());
+        if o.heartbeat_ms != SIM_HEARTBEAT_MS {
+            cmd.push_str(&format!(" --heartbeat-ms {}", o.heartbeat_ms));
+        }
         cmd.push_str(" --trace");
         cmd
     }
@@ -243,6 +254,7 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
     let mut rng = StdRng::seed_from_u64(options.seed);
     let net = SimNet::new(StdRng::seed_from_u64(rng.gen()));
     let mut cluster = Cluster::new(options.servers, options.fsync, net, obs.clone())?;
+    cluster.set_heartbeat(options.heartbeat_ms)?;
     obs.trace(format!("seed {} servers {}", options.seed, options.servers));
     for id in cluster.ids() {
         cluster.start(id).await?;
