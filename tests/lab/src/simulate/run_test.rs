@@ -72,12 +72,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Seeds of the CI batch's range that fail today with findings not yet fixed: skipped by the batch
-/// (which says so) and replayed, ignored, by [`the_open_finding_seeds_pass`] until they are.
-/// 1026, 1039, 1069 and 1097 (10 minutes, 250 ms heartbeat): rollback-order, a deployment's nodes
-/// rolled back not in the reverse of their install order, on every server.
-const OPEN_FINDINGS: [u64; 4] = [1026, 1039, 1069, 1097];
-
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 100, from seed 1,000) of `CONVOY_SIM_MINUTES`
 /// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 4 minutes of
 /// two idle cores (docs/RELIABILITY.md; the 1,000 is `CONVOY_SIM_SEEDS=1000`). It fails with
@@ -87,10 +81,7 @@ fn a_batch_of_seeds_passes() {
     let seeds: u64 = env_or("CONVOY_SIM_SEEDS", 100);
     let minutes: f64 = env_or("CONVOY_SIM_MINUTES", 10.0);
     let jobs: u64 = env_or("CONVOY_SIM_JOBS", 2);
-    let list: Vec<u64> = (1000..1000 + seeds)
-        .filter(|s| !OPEN_FINDINGS.contains(s))
-        .collect();
-    println!("skipped, open findings: {OPEN_FINDINGS:?}");
+    let list: Vec<u64> = (1000..1000 + seeds).collect();
     let batch = run_batch(
         &list,
         jobs,
@@ -153,21 +144,4 @@ fn the_rollback_order_seed_passes() {
         "seed 21: {:?}",
         report.violations.iter().take(5).collect::<Vec<_>>()
     );
-}
-
-/// The open findings of the CI batch's range ([`OPEN_FINDINGS`]): fails today; run it with
-/// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
-/// and un-ignore it (emptying the list) once they are fixed.
-#[test]
-#[ignore = "open findings: rollback-order at seeds 1026, 1039, 1069 and 1097"]
-fn the_open_finding_seeds_pass() {
-    for seed in OPEN_FINDINGS {
-        let report = run(&options(seed, 10.0));
-        assert!(
-            report.violations.is_empty(),
-            "seed {seed}: {:?}; replay: {}",
-            report.violations.iter().take(3).collect::<Vec<_>>(),
-            report.replay_command()
-        );
-    }
 }
