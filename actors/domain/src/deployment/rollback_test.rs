@@ -180,6 +180,7 @@ fn one_batch_with_an_earlier_failure_and_later_successes_rolls_back_in_reverse_o
                 current,
                 versions: BTreeMap::from([(v, vp(true, true, error))]),
                 removed: false,
+                log: None,
             },
         )]),
         ..Default::default()
