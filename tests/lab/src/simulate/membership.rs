@@ -117,8 +117,20 @@ pub async fn add_back(cluster: &Cluster, id: u64) -> Result<(), String> {
             format!("learner {id} caught up"),
         )
         .await;
-    if let Err(e) = caught_up {
-        return Err(format!("learner s{id} did not catch up: {e}"));
+    if caught_up.is_err() {
+        // Not the error's text: it carries openraft's metrics, whose instants print as wall-clock
+        // times, which would make the trace differ from run to run.
+        let matched = raft
+            .metrics()
+            .borrow_watched()
+            .replication
+            .as_ref()
+            .and_then(|r| r.get(&id).cloned())
+            .flatten()
+            .map(|log_id| log_id.index);
+        return Err(format!(
+            "learner s{id} did not catch up within {CATCH_UP:?}: it matched {matched:?} of {target}"
+        ));
     }
     timed(
         &format!("s{leader} promoting s{id}"),
