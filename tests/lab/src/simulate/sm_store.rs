@@ -200,17 +200,16 @@ impl RaftStateMachine<SimConfig> for SimSm {
         Ok(())
     }
 
+    /// The last snapshot built or installed, as it is on the disk (the real store opens its current
+    /// snapshot file); never a new one of the applied state.
     async fn get_current_snapshot(
         &mut self,
     ) -> Result<Option<SnapshotOf<SimConfig, Cursor<Vec<u8>>>>, io::Error> {
-        let applied = lock(&self.applied);
-        if applied.last_applied.is_none() {
-            return Ok(None);
-        }
-        let (meta, bytes) = snapshot_of(&applied)?;
-        Ok(Some(SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
-            meta,
-            snapshot: Cursor::new(bytes),
-        }))
+        Ok(lock(&self.snapshot)
+            .clone()
+            .map(|(meta, bytes)| SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
+                meta,
+                snapshot: Cursor::new(bytes),
+            }))
     }
 }
