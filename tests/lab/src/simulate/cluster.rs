@@ -19,12 +19,17 @@ use super::log_store::{lock, DiskLatency, SharedDisk, SimLog};
 use super::net::{SimNet, SimNetFactory, SimRaft};
 use super::observe::{fnv, EntryKey, Observations};
 use super::sm_store::{Applied, SharedApplied, SharedSnapshot, SimSm};
+use super::snapshots;
 
 /// The wall clock the servers start at (ms since the epoch): 2026-01-01.
 pub const START_WALL_MS: u64 = 1_767_225_600_000;
 
 /// The simulation's `snapshot_every` (convoy's default is far above what a run writes).
 pub const SNAPSHOT_EVERY: u64 = 200;
+
+/// The simulation's `snapshot_max_every`: the most entries between two snapshots however large the
+/// state (convoy's default is a million), so that a run builds snapshots and purges its logs.
+pub const SNAPSHOT_MAX_EVERY: u64 = 400;
 
 /// One simulated server.
 pub struct Server {
@@ -170,6 +175,13 @@ impl Cluster {
             .await
             .map_err(|_| anyhow::anyhow!("server {id} died while booting"))?
             .map_err(|e| anyhow::anyhow!("server {id} did not boot: {e}"))?;
+        snapshots::spawn(
+            id,
+            raft.clone(),
+            server.snapshot.clone(),
+            SNAPSHOT_EVERY,
+            SNAPSHOT_MAX_EVERY,
+        );
         self.net.up(id, raft);
         server.up = true;
         self.obs.trace(format!("s{id} up"));
@@ -290,8 +302,10 @@ fn openraft_config(heartbeat_ms: Option<u64>) -> anyhow::Result<Arc<openraft::Co
     let mut raft_config = convoy_raft::RaftConfig::new(0, "/nonexistent", "", "");
     raft_config.request_timeout = Duration::from_secs(5);
     // Snapshots every few hundred entries, so that a run purges its logs (openraft keeps a
-    // tenth of that behind each snapshot): the snapshot fault asks for them.
+    // tenth of that behind each snapshot): each server asks for them when due (`snapshots`), and
+    // the snapshot fault asks at other times.
     raft_config.snapshot_every = SNAPSHOT_EVERY;
+    raft_config.snapshot_max_every = SNAPSHOT_MAX_EVERY;
     if let Some(ms) = heartbeat_ms {
         raft_config.heartbeat_ms = ms;
         raft_config.election_timeout_ms = (ms * 5, ms * 10);

@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod schedule;
 pub mod shrink;
 pub mod sm_store;
+pub mod snapshots;
 pub mod watch;
 pub mod workload;
 
