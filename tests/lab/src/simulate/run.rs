@@ -29,6 +29,9 @@ use crate::chaos::check::{rollback_order, windows, Violation};
 
 /// The harness's step: how often it acts and checks.
 const STEP: Duration = Duration::from_millis(100);
+
+/// Steps between two reports of every agent: 1 s, `convoy agent`'s default `--interval`.
+const AGENT_STEPS: u64 = 10;
 /// At most this many client writes in flight.
 const MAX_IN_FLIGHT: usize = 4;
 /// How long the healed cluster has to converge at the end.
@@ -318,8 +321,9 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
         let leader = cluster.leader().filter(|l| cluster.is_up(*l));
         let on_leader = leader.and_then(|l| cluster.applied_of(l).map(|a| (l, a)));
         jobs.borrow_mut().leader_is(on_leader, &client);
-        // The agents, every half second, report to the leader's consumer handlers.
-        if step.is_multiple_of(5) {
+        // The agents, every second (the agent's default interval), report to the leader's consumer
+        // handlers.
+        if step.is_multiple_of(AGENT_STEPS) {
             let reports = cluster.read(reader, |state, _| {
                 shared.borrow_mut().workload.agents_step(state, now)
             });
