@@ -169,6 +169,21 @@ fn the_rollback_again_order_seed_passes() {
     );
 }
 
+/// Seed 7000032 (3 servers, 10 minutes), found by the hunt of new seeds: deployment d-118 (all at once,
+/// blank nodes) counted c7-m20 and c7-n6 back at once when it rolled back, re-targeted the four others, and
+/// re-targeted c7-m20 and c7-n6 again when one later batch said they ran the version after all. The walk
+/// back was in order; the checker took a node's place from its first `rollback` event only and so called
+/// it a violation. Fixed in the checker (`chaos::check::rollback_order`).
+#[test]
+fn the_counted_back_seed_passes() {
+    let report = run(&options(7000032, 10.0));
+    assert!(
+        report.violations.is_empty(),
+        "seed 7000032: {:?}",
+        report.violations.iter().take(5).collect::<Vec<_>>()
+    );
+}
+
 /// The open findings of the CI batch's range ([`OPEN_FINDINGS`], none today): a finding fails until it is
 /// fixed; run them with
 /// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
