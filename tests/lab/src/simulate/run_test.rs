@@ -74,11 +74,12 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 /// Seeds that fail today with a finding not yet fixed (10 minutes each): the batch skips those of its range
 /// (and says so); [`the_open_finding_seeds_pass`], ignored, replays them all until they are fixed. 1068 was
-/// fixed ([`the_rollback_again_order_seed_passes`]). 7000012 and 7000038 (new seeds): openraft's debug
-/// assertion "Only leader is allowed to call update_effective_membership()" panics when a voter removed
-/// while it led is added back through itself, still leading in openraft's step-down delay
-/// (docs/RELIABILITY.md, "Open: a membership change sent to a removed leader").
-const OPEN_FINDINGS: [u64; 2] = [7000012, 7000038];
+/// fixed ([`the_rollback_again_order_seed_passes`]). 1085 (of the range: it passed before that fix changed
+/// its course), 7000012 and 7000038 (new seeds): openraft's debug assertion "Only leader is allowed to
+/// call update_effective_membership()" panics when a voter removed while it led is added back through
+/// itself, still leading as it steps down (docs/RELIABILITY.md, "Open: a membership change sent to a
+/// removed leader").
+const OPEN_FINDINGS: [u64; 3] = [1085, 7000012, 7000038];
 
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 100, from seed 1,000) of `CONVOY_SIM_MINUTES`
 /// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 4 minutes of
@@ -191,7 +192,7 @@ fn the_counted_back_seed_passes() {
 /// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
 /// and move a seed to the regression tests once it is fixed. An empty list passes.
 #[test]
-#[ignore = "open findings: a membership change sent to a removed leader (seeds 7000012, 7000038)"]
+#[ignore = "open findings: a membership change sent to a removed leader (seeds 1085, 7000012, 7000038)"]
 fn the_open_finding_seeds_pass() {
     for seed in OPEN_FINDINGS {
         let report = run(&options(seed, 10.0));
