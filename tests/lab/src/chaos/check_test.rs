@@ -153,6 +153,24 @@ fn a_node_counted_back_takes_its_place_in_the_walk_back_even_if_it_lands_later()
 }
 
 #[test]
+fn a_recalled_node_takes_its_place_where_it_was_admitted_again() {
+    // A hard pause takes back n-1's install permission (`recalled`): it leaves the forward order and
+    // is admitted again after n-2, so the walk back takes n-1 first (DEPLOYMENTS.md §6).
+    let events = json!([
+        node_event(1, "n-0", "install"),
+        node_event(1, "n-1", "install"),
+        node_event(1, "n-2", "install"),
+        node_event(2, "n-1", "recalled"),
+        node_event(3, "n-1", "install"),
+        node_event(4, "n-1", "rollback"),
+        node_event(4, "n-2", "rollback"),
+        node_event(4, "n-0", "rollback")
+    ]);
+    let v = view(&["rolling_back"; 3], events, None);
+    assert!(rollback_order(&v).is_empty(), "{:?}", rollback_order(&v));
+}
+
+#[test]
 fn coordinated_progress_needs_a_pulse_within_the_interval() {
     let events = json!([
         node_event(1_000, "n-0", "install"),
