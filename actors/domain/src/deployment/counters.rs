@@ -77,8 +77,9 @@ pub struct RollbackCursor {
     /// Nodes whose rollback failed; one is enough to end the rollback FAILED.
     pub failed: u32,
     /// Nodes counted back that run the deployment's version again (an install overtaken by the rollback
-    /// finished after all), in the order seen: each waits for a free rollback slot like any other, so the
-    /// install window holds during a rollback too.
+    /// finished after all), in the walk back's order (the reverse of the forward order, whatever order their
+    /// reports came in): each waits for a free rollback slot like any other, so the install window holds
+    /// during a rollback too.
     pub again: Vec<u32>,
 }
 

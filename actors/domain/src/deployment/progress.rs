@@ -404,6 +404,11 @@ impl Deployment {
     /// over what the others said (a node counted back as holding nothing must not hold the version).
     pub(crate) fn note(&mut self, p: usize, bits: Seen) {
         self.fetching(p, |d| d.nodes[p].seen = bits);
+        // A node counted back that runs the version after all waits to be re-targeted from now on, so the
+        // nodes of one batch that land on it are re-targeted in the walk back's order, not the batch's.
+        if self.nodes[p].phase == NodePhase::RolledBack && bits.has(Fact::Current) {
+            self.queue_again(p as u32);
+        }
     }
 
     /// Moves node `p` on what it holds (`bits`); the events are recorded `by`.
@@ -475,14 +480,7 @@ impl Deployment {
             // Counted back while an install of the deployment's version was still under way (its
             // report was overtaken by the rollback), it now runs that version: roll it back again
             // when a rollback slot is free.
-            NodePhase::RolledBack
-                if bits.has(Fact::Current)
-                    && self.status.is_active()
-                    && !self.status.is_forward()
-                    && !self.rollback.again.contains(&(p as u32)) =>
-            {
-                self.rollback.again.push(p as u32);
-            }
+            NodePhase::RolledBack if bits.has(Fact::Current) => self.queue_again(p as u32),
             _ => {}
         }
     }

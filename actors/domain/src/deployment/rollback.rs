@@ -46,7 +46,30 @@ impl Deployment {
         Ok(true)
     }
 
-    /// Re-targets the first node waiting in `rb_again` at its from-version.
+    /// Node `p`, counted back, runs the deployment's version after all (an install the rollback overtook
+    /// finished): it waits in `rollback.again` to be re-targeted, in the walk back's order (the reverse of
+    /// the forward order, `touched` read backwards), never the order the reports came in. Only while rolling
+    /// back; once. The queue is kept in that order, so `p`'s place is found in one pass over `touched` (a
+    /// scan, but only for a node whose install landed after the walk back counted it).
+    pub(crate) fn queue_again(&mut self, p: u32) {
+        if !self.status.is_active() || self.status.is_forward() || self.rollback.again.contains(&p)
+        {
+            return;
+        }
+        let again = &self.rollback.again;
+        let mut place = 0;
+        for &q in self.touched.iter().rev() {
+            if q == p {
+                break;
+            }
+            if again.get(place) == Some(&q) {
+                place += 1;
+            }
+        }
+        self.rollback.again.insert(place, p);
+    }
+
+    /// Re-targets the first node waiting in `rollback.again` at its from-version.
     pub(crate) fn admit_again_one(&mut self, at: Timestamp, by: &Actor) {
         let p = self.rollback.again.remove(0) as usize;
         if self.nodes[p].phase != NodePhase::RolledBack {

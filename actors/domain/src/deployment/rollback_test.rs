@@ -217,3 +217,110 @@ fn one_batch_with_an_earlier_failure_and_later_successes_rolls_back_in_reverse_o
     k.ok(Command::ReportNodes((0..3).rev().map(removed).collect()));
     assert_eq!(k.status(id), Status::RolledBack);
 }
+
+/// Node `c-i`'s report of `r`: running `current` (none: it holds nothing), holding `v` when `current` is it.
+fn node_report(i: usize, current: Option<u64>, v: u64) -> NodeReport {
+    let versions = match current {
+        Some(c) if c == v => BTreeMap::from([(v, vp(true, true, None))]),
+        _ => BTreeMap::new(),
+    };
+    NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: BTreeMap::from([(
+            "r".to_string(),
+            ResourceReport {
+                interested: None,
+                current,
+                versions,
+                removed: current.is_none(),
+                log: None,
+            },
+        )]),
+        ..Default::default()
+    }
+}
+
+/// Consumer `c` of `n` blank nodes (they report `r` and hold nothing of it) and a version `v` of `r`;
+/// deployment `strategy` of `v` to them started.
+fn blank_fleet(n: usize, strategy: Strategy) -> (Kit, DeploymentId, u64) {
+    let mut k = Kit::empty();
+    k.ok(Command::CreateResource { name: "r".into() });
+    let v = k.publish_to("r");
+    k.ok(Command::CreateConsumer {
+        name: "c".into(),
+        nodes: (0..n).map(|i| format!("c-{i}")).collect(),
+    });
+    for i in 0..n {
+        k.report_node(&format!("c-{i}"), "r", None, &[]);
+    }
+    let id = k.start(spec("c", "r", v, strategy));
+    (k, id, v)
+}
+
+#[test]
+fn nodes_counted_back_that_land_in_one_batch_are_rolled_back_again_in_reverse_order() {
+    // Found by the simulation (seed 1068): batches of 3, 2, 2 over blank nodes (nothing to restore);
+    // the first batch is c-0, c-1, c-2 and only c-2 reports the new version when a person rolls back.
+    // c-2 is re-targeted (uninstall); c-1 and c-0, silent, hold nothing as far as the server knows and
+    // are counted back. Then one `ReportNodes` says c-0 and c-1 run the version after all and c-2
+    // removed it: c-1 and c-0 must be re-targeted in the walk back's order, not the batch's.
+    let strategy = Strategy::Batch {
+        sizes: vec![3, 2, 2],
+        autopause: false,
+    };
+    let (mut k, id, v) = blank_fleet(6, strategy);
+    assert_eq!(k.d(id).touched, vec![0, 1, 2]);
+    k.ok(Command::ReportNodes(vec![node_report(2, Some(v), v)]));
+    k.op(rollback, id).unwrap();
+    assert_eq!(nodes_of(&k, id, EventKind::Rollback), vec![2]);
+    assert_eq!(
+        nodes_of(&k, id, EventKind::RolledBack),
+        vec![1, 0],
+        "the walk back counts c-1 and c-0 back at once, in reverse order"
+    );
+    k.ok(Command::ReportNodes(vec![
+        node_report(0, Some(v), v),
+        node_report(1, Some(v), v),
+        node_report(2, None, v),
+    ]));
+    assert_eq!(
+        nodes_of(&k, id, EventKind::Rollback),
+        vec![2, 1, 0],
+        "the reverse of the forward order, whatever the batch's order"
+    );
+    k.ok(Command::ReportNodes(vec![
+        node_report(0, None, v),
+        node_report(1, None, v),
+    ]));
+    assert_eq!(k.status(id), Status::RolledBack);
+}
+
+#[test]
+fn nodes_landing_in_one_batch_with_free_rollback_slots_are_rolled_back_again_in_reverse_order() {
+    // As above under a rolling window of 3, so rollback slots are free when the batch comes: its first
+    // report must not take a slot before the later ones of the same batch are known.
+    let strategy = Strategy::Rolling {
+        install_window: 3,
+        download_window: 3,
+    };
+    let (mut k, id, v) = blank_fleet(3, strategy);
+    assert_eq!(k.d(id).touched, vec![0, 1, 2]);
+    k.ok(Command::ReportNodes(vec![node_report(2, Some(v), v)]));
+    k.op(rollback, id).unwrap();
+    assert_eq!(nodes_of(&k, id, EventKind::Rollback), vec![2]);
+    assert_eq!(nodes_of(&k, id, EventKind::RolledBack), vec![1, 0]);
+    k.ok(Command::ReportNodes(vec![
+        node_report(0, Some(v), v),
+        node_report(1, Some(v), v),
+    ]));
+    assert_eq!(
+        nodes_of(&k, id, EventKind::Rollback),
+        vec![2, 1, 0],
+        "the reverse of the forward order, whatever the batch's order"
+    );
+    k.ok(Command::ReportNodes(
+        (0..3).map(|i| node_report(i, None, v)).collect(),
+    ));
+    assert_eq!(k.status(id), Status::RolledBack);
+}

@@ -9,6 +9,7 @@ mod group_scenarios;
 mod limit_properties;
 mod properties;
 mod properties_judgement;
+mod rollback_properties;
 mod rolling_scenarios;
 mod selection_properties;
 mod window_properties;

@@ -188,7 +188,11 @@ pub fn linearizable(observations: &[Observation]) -> Vec<Violation> {
 }
 
 /// Rollback visits the touched nodes in exactly the reverse of the order they were admitted to
-/// install (a node's place is its first rollback admission).
+/// install. A node's place is where the walk back visited it: its first re-targeting (`rollback`),
+/// or, for a node counted back at once (nothing to restore as far as its reports told), its
+/// `rolled_back`. Such a node whose install lands later is re-targeted again after the others (the
+/// server could not know sooner): that second visit has no place in the order (DEPLOYMENTS.md §6). The
+/// forward order is the order of admission to install, a node admitted again after a recall at its last.
 pub fn rollback_order(view: &DeploymentView) -> Vec<Violation> {
     let of = |kind: EventKind| -> Vec<&str> {
         view.events
@@ -198,13 +202,19 @@ pub fn rollback_order(view: &DeploymentView) -> Vec<Violation> {
             .collect()
     };
     let mut first = BTreeSet::new();
-    let rolled: Vec<&str> = of(EventKind::Rollback)
-        .into_iter()
+    let rolled: Vec<&str> = view
+        .events
+        .iter()
+        .filter(|e| matches!(e.action, Some(EventKind::Rollback | EventKind::RolledBack)))
+        .filter_map(|e| e.node.as_deref())
         .filter(|n| first.insert(*n))
         .collect();
+    // A node recalled by a hard pause and admitted again stands where it was admitted last.
+    let mut last = BTreeSet::new();
     let expected: Vec<&str> = of(EventKind::Install)
         .into_iter()
         .rev()
+        .filter(|n| last.insert(*n))
         .filter(|n| first.contains(n))
         .collect();
     if rolled == expected {

@@ -118,6 +118,59 @@ fn rollback_must_reverse_the_install_order() {
 }
 
 #[test]
+fn a_node_counted_back_takes_its_place_in_the_walk_back_even_if_it_lands_later() {
+    // Seed 7000032 (d-118, all at once, blank nodes): the walk back counts n-3 and n-2 back at once
+    // (nothing installed as far as the server knows: no `rollback` event), re-targets n-1 and n-0;
+    // then one report batch says n-3 and n-2 run the version after all and they are re-targeted
+    // again, after the others: the server could not know sooner. The walk was in order.
+    let landed_later = json!([
+        node_event(1, "n-0", "install"),
+        node_event(1, "n-1", "install"),
+        node_event(1, "n-2", "install"),
+        node_event(1, "n-3", "install"),
+        node_event(2, "n-3", "rolled_back"),
+        node_event(2, "n-2", "rolled_back"),
+        node_event(2, "n-1", "rollback"),
+        node_event(2, "n-0", "rollback"),
+        node_event(3, "n-3", "rollback"),
+        node_event(3, "n-2", "rollback"),
+        node_event(3, "n-1", "rolled_back"),
+        node_event(3, "n-0", "rolled_back")
+    ]);
+    let v = view(&["rolled_back"; 4], landed_later, None);
+    assert!(rollback_order(&v).is_empty(), "{:?}", rollback_order(&v));
+    // A walk that counts back or re-targets out of order is still caught.
+    let out_of_order = json!([
+        node_event(1, "n-0", "install"),
+        node_event(1, "n-1", "install"),
+        node_event(1, "n-2", "install"),
+        node_event(2, "n-1", "rolled_back"),
+        node_event(2, "n-2", "rollback"),
+        node_event(2, "n-0", "rollback")
+    ]);
+    let v = view(&["rolled_back"; 3], out_of_order, None);
+    assert_eq!(rollback_order(&v)[0].rule, "rollback-order");
+}
+
+#[test]
+fn a_recalled_node_takes_its_place_where_it_was_admitted_again() {
+    // A hard pause takes back n-1's install permission (`recalled`): it leaves the forward order and
+    // is admitted again after n-2, so the walk back takes n-1 first (DEPLOYMENTS.md §6).
+    let events = json!([
+        node_event(1, "n-0", "install"),
+        node_event(1, "n-1", "install"),
+        node_event(1, "n-2", "install"),
+        node_event(2, "n-1", "recalled"),
+        node_event(3, "n-1", "install"),
+        node_event(4, "n-1", "rollback"),
+        node_event(4, "n-2", "rollback"),
+        node_event(4, "n-0", "rollback")
+    ]);
+    let v = view(&["rolling_back"; 3], events, None);
+    assert!(rollback_order(&v).is_empty(), "{:?}", rollback_order(&v));
+}
+
+#[test]
 fn coordinated_progress_needs_a_pulse_within_the_interval() {
     let events = json!([
         node_event(1_000, "n-0", "install"),
