@@ -85,13 +85,13 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// as it builds a snapshot and purges its log (docs/RELIABILITY.md, "Open: seed 7200050").
 const OPEN_FINDINGS: [u64; 4] = [1085, 7000012, 7000038, 7200050];
 
-/// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 100, from seed 1,000) of `CONVOY_SIM_MINUTES`
-/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 4 minutes of
-/// two idle cores (docs/RELIABILITY.md; the 1,000 is `CONVOY_SIM_SEEDS=1000`). It fails with
-/// the replay command of the first failing seed (and prints every failure's trace as it comes).
+/// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 1,000, from seed 1,000) of `CONVOY_SIM_MINUTES`
+/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 10 minutes of
+/// two idle cores (docs/RELIABILITY.md measures it). It fails with the replay command of the first
+/// failing seed (and prints every failure's trace as it comes).
 #[test]
 fn a_batch_of_seeds_passes() {
-    let seeds: u64 = env_or("CONVOY_SIM_SEEDS", 100);
+    let seeds: u64 = env_or("CONVOY_SIM_SEEDS", 1000);
     let minutes: f64 = env_or("CONVOY_SIM_MINUTES", 10.0);
     let jobs: u64 = env_or("CONVOY_SIM_JOBS", 2);
     let list: Vec<u64> = (1000..1000 + seeds)
