@@ -19,6 +19,9 @@ pub enum Mutation {
     AckBeforeSync,
     /// Reads are served from the reading server's applied state without the read index (stale).
     StaleReads,
+    /// openraft's leader restore on: a leader restarted in its term leads again without an election,
+    /// and may overwrite entries the others committed (convoy turns it off).
+    LeaderRestore,
 }
 
 /// `convoy-lab simulate`'s flags.
@@ -90,6 +93,7 @@ impl SimArgs {
                 faults: self.keep_faults.clone(),
             },
             heartbeat_ms: self.heartbeat_ms,
+            leader_restore: self.mutate == Some(Mutation::LeaderRestore),
         }
     }
 }

@@ -129,6 +129,15 @@ impl Cluster {
         Ok(())
     }
 
+    /// Turns openraft's leader restore back on (the mutation `--mutate leader-restore`): a leader
+    /// restarted in its term leads again without an election, which convoy turned off after seeds
+    /// 880024 and 990002. Before any server starts.
+    pub fn restore_leaders(&mut self) {
+        let mut config = (*self.config).clone();
+        config.enable_leader_restore = Some(true);
+        self.config = Arc::new(config);
+    }
+
     /// The server ids.
     pub fn ids(&self) -> Vec<u64> {
         self.servers.keys().copied().collect()

@@ -63,6 +63,8 @@ pub struct SimOptions {
     pub schedule: Schedule,
     /// The raft heartbeat in ms; the election timeout is 5–10 heartbeats.
     pub heartbeat_ms: u64,
+    /// openraft's leader restore on (the mutation `LeaderRestore` must be caught).
+    pub leader_restore: bool,
 }
 
 impl Default for SimOptions {
@@ -77,6 +79,7 @@ impl Default for SimOptions {
             reads: ReadMode::Consistent,
             schedule: Schedule::default(),
             heartbeat_ms: SIM_HEARTBEAT_MS,
+            leader_restore: false,
         }
     }
 }
@@ -138,6 +141,9 @@ impl RunReport {
         }
         if o.reads == ReadMode::Stale {
             cmd.push_str(" --mutate stale-reads");
+        }
+        if o.leader_restore {
+            cmd.push_str(" --mutate leader-restore");
         }
         if !o.faults {
             cmd.push_str(" --no-faults");
@@ -258,6 +264,9 @@ async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunS
     let net = SimNet::new(StdRng::seed_from_u64(rng.gen()));
     let mut cluster = Cluster::new(options.servers, options.fsync, net, obs.clone())?;
     cluster.set_heartbeat(options.heartbeat_ms)?;
+    if options.leader_restore {
+        cluster.restore_leaders();
+    }
     obs.trace(format!("seed {} servers {}", options.seed, options.servers));
     for id in cluster.ids() {
         cluster.start(id).await?;
