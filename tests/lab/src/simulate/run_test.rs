@@ -124,7 +124,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 const OPEN_FINDINGS: [u64; 4] = [1085, 7000012, 7000038, 7200050];
 
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 1,000, from seed 1,000) of `CONVOY_SIM_MINUTES`
-/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 10 minutes of
+/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 11 minutes of
 /// two idle cores (docs/RELIABILITY.md measures it). It fails with the replay command of the first
 /// failing seed (and prints every failure's trace as it comes).
 #[test]
