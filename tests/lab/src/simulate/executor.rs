@@ -172,16 +172,10 @@ pub fn reset() {
     POLLS.with(|p| p.set(0));
 }
 
-fn pop_ready() -> Option<u64> {
-    let (id, waker) = READY.with(|r| {
-        r.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .queue
-            .pop_front()
-    })?;
-    // Out of the queue: a wake from now on (during its poll too) queues it again.
-    waker.queued.store(false, Ordering::Relaxed);
-    Some(id)
+/// Takes every task ready now, in the order they were woken (one lock for all of them). A task woken
+/// while these run is queued behind them, where it would have been in a single queue.
+fn take_ready() -> VecDeque<(u64, Arc<TaskWaker>)> {
+    READY.with(|r| std::mem::take(&mut r.lock().unwrap_or_else(PoisonError::into_inner).queue))
 }
 
 fn poll_task(id: u64) {
@@ -245,7 +239,17 @@ pub fn block_on<T: 'static>(root: impl Future<Output = T> + 'static) -> Result<T
     });
     let mut since_advance = 0u64;
     loop {
-        while let Some(id) = pop_ready() {
+        let mut ready = take_ready();
+        if ready.is_empty() {
+            if !advance() {
+                return Err(Stall::Deadlock { at_ms: now_ms() });
+            }
+            since_advance = 0;
+            continue;
+        }
+        while let Some((id, waker)) = ready.pop_front() {
+            // Out of the queue: a wake from now on (during its poll too) queues it again.
+            waker.queued.store(false, Ordering::Relaxed);
             poll_task(id);
             since_advance += 1;
             if let Some(value) = out.lock().unwrap_or_else(PoisonError::into_inner).take() {
@@ -258,10 +262,6 @@ pub fn block_on<T: 'static>(root: impl Future<Output = T> + 'static) -> Result<T
                 });
             }
         }
-        if !advance() {
-            return Err(Stall::Deadlock { at_ms: now_ms() });
-        }
-        since_advance = 0;
     }
 }
 
