@@ -190,18 +190,23 @@ fn the_regression_seeds_pass() {
     }
 }
 
+/// Runs `seed` for `minutes` with the defaults and fails with its first violations.
+fn assert_seed_passes(seed: u64, minutes: f64) {
+    let report = run(&options(seed, minutes));
+    assert!(
+        report.violations.is_empty(),
+        "seed {seed}: {:?}",
+        report.violations.iter().take(5).collect::<Vec<_>>()
+    );
+}
+
 /// Seed 21 (3 servers, 3 minutes): one `ReportNodes` of a consumer carried c3-n0's install failure with
 /// c3-n2's and c3-n4's reports of the new version; taken in node order, the failure started the walk back
 /// while the later nodes still looked blank, so deployment d-131 re-targeted c3-n0 before c3-n4 and c3-n2
 /// (`rollback-order` on every server). Fixed in `convoy_domain`: a batch is noted whole before it is acted on.
 #[test]
 fn the_rollback_order_seed_passes() {
-    let report = run(&options(21, 3.0));
-    assert!(
-        report.violations.is_empty(),
-        "seed 21: {:?}",
-        report.violations.iter().take(5).collect::<Vec<_>>()
-    );
+    assert_seed_passes(21, 3.0);
 }
 
 /// Seed 1068 (3 servers, 10 minutes): deployment d-26 (batches of 3, 2, 2, blank nodes) was rolled back
@@ -211,12 +216,7 @@ fn the_rollback_order_seed_passes() {
 /// (`rollback-order` on every server). Fixed in `convoy_domain`: such nodes wait in the walk back's order.
 #[test]
 fn the_rollback_again_order_seed_passes() {
-    let report = run(&options(1068, 10.0));
-    assert!(
-        report.violations.is_empty(),
-        "seed 1068: {:?}",
-        report.violations.iter().take(5).collect::<Vec<_>>()
-    );
+    assert_seed_passes(1068, 10.0);
 }
 
 /// Seed 7000032 (3 servers, 10 minutes), found by the hunt of new seeds: deployment d-118 (all at once,
@@ -226,12 +226,7 @@ fn the_rollback_again_order_seed_passes() {
 /// it a violation. Fixed in the checker (`chaos::check::rollback_order`).
 #[test]
 fn the_counted_back_seed_passes() {
-    let report = run(&options(7000032, 10.0));
-    assert!(
-        report.violations.is_empty(),
-        "seed 7000032: {:?}",
-        report.violations.iter().take(5).collect::<Vec<_>>()
-    );
+    assert_seed_passes(7000032, 10.0);
 }
 
 /// The open findings ([`OPEN_FINDINGS`]): a finding fails until it is fixed; run them with
