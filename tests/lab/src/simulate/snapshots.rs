@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use openraft::async_runtime::{WatchReceiver as _};
+use openraft::async_runtime::WatchReceiver as _;
 
 use convoy_raft::node::snapshot_due::{entries_between, Due};
 
