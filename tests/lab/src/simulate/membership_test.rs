@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
+use openraft::{ChangeMembers, ServerState};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -48,6 +49,40 @@ fn simulate(test: impl std::future::Future<Output = ()> + 'static) {
     let result = executor::block_on(test);
     executor::reset();
     result.expect("the simulation stalled");
+}
+
+/// The window, pinned down on openraft itself: once the leader s1 has removed itself (the call
+/// convoy makes), it still says it leads, with a membership it is not in; the shared check refuses
+/// it membership changes (openraft would accept one and fail its assertion), and allows them to a
+/// voter.
+#[test]
+fn a_leader_that_removed_itself_still_leads_and_may_not_change_the_membership() {
+    simulate(async {
+        let cluster = founded().await;
+        let s1 = cluster.net.raft(1).expect("s1 up");
+        // Demoted without being kept as a learner (`retain` false): out of the membership at once,
+        // so convoy's `RemoveNodes` that follows is skipped.
+        s1.change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([1])), false)
+            .await
+            .expect("s1 removes itself");
+        let metrics = s1.metrics().borrow_watched().clone();
+        assert_eq!(metrics.state, ServerState::Leader, "s1 still leads");
+        assert_eq!(metrics.current_leader, Some(1));
+        assert!(
+            metrics
+                .membership_config
+                .membership()
+                .get_node(&1)
+                .is_none(),
+            "s1 is out of its own membership: {:?}",
+            metrics.membership_config
+        );
+        assert!(!convoy_raft::node::may_change_membership(&metrics));
+        let s2 = cluster.net.raft(2).expect("s2 up");
+        assert!(convoy_raft::node::may_change_membership(
+            &s2.metrics().borrow_watched()
+        ));
+    });
 }
 
 /// Seed 7000012's course in a few steps: the leader s1 is removed through the harness's calls
