@@ -68,15 +68,21 @@ impl From<String> for Refused {
 }
 
 /// `Err` "not the leader" unless leader `id` may propose a membership change now (the product's
-/// check, before each of its membership calls).
+/// check, before each of its membership calls). The refusal says what the server sees (its state,
+/// its membership and the committed one's log ids), for the trace.
 fn ensure_may_change(id: u64, raft: &SimRaft) -> Result<(), Refused> {
-    if convoy_raft::node::may_change_membership(&raft.metrics().borrow_watched()) {
-        Ok(())
-    } else {
-        Err(Refused::NotLeader(format!(
-            "s{id} is not the leader: not a voter of its own membership"
-        )))
+    let metrics = raft.metrics().borrow_watched().clone();
+    if convoy_raft::node::may_change_membership(&metrics) {
+        return Ok(());
     }
+    Err(Refused::NotLeader(format!(
+        "s{id} is not the leader: not a voter of its own membership ({:?}, membership {:?} at {:?}, \
+         committed {:?})",
+        metrics.state,
+        metrics.membership_config.membership().get_joint_config(),
+        metrics.membership_config.log_id().as_ref().map(|l| l.index),
+        metrics.committed_membership_config.log_id().as_ref().map(|l| l.index),
+    )))
 }
 
 /// The voters in the leader's current membership.
