@@ -74,14 +74,21 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Seeds that failed with a finding not yet fixed (10 minutes each): the batch skips those of its range
+/// Seeds that failed with a finding not yet fixed, with the simulated minutes they failed at: the batch skips those of its range
 /// (and says so); [`the_open_finding_seeds_pass`], ignored, replays them all until they are fixed. 7200050
 /// (found at 1 minute, failed the same at 10): openraft's debug assertion "expect submitted ... <
 /// new_submitted" (its log IO progress went back, 271 then 265) as a follower of s3 installed s3's snapshot,
 /// which ended before the entries the follower had already taken (docs/RELIABILITY.md, "Open: seed
 /// 7200050": openraft's engine, not the stores). It passes on this branch since the simulation changed (the
-/// bug remains). 1085, 7000012 and 7000038 were fixed ([`the_removed_leader_seeds_pass`]).
-const OPEN_FINDINGS: [u64; 1] = [7200050];
+/// bug remains). 7600011, 7600019 and 7600038 (found at 1 minute): a leader removed from its committed
+/// membership still leads 60 s later and refuses to add itself back (docs/RELIABILITY.md, "Open: a removed
+/// leader that never steps down"). 1085, 7000012 and 7000038 were fixed ([`the_removed_leader_seeds_pass`]).
+const OPEN_FINDINGS: [(u64, f64); 4] = [
+    (7200050, 1.0),
+    (7600011, 1.0),
+    (7600019, 1.0),
+    (7600038, 1.0),
+];
 
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 100, from seed 1,000) of `CONVOY_SIM_MINUTES`
 /// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 4 minutes of
@@ -93,7 +100,7 @@ fn a_batch_of_seeds_passes() {
     let minutes: f64 = env_or("CONVOY_SIM_MINUTES", 10.0);
     let jobs: u64 = env_or("CONVOY_SIM_JOBS", 2);
     let list: Vec<u64> = (1000..1000 + seeds)
-        .filter(|s| !OPEN_FINDINGS.contains(s))
+        .filter(|s| !OPEN_FINDINGS.iter().any(|(open, _)| open == s))
         .collect();
     println!("skipped, open findings: {OPEN_FINDINGS:?}");
     let batch = run_batch(
@@ -212,11 +219,11 @@ fn the_removed_leader_seeds_pass() {
 /// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
 /// and move a seed to the regression tests once it is fixed. An empty list passes.
 #[test]
-#[ignore = "open finding: openraft's debug assertion (seed 7200050)"]
+#[ignore = "open findings: seeds 7200050, 7600011, 7600019, 7600038"]
 fn the_open_finding_seeds_pass() {
     let mut failed = Vec::new();
-    for seed in OPEN_FINDINGS {
-        let report = run(&options(seed, 10.0));
+    for (seed, minutes) in OPEN_FINDINGS {
+        let report = run(&options(seed, minutes));
         let first = report.violations.iter().take(3).collect::<Vec<_>>();
         println!(
             "seed {seed}: {} violations {first:?}",
