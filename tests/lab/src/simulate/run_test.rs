@@ -80,7 +80,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 /// new_submitted" (its log IO progress went back, 271 then 265) as a follower of s3 installed s3's snapshot,
 /// which ended before the entries the follower had already taken (docs/RELIABILITY.md, "Open: seed
 /// 7200050": openraft's engine, not the stores). It passes on this branch since the simulation changed (the
-/// bug remains). 7600011, 7600019 and 7600038 (found at 1 minute): a leader removed from its committed
+/// bug remains). 1053 and 1070 (of the CI range, 10 minutes), 7600011, 7600019 and 7600038 (1 minute): a leader removed from its committed
 /// membership still leads 60 s later and refuses to add itself back (docs/RELIABILITY.md, "Open: a removed
 /// leader that never steps down"). 1085, 7000012 and 7000038 were fixed ([`the_removed_leader_seeds_pass`]).
 const OPEN_FINDINGS: [(u64, f64); 4] = [
@@ -219,7 +219,7 @@ fn the_removed_leader_seeds_pass() {
 /// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
 /// and move a seed to the regression tests once it is fixed. An empty list passes.
 #[test]
-#[ignore = "open findings: seeds 7200050, 7600011, 7600019, 7600038"]
+#[ignore = "open findings: seeds 1053, 1070, 7200050, 7600011, 7600019, 7600038"]
 fn the_open_finding_seeds_pass() {
     let mut failed = Vec::new();
     for (seed, minutes) in OPEN_FINDINGS {
