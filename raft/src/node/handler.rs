@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use openraft::async_runtime::WatchReceiver;
 use openraft::error::ClientWriteError;
-use openraft::{ChangeMembers, ReadPolicy};
+use openraft::{ChangeMembers, RaftMetrics, RaftTypeConfig, ReadPolicy};
 use tokio::sync::{mpsc, oneshot};
 
 use super::batcher::{run_batcher, Pending, BATCH_QUEUE};
@@ -65,8 +65,19 @@ impl<S: StateMachine> LocalHandler<S> {
             .map_err(|_| ClientError::Failed("proposal dropped by the batcher".into()))?
     }
 
+    /// "Not the leader" unless this server may propose a membership change now
+    /// ([`may_change_membership`]).
+    fn ensure_may_change_membership(&self) -> Result<(), ClientError> {
+        if may_change_membership(&self.raft.metrics().borrow_watched()) {
+            Ok(())
+        } else {
+            Err(ClientError::NotLeader { leader: None })
+        }
+    }
+
     async fn add_member(&self, id: NodeId, member: Member) -> Result<ClientResponse, ClientError> {
         let addr = member.raft_addr.clone();
+        self.ensure_may_change_membership()?;
         self.raft
             .add_learner(id, member, false)
             .await
@@ -94,6 +105,7 @@ impl<S: StateMachine> LocalHandler<S> {
             )
             .await;
         if caught_up.is_err() {
+            self.ensure_may_change_membership()?;
             self.raft
                 .change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([id])), false)
                 .await
@@ -104,6 +116,7 @@ impl<S: StateMachine> LocalHandler<S> {
                 self.catch_up
             )));
         }
+        self.ensure_may_change_membership()?;
         self.raft
             .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false)
             .await
@@ -118,6 +131,7 @@ impl<S: StateMachine> LocalHandler<S> {
             return Err(ClientError::Invalid(format!("server {id} is not a member")));
         }
         if membership.voter_ids().any(|v| v == id) {
+            self.ensure_may_change_membership()?;
             self.raft
                 .change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([id])), false)
                 .await
@@ -133,6 +147,7 @@ impl<S: StateMachine> LocalHandler<S> {
             .get_node(&id)
             .is_some();
         if still_there {
+            self.ensure_may_change_membership()?;
             self.raft
                 .change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([id])), false)
                 .await
@@ -180,6 +195,20 @@ impl<S: StateMachine> ClientHandler for LocalHandler<S> {
         }
         .boxed()
     }
+}
+
+/// Whether the server whose `metrics` these are may propose a membership change: only as a voter
+/// of its own effective or committed membership. openraft (0.10) keeps a leader that a change
+/// removed leading until it steps down (`removed_leader_step_down`) and still accepts changes
+/// there, which then fail its assertion "Only leader is allowed to call
+/// update_effective_membership()" (a change proposed from outside the membership it changes); and a
+/// leader demoted to learner is on its way out. Such a leader answers "not the leader", so that the
+/// caller retries at its successor. Shared with the simulation's membership calls (convoy-lab).
+pub fn may_change_membership<C: RaftTypeConfig>(metrics: &RaftMetrics<C>) -> bool {
+    let me = &metrics.id;
+    let voter_of =
+        |m: &openraft::alias::StoredMembershipOf<C>| m.membership().voter_ids().any(|v| &v == me);
+    voter_of(&metrics.membership_config) || voter_of(&metrics.committed_membership_config)
 }
 
 fn write_error(

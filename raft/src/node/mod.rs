@@ -11,6 +11,7 @@ pub mod snapshot_due;
 mod stop;
 
 pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_MAX_EVERY};
+pub use handler::may_change_membership;
 pub use info::{ClusterInfo, MemberInfo, Role};
 
 use std::marker::PhantomData;

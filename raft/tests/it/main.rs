@@ -6,6 +6,7 @@
 
 mod common;
 mod frame_allocation;
+mod membership_removed_leader;
 mod storage_catchup;
 mod storage_conformance;
 mod storage_integrity;

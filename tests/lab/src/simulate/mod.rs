@@ -47,6 +47,8 @@ mod leader_test;
 #[cfg(test)]
 mod linearize_test;
 #[cfg(test)]
+mod membership_test;
+#[cfg(test)]
 mod run_test;
 #[cfg(test)]
 mod shrink_test;

@@ -1,0 +1,112 @@
+//! A server removed from the membership while it led (`convoy server remove` of the leader) keeps
+//! leading for a moment (openraft's `removed_leader_step_down`). A membership change sent to it
+//! then, as a follower that has not yet heard of the removal forwards `convoy server add`, made
+//! openraft fail its assertion "Only leader is allowed to call update_effective_membership()" and
+//! stopped the server's core; it is answered "not the leader", and the successor adds it back.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::toy::{Kv, Set};
+use convoy_raft::network::client::{Network, NetworkConfig};
+use convoy_raft::network::{ClientError, ClientRequest};
+use convoy_raft::{Member, RaftConfig, RaftNode};
+use tempfile::TempDir;
+
+type Node = Arc<RaftNode<Kv>>;
+
+const SECRET: &[u8] = b"removed leader test secret";
+
+fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+fn config(id: u64, dir: &Path, members: &BTreeMap<u64, Member>) -> RaftConfig {
+    let me = &members[&id];
+    let mut config = RaftConfig::new(id, dir, &me.raft_addr, &me.http_addr);
+    config.secret = SECRET.to_vec();
+    config.initial_cluster = members.clone();
+    config.bootstrap = true;
+    config.request_timeout = Duration::from_secs(10);
+    config
+}
+
+async fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_leader_refuses_to_add_itself_back_and_the_successor_does() {
+    let dirs: Vec<TempDir> = (0..3).map(|_| TempDir::new().unwrap()).collect();
+    let members: BTreeMap<u64, Member> = (1..=3)
+        .map(|id| {
+            let member = Member {
+                raft_addr: free_addr(),
+                http_addr: free_addr(),
+            };
+            (id, member)
+        })
+        .collect();
+    let mut nodes: Vec<Node> = Vec::new();
+    for id in 1..=3u64 {
+        let dir = dirs[id as usize - 1].path();
+        nodes.push(
+            RaftNode::<Kv>::start(config(id, dir, &members))
+                .await
+                .unwrap(),
+        );
+    }
+    until("a leader", Duration::from_secs(10), || {
+        nodes.iter().any(|n| n.is_leader())
+    })
+    .await;
+    let old = nodes.iter().find(|n| n.is_leader()).unwrap().clone();
+    let old_id = old.id();
+    old.propose(&Set("k".into(), "v".into()))
+        .await
+        .expect("write");
+    old.remove_member(old_id).await.expect("the leader removed");
+
+    // At once, straight to the removed leader, as a follower that still sees it lead forwards.
+    let network: Network =
+        Network::with_config(99, Arc::new(SECRET.to_vec()), NetworkConfig::default());
+    let request = ClientRequest::AddMember {
+        id: old_id,
+        member: members[&old_id].clone(),
+    };
+    let answer = network
+        .call_client(
+            old_id,
+            &members[&old_id].raft_addr,
+            request,
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("the removed leader answers");
+    assert!(
+        matches!(answer, Err(ClientError::NotLeader { .. })),
+        "the removed leader answers not the leader: {answer:?}"
+    );
+
+    // The successor adds it back: it is a voter again, and its core still runs.
+    let others: Vec<Node> = nodes.iter().filter(|n| n.id() != old_id).cloned().collect();
+    until("a successor", Duration::from_secs(10), || {
+        others.iter().any(|n| n.is_leader())
+    })
+    .await;
+    let successor = others.iter().find(|n| n.is_leader()).unwrap().clone();
+    successor
+        .add_member(old_id, members[&old_id].clone())
+        .await
+        .expect("added back through the successor");
+    old.propose(&Set("k2".into(), "v2".into()))
+        .await
+        .expect("the server added back writes through the successor");
+}
