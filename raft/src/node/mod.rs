@@ -9,9 +9,11 @@ mod handler;
 mod info;
 pub mod snapshot_due;
 mod stop;
+mod storage_hold;
 
 pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_MAX_EVERY};
 pub use info::{ClusterInfo, MemberInfo, Role};
+pub use storage_hold::StorageHold;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -51,6 +53,8 @@ pub struct RaftNode<S: StateMachine> {
     identity: Arc<Identity>,
     /// Whether the raft core still runs (module `core_watch`).
     core: Arc<CoreState>,
+    /// The database, watched: [`RaftNode::hold_storage`] hands out a hold on it.
+    db: std::sync::Weak<rocksdb::DB>,
     _state: PhantomData<S>,
 }
 
@@ -95,6 +99,7 @@ impl<S: StateMachine> RaftNode<S> {
             ),
         }
         let db = open_db_tuned(&config.data_dir, &config.storage)?;
+        let db_watch = Arc::downgrade(&db);
         let log_store = RocksLogStore::new(db.clone());
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();
@@ -193,6 +198,7 @@ impl<S: StateMachine> RaftNode<S> {
             snapshots,
             identity,
             core,
+            db: db_watch,
             _state: PhantomData,
         }))
     }
