@@ -37,6 +37,8 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 const RESERVED_FDS: u64 = 512;
 /// On SIGTERM a leader hands leadership over for at most this long before it stops anyway.
 const HAND_OVER_PATIENCE: Duration = Duration::from_secs(3);
+/// On stopping, raft's last tasks get this long to let go of the database before it is closed.
+const STORAGE_CLOSE_PATIENCE: Duration = Duration::from_secs(3);
 
 /// The HTTP server's connection cap, below the process's file limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +175,8 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     let node: Arc<RaftNode<Machine>> = rt
         .block_on(RaftNode::start(config.raft.clone()))
         .with_context(|| format!("cannot start server {id}"))?;
+    // The database is closed here, on the main thread, before the process exits (see StorageHold).
+    let storage = node.hold_storage();
     tracing::info!(id, http = %http_addr, raft = %config.raft.raft_addr, "server started");
     if let Some(banner) = banner {
         println!("{banner}");
@@ -293,6 +297,9 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
     tracing::info!(id, "stopping");
     rt.block_on(node.shutdown());
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    if let Some(storage) = storage {
+        storage.close(STORAGE_CLOSE_PATIENCE);
+    }
     served
 }
 

@@ -9,10 +9,12 @@ mod handler;
 mod info;
 pub mod snapshot_due;
 mod stop;
+mod storage_hold;
 
 pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_MAX_EVERY};
 pub use handler::may_change_membership;
 pub use info::{ClusterInfo, MemberInfo, Role};
+pub use storage_hold::StorageHold;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -52,6 +54,8 @@ pub struct RaftNode<S: StateMachine> {
     identity: Arc<Identity>,
     /// Whether the raft core still runs (module `core_watch`).
     core: Arc<CoreState>,
+    /// The database, watched: [`RaftNode::hold_storage`] hands out a hold on it.
+    db: std::sync::Weak<rocksdb::DB>,
     _state: PhantomData<S>,
 }
 
@@ -96,6 +100,7 @@ impl<S: StateMachine> RaftNode<S> {
             ),
         }
         let db = open_db_tuned(&config.data_dir, &config.storage)?;
+        let db_watch = Arc::downgrade(&db);
         let log_store = RocksLogStore::new(db.clone());
         let sm_store = SmStore::<S>::open(db)?;
         let applied = sm_store.applied();
@@ -194,6 +199,7 @@ impl<S: StateMachine> RaftNode<S> {
             snapshots,
             identity,
             core,
+            db: db_watch,
             _state: PhantomData,
         }))
     }
