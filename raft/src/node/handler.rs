@@ -197,18 +197,29 @@ impl<S: StateMachine> ClientHandler for LocalHandler<S> {
     }
 }
 
-/// Whether the server whose `metrics` these are may propose a membership change: only as a voter
-/// of its own effective or committed membership. openraft (0.10) keeps a leader that a change
-/// removed leading until it steps down (`removed_leader_step_down`) and still accepts changes
-/// there, which then fail its assertion "Only leader is allowed to call
-/// update_effective_membership()" (a change proposed from outside the membership it changes); and a
-/// leader demoted to learner is on its way out. Such a leader answers "not the leader", so that the
-/// caller retries at its successor. Shared with the simulation's membership calls (convoy-lab).
+/// Whether the server whose `metrics` these are may propose a membership change: as a member
+/// (voter or learner) of its effective membership, or a voter of its committed one, the condition
+/// openraft (0.10) asserts on every change ("Only leader is allowed to call
+/// update_effective_membership()"). A leader whose own removal was proposed keeps leading until
+/// openraft steps it down (`removed_leader_step_down`, after the removal commits) and still accepts
+/// changes, which then fail that assertion: it answers "not the leader" instead, so that the caller
+/// retries at its successor. A leader demoted to learner (`RemoveVoters` without the `RemoveNodes`
+/// that `convoy server remove` sends next) is still a member: openraft keeps it leading for good,
+/// and it must stay able to change the membership, to add itself back or remove itself.
+/// Shared with the simulation's membership calls (convoy-lab).
 pub fn may_change_membership<C: RaftTypeConfig>(metrics: &RaftMetrics<C>) -> bool {
     let me = &metrics.id;
-    let voter_of =
-        |m: &openraft::alias::StoredMembershipOf<C>| m.membership().voter_ids().any(|v| &v == me);
-    voter_of(&metrics.membership_config) || voter_of(&metrics.committed_membership_config)
+    let member_of_effective = metrics
+        .membership_config
+        .membership()
+        .get_node(me)
+        .is_some();
+    let voter_of_committed = metrics
+        .committed_membership_config
+        .membership()
+        .voter_ids()
+        .any(|v| &v == me);
+    member_of_effective || voter_of_committed
 }
 
 fn write_error(

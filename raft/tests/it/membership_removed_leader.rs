@@ -4,7 +4,7 @@
 //! openraft fail its assertion "Only leader is allowed to call update_effective_membership()" and
 //! stopped the server's core; it is answered "not the leader", and the successor adds it back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +13,8 @@ use crate::toy::{Kv, Set};
 use convoy_raft::network::client::{Network, NetworkConfig};
 use convoy_raft::network::{ClientError, ClientRequest};
 use convoy_raft::{Member, RaftConfig, RaftNode};
+use openraft::async_runtime::WatchReceiver;
+use openraft::ChangeMembers;
 use tempfile::TempDir;
 
 type Node = Arc<RaftNode<Kv>>;
@@ -42,8 +44,9 @@ async fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_removed_leader_refuses_to_add_itself_back_and_the_successor_does() {
+/// Three servers founded together, once one of them leads; their data dirs live as long as the
+/// first value.
+async fn three_servers() -> (Vec<TempDir>, BTreeMap<u64, Member>, Vec<Node>) {
     let dirs: Vec<TempDir> = (0..3).map(|_| TempDir::new().unwrap()).collect();
     let members: BTreeMap<u64, Member> = (1..=3)
         .map(|id| {
@@ -67,6 +70,12 @@ async fn a_removed_leader_refuses_to_add_itself_back_and_the_successor_does() {
         nodes.iter().any(|n| n.is_leader())
     })
     .await;
+    (dirs, members, nodes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_leader_refuses_to_add_itself_back_and_the_successor_does() {
+    let (_dirs, members, nodes) = three_servers().await;
     let old = nodes.iter().find(|n| n.is_leader()).unwrap().clone();
     let old_id = old.id();
     old.propose(&Set("k".into(), "v".into()))
@@ -109,4 +118,33 @@ async fn a_removed_leader_refuses_to_add_itself_back_and_the_successor_does() {
     old.propose(&Set("k2".into(), "v2".into()))
         .await
         .expect("the server added back writes through the successor");
+}
+
+/// A leader demoted to learner (`RemoveVoters` committed, the `RemoveNodes` that `convoy server
+/// remove` sends next never sent) keeps leading for good in openraft: it must still add itself back
+/// (simulated seed 7600011, where it refused forever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_demoted_to_learner_adds_itself_back() {
+    let (_dirs, members, nodes) = three_servers().await;
+    let old = nodes.iter().find(|n| n.is_leader()).unwrap().clone();
+    let old_id = old.id();
+    old.raft()
+        .change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([old_id])), true)
+        .await
+        .expect("the leader demotes itself to learner");
+    // Past openraft's step-down delay and a few heartbeats: it leads still.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(old.is_leader(), "a learner leader keeps leading");
+    old.add_member(old_id, members[&old_id].clone())
+        .await
+        .expect("the learner leader adds itself back");
+    let voters: BTreeSet<u64> = old
+        .raft()
+        .metrics()
+        .borrow_watched()
+        .membership_config
+        .membership()
+        .voter_ids()
+        .collect();
+    assert!(voters.contains(&old_id), "a voter again: {voters:?}");
 }

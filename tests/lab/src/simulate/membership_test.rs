@@ -1,7 +1,8 @@
 //! Membership changes on a simulated cluster, driven step by step: a leader that removed itself
 //! keeps leading for a while (openraft's `removed_leader_step_down`); a change sent to it then
 //! failed openraft's assertion "Only leader is allowed to call update_effective_membership()"
-//! (seeds 7000012, 7000038 and 1085), and is now refused as "not the leader".
+//! (seeds 7000012, 7000038 and 1085), and is now refused as "not the leader". A leader demoted to
+//! learner keeps leading for good, and may still change the membership (seed 7600011).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -111,6 +112,40 @@ fn a_removed_leader_added_back_at_once_becomes_a_voter_again() {
         assert!(
             voters(&cluster, leader).contains(&1),
             "s1 is a voter of s{leader}'s membership again (refused: {refusals:?})"
+        );
+    });
+}
+
+/// Seed 7600011's course: `RemoveVoters` of the leader s1 commits but the `RemoveNodes` that
+/// `convoy server remove` sends next never comes (the call timed out while a voter was down), so s1
+/// is a learner of its own committed membership. openraft keeps such a leader leading for good (its
+/// step-down acts only on a leader out of the membership), so it must stay able to change the
+/// membership: it adds itself back as a voter. A check that admitted voters only refused it forever.
+#[test]
+fn a_leader_demoted_to_learner_keeps_leading_and_adds_itself_back() {
+    simulate(async {
+        let cluster = founded().await;
+        let s1 = cluster.net.raft(1).expect("s1 up");
+        s1.change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([1])), true)
+            .await
+            .expect("s1 demotes itself to learner");
+        // Longer than openraft's step-down delay and a heartbeat: s1 still leads.
+        executor::sleep(Duration::from_secs(2)).await;
+        let metrics = s1.metrics().borrow_watched().clone();
+        assert_eq!(metrics.state, ServerState::Leader, "s1 still leads");
+        assert_eq!(
+            metrics.committed_membership_config, metrics.membership_config,
+            "its demotion is committed"
+        );
+        assert!(!voters(&cluster, 1).contains(&1), "s1 is no voter");
+        assert!(convoy_raft::node::may_change_membership(&metrics));
+        membership::add_back(&cluster, 1)
+            .await
+            .expect("s1 adds itself back");
+        let leader = cluster.leader().expect("a leader");
+        assert!(
+            voters(&cluster, leader).contains(&1),
+            "s1 is a voter of s{leader}'s membership again"
         );
     });
 }
