@@ -38,14 +38,15 @@ impl Retention<'_> {
         let beyond = terminal.len().saturating_sub(keep as usize);
         let mut pruned = 0u32;
         for (_, id) in &terminal[..beyond] {
-            let Some(d) = self.deployments.get_mut(id) else {
-                continue;
-            };
-            if is_pruned(d) {
+            // Looked at before it is borrowed mutably: `get_mut` copies a deployment a snapshot
+            // shares, and most of those beyond the limit were pruned by an earlier `Prune`.
+            if self.deployments.get(id).is_none_or(is_pruned) {
                 continue;
             }
-            strip(d, at, keep);
-            pruned += 1;
+            if let Some(d) = self.deployments.get_mut(id) {
+                strip(d, at, keep);
+                pruned += 1;
+            }
         }
         pruned
     }

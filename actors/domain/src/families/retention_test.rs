@@ -72,6 +72,22 @@ fn pruning_again_changes_nothing_and_active_deployments_are_never_touched() {
     assert!(!is_pruned(k.d(running)));
 }
 
+/// A snapshot shares the state's deployments (copy on write): pruning again must not copy the
+/// deployments it has already pruned, which every `Prune` did (one copy of each, each time).
+#[test]
+fn pruning_again_copies_no_deployment_a_snapshot_shares() {
+    let (mut k, ids) = finished(4);
+    assert_eq!(prune(&mut k, 1), 3);
+    let frozen = k.s.clone();
+    assert_eq!(prune(&mut k, 1), 0);
+    for id in &ids {
+        assert!(
+            std::ptr::eq(k.d(*id), &frozen.deployment_map()[id]),
+            "deployment {id:?} was copied"
+        );
+    }
+}
+
 #[test]
 fn replicas_applying_the_same_prune_stay_identical_and_snapshots_round_trip() {
     let (mut a, _) = finished(4);
