@@ -204,7 +204,7 @@ impl<S: StateMachine> ClientHandler for LocalHandler<S> {
 /// openraft steps it down (`removed_leader_step_down`, after the removal commits) and still accepts
 /// changes, which then fail that assertion: it answers "not the leader" instead, so that the caller
 /// retries at its successor. A leader demoted to learner (`RemoveVoters` without the `RemoveNodes`
-/// that `convoy server remove` sends next) is still a member: openraft keeps it leading for good,
+/// that `convoy cluster remove` sends next) is still a member: openraft keeps it leading for good,
 /// and it must stay able to change the membership, to add itself back or remove itself.
 /// Shared with the simulation's membership calls (convoy-lab).
 pub fn may_change_membership<C: RaftTypeConfig>(metrics: &RaftMetrics<C>) -> bool {

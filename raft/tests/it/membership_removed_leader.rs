@@ -1,6 +1,6 @@
-//! A server removed from the membership while it led (`convoy server remove` of the leader) keeps
+//! A server removed from the membership while it led (`convoy cluster remove` of the leader) keeps
 //! leading for a moment (openraft's `removed_leader_step_down`). A membership change sent to it
-//! then, as a follower that has not yet heard of the removal forwards `convoy server add`, made
+//! then, as a follower that has not yet heard of the removal forwards `convoy cluster add`, made
 //! openraft fail its assertion "Only leader is allowed to call update_effective_membership()" and
 //! stopped the server's core; it is answered "not the leader", and the successor adds it back.
 

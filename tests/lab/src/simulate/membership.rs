@@ -95,7 +95,7 @@ fn voters(raft: &SimRaft) -> BTreeSet<u64> {
         .collect()
 }
 
-/// Removes server `id` from the membership, as `convoy server remove` does: tried again at the
+/// Removes server `id` from the membership, as `convoy cluster remove` does: tried again at the
 /// leader then seen while the one seen refuses as not the leader, for at most [`CALL`].
 pub async fn remove(cluster: &Cluster, id: u64) -> Result<(), String> {
     let deadline = executor::now_ms() + CALL.as_millis() as u64;
@@ -139,7 +139,7 @@ async fn remove_once(cluster: &Cluster, id: u64) -> Result<(), Refused> {
     Ok(())
 }
 
-/// Adds server `id` back, as `convoy server add` does: a learner first, a voter once caught up;
+/// Adds server `id` back, as `convoy cluster add` does: a learner first, a voter once caught up;
 /// `Ok` once the leader's membership is settled (not joint) with `id` a voter.
 /// A refusal as "not the leader" is an error like another: the caller tries again later.
 pub async fn add_back(cluster: &Cluster, id: u64) -> Result<(), String> {
@@ -154,7 +154,7 @@ pub async fn add_back(cluster: &Cluster, id: u64) -> Result<(), String> {
         > 1;
     // A joint configuration is a change left half done (its leader lost leadership in the
     // middle; openraft leaves it for the next change to finish): adding the server again
-    // finishes it, as running `convoy server add` again would.
+    // finishes it, as running `convoy cluster add` again would.
     if !joint && voters(&raft).contains(&id) {
         return Ok(());
     }

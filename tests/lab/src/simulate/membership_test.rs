@@ -117,7 +117,7 @@ fn a_removed_leader_added_back_at_once_becomes_a_voter_again() {
 }
 
 /// Seed 7600011's course: `RemoveVoters` of the leader s1 commits but the `RemoveNodes` that
-/// `convoy server remove` sends next never comes (the call timed out while a voter was down), so s1
+/// `convoy cluster remove` sends next never comes (the call timed out while a voter was down), so s1
 /// is a learner of its own committed membership. openraft keeps such a leader leading for good (its
 /// step-down acts only on a leader out of the membership), so it must stay able to change the
 /// membership: it adds itself back as a voter. A check that admitted voters only refused it forever.
