@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::toy::{Kv, Set};
+use crate::toy::{three_members, Kv, Set};
 use convoy_raft::network::client::{Network, NetworkConfig};
 use convoy_raft::network::{ClientError, ClientRequest};
 use convoy_raft::{Member, RaftConfig, RaftNode};
@@ -20,11 +20,6 @@ use tempfile::TempDir;
 type Node = Arc<RaftNode<Kv>>;
 
 const SECRET: &[u8] = b"removed leader test secret";
-
-fn free_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
 
 fn config(id: u64, dir: &Path, members: &BTreeMap<u64, Member>) -> RaftConfig {
     let me = &members[&id];
@@ -48,15 +43,7 @@ async fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 /// first value.
 async fn three_servers() -> (Vec<TempDir>, BTreeMap<u64, Member>, Vec<Node>) {
     let dirs: Vec<TempDir> = (0..3).map(|_| TempDir::new().unwrap()).collect();
-    let members: BTreeMap<u64, Member> = (1..=3)
-        .map(|id| {
-            let member = Member {
-                raft_addr: free_addr(),
-                http_addr: free_addr(),
-            };
-            (id, member)
-        })
-        .collect();
+    let members = three_members();
     let mut nodes: Vec<Node> = Vec::new();
     for id in 1..=3u64 {
         let dir = dirs[id as usize - 1].path();

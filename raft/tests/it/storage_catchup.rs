@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::toy::{Kv, Set};
+use crate::toy::{three_members, Kv, Set};
 use convoy_raft::sm_store::files::{CURRENT, SNAPSHOT_DIR};
 use convoy_raft::{Member, RaftConfig, RaftNode};
 use tempfile::TempDir;
@@ -18,11 +18,6 @@ type Node = Arc<RaftNode<Kv>>;
 
 /// The snapshot chunk size of the test: small, so that a snapshot is a stream of many.
 const CHUNK: usize = 100;
-
-fn free_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
 
 fn config(id: u64, dir: &Path, members: &BTreeMap<u64, Member>, bootstrap: bool) -> RaftConfig {
     let me = &members[&id];
@@ -71,15 +66,7 @@ async fn write(node: &Node, from: u64, to: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wiped_follower_catches_up_from_the_snapshot_file() {
     let dirs: Vec<TempDir> = (0..3).map(|_| TempDir::new().unwrap()).collect();
-    let members: BTreeMap<u64, Member> = (1..=3)
-        .map(|id| {
-            let member = Member {
-                raft_addr: free_addr(),
-                http_addr: free_addr(),
-            };
-            (id, member)
-        })
-        .collect();
+    let members = three_members();
     let mut nodes = Vec::new();
     for id in 1..=3u64 {
         let dir = dirs[id as usize - 1].path();

@@ -57,3 +57,22 @@ impl StateMachine for Kv {
         codec::decode_from(input).map(Kv).map_err(|e| e.to_string())
     }
 }
+
+/// A free loopback address (bound, then released).
+pub fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+/// Servers 1 to 3, each on free loopback addresses.
+pub fn three_members() -> std::collections::BTreeMap<u64, convoy_raft::Member> {
+    (1..=3)
+        .map(|id| {
+            let member = convoy_raft::Member {
+                raft_addr: free_addr(),
+                http_addr: free_addr(),
+            };
+            (id, member)
+        })
+        .collect()
+}
