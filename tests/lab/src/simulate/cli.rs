@@ -178,7 +178,7 @@ fn print_single(args: &SimArgs, report: &RunReport) {
     }
     let s = &report.stats;
     println!(
-        "seed {}: trace {} ({} lines); {:.1} simulated s, {} acknowledged writes ({} refused), {} unknown, {} faults, {} terms, index {}, {} messages ({} lost, {} duplicated)",
-        report.options.seed, report.trace_hash, report.trace_lines, s.sim_ms as f64 / 1000.0, s.acked, s.refused, s.unknown, s.faults, s.terms, s.applied, s.net.sent, s.net.lost, s.net.duplicated
+        "seed {}: trace {} ({} lines); {:.1} simulated s, {} acknowledged writes ({} refused), {} unknown, {} faults, {} terms, index {}, {} messages ({} lost, {} duplicated), {} polls",
+        report.options.seed, report.trace_hash, report.trace_lines, s.sim_ms as f64 / 1000.0, s.acked, s.refused, s.unknown, s.faults, s.terms, s.applied, s.net.sent, s.net.lost, s.net.duplicated, s.polls
     );
 }

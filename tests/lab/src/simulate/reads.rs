@@ -12,6 +12,7 @@ use super::executor::{self, HARNESS};
 use super::history::{Outcome, ResourceOp};
 use super::log_store::lock;
 use super::observe::Observations;
+use super::sm_store::applied_index_at_least;
 
 /// How long a read waits for its index, then for its server to apply it.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,20 +54,9 @@ pub fn spawn_read(
                 obs.op_discarded(id);
                 return;
             };
-            let deadline = executor::now_ms() + READ_TIMEOUT.as_millis() as u64;
-            loop {
-                let done = lock(&applied)
-                    .last_applied
-                    .as_ref()
-                    .is_some_and(|l| l.index >= index);
-                if done {
-                    break;
-                }
-                if executor::now_ms() >= deadline {
-                    obs.op_discarded(id);
-                    return;
-                }
-                executor::sleep(Duration::from_millis(1)).await;
+            if !applied_index_at_least(&applied, index, READ_TIMEOUT).await {
+                obs.op_discarded(id);
+                return;
             }
         }
         let seen = latest_version(lock(&applied).machine.state(), &resource);

@@ -5,8 +5,11 @@
 //! starts from it and replays the log after it (openraft purges the log behind a snapshot). It
 //! reports every applied entry to the observations for the state-machine-safety checker.
 
+use std::future::Future;
 use std::io::{self, Cursor};
 use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+use std::time::Duration;
 
 use convoy_node::machine::Machine;
 use convoy_raft::sm_store::apply_proposal;
@@ -16,6 +19,7 @@ use openraft::storage::{EntryResponder, RaftStateMachine};
 use openraft::type_config::alias::{LogIdOf, SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
 
+use super::executor;
 use super::log_store::lock;
 use super::observe::{EntryKey, Observations};
 use super::runtime::SimConfig;
@@ -31,6 +35,8 @@ pub struct Applied {
     pub last_applied: Option<LogIdOf<SimConfig>>,
     /// The membership as of `last_applied`.
     pub membership: StoredMembershipOf<SimConfig>,
+    /// Tasks waiting for `last_applied` to move ([`Applied::wait_for`]), woken when it does.
+    waiters: Vec<Waker>,
 }
 
 /// The applied state of one server, shared with the harness (which reads it like the API does).
@@ -61,8 +67,45 @@ impl Applied {
             machine,
             last_applied: meta.last_log_id,
             membership: meta.last_membership,
+            waiters: Vec::new(),
         })
     }
+
+    /// Moves `last_applied` to `log_id` and wakes the tasks waiting for it to move.
+    fn applied_up_to(&mut self, log_id: Option<LogIdOf<SimConfig>>) {
+        self.last_applied = log_id;
+        for waker in self.waiters.drain(..) {
+            waker.wake();
+        }
+    }
+
+    /// Whether `index` is applied; if not, `waker` is woken when `last_applied` next moves.
+    pub fn applied_or_wake(&mut self, index: u64, waker: &Waker) -> bool {
+        if self.last_applied.as_ref().is_some_and(|l| l.index >= index) {
+            return true;
+        }
+        if !self.waiters.iter().any(|w| w.will_wake(waker)) {
+            self.waiters.push(waker.clone());
+        }
+        false
+    }
+}
+
+/// Waits until `applied` reaches `index` (true) or `timeout` passes first (false). Woken by the
+/// applies themselves: a read waiting on a lagging or crashed server costs no poll until either.
+pub async fn applied_index_at_least(
+    applied: &SharedApplied,
+    index: u64,
+    timeout: Duration,
+) -> bool {
+    let mut deadline = std::pin::pin!(executor::sleep(timeout));
+    std::future::poll_fn(|cx| {
+        if lock(applied).applied_or_wake(index, cx.waker()) {
+            return Poll::Ready(true);
+        }
+        deadline.as_mut().poll(cx).map(|()| false)
+    })
+    .await
 }
 
 /// The state machine store of one incarnation of one server.
@@ -159,7 +202,7 @@ impl RaftStateMachine<SimConfig> for SimSm {
                         Reply::default()
                     }
                 };
-                applied.last_applied = Some(log_id);
+                applied.applied_up_to(Some(log_id));
                 reply
             };
             self.observations.applied(self.id, log_id.index, &key);
@@ -189,8 +232,8 @@ impl RaftStateMachine<SimConfig> for SimSm {
             let mut applied = lock(&self.applied);
             applied.last_at_ms = last_at_ms;
             applied.machine = machine;
-            applied.last_applied = meta.last_log_id;
             applied.membership = meta.last_membership.clone();
+            applied.applied_up_to(meta.last_log_id);
         }
         self.observations.trace(format!(
             "s{} installed a snapshot at {:?}",
