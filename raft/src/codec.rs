@@ -1,6 +1,6 @@
 //! The one place bincode is used: encode and decode with a size limit, so it can be swapped.
 
-use std::io::{Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -45,7 +45,18 @@ pub enum CodecError {
         /// bincode's reason.
         source: bincode::error::DecodeError,
     },
+    /// A stream held more bytes after the value (at least `bytes`): it is not one value.
+    #[error("a stream of {what} goes on for at least {bytes} bytes after the value")]
+    Trailing {
+        /// The type decoded.
+        what: &'static str,
+        /// The bytes read past the value.
+        bytes: usize,
+    },
 }
+
+/// What [`decode_from`] reads from its stream at a time.
+const STREAM_BUFFER_BYTES: usize = 64 * 1024;
 
 fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<MAX_DECODE_BYTES>()
@@ -77,23 +88,35 @@ fn stream_config() -> impl bincode::config::Config {
 /// Encodes `value` with bincode (standard config, the same bytes as [`encode`]) into `out`;
 /// returns how many bytes were written. For snapshots: nothing is buffered whole.
 pub fn encode_into<T: Serialize>(value: &T, out: &mut dyn Write) -> Result<usize, CodecError> {
-    bincode::serde::encode_into_std_write(value, &mut { out }, stream_config()).map_err(|source| {
-        CodecError::Encode {
-            what: std::any::type_name::<T>(),
-            source,
-        }
-    })
+    let what = std::any::type_name::<T>();
+    // Written in blocks: through `dyn Write`, a call per field was most of a snapshot's encode.
+    let mut buffered = BufWriter::with_capacity(STREAM_BUFFER_BYTES, out);
+    let written = bincode::serde::encode_into_std_write(value, &mut buffered, stream_config())
+        .map_err(|source| CodecError::Encode { what, source })?;
+    buffered.flush().map_err(|e| CodecError::Encode {
+        what,
+        source: bincode::error::EncodeError::Io {
+            inner: e,
+            index: written,
+        },
+    })?;
+    Ok(written)
 }
 
 /// Decodes a `T` from `input` (as written by [`encode_into`]), refusing anything that would
-/// read or allocate past [`MAX_SNAPSHOT_BYTES`]. Reads only the value's bytes.
+/// read or allocate past [`MAX_SNAPSHOT_BYTES`]. The value must be the rest of the stream: `input`
+/// is read ahead in blocks (decoding through `dyn Read` a few bytes per call was most of a snapshot's
+/// decode), and bytes read past the value are refused ([`CodecError::Trailing`]); bytes past the value
+/// that were not read ahead are left in `input`, for the caller's own check.
 pub fn decode_from<T: DeserializeOwned>(input: &mut dyn Read) -> Result<T, CodecError> {
-    bincode::serde::decode_from_std_read(&mut { input }, stream_config()).map_err(|source| {
-        CodecError::DecodeStream {
-            what: std::any::type_name::<T>(),
-            source,
-        }
-    })
+    let what = std::any::type_name::<T>();
+    let mut buffered = BufReader::with_capacity(STREAM_BUFFER_BYTES, input);
+    let value = bincode::serde::decode_from_reader(&mut buffered, stream_config())
+        .map_err(|source| CodecError::DecodeStream { what, source })?;
+    match buffered.buffer().len() {
+        0 => Ok(value),
+        bytes => Err(CodecError::Trailing { what, bytes }),
+    }
 }
 
 /// `#[serde(with = "codec::bytes")]` for a `Vec<u8>`: one byte string instead of serde's sequence of
@@ -167,6 +190,25 @@ mod tests {
         let back: (u64, String, Vec<u8>) = decode_from(&mut out.as_slice()).unwrap();
         assert_eq!(back, v);
         assert!(decode_from::<(u64, String, Vec<u8>)>(&mut &out[..out.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn a_stream_going_on_after_the_value_is_refused() {
+        let v = (7u64, String::from("convoy"));
+        let mut out = encode(&v).unwrap();
+        out.extend_from_slice(b"more");
+        let e = decode_from::<(u64, String)>(&mut out.as_slice()).unwrap_err();
+        assert!(matches!(e, CodecError::Trailing { bytes: 4, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_stream_larger_than_the_read_ahead_decodes() {
+        let v: Vec<String> = (0..20_000).map(|i| format!("node-{i}")).collect();
+        let mut out = Vec::new();
+        encode_into(&v, &mut out).unwrap();
+        assert!(out.len() > 2 * STREAM_BUFFER_BYTES);
+        let back: Vec<String> = decode_from(&mut out.as_slice()).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]
