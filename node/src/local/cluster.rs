@@ -411,7 +411,11 @@ impl Cluster {
     /// `result`, after printing the tail of every server's log if it is an error: a failed test shows what
     /// the servers did.
     pub fn logs_on_error<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
-        if result.is_err() {
+        if let Err(e) = &result {
+            // The error first, shortened, then the logs: a CI excerpt keeps an output's head and tail,
+            // and the logs between them would push the cause out of both.
+            let cause: String = format!("{e:#}").chars().take(4_000).collect();
+            eprintln!("failed: {cause}\n(the servers' logs follow; the whole error is at the end)");
             eprintln!("{}", self.logs());
         }
         result
