@@ -19,6 +19,16 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// A machine holding `state`, as restored from a snapshot of it: nothing pending but a re-sync, no
+    /// leader time seen yet.
+    pub fn from_state(state: ClusterState) -> Machine {
+        Machine {
+            state,
+            pending: Mutex::new(Outcome::resync()),
+            leader_ms: 0,
+        }
+    }
+
     /// The domain state, for reads.
     pub fn state(&self) -> &ClusterState {
         &self.state
@@ -80,11 +90,7 @@ impl StateMachine for Machine {
     /// Reads what [`Machine::snapshot_to`] wrote, up to [`codec::MAX_SNAPSHOT_BYTES`].
     fn restore_from(input: &mut dyn Read) -> Result<Self, String> {
         codec::decode_from(input)
-            .map(|state| Machine {
-                state,
-                pending: Mutex::new(Outcome::resync()),
-                leader_ms: 0,
-            })
+            .map(Machine::from_state)
             .map_err(|e| e.to_string())
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod batch;
 pub mod cluster;
+pub mod decoded;
 pub mod disk;
 pub mod executor;
 pub mod faults;

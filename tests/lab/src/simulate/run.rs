@@ -15,6 +15,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::cluster::{Client, Cluster, Written};
+use super::decoded;
 use super::disk::FsyncModel;
 use super::executor::{self, HARNESS};
 use super::faults::Faults;
@@ -161,6 +162,7 @@ impl RunReport {
 /// or a harness error is a violation of the run.
 pub fn run(options: &SimOptions) -> RunReport {
     executor::reset();
+    decoded::forget();
     runtime::seed_rng(options.seed.rotate_left(32) ^ 0x5eed);
     let obs = Observations::new(options.keep_trace);
     let scenario = scenario(options.clone(), obs.clone());
@@ -189,6 +191,7 @@ pub fn run(options: &SimOptions) -> RunReport {
     stats.polls = executor::polls();
     stats.sim_ms = stats.sim_ms.max(executor::now_ms());
     executor::reset();
+    decoded::forget();
     let (trace_hash, trace_lines) = obs.trace_hash();
     RunReport {
         options: options.clone(),

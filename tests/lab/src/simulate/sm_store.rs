@@ -19,6 +19,7 @@ use openraft::storage::{EntryResponder, RaftStateMachine};
 use openraft::type_config::alias::{LogIdOf, SnapshotMetaOf, SnapshotOf, StoredMembershipOf};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StoredMembership};
 
+use super::decoded;
 use super::executor;
 use super::log_store::lock;
 use super::observe::{EntryKey, Observations};
@@ -48,11 +49,10 @@ pub type SharedSnapshot = Arc<Mutex<Option<(SnapshotMetaOf<SimConfig>, Vec<u8>)>
 
 /// Reads what [`snapshot_of`] wrote: the clamped time and the state machine.
 fn restore(bytes: &[u8]) -> io::Result<(u64, Machine)> {
-    let (at, mut state) = bytes
+    let (at, state) = bytes
         .split_first_chunk::<8>()
         .ok_or_else(|| io::Error::other(format!("a snapshot of {} bytes", bytes.len())))?;
-    let machine = Machine::restore_from(&mut state).map_err(io::Error::other)?;
-    Ok((u64::from_le_bytes(*at), machine))
+    Ok((u64::from_le_bytes(*at), decoded::machine(state)?))
 }
 
 impl Applied {
