@@ -129,7 +129,7 @@ const OPEN_FINDINGS: [(u64, f64); 5] = [
 ];
 
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 1,000, from seed 1,000) of `CONVOY_SIM_MINUTES`
-/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 11 minutes of
+/// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 9 minutes of
 /// two idle cores (docs/RELIABILITY.md measures it). It fails with the replay command of the first
 /// failing seed (and prints every failure's trace as it comes).
 #[test]

@@ -36,8 +36,8 @@ pub struct Applied {
     pub last_applied: Option<LogIdOf<SimConfig>>,
     /// The membership as of `last_applied`.
     pub membership: StoredMembershipOf<SimConfig>,
-    /// Tasks waiting for `last_applied` to move ([`Applied::wait_for`]), woken when it does.
-    waiters: Vec<Waker>,
+    /// Tasks waiting for `last_applied` to reach an index ([`applied_index_at_least`]), woken when it does.
+    waiters: Vec<(u64, Waker)>,
 }
 
 /// The applied state of one server, shared with the harness (which reads it like the API does).
@@ -71,21 +71,25 @@ impl Applied {
         })
     }
 
-    /// Moves `last_applied` to `log_id` and wakes the tasks waiting for it to move.
+    /// Moves `last_applied` to `log_id` and wakes the tasks waiting for an index it reaches.
     fn applied_up_to(&mut self, log_id: Option<LogIdOf<SimConfig>>) {
         self.last_applied = log_id;
-        for waker in self.waiters.drain(..) {
-            waker.wake();
-        }
+        let reached = log_id.map_or(0, |l| l.index);
+        self.waiters.retain(|(index, waker)| {
+            if *index <= reached {
+                waker.wake_by_ref();
+            }
+            *index > reached
+        });
     }
 
-    /// Whether `index` is applied; if not, `waker` is woken when `last_applied` next moves.
-    pub fn applied_or_wake(&mut self, index: u64, waker: &Waker) -> bool {
+    /// Whether `index` is applied; if not, `waker` is woken once it is.
+    fn applied_or_wake(&mut self, index: u64, waker: &Waker) -> bool {
         if self.last_applied.as_ref().is_some_and(|l| l.index >= index) {
             return true;
         }
-        if !self.waiters.iter().any(|w| w.will_wake(waker)) {
-            self.waiters.push(waker.clone());
+        if !self.waiters.iter().any(|(_, w)| w.will_wake(waker)) {
+            self.waiters.push((index, waker.clone()));
         }
         false
     }
