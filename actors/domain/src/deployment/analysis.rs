@@ -7,7 +7,8 @@ use crate::analysis::spec::{AnalysisMode, OnFailure};
 use crate::deployment::progress::Gate;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::deployment::reasons::Wait;
+use crate::values::status::Status;
 use crate::values::strategy::Plan;
 
 impl Deployment {
@@ -188,12 +189,7 @@ impl Deployment {
     }
 
     fn pause_by_analysis(&mut self, at: Timestamp, msg: String) {
-        if self
-            .transition(Status::RollForwardPaused, at, Actor::System, Some(msg))
-            .unwrap_or(false)
-        {
-            self.paused_by = Some(PausedBy::Analysis);
-        }
+        self.hold(Wait::Analysis, at, Actor::System, Some(msg));
     }
 
     /// After a resume: a phase whose analysis paused it (inconclusive, or failed with `on_failure: pause`) is

@@ -137,7 +137,7 @@ fn empty_and_nan_pause_as_inconclusive_and_a_resume_measures_again() {
         k.installed(0);
         assert!(measure(&mut k, id, odd.clone()));
         assert_eq!(k.status(id), Status::RollForwardPaused, "{odd:?}");
-        assert_eq!(k.d(id).paused_by, Some(PausedBy::Analysis));
+        assert_eq!(k.d(id).paused_by(), Some(PausedBy::Analysis));
         assert!(last_status_message(&k, id).contains("analysis inconclusive"));
         assert!(
             !measure(&mut k, id, Measured::Value(0.0)),

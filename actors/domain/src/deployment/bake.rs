@@ -1,8 +1,7 @@
 //! Bake time (DEPLOYMENTS.md §14): after a batch (rolling: a wave of `install_window` nodes) finished, the
-//! next one waits `bake_ms`, frozen while the deployment is held. Also what stands between two groups: the
+//! next one waits `bake_ms` of active time (`active.rs`: it stands still while the deployment waits). Also what stands between two groups: the
 //! bake, then the confirmation gates (`gates.rs`).
 
-use crate::deployment::pace::Clock;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::strategy::Strategy;
@@ -25,10 +24,11 @@ impl Deployment {
         if index == 0 || self.pace.baked >= index {
             return false;
         }
+        let now = self.active_at(at);
         match self.pace.bake {
             None => {
+                self.pace.bake = Some(now.saturating_add(bake));
                 let until = at.saturating_add(bake);
-                self.pace.bake = Some(Clock::Until(until));
                 let msg = format!(
                     "{} {index} finished: baking {bake} ms, until {until}",
                     self.group_word()
@@ -36,7 +36,7 @@ impl Deployment {
                 self.push_event(at, EventKind::Bake, None, Actor::System, Some(msg));
                 true
             }
-            Some(Clock::Until(until)) if until <= at => {
+            Some(until) if until <= now => {
                 self.pace.bake = None;
                 self.pace.baked = index;
                 false
@@ -63,9 +63,9 @@ impl Deployment {
         waiting && !self.between_groups(self.pace.waves, at)
     }
 
-    /// When the bake in progress ends (`None` when none runs or it is frozen).
+    /// When the bake in progress ends (`None` when none runs or the deployment waits).
     pub fn baking_until(&self) -> Option<Timestamp> {
-        self.pace.bake.and_then(Clock::until)
+        self.pace.bake.and_then(|b| self.active_wall(b))
     }
 }
 

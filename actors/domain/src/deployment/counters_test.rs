@@ -12,7 +12,9 @@ fn flat_bytes(d: &Deployment) -> Vec<u8> {
         enc(&d.resource),
         enc(&d.version),
         enc(&d.status),
-        enc(&d.paused_by),
+        // The waits and the active clock replaced `paused_by` (state format 5, DEPLOYMENTS.md §6).
+        enc(&d.waits),
+        enc(&d.active),
         enc(&d.settings),
         enc(&d.created_at),
         enc(&d.last_pulse_at),

@@ -2,10 +2,10 @@
 //! and holding the version, not while it downloads) to its success, and the optional `download_deadline_ms`
 //! from its admission to install without the version until it holds it; a node past either counts one failed
 //! attempt (by `timer`) and uses its retries, so a node that reports but never finishes cannot hold its slot
-//! forever. Per deployment: `progress_deadline_ms`, reset when a node succeeds and on resume, frozen while held;
-//! past it the deployment takes the failure path.
+//! forever. Per deployment: `progress_deadline_ms`, reset when a node succeeds; past it the deployment takes the
+//! failure path. Every deadline is a point in active time (`active.rs`): waiting uses none of it.
 
-use crate::deployment::pace::{Clock, NodeClock};
+use crate::deployment::pace::NodeClock;
 use crate::deployment::seen::Fact;
 use crate::deployment::{Deployment, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
@@ -56,7 +56,7 @@ impl Deployment {
             self.pace.nodes.remove(&key);
         }
         if let Some(kind) = want {
-            let t = at.saturating_add(self.clock_ms(kind));
+            let t = self.active_at(at).saturating_add(self.clock_ms(kind));
             self.pace.due.insert((t, key), kind);
             self.pace.nodes.insert(key, (t, kind));
         }
@@ -79,15 +79,18 @@ impl Deployment {
         }
     }
 
-    /// The deadline of node `p`, if it is on one.
+    /// The deadline of node `p` as a wall time, if it is on one and the deployment moves (waiting, its
+    /// deadline stands still).
     pub fn node_deadline(&self, p: usize) -> Option<Timestamp> {
-        self.pace.nodes.get(&(p as u32)).map(|(t, _)| *t)
+        let (t, _) = self.pace.nodes.get(&(p as u32))?;
+        self.active_wall(*t)
     }
 
     /// Nodes past their deadline at `at` count one failed attempt each (by `timer`).
     pub(crate) fn expire_node_clocks(&mut self, at: Timestamp) {
+        let now = self.active_at(at);
         while let Some((&(t, key), &kind)) = self.pace.due.first_key_value() {
-            if t > at {
+            if t > now {
                 return;
             }
             self.pace.due.remove(&(t, key));
@@ -114,19 +117,17 @@ impl Deployment {
         let Some(ms) = self.settings.pacing.progress_deadline_ms else {
             return;
         };
-        self.pace.progress = match self.pace.progress {
-            Some(Clock::Until(_)) => Some(Clock::Until(at.saturating_add(ms))),
-            Some(Clock::Frozen(_)) => Some(Clock::Frozen(ms)),
-            None => None,
-        };
+        if self.pace.progress.is_some() {
+            self.pace.progress = Some(self.active_at(at).saturating_add(ms));
+        }
     }
 
     /// Past the progress deadline at `at`: the failure path (by `timer`).
     pub(crate) fn expire_progress(&mut self, at: Timestamp) {
-        let Some(until) = self.pace.progress.and_then(Clock::until) else {
+        let Some(until) = self.pace.progress else {
             return;
         };
-        if until > at {
+        if until > self.active_at(at) {
             return;
         }
         self.pace.progress = None;

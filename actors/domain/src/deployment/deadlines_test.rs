@@ -156,7 +156,7 @@ fn past_the_progress_deadline_the_deployment_takes_the_failure_path() {
 }
 
 #[test]
-fn the_progress_deadline_is_frozen_while_paused_and_reset_on_resume() {
+fn the_progress_deadline_stands_still_while_paused_and_keeps_what_it_had_left() {
     let mut k = Kit::new(2);
     let id = k.start_with(|s| {
         rolling(1, 1)(s);
@@ -177,7 +177,8 @@ fn the_progress_deadline_is_frozen_while_paused_and_reset_on_resume() {
             .pace
             .unwrap()
             .progress_deadline,
-        Some(60_000)
+        Some(50_000 + 7_100),
+        "the 7.1 s it had left when paused at 3 s (started at 0.1 s)"
     );
 }
 

@@ -7,7 +7,7 @@ use crate::deployment::seen::Fact;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::errors::DomainError;
 use crate::values::ids::{Actor, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::deployment::reasons::Wait;
 
 impl Deployment {
     /// Whether a confirmation gate holds group `index` (0: the first batch or wave) back; the first time,
@@ -28,22 +28,18 @@ impl Deployment {
                 index + 1
             )
         };
-        if self
-            .transition(Status::RollForwardPaused, at, Actor::System, Some(msg))
-            .unwrap_or(false)
-        {
-            self.paused_by = Some(PausedBy::Confirm);
-        }
+        self.hold(Wait::Confirm, at, Actor::System, Some(msg));
         true
     }
 
-    /// Waits at a confirmation gate (`paused_by = confirm`).
+    /// Waits at a confirmation gate (the gate's reason is in its waits).
     pub fn awaiting_confirm(&self) -> bool {
-        self.status == Status::RollForwardPaused && self.paused_by == Some(PausedBy::Confirm)
+        self.waits().has(Wait::Confirm)
     }
 
-    /// Confirm: lets a deployment waiting at a gate go on (ROLLING_FORWARD, or AWAITING_PULSE if its pulse
-    /// expired). Refused unless it waits for a confirmation.
+    /// Confirm: lifts the gate's reason, and only it (a person's pause stays: the deployment goes on only
+    /// once nothing else holds it; AWAITING_PULSE if its pulse expired). Refused unless it waits for a
+    /// confirmation.
     pub(crate) fn confirm(
         &mut self,
         at: Timestamp,
@@ -58,7 +54,7 @@ impl Deployment {
             });
         }
         self.pace.confirmed = self.pace.waiting.take().max(self.pace.confirmed);
-        self.enter_rolling(true, at, by, message)
+        Ok(self.release(Wait::Confirm, at, by, message))
     }
 
     /// Hard pause: a pause (as `pause`) that, going forward, also takes back install permission from the

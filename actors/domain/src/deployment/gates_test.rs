@@ -19,7 +19,7 @@ fn a_gate_before_the_start_holds_every_node_until_confirmed() {
     let mut k = Kit::new(2);
     let id = k.start_with(gated(vec![Gate::BeforeStart]));
     assert_eq!(k.status(id), Status::RollForwardPaused);
-    assert_eq!(k.d(id).paused_by, Some(PausedBy::Confirm));
+    assert_eq!(k.d(id).paused_by(), Some(PausedBy::Confirm));
     assert_eq!(k.phases(id), [NodePhase::Pending, NodePhase::Pending]);
     let summary = k.s.deployment_summary(id, 100).unwrap();
     assert_eq!(summary.pace.unwrap().awaiting_confirm_before, Some(1));
@@ -39,7 +39,7 @@ fn a_gate_before_each_batch_waits_after_every_batch() {
         "no gate before the first"
     );
     k.installed(0);
-    assert_eq!(k.d(id).paused_by, Some(PausedBy::Confirm));
+    assert_eq!(k.d(id).paused_by(), Some(PausedBy::Confirm));
     let status = k.d(id).events.iter().next_back().unwrap().clone();
     assert_eq!(
         status.message.as_deref(),
@@ -47,7 +47,7 @@ fn a_gate_before_each_batch_waits_after_every_batch() {
     );
     k.op_status(confirm, id);
     k.installed(1);
-    assert_eq!(k.d(id).paused_by, Some(PausedBy::Confirm), "and again");
+    assert_eq!(k.d(id).paused_by(), Some(PausedBy::Confirm), "and again");
     k.op_status(confirm, id);
     k.installed(2);
     assert_eq!(k.status(id), Status::RolledForward);
@@ -58,7 +58,7 @@ fn a_gate_before_promotion_waits_once_after_the_first_batch() {
     let mut k = Kit::new(3);
     let id = k.start_with(gated(vec![Gate::BeforePromotion]));
     k.installed(0);
-    assert_eq!(k.d(id).paused_by, Some(PausedBy::Confirm));
+    assert_eq!(k.d(id).paused_by(), Some(PausedBy::Confirm));
     k.op_status(confirm, id);
     k.installed(1);
     assert_eq!(

@@ -1,7 +1,9 @@
 //! A deployment: its fixed spec, per-node progress (a Vec by position), compact events and user operations.
 
+pub mod active;
 pub mod analysis;
 pub mod bake;
+pub mod clock;
 pub mod counters;
 pub mod deadlines;
 pub mod gates;
@@ -11,16 +13,20 @@ pub mod pace;
 pub mod pacing;
 pub mod progress;
 pub mod pulse;
+pub mod reasons;
 pub mod rollback;
 pub mod seen;
+pub mod waits;
 
 use crate::analysis::run::AnalysisRun;
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use crate::deployment::pace::Pace;
+use crate::deployment::clock::ActiveClock;
 use crate::deployment::seen::Seen;
+use crate::deployment::reasons::{Wait, Waits};
 use crate::errors::DomainError;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
-use crate::values::status::{self, PausedBy, Status};
+use crate::values::status::{self, Status};
 use crate::values::strategy::Settings;
 use convoy_collections::chunked::ChunkedVec;
 use serde::{Deserialize, Serialize};
@@ -151,10 +157,13 @@ pub struct Deployment {
     pub resource: String,
     /// The version each node is moved to; a rollback moves each back to its `from_version`.
     pub version: u64,
-    /// Where it stands; changed only by `transition`, which records a status event.
+    /// Where it stands; changed only by `transition`, which records a status event, called by the writers
+    /// of its waits (`waits.rs`) and by its judgement (rolled forward, rolling back, failed, aborted).
     pub status: Status,
-    /// Why it is held.
-    pub paused_by: Option<PausedBy>,
+    /// Why it waits: written only by `hold` and `release` (`waits.rs`).
+    waits: Waits,
+    /// The clock every deadline counts in (`active.rs`): it runs only while it moves.
+    active: ActiveClock,
     /// The resolved settings (strategy, watch time, failure limits, pulse, completion), fixed at
     /// creation.
     pub settings: Settings,
@@ -214,18 +223,19 @@ impl Deployment {
         full: bool,
         at: Timestamp,
     ) -> Self {
-        let status = if settings.pulse_interval_ms.is_some() {
-            Status::RollForwardAwaitingPulse
-        } else {
-            Status::RollingForward
-        };
+        let mut waits = Waits::default();
+        if settings.pulse_interval_ms.is_some() {
+            waits = waits.with(Wait::Pulse);
+        }
+        let status = waits.status(true);
         let mut d = Deployment {
             id,
             consumer,
             resource,
             version,
             status,
-            paused_by: None,
+            waits,
+            active: ActiveClock::new(at, status == Status::RollingForward),
             settings,
             created_at: at,
             last_pulse_at: None,
@@ -255,14 +265,16 @@ impl Deployment {
         self.settings.pulse_interval_ms.is_some()
     }
 
-    /// The pulse countdown has run out at `at` (never pulsed counts as expired).
+    /// When the pulse countdown runs out (the one rule for it): an interval after the last pulse; a
+    /// deployment never pulsed is due at once (it makes no progress until its first pulse, §7).
+    pub fn pulse_due(&self) -> Option<Timestamp> {
+        let interval = self.settings.pulse_interval_ms?;
+        Some(self.last_pulse_at.map_or(0, |t| t.saturating_add(interval)))
+    }
+
+    /// The pulse countdown has run out at `at`.
     pub fn pulse_expired(&self, at: Timestamp) -> bool {
-        match self.settings.pulse_interval_ms {
-            None => false,
-            Some(interval) => self
-                .last_pulse_at
-                .is_none_or(|t| t.saturating_add(interval) <= at),
-        }
+        self.pulse_due().is_some_and(|due| due <= at)
     }
 
     pub(crate) fn push_event(
@@ -284,7 +296,8 @@ impl Deployment {
         });
     }
 
-    /// Moves to `to` if the table allows it and records the event; `Ok(false)` for a no-op.
+    /// Moves to `to` if the table allows it and records the event; `Ok(false)` for a no-op. Only the writers
+    /// of the waits (`waits.rs`) and the judgement call it; a terminal status empties the waits.
     pub(crate) fn transition(
         &mut self,
         to: Status,
@@ -297,46 +310,27 @@ impl Deployment {
         }
         let from = self.status;
         self.status = to;
-        self.pace_on_transition(from, at);
-        if !to.is_paused() && !to.is_awaiting() {
-            self.paused_by = None;
-        }
         if to.is_terminal() {
             self.ended_at = Some(at);
+            self.clear_waits();
+        } else if from.is_forward() && !to.is_forward() {
+            self.drop_forward_waits();
         }
+        self.sync_active(at);
+        self.pace_on_transition(from, at);
         self.push_event(at, EventKind::Status, None, by, message);
         Ok(true)
     }
 
-    /// Enters ROLLING_* in `forward` direction, or AWAITING_PULSE at once if the pulse countdown has expired.
-    pub(crate) fn enter_rolling(
-        &mut self,
-        forward: bool,
-        at: Timestamp,
-        by: Actor,
-        message: Option<String>,
-    ) -> Result<bool, DomainError> {
-        if self.coordinated() && self.pulse_expired(at) && !self.status.is_rolling() {
-            let changed = self.transition(Status::awaiting(forward), at, by, message)?;
-            self.paused_by = Some(PausedBy::PulseTimeout);
-            return Ok(changed);
-        }
-        let changed = self.transition(Status::rolling(forward), at, by, message)?;
-        if self.coordinated() && self.pulse_expired(at) {
-            self.block_on_pulse(at);
-        }
-        Ok(changed)
-    }
-
-    /// ROLLING_* → AWAITING_PULSE with `paused_by = pulse_timeout`.
+    /// The pulse countdown ran out while it moved: it waits for a pulse (`paused_by = pulse_timeout`). The
+    /// event names the real reason: a deployment never pulsed waits for its first pulse.
     pub(crate) fn block_on_pulse(&mut self, at: Timestamp) {
-        let to = Status::awaiting(self.status == Status::RollingForward);
-        if self
-            .transition(to, at, Actor::Timer, Some("pulses timed out".into()))
-            .unwrap_or(false)
-        {
-            self.paused_by = Some(PausedBy::PulseTimeout);
-        }
+        let msg = if self.last_pulse_at.is_some() {
+            "pulses timed out"
+        } else {
+            "waiting for a first pulse"
+        };
+        self.hold(Wait::Pulse, at, Actor::Timer, Some(msg.into()));
     }
 
     fn refuse(&self, op: &str) -> DomainError {
@@ -347,7 +341,8 @@ impl Deployment {
         }
     }
 
-    /// Pause: rolling or awaiting → PAUSED (`paused_by = user`); already paused: no-op.
+    /// Pause: a person's reason joins the set (PAUSED, `paused_by = user`), whatever else holds it; already
+    /// paused by a person: no-op.
     pub(crate) fn pause(
         &mut self,
         at: Timestamp,
@@ -357,21 +352,15 @@ impl Deployment {
         if self.status.is_terminal() {
             return Err(self.refuse("pause a terminal deployment"));
         }
-        if self.status.is_paused() {
-            if self.paused_by == Some(PausedBy::Window) {
-                // A person's pause outlasts the window's: it no longer resumes by itself.
-                self.paused_by = Some(PausedBy::User);
-                self.push_event(at, EventKind::Status, None, by, message);
-                return Ok(true);
-            }
+        if self.waits.has(Wait::User) {
             return Ok(false);
         }
-        let changed = self.transition(Status::paused(self.status.is_forward()), at, by, message)?;
-        self.paused_by = Some(PausedBy::User);
-        Ok(changed)
+        Ok(self.hold(Wait::User, at, by, message))
     }
 
-    /// Resume: PAUSED → ROLLING_* (or AWAITING_PULSE if the pulse expired). Never un-blocks AWAITING_PULSE.
+    /// Resume: lifts a person's pause, the autopause and an analysis pause (a phase the analysis paused is
+    /// measured again). It lifts nothing else: a gate waits for a confirm, a window for its opening, a pulse
+    /// block for a pulse (a resume of only those is refused, naming what does lift them).
     pub(crate) fn resume(
         &mut self,
         at: Timestamp,
@@ -381,25 +370,35 @@ impl Deployment {
         if self.status.is_terminal() {
             return Err(self.refuse("resume a terminal deployment"));
         }
-        if self.status.is_awaiting() {
-            return Err(
-                self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it")
-            );
-        }
-        if self.status.is_rolling() {
+        let mine = [Wait::User, Wait::Auto, Wait::Analysis];
+        if !mine.iter().any(|w| self.waits.has(*w)) {
+            if self.waits.has(Wait::Confirm) {
+                return Err(self.refuse(
+                    "resume a deployment waiting at a confirmation gate; confirm it (POST .../confirm)",
+                ));
+            }
+            if self.status.is_awaiting() {
+                return Err(
+                    self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it")
+                );
+            }
             return Ok(false);
         }
-        if self.awaiting_confirm() {
-            return Err(self.refuse(
-                "resume a deployment waiting at a confirmation gate; confirm it (POST .../confirm)",
-            ));
+        let analysis = self.waits.has(Wait::Analysis);
+        let mut changed = false;
+        for w in mine {
+            changed |= self.release(w, at, by.clone(), message.clone());
         }
-        let resumed =
-            self.enter_rolling(self.status == Status::RollForwardPaused, at, by, message)?;
-        if resumed {
+        if changed && self.status.is_paused() {
+            // Something else still holds it (a gate, a window): the resume is recorded all the same.
+            let why = self.waits.iter().next().map_or("", Wait::as_str);
+            let msg = Some(format!("resumed; still held by {why}"));
+            self.push_event(at, EventKind::Status, None, by, msg);
+        }
+        if analysis {
             self.analysis_resumed(at);
         }
-        Ok(resumed)
+        Ok(changed)
     }
 
     /// Abort: any active → ABORTED; nodes keep what they have.

@@ -1,45 +1,10 @@
-//! A deployment's pacing state (DEPLOYMENTS.md §14), as data: the bake and progress clocks, which freeze
-//! while it is held; each node's deadline by time; the confirmation gates passed; and the summary's view of
-//! them. The rules that use them are in `pacing.rs`, `bake.rs`, `deadlines.rs` and `gates.rs`.
+//! A deployment's pacing state (DEPLOYMENTS.md §14), as data: the end of the bake and of the progress
+//! deadline and each node's deadline, all in active time (`active.rs`: they stand still while it waits); the
+//! confirmation gates passed; and the summary's view of them. The rules that use them are in `pacing.rs`, `bake.rs`, `deadlines.rs` and `gates.rs`.
 
 use crate::values::ids::Timestamp;
 use convoy_collections::CowMap;
 use serde::{Deserialize, Serialize};
-
-/// A countdown that runs only while the deployment rolls forward.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Clock {
-    /// Runs out at this time (leader-stamped ms).
-    Until(Timestamp),
-    /// Held (paused, awaiting a pulse or a confirmation) with this many ms left.
-    Frozen(u64),
-}
-
-impl Clock {
-    /// Stops the countdown at `at`, keeping what is left.
-    pub fn freeze(self, at: Timestamp) -> Clock {
-        match self {
-            Clock::Until(t) => Clock::Frozen(t.saturating_sub(at)),
-            frozen => frozen,
-        }
-    }
-
-    /// Lets the countdown run again from `at`.
-    pub fn thaw(self, at: Timestamp) -> Clock {
-        match self {
-            Clock::Frozen(left) => Clock::Until(at.saturating_add(left)),
-            running => running,
-        }
-    }
-
-    /// When it runs out, while it runs.
-    pub fn until(self) -> Option<Timestamp> {
-        match self {
-            Clock::Until(t) => Some(t),
-            Clock::Frozen(_) => None,
-        }
-    }
-}
 
 /// Which deadline a node is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,20 +20,20 @@ pub enum NodeClock {
 pub struct Pace {
     /// Rolling waves formed so far (rolling with a bake or gates between waves).
     pub waves: u32,
-    /// The bake before the next batch or wave, once the previous one finished.
-    pub bake: Option<Clock>,
+    /// When (active ms) the bake before the next batch or wave ends, once the previous one finished.
+    pub bake: Option<u64>,
     /// Batches or waves whose bake is over: the group of this index may form.
     pub baked: u32,
-    /// The progress deadline (`progress_deadline_ms`), when set.
-    pub progress: Option<Clock>,
+    /// When (active ms) the progress deadline (`progress_deadline_ms`) runs out, when set.
+    pub progress: Option<u64>,
     /// The group (0: the first batch or wave) a confirmation gate holds back now.
     pub waiting: Option<u32>,
     /// The last group a confirmation let go: gates before it and before every earlier group are passed.
     pub confirmed: Option<u32>,
-    /// Node deadlines by time, then position.
-    pub due: CowMap<(Timestamp, u32), NodeClock>,
-    /// Each node's deadline, by position (the other side of `due`).
-    pub nodes: CowMap<u32, (Timestamp, NodeClock)>,
+    /// Node deadlines by active ms, then position.
+    pub due: CowMap<(u64, u32), NodeClock>,
+    /// Each node's deadline (active ms), by position (the other side of `due`).
+    pub nodes: CowMap<u32, (u64, NodeClock)>,
 }
 
 /// What a summary shows of a deployment's pace: the bake under way, the gate it waits at, its progress
@@ -88,7 +53,3 @@ pub struct PaceView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<Timestamp>,
 }
-
-#[cfg(test)]
-#[path = "pace_test.rs"]
-mod tests;

@@ -8,7 +8,8 @@ use crate::deployment::seen::{Fact, Seen};
 use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use crate::entities::model::NodeResource;
 use crate::values::ids::{Actor, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::deployment::reasons::Wait;
+use crate::values::status::Status;
 use crate::values::strategy::{Plan, Strategy};
 
 fn clip(s: &str) -> String {
@@ -221,6 +222,20 @@ impl Deployment {
     }
 
     fn admit_forward(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
+        self.admit_forward_now(at, by, gate);
+        // Waiting only for its start jitter, with nothing of its own in flight, its clock stands still.
+        let jitter = self.jitter_at.is_some() && !self.in_flight();
+        if jitter != self.waits().has(Wait::StartJitter) {
+            self.set_policy_wait(Wait::StartJitter, jitter, at);
+        }
+    }
+
+    /// Nodes of its own are in flight going forward: installing, watching, retrying, downloading.
+    pub fn in_flight(&self) -> bool {
+        self.forward.install_used > self.tally.failed || self.forward.download_used > 0
+    }
+
+    fn admit_forward_now(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
         if self.jitter_at.is_some() {
             // Set again below if a node still waits for its start jitter.
             self.jitter_at = None;
@@ -276,12 +291,7 @@ impl Deployment {
                 if autopause && formed > 0 && self.forward.autopaused < formed {
                     self.forward.autopaused = formed;
                     let msg = format!("batch {formed} finished");
-                    if self
-                        .transition(Status::RollForwardPaused, at, Actor::System, Some(msg))
-                        .unwrap_or(false)
-                    {
-                        self.paused_by = Some(PausedBy::Auto);
-                    }
+                    self.hold(Wait::Auto, at, Actor::System, Some(msg));
                     return;
                 }
                 if self.gate_holds(formed, at) {
@@ -430,6 +440,10 @@ impl Deployment {
             NodePhase::Downloading if bits.has(Fact::Have) => {
                 self.nodes[p].phase = NodePhase::Downloaded;
             }
+            // No node outcome is judged while the deployment waits: what the node said is kept (`seen`) and
+            // judged once it moves again (`rejudge_held`), so a node that fails and recovers meanwhile is
+            // watched again rather than counted failed (Aurora's updater: a paused update judges nothing).
+            NodePhase::Installing | NodePhase::Watching if !self.moving() => {}
             phase @ (NodePhase::Installing | NodePhase::Watching) => {
                 let failure = bits.has(Fact::Fail)
                     || (phase == NodePhase::Watching && !bits.has(Fact::Current));
@@ -567,8 +581,33 @@ impl Deployment {
         self.node_event(at, EventKind::Skipped, p, by, Some(reason.to_string()));
     }
 
-    /// Watches that ended by `at` succeed (convoy's own decision: `system`).
+    /// The deployment moves again after waiting: every node in flight is judged on what it says now (its
+    /// last report, kept in `seen`), as if that report had just come (by `system`).
+    pub(crate) fn rejudge_held(&mut self, at: Timestamp) {
+        let in_flight: Vec<usize> = self
+            .touched
+            .iter()
+            .map(|p| *p as usize)
+            .filter(|p| {
+                matches!(
+                    self.nodes[*p].phase,
+                    NodePhase::Installing | NodePhase::Watching
+                )
+            })
+            .collect();
+        for p in in_flight {
+            let bits = self.nodes[p].seen;
+            let why = Some("failed while the deployment waited".to_string());
+            self.fetching(p, |d| d.react(p, bits, why, at, &Actor::System));
+            self.sync_node_clock(p, at);
+        }
+    }
+
+    /// Watches that ended by `at` succeed (convoy's own decision: `system`); none while the deployment waits.
     pub(crate) fn finish_watches(&mut self, at: Timestamp) {
+        if !self.moving() {
+            return;
+        }
         while let Some(p) = self.watches.first_ended(at) {
             let p = p as usize;
             if self.nodes[p].phase == NodePhase::Watching {

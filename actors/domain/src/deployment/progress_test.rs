@@ -187,7 +187,7 @@ fn autopause_after_each_batch() {
     k.installed(0);
     k.installed(1);
     assert_eq!(
-        (k.d(id).status, k.d(id).paused_by),
+        (k.d(id).status, k.d(id).paused_by()),
         (Status::RollForwardPaused, Some(PausedBy::Auto))
     );
     assert!(k.flags(3).0.is_empty());

@@ -7,13 +7,13 @@
 //! [`ClusterState::rearm_pulses`](crate::ClusterState::rearm_pulses) with its own clock: every id returned has a
 //! pulse deadline (computed from the replicated `last_pulse_at`) that has already passed, so their actors tick at
 //! once, which blocks them (AWAITING_PULSE,
-//! `paused_by = pulse_timeout`); the others get a timer at their deadline as usual. A whole-cluster restart thus
+//! `paused_by = pulse_timeout`: the pulse's wait, `waits.rs`); the others get a timer at their deadline as usual. A whole-cluster restart thus
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
 use crate::deployment::progress::Gate;
 use crate::deployment::Deployment;
 use crate::values::ids::{Actor, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::deployment::reasons::Wait;
 use serde::{Deserialize, Serialize};
 
 /// Answer to a pulse.
@@ -27,23 +27,17 @@ pub enum PulseAnswer {
 }
 
 impl Deployment {
-    /// When the pulse countdown runs out; only while ROLLING_* (held deployments have no countdown).
+    /// When the pulse countdown runs out ([`Deployment::pulse_due`]); only while ROLLING_* (held deployments
+    /// have no countdown).
     pub fn pulse_deadline(&self) -> Option<Timestamp> {
-        let interval = self.settings.pulse_interval_ms?;
-        if !self.status.is_rolling() {
-            return None;
-        }
-        Some(
-            self.last_pulse_at
-                .unwrap_or(self.created_at)
-                .saturating_add(interval),
-        )
+        self.pulse_due().filter(|_| self.status.is_rolling())
     }
 
-    /// When the completion timeout fires; only evaluated while ROLLING_FORWARD.
+    /// When the completion timeout fires: `timeout_ms` of active time (waiting uses none of it), so only
+    /// while it moves.
     pub fn timeout_deadline(&self) -> Option<Timestamp> {
         let timeout = self.settings.completion.timeout_ms?;
-        (self.status == Status::RollingForward).then(|| self.created_at.saturating_add(timeout))
+        self.active_wall(timeout).filter(|_| self.moving())
     }
 
     /// The earliest time-based rule: pulse deadline, end of a healthy watch, completion timeout, a maintenance
@@ -52,7 +46,8 @@ impl Deployment {
         if self.status.is_terminal() {
             return None;
         }
-        let watch = self.watches.next_end();
+        // No node outcome is judged while it waits: a watch that ends then is judged once it moves.
+        let watch = self.watches.next_end().filter(|_| self.moving());
         [
             self.pulse_deadline(),
             watch,
@@ -80,24 +75,18 @@ impl Deployment {
         self.advance(at, &Actor::System, gate);
     }
 
-    /// A pulse: records the time; unblocks AWAITING_PULSE; answers STOP when terminal or held by a user.
+    /// A pulse: records the time and lifts the pulse's wait (only that one); answers STOP when terminal or
+    /// while a person's pause is in its waits, whatever else holds it (seed 000, case 5).
     pub(crate) fn pulse(&mut self, at: Timestamp, by: Actor, gate: &mut dyn Gate) -> PulseAnswer {
         if self.status.is_terminal() {
             return PulseAnswer::Stop;
         }
         self.last_pulse_at = Some(at);
-        if self.status.is_paused() && self.paused_by == Some(PausedBy::User) {
-            return PulseAnswer::Stop;
-        }
-        if self.status.is_awaiting() {
-            let forward = self.status == Status::RollForwardAwaitingPulse;
-            let _ = self.transition(
-                Status::rolling(forward),
-                at,
-                by,
-                Some("pulse received".into()),
-            );
+        if self.release(Wait::Pulse, at, by, Some("pulse received".into())) {
             self.advance(at, &Actor::System, gate);
+        }
+        if self.waits().has(Wait::User) {
+            return PulseAnswer::Stop;
         }
         PulseAnswer::Ok
     }

@@ -41,7 +41,7 @@ fn blocks_exactly_at_the_deadline_on_tick() {
     k.now += 1;
     k.ok(Command::Tick);
     assert_eq!(
-        (k.d(id).status, k.d(id).paused_by),
+        (k.d(id).status, k.d(id).paused_by()),
         (
             Status::RollForwardAwaitingPulse,
             Some(PausedBy::PulseTimeout)
@@ -62,7 +62,7 @@ fn pulse_while_auto_paused_answers_ok_but_does_not_resume() {
     });
     pulse(&mut k, id);
     k.installed(0);
-    assert_eq!(k.d(id).paused_by, Some(PausedBy::Auto));
+    assert_eq!(k.d(id).paused_by(), Some(PausedBy::Auto));
     assert_eq!(
         pulse(&mut k, id),
         Response::Pulse {
@@ -81,7 +81,7 @@ fn rollback_with_an_expired_pulse_blocks_rolling_back() {
     k.op(pause, id).unwrap();
     k.op(rollback, id).unwrap();
     assert_eq!(
-        (k.d(id).status, k.d(id).paused_by),
+        (k.d(id).status, k.d(id).paused_by()),
         (Status::RollBackAwaitingPulse, Some(PausedBy::PulseTimeout))
     );
     pulse(&mut k, id);

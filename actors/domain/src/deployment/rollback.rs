@@ -30,9 +30,14 @@ impl Deployment {
         by: Actor,
         message: Option<String>,
     ) -> Result<bool, DomainError> {
-        if !self.transition(Status::RollingBack, at, by, message)? {
+        if !crate::values::status::check(self.id, self.status, Status::RollingBack)? {
             return Ok(false);
         }
+        // Turning back is a person's decision or convoy's judgement: it lifts every wait of the forward roll,
+        // the person's too (a window that holds rollbacks holds it again in the policies' pass; an expired
+        // pulse countdown blocks it below).
+        self.clear_waits();
+        self.transition(Status::RollingBack, at, by, message)?;
         for p in self.forward.install_cursor..self.forward.download_cursor {
             let node = &mut self.nodes[p as usize];
             if matches!(node.phase, NodePhase::Downloading | NodePhase::Downloaded) {

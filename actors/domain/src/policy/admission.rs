@@ -1,7 +1,7 @@
 //! The policies' pass: at the end of every apply while a policy is in force, the handlers having admitted no
 //! install themselves (`HandlerGate::Deferred`), each active deployment is looked at in id order. Maintenance
-//! windows first: a deployment a window holds is paused (`paused_by: window`; in-flight nodes finish) and one
-//! a window paused goes on by itself once none holds it; its next window change becomes part of its
+//! windows first: a deployment a window holds gets the window's wait (`paused_by: window`; in-flight nodes
+//! finish) and loses it once none holds it (only this pass puts or lifts it: a person's pause stays); its next window change becomes part of its
 //! deadline (`policy_check_at`), so the leader ticks it then. Then each deployment rolling forward is
 //! advanced through one [`Ledger`] over the whole state, so every admission of every deployment of every
 //! resource is checked against the budgets of every consumer its node is in. Earlier deployments take free
@@ -20,7 +20,8 @@ use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
 use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::deployment::reasons::Wait;
+use crate::values::status::Status;
 use crate::values::strategy::Plan;
 use convoy_collections::CowMap;
 use std::collections::BTreeSet;
@@ -149,6 +150,28 @@ pub(crate) fn may_admit(d: &Deployment, would: impl Fn(&str, bool) -> bool) -> b
     })
 }
 
+/// The policy `d` waits for now (DEPLOYMENTS.md §6 "Why a deployment waits"): rolling forward with nothing of
+/// its own in flight, a free slot of its own and a node waiting, which the fleet's limits or a budget refuse.
+/// While it does, its active clock stands still; with its own nodes in flight it is moving, not waiting.
+pub(crate) fn policy_wait(d: &Deployment, gate: &Policies<'_>) -> Option<Wait> {
+    if d.status != Status::RollingForward || d.in_flight() {
+        return None;
+    }
+    let free = match d.settings.strategy.admission().plan {
+        Plan::Batches { .. } => d.forward.batch_open == 0,
+        Plan::Windows { install, .. } => d.forward.install_used < install,
+    };
+    let n = next_waiting(d).filter(|_| free)?;
+    let fetch = n.phase == NodePhase::Pending && !n.seen.has(Fact::Have);
+    if !gate.fleet.would_install(fetch) {
+        Some(Wait::FleetLimit)
+    } else if !gate.ledger.would_admit(&n.id) {
+        Some(Wait::Budget)
+    } else {
+        None
+    }
+}
+
 /// Whether `d` has a free download slot and a node to tell to download, which the fleet lets in (asked only
 /// under a fleet download limit: otherwise the handlers tell nodes to download themselves).
 pub(crate) fn may_download(d: &Deployment, fleet: &Fleet) -> bool {
@@ -192,14 +215,8 @@ enum Move {
 fn window_move(d: &Deployment, v: &Verdict) -> Move {
     let held_here = |forward: bool| if forward { v.closed } else { v.hold_rollback };
     match d.status {
-        Status::RollingForward | Status::RollingBack if held_here(d.status.is_forward()) => {
-            Move::Hold
-        }
-        Status::RollForwardPaused | Status::RollBackPaused
-            if d.paused_by == Some(PausedBy::Window) && !held_here(d.status.is_forward()) =>
-        {
-            Move::Release
-        }
+        s if s.is_active() && held_here(s.is_forward()) && !d.waits().has(Wait::Window) => Move::Hold,
+        _ if d.waits().has(Wait::Window) && !held_here(d.status.is_forward()) => Move::Release,
         _ => Move::Stay,
     }
 }
@@ -229,7 +246,11 @@ impl Admission<'_> {
                 || (step == Move::Stay
                     && (may_admit(d, |n, fetch| gate.would_admit(n, fetch))
                         || may_download(d, &gate.fleet)));
-            if step == Move::Stay && !check && !open {
+            let wait_now = policy_wait(d, &gate);
+            let rewait = [Wait::Budget, Wait::FleetLimit]
+                .iter()
+                .any(|w| d.waits().has(*w) != (wait_now == Some(*w)));
+            if step == Move::Stay && !check && !open && !rewait {
                 continue;
             }
             let Some(d) = self.deployments.get_mut(id) else {
@@ -242,11 +263,9 @@ impl Admission<'_> {
             match step {
                 Move::Hold => {
                     let forward = d.status.is_forward();
-                    let msg = format!("held by window {}", v.by.join(", "));
-                    if d.transition(Status::paused(forward), at, Actor::System, Some(msg))
-                        .unwrap_or(false)
-                    {
-                        d.paused_by = Some(PausedBy::Window);
+                    let names = v.by.join(", ");
+                    let msg = format!("held by window {names}");
+                    if d.hold_by_window(names, at, msg) {
                         if forward && v.recall {
                             let why = format!(
                                 "install permission taken back: window {} closed (overrun: pause)",
@@ -257,14 +276,17 @@ impl Admission<'_> {
                     }
                 }
                 Move::Release => {
-                    let forward = d.status == Status::RollForwardPaused;
                     let msg = Some("no window holds it any more".to_string());
-                    let _ = d.enter_rolling(forward, at, Actor::System, msg);
+                    d.release(Wait::Window, at, Actor::System, msg);
                 }
                 Move::Stay => {}
             }
             d.advance(at, &Actor::System, &mut gate);
-            if (d.events.len(), d.status, d.jitter_at) != before || check {
+            let wait_now = policy_wait(d, &gate);
+            for w in [Wait::Budget, Wait::FleetLimit] {
+                d.set_policy_wait(w, wait_now == Some(w), at);
+            }
+            if (d.events.len(), d.status, d.jitter_at) != before || check || rewait {
                 changed.push(*id);
             }
         }

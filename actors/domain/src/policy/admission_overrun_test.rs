@@ -79,7 +79,11 @@ fn a_closing_window_with_overrun_pause_takes_back_what_has_not_started_and_resum
     assert_eq!(recalled, 2);
     k.now += MIN;
     k.installed(0);
-    assert_eq!(k.phases(id)[0], NodePhase::Succeeded);
+    assert_eq!(
+        k.phases(id)[0],
+        NodePhase::Installing,
+        "installed, judged once the window lets it move (DEPLOYMENTS.md §6)"
+    );
     assert_eq!(
         k.phases(id)[1],
         NodePhase::Pending,
@@ -89,6 +93,7 @@ fn a_closing_window_with_overrun_pause_takes_back_what_has_not_started_and_resum
     k.now = 11 * H;
     k.ok(Command::TickDeployment { id });
     assert_eq!(k.status(id), Status::RollingForward);
+    assert_eq!(k.phases(id)[0], NodePhase::Succeeded);
     assert_eq!(
         k.phases(id)[1..],
         [NodePhase::Installing; 3],

@@ -50,7 +50,8 @@ fn a_window_closing_mid_rollout_pauses_it_and_the_next_opening_resumes_it_by_its
     k.now += MIN;
     k.installed(0);
     assert_eq!(k.phases(id)[1], NodePhase::Installing);
-    // 10:30: the window closes. Node 1 is in flight and finishes; nothing more is admitted.
+    // 10:30: the window closes. Node 1 is in flight and finishes its install; nothing more is admitted, and no
+    // node outcome is judged while the window holds it (DEPLOYMENTS.md §6).
     k.now = 10 * H + 30 * MIN;
     k.ok(Command::TickDeployment { id });
     let d = k.s.deployment(id).unwrap();
@@ -62,7 +63,7 @@ fn a_window_closing_mid_rollout_pauses_it_and_the_next_opening_resumes_it_by_its
         k.phases(id),
         vec![
             NodePhase::Succeeded,
-            NodePhase::Succeeded,
+            NodePhase::Installing,
             NodePhase::Pending,
             NodePhase::Pending
         ]
@@ -80,6 +81,7 @@ fn a_window_closing_mid_rollout_pauses_it_and_the_next_opening_resumes_it_by_its
     k.ok(Command::TickDeployment { id });
     let d = k.s.deployment(id).unwrap();
     assert_eq!((d.status, d.paused_by), (Status::RollingForward, None));
+    assert_eq!(k.phases(id)[1], NodePhase::Succeeded, "judged once it moves");
     assert_eq!(k.phases(id)[2], NodePhase::Installing);
 }
 

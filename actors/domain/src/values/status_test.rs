@@ -110,7 +110,7 @@ fn statuses_serialize_with_aurora_names() {
 }
 
 fn at(status: Status) -> Deployment {
-    let mut d = Deployment::new(
+    let d = Deployment::new(
         DeploymentId(3),
         "c".into(),
         "r".into(),
@@ -120,8 +120,7 @@ fn at(status: Status) -> Deployment {
         true,
         0,
     );
-    d.status = status;
-    d
+    d.standing_in(status)
 }
 
 type OpFn = fn(&mut Deployment) -> Result<bool, crate::DomainError>;
@@ -165,7 +164,7 @@ fn pause_from_every_status() {
     );
     let mut d = at(RollingForward);
     d.pause(1, Actor::User, None).unwrap();
-    assert_eq!(d.paused_by, Some(PausedBy::User));
+    assert_eq!(d.paused_by(), Some(PausedBy::User));
     assert_eq!(
         at(RolledForward)
             .pause(1, Actor::User, None)

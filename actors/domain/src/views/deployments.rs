@@ -56,9 +56,12 @@ pub struct DeploymentView {
     pub version: u64,
     /// Its status (DEPLOYMENTS.md §6).
     pub status: Status,
-    /// Why it is held, while paused or awaiting a pulse: `user`, `pulse_timeout` or `auto`.
+    /// Why it is held, while paused or awaiting a pulse: the reason of `waits` that ranks first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
+    /// Every reason it waits, in rank order (DEPLOYMENTS.md §6 "Why a deployment waits"); empty while it moves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<crate::deployment::reasons::WaitView>,
     /// When the last pulse was recorded (leader-stamped ms); the countdown runs from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_pulse_at: Option<Timestamp>,
@@ -93,6 +96,9 @@ pub struct DeploymentSummary {
     /// Why it is held, while paused or awaiting a pulse.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
+    /// Every reason it waits, in rank order; empty while it moves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<crate::deployment::reasons::WaitView>,
     /// Nodes in its node set (0 once pruned).
     pub nodes: usize,
     /// Nodes that succeeded so far.
@@ -146,7 +152,8 @@ fn summary(d: &Deployment) -> DeploymentSummary {
         resource: d.resource.clone(),
         version: d.version,
         status: d.status,
-        paused_by: d.paused_by,
+        paused_by: d.paused_by(),
+        waits: d.waits().view(),
         nodes: d.nodes.len(),
         succeeded: d.tally.succeeded,
         failed: d.tally.failed,
@@ -176,7 +183,8 @@ impl ClusterState {
             resource: d.resource.clone(),
             version: d.version,
             status: d.status,
-            paused_by: d.paused_by,
+            paused_by: d.paused_by(),
+            waits: d.waits().view(),
             last_pulse_at: d.last_pulse_at,
             settings: d.settings.clone(),
             nodes,

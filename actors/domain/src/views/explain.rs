@@ -108,7 +108,7 @@ fn screaming(s: Status) -> String {
 fn now_words(d: &Deployment, phase: NodePhase) -> String {
     let held = if d.status.is_awaiting() {
         " (held: the deployment awaits a pulse)"
-    } else if d.status.is_paused() && d.paused_by == Some(PausedBy::Window) {
+    } else if d.status.is_paused() && d.paused_by() == Some(PausedBy::Window) {
         " (held: a maintenance window paused the deployment; it goes on by itself when one lets it)"
     } else if d.status.is_paused() {
         " (held: the deployment is paused)"

@@ -7,6 +7,7 @@ use crate::deployment::{Deployment, NodePhase};
 use crate::errors::clip;
 use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, Timestamp};
+use crate::deployment::reasons::WaitView;
 use crate::values::status::{PausedBy, Status};
 use crate::values::strategy::Strategy;
 use crate::views::budgets::Waiting;
@@ -180,6 +181,11 @@ pub struct SummaryView {
     /// pulse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<PausedBy>,
+    /// Every reason it waits, in rank order (`paused_by` is the first that pauses): a person (who), a gate,
+    /// the analysis, the autopause, a window (which), the pulse, a budget, a fleet limit, its start jitter.
+    /// Empty while it moves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<WaitView>,
     /// Creation (leader-stamped ms).
     pub created_at: Timestamp,
     /// When it became terminal.
@@ -231,7 +237,7 @@ pub struct SummaryView {
 pub fn fingerprint(d: &Deployment) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (d.status as u8).hash(&mut h);
-    d.paused_by.map(|p| p as u8).hash(&mut h);
+    d.waits().bits().hash(&mut h);
     d.last_pulse_at.hash(&mut h);
     d.pace.waiting.hash(&mut h);
     d.pace.bake.hash(&mut h);
@@ -362,7 +368,8 @@ impl ClusterState {
             resource: d.resource.clone(),
             version: d.version,
             status: d.status,
-            paused_by: d.paused_by,
+            paused_by: d.paused_by(),
+            waits: d.waits().view(),
             created_at: d.created_at,
             ended_at: d.ended_at,
             now,
@@ -371,7 +378,7 @@ impl ClusterState {
             counts,
             windows: windows(d),
             pulse: pulse(d, now),
-            pace: d.pace_view(),
+            pace: d.pace_view(now),
             failing,
             failing_total,
             events: d
@@ -473,7 +480,8 @@ impl ClusterState {
             resource: d.resource.clone(),
             version: d.version,
             status: d.status,
-            paused_by: d.paused_by,
+            paused_by: d.paused_by(),
+            waits: d.waits().view(),
             last_pulse_at: d.last_pulse_at,
             settings: d.settings.clone(),
             nodes,

@@ -72,7 +72,7 @@ impl ClusterState {
             .filter(|id| {
                 self.deployment_map().get(*id).is_some_and(|d| {
                     let by_it = verdict(&all, &d.consumer, &d.resource).by.contains(&w.name);
-                    by_it && (d.status.is_rolling() || d.paused_by == Some(PausedBy::Window))
+                    by_it && (d.status.is_rolling() || d.paused_by() == Some(PausedBy::Window))
                 })
             })
             .copied()

@@ -75,9 +75,10 @@ fn case2_paused_on_missed_pulse_by_timer() {
         Some("pulses timed out")
     );
     assert_eq!(view.events.last().unwrap().by, Actor::Timer);
-    // Node progress while blocked admits nobody new.
+    // Node progress while blocked admits nobody new, and is judged only once a pulse lets it move (web-0 stays
+    // in flight meanwhile: DEPLOYMENTS.md §6).
     h.node_installed("web-0", "app", 1, 2);
-    assert_eq!(h.installing("web", "app"), Vec::<String>::new());
+    assert_eq!(h.installing("web", "app"), vec!["web-0".to_string()]);
     assert_eq!(h.status(id), Status::RollForwardAwaitingPulse);
 }
 

@@ -98,7 +98,7 @@ fn check(k: &Kit, case: &Case, id: DeploymentId) -> Result<(), TestCaseError> {
             );
         }
     }
-    if d.paused_by == Some(PausedBy::Window) {
+    if d.paused_by() == Some(PausedBy::Window) {
         prop_assert!(
             closed(&case.windows, k.now),
             "paused by open windows at {}",
