@@ -113,7 +113,8 @@ pub enum Verdict {
 pub struct AnalysisRun {
     /// The phase measured or last measured (per_batch: batch or wave number from 1; background: 0).
     pub phase: u32,
-    /// When the current phase's measuring began; `None` while nothing is measured.
+    /// When (active ms of its deployment, `deployment/active.rs`) the current phase's measuring began; `None`
+    /// while nothing is measured. Measurements are due from it in active time, so a wait spaces none of them.
     pub measuring_since: Option<u64>,
     /// The highest per_batch phase whose analysis passed.
     pub passed: u32,
@@ -197,7 +198,8 @@ pub fn metric_verdict(spec: &MetricSpec, run: &MetricRun, mode: AnalysisMode) ->
 }
 
 impl AnalysisRun {
-    /// A run for `spec`: a background analysis measures from `at`, a per_batch one waits for its first phase.
+    /// A run for `spec`: a background analysis measures from `at` (active ms), a per_batch one waits for its
+    /// first phase.
     pub fn new(spec: &Analysis, at: u64) -> AnalysisRun {
         let metrics = spec
             .metrics
@@ -214,7 +216,7 @@ impl AnalysisRun {
         }
     }
 
-    /// Begins measuring `phase` at `at`, its counts from zero (the last measurements stay).
+    /// Begins measuring `phase` at `at` (active ms), its counts from zero (the last measurements stay).
     pub fn start_phase(&mut self, phase: u32, at: u64) {
         self.phase = phase;
         self.measuring_since = Some(at);
@@ -230,7 +232,7 @@ impl AnalysisRun {
         }
     }
 
-    /// When metric `i`'s next measurement is due (and its number in the phase), or `None` when the phase
+    /// When (active ms) metric `i`'s next measurement is due (and its number in the phase), or `None` when the phase
     /// is not being measured, has a verdict, or the metric took its count.
     pub fn due(&self, spec: &Analysis, i: usize) -> Option<(u32, u64)> {
         let since = self.measuring_since?;

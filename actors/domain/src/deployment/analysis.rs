@@ -17,7 +17,7 @@ impl Deployment {
         self.settings
             .analysis
             .as_ref()
-            .map(|a| AnalysisRun::new(a, at))
+            .map(|a| AnalysisRun::new(a, self.active_at(at)))
     }
 
     fn per_batch(&self) -> bool {
@@ -33,6 +33,7 @@ impl Deployment {
         if !self.per_batch() || phase == 0 {
             return false;
         }
+        let now = self.active_at(at);
         let Some(run) = self.analysis.as_mut() else {
             return false;
         };
@@ -40,7 +41,7 @@ impl Deployment {
             return false;
         }
         if run.phase != phase || run.measuring_since.is_none() {
-            run.start_phase(phase, at);
+            run.start_phase(phase, now);
             let msg = format!("analysis of batch {phase} started");
             self.push_event(at, EventKind::Analysis, None, Actor::System, Some(msg));
         }
@@ -68,6 +69,17 @@ impl Deployment {
             )
         });
         running || self.analysis_holds(phase, at)
+    }
+
+    /// Its own pacing holds admission: a bake runs, or a per_batch analysis measures a phase (the policies do
+    /// not make it wait then: it is busy with itself, and its clock must run for the bake and the measurements).
+    pub fn pacing_holds(&self) -> bool {
+        self.pace.bake.is_some()
+            || (self.per_batch()
+                && self
+                    .analysis
+                    .as_ref()
+                    .is_some_and(|r| r.measuring_since.is_some()))
     }
 
     /// Why the analysis does not let the deployment end by its quorum or its completion timeout (`None`: it
@@ -195,12 +207,13 @@ impl Deployment {
     /// After a resume: a phase whose analysis paused it (inconclusive, or failed with `on_failure: pause`) is
     /// measured again from `at`, its counts from zero.
     pub(crate) fn analysis_resumed(&mut self, at: Timestamp) {
+        let now = self.active_at(at);
         if let Some(run) = self.analysis.as_mut() {
             if matches!(run.verdict, Verdict::Inconclusive | Verdict::Failed)
                 && run.measuring_since.is_some()
             {
                 let phase = run.phase;
-                run.start_phase(phase, at);
+                run.start_phase(phase, now);
             }
         }
     }

@@ -169,9 +169,11 @@ fn consecutive_errors_past_the_limit_pause_and_an_answer_resets_them() {
         "4 errors are tolerated"
     );
     let due = k.s.analysis_due(u64::MAX).0;
+    let since = k.d(id).analysis.as_ref().unwrap().measuring_since.unwrap();
     assert_eq!(
-        due[0].due_at,
-        k.d(id).analysis.as_ref().unwrap().measuring_since.unwrap() + 40_000
+        Some(due[0].due_at),
+        k.d(id).active_wall(since + 40_000),
+        "measured from the phase start in active time"
     );
     assert!(measure(
         &mut k,
@@ -363,4 +365,25 @@ fn an_analysis_out_of_bounds_is_refused_before_the_log() {
         measured: Measured::Empty,
     };
     assert!(precheck(&k.s, &cmd).is_err());
+}
+
+#[test]
+fn measurements_stay_an_interval_apart_in_active_time_across_a_pause() {
+    let mut k = Kit::new(2);
+    let id = batches(&mut k, vec![1], analysis(AnalysisMode::Background));
+    let due_at = |k: &Kit| k.s.analysis_due(0).1;
+    assert_eq!(due_at(&k), Some(100), "the first at once");
+    k.now = 100;
+    assert!(measure(&mut k, id, Measured::Value(0.0)));
+    assert_eq!(due_at(&k), Some(10_100));
+    k.now = 4_100;
+    k.op_status(pause, id);
+    assert_eq!(due_at(&k), None, "nothing is due while it waits");
+    k.now = 44_100; // 40 s paused: three intervals' worth of wall time
+    k.op_status(resume, id);
+    assert_eq!(
+        due_at(&k),
+        Some(44_100 + 6_000),
+        "the 6 s the interval had left, not three catch-up measurements at once"
+    );
 }

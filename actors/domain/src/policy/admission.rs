@@ -154,7 +154,7 @@ pub(crate) fn may_admit(d: &Deployment, would: impl Fn(&str, bool) -> bool) -> b
 /// its own in flight, a free slot of its own and a node waiting, which the fleet's limits or a budget refuse.
 /// While it does, its active clock stands still; with its own nodes in flight it is moving, not waiting.
 pub(crate) fn policy_wait(d: &Deployment, gate: &Policies<'_>) -> Option<Wait> {
-    if d.status != Status::RollingForward || d.in_flight() {
+    if d.status != Status::RollingForward || d.in_flight() || d.pacing_holds() {
         return None;
     }
     let free = match d.settings.strategy.admission().plan {

@@ -7,7 +7,6 @@ use crate::analysis::template::{render, Vars};
 use crate::deployment::Deployment;
 use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, Timestamp};
-use crate::values::status::Status;
 
 /// One measurement to make.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,12 +102,16 @@ impl ClusterState {
             let (Some(spec), Some(run)) = (&d.settings.analysis, &d.analysis) else {
                 continue;
             };
-            if d.status != Status::RollingForward {
+            // Measurements are spaced in active time: none is due while the deployment waits.
+            if !d.moving() {
                 continue;
             }
             let mut rendered: Option<(Vec<&str>, String)> = None;
             for (i, m) in spec.metrics.iter().enumerate() {
-                let Some((seq, at)) = run.due(spec, i) else {
+                let Some((seq, at)) = run
+                    .due(spec, i)
+                    .and_then(|(seq, active)| Some((seq, d.active_wall(active)?)))
+                else {
                     continue;
                 };
                 if at > now {
