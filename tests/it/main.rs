@@ -46,6 +46,7 @@ mod e2e_plan;
 mod e2e_retention;
 mod e2e_rollouts;
 mod e2e_selection_rules;
+mod e2e_waits;
 mod e2e_watch;
 mod failover_leader_kill;
 mod job_verbs;
