@@ -64,24 +64,31 @@ async fn a_pause_longer_than_the_completion_timeout_uses_none_of_it() -> anyhow:
     // Paused for 7 s: longer than the 5 s timeout.
     tokio::time::sleep(Duration::from_secs(7)).await;
     let view = get_ok(&api, &format!("/v1/deployments/{id}")).await?;
-    assert_eq!(view["status"], "ROLL_FORWARD_PAUSED", "the timer fired while paused: {view}");
+    assert_eq!(
+        view["status"], "ROLL_FORWARD_PAUSED",
+        "the timer fired while paused: {view}"
+    );
     assert_eq!(reasons(&view), ["user"], "{view}");
     post_ok(&api, &format!("/v1/deployments/{id}/resume"), json!({})).await?;
     let done = wait_deployment(&api, &id, LONG, |v| {
-        v["status"].as_str().is_some_and(|s| {
-            matches!(s, "ROLLED_FORWARD" | "ROLLED_BACK" | "FAILED" | "ABORTED")
-        })
+        v["status"]
+            .as_str()
+            .is_some_and(|s| matches!(s, "ROLLED_FORWARD" | "ROLLED_BACK" | "FAILED" | "ABORTED"))
     })
     .await?;
     assert_eq!(done["status"], "ROLLED_FORWARD", "{done}");
     let consumer = get_ok(&api, "/v1/consumers/web").await?;
     let holds = consumer["holds"].as_array().cloned().unwrap_or_default();
-    assert!(holds.is_empty(), "a version no node failed is held: {consumer}");
+    assert!(
+        holds.is_empty(),
+        "a version no node failed is held: {consumer}"
+    );
     Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_persons_pause_under_the_autopause_is_kept_and_answers_pulses_stop() -> anyhow::Result<()> {
+async fn a_persons_pause_under_the_autopause_is_kept_and_answers_pulses_stop() -> anyhow::Result<()>
+{
     let cluster = Cluster::start(1).await?;
     let api = cluster.client_except(u64::MAX);
     resource_with_v1(&api, "app").await?;
@@ -100,8 +107,15 @@ async fn a_persons_pause_under_the_autopause_is_kept_and_answers_pulses_stop() -
     assert_eq!(reasons(&auto), ["auto"], "{auto}");
     assert_eq!(pulse(&api, &id).await?, "OK", "the autopause is no person");
     let paused = post_ok(&api, &format!("/v1/deployments/{id}/pause"), json!({})).await?;
-    assert_eq!(paused["paused_by"], "user", "a person's pause ranks first: {paused}");
-    assert_eq!(pulse(&api, &id).await?, "STOP", "seed 000 case 5: a person holds it");
+    assert_eq!(
+        paused["paused_by"], "user",
+        "a person's pause ranks first: {paused}"
+    );
+    assert_eq!(
+        pulse(&api, &id).await?,
+        "STOP",
+        "seed 000 case 5: a person holds it"
+    );
     let view = get_ok(&api, &format!("/v1/deployments/{id}")).await?;
     assert_eq!(reasons(&view), ["user", "auto"], "{view}");
     assert_eq!(view["waits"][0]["by"], "user", "who paused it: {view}");
@@ -135,7 +149,10 @@ async fn a_node_that_fails_and_recovers_while_paused_is_watched_again() -> anyho
         "versions": {"2": {"downloaded": true, "installed": true, "done": true, "healthy": false}}}}}))
     .await?;
     let view = get_ok(&api, &format!("/v1/deployments/{id}")).await?;
-    assert_eq!(view["nodes"][0]["state"], "installing", "judged while paused: {view}");
+    assert_eq!(
+        view["nodes"][0]["state"], "installing",
+        "judged while paused: {view}"
+    );
     // ...and is healthy again before the resume.
     report(json!({"resources": {"app": {"current": 2,
         "versions": {"2": {"downloaded": true, "installed": true, "done": true, "healthy": true}}}}}))

@@ -37,6 +37,7 @@ pub use convoy_collections::{ChunkedVec, CowMap, OneInline, Pair, VecMap, VecSet
 pub use deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 pub use deployment::pace::PaceView;
 pub use deployment::pulse::PulseAnswer;
+pub use deployment::reasons::{Wait, WaitView, Waits};
 pub use deployment::seen::{Fact, Seen};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
 pub use entities::brake::{Brake, BrakeRecord, Trip};

@@ -347,12 +347,32 @@ pub fn deployment_list(list: &[DeploymentSummary]) -> String {
     t.render()
 }
 
-/// One line about a deployment: `d-3 web/api v7 ROLL_FORWARD_PAUSED (paused by user)`.
+/// One reason a deployment waits, with the window's name: `window nights`.
+fn wait_word(w: &convoy_domain::WaitView) -> String {
+    match &w.name {
+        Some(n) => format!("{} {n}", w.reason.as_str()),
+        None => w.reason.as_str().to_string(),
+    }
+}
+
+/// One line about a deployment: `d-3 web/api v7 ROLL_FORWARD_PAUSED (paused by user ops; waits: user, auto)`.
 pub fn deployment_line(d: &DeploymentView) -> String {
+    let who = d
+        .waits
+        .first()
+        .and_then(|w| w.by.as_deref())
+        .map(|by| format!(" {by}"))
+        .unwrap_or_default();
+    let more = (d.waits.len() > 1)
+        .then(|| {
+            let all: Vec<String> = d.waits.iter().map(wait_word).collect();
+            format!("; waits: {}", all.join(", "))
+        })
+        .unwrap_or_default();
     let held = d
         .paused_by
         .as_ref()
-        .map(|p| format!(" (paused by {})", name(p)))
+        .map(|p| format!(" (paused by {}{who}{more})", name(p)))
         .unwrap_or_default();
     format!(
         "{} {}/{} v{} {}{held}",

@@ -9,7 +9,11 @@ fn the_clock_banks_what_ran_and_stands_still_while_stopped() {
     assert_eq!(c.wall(1_000), None, "nothing is due while stopped");
     c.start(10_000);
     assert_eq!(c.at(10_100), 500);
-    assert_eq!(c.wall(1_000), Some(10_600), "the 600 ms left, from the restart");
+    assert_eq!(
+        c.wall(1_000),
+        Some(10_600),
+        "the 600 ms left, from the restart"
+    );
     c.start(20_000);
     assert_eq!(c.at(10_100), 500, "a second start changes nothing");
 }
@@ -20,6 +24,10 @@ fn a_clock_made_stopped_starts_at_zero() {
     assert_eq!(c.wall(0), None, "stopped");
     assert_eq!(c.at(1_000), 0);
     c.start(2_000);
-    assert_eq!(c.wall(0), Some(2_000), "a deadline already reached is due at once");
+    assert_eq!(
+        c.wall(0),
+        Some(2_000),
+        "a deadline already reached is due at once"
+    );
     assert_eq!(c.at(2_250), 250);
 }

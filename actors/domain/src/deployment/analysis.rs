@@ -5,9 +5,9 @@
 use crate::analysis::run::{AnalysisRun, Measured, Verdict};
 use crate::analysis::spec::{AnalysisMode, OnFailure};
 use crate::deployment::progress::Gate;
+use crate::deployment::reasons::Wait;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
-use crate::deployment::reasons::Wait;
 use crate::values::status::Status;
 use crate::values::strategy::Plan;
 

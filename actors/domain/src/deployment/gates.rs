@@ -3,11 +3,11 @@
 //! ROLL_FORWARD_PAUSED with `paused_by = confirm` until `Confirm`; a resume does not pass it. A hard pause is a
 //! pause that also takes back install permission from the nodes admitted but not yet installing.
 
+use crate::deployment::reasons::Wait;
 use crate::deployment::seen::Fact;
 use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::errors::DomainError;
 use crate::values::ids::{Actor, Timestamp};
-use crate::deployment::reasons::Wait;
 
 impl Deployment {
     /// Whether a confirmation gate holds group `index` (0: the first batch or wave) back; the first time,

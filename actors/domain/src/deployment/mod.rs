@@ -19,11 +19,11 @@ pub mod seen;
 pub mod waits;
 
 use crate::analysis::run::AnalysisRun;
+use crate::deployment::clock::ActiveClock;
 use crate::deployment::counters::{ForwardCursor, RollbackCursor, Tally, Watches};
 use crate::deployment::pace::Pace;
-use crate::deployment::clock::ActiveClock;
-use crate::deployment::seen::Seen;
 use crate::deployment::reasons::{Wait, Waits};
+use crate::deployment::seen::Seen;
 use crate::errors::DomainError;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
 use crate::values::status::{self, Status};
@@ -378,9 +378,9 @@ impl Deployment {
                 ));
             }
             if self.status.is_awaiting() {
-                return Err(
-                    self.refuse("resume a deployment awaiting a pulse; only a fresh pulse unblocks it")
-                );
+                return Err(self.refuse(
+                    "resume a deployment awaiting a pulse; only a fresh pulse unblocks it",
+                ));
             }
             return Ok(false);
         }

@@ -4,11 +4,11 @@
 //! Every step touches one node position and O(1) counters (plus O(log n) for watches), so a node report costs
 //! O(log n) and never scans the node set. Admission walks cursors over the fixed order; each node is passed once.
 
+use crate::deployment::reasons::Wait;
 use crate::deployment::seen::{Fact, Seen};
 use crate::deployment::{Deployment, DeploymentNode, EventKind, NodePhase};
 use crate::entities::model::NodeResource;
 use crate::values::ids::{Actor, Timestamp};
-use crate::deployment::reasons::Wait;
 use crate::values::status::Status;
 use crate::values::strategy::{Plan, Strategy};
 

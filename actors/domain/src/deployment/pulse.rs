@@ -11,9 +11,9 @@
 //! finds coordinated deployments blocked, waiting for a fresh pulse.
 
 use crate::deployment::progress::Gate;
+use crate::deployment::reasons::Wait;
 use crate::deployment::Deployment;
 use crate::values::ids::{Actor, Timestamp};
-use crate::deployment::reasons::Wait;
 use serde::{Deserialize, Serialize};
 
 /// Answer to a pulse.

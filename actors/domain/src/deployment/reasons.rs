@@ -8,7 +8,17 @@ use serde::{Deserialize, Serialize};
 
 /// One reason a deployment waits, in rank order (the first one present is its `paused_by`).
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Wait {
@@ -219,4 +229,3 @@ impl Waits {
             .collect()
     }
 }
-

@@ -40,13 +40,7 @@ impl Deployment {
         }
         let moved = self.settle(at, by.clone(), message.clone());
         if new && !moved && w.pauses() {
-            self.push_event(
-                at,
-                crate::deployment::EventKind::Status,
-                None,
-                by,
-                message,
-            );
+            self.push_event(at, crate::deployment::EventKind::Status, None, by, message);
         }
         self.sync_active(at);
         new || moved

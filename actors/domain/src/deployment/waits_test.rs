@@ -28,8 +28,16 @@ fn a_persons_pause_under_an_autopause_is_kept_and_answers_pulses_stop() {
     assert_eq!(k.pulse(id).0, PulseAnswer::Ok, "the autopause is no person");
     k.op_status(pause, id);
     assert_eq!(reasons(&k, id), [Wait::User, Wait::Auto]);
-    assert_eq!(k.d(id).paused_by(), Some(PausedBy::User), "the person ranks first");
-    assert_eq!(k.pulse(id).0, PulseAnswer::Stop, "seed 000 case 5: a person holds it");
+    assert_eq!(
+        k.d(id).paused_by(),
+        Some(PausedBy::User),
+        "the person ranks first"
+    );
+    assert_eq!(
+        k.pulse(id).0,
+        PulseAnswer::Stop,
+        "seed 000 case 5: a person holds it"
+    );
     assert_eq!(k.op_status(resume, id), Status::RollingForward);
     assert!(reasons(&k, id).is_empty(), "a resume lifts both");
     assert_eq!(k.pulse(id).0, PulseAnswer::Ok);
@@ -48,9 +56,17 @@ fn a_confirm_lifts_only_its_gate_never_a_persons_pause() {
     k.installed(0);
     assert_eq!(reasons(&k, id), [Wait::Confirm]);
     k.op_status(pause, id);
-    assert_eq!(k.op_status(confirm, id), Status::RollForwardPaused, "the person still holds it");
+    assert_eq!(
+        k.op_status(confirm, id),
+        Status::RollForwardPaused,
+        "the person still holds it"
+    );
     assert_eq!(reasons(&k, id), [Wait::User]);
-    assert_eq!(k.phases(id)[1], NodePhase::Pending, "nothing admitted past the person");
+    assert_eq!(
+        k.phases(id)[1],
+        NodePhase::Pending,
+        "nothing admitted past the person"
+    );
     assert_eq!(k.op_status(resume, id), Status::RollingForward);
     assert_eq!(k.phases(id)[1], NodePhase::Installing);
 }
@@ -80,7 +96,11 @@ fn a_completion_timeout_counts_only_active_time() {
     });
     k.tick_to(1_100); // 1 s active
     k.op_status(pause, id);
-    assert_eq!(k.s.deployment_deadline(id), None, "nothing is due while it waits");
+    assert_eq!(
+        k.s.deployment_deadline(id),
+        None,
+        "nothing is due while it waits"
+    );
     k.tick_to(8_100); // 7 s paused: more than the timeout
     assert_eq!(k.status(id), Status::RollForwardPaused);
     k.op_status(resume, id);
@@ -93,7 +113,11 @@ fn a_completion_timeout_counts_only_active_time() {
     assert_eq!(k.status(id), Status::RollingForward);
     k.installed(0);
     k.installed(1);
-    assert_eq!(k.status(id), Status::RolledForward, "it finished, nothing rolled back");
+    assert_eq!(
+        k.status(id),
+        Status::RolledForward,
+        "it finished, nothing rolled back"
+    );
 }
 
 #[test]
@@ -106,10 +130,18 @@ fn a_node_that_fails_and_recovers_while_the_deployment_waits_is_watched_again() 
     k.holding(0);
     k.op_status(pause, id);
     k.failed(0);
-    assert_eq!(k.phases(id)[0], NodePhase::Installing, "not judged while it waits");
+    assert_eq!(
+        k.phases(id)[0],
+        NodePhase::Installing,
+        "not judged while it waits"
+    );
     k.installed(0);
     k.op_status(resume, id);
-    assert_eq!(k.phases(id)[0], NodePhase::Watching, "judged on what it says now");
+    assert_eq!(
+        k.phases(id)[0],
+        NodePhase::Watching,
+        "judged on what it says now"
+    );
     assert_eq!(k.d(id).nodes[0].failures, 0);
 }
 
@@ -123,7 +155,11 @@ fn a_node_still_failing_at_the_resume_is_judged_then() {
     assert_eq!(k.d(id).tally.failed, 0);
     k.op_status(resume, id);
     assert_eq!(k.d(id).tally.failed, 1, "the failure counts once it moves");
-    assert_ne!(k.status(id), Status::RollingForward, "and takes the failure path");
+    assert_ne!(
+        k.status(id),
+        Status::RollingForward,
+        "and takes the failure path"
+    );
 }
 
 #[test]
@@ -141,7 +177,11 @@ fn a_node_deadline_stands_still_while_the_deployment_waits() {
     k.op_status(pause, id);
     k.tick_to(60_000);
     k.op_status(resume, id);
-    assert_eq!(k.phases(id)[0], NodePhase::Installing, "3 s of its deadline left");
+    assert_eq!(
+        k.phases(id)[0],
+        NodePhase::Installing,
+        "3 s of its deadline left"
+    );
     assert_eq!(k.d(id).node_deadline(0), Some(63_000));
     k.tick_to(63_000);
     assert_eq!(k.d(id).tally.failed, 1, "then it fires");

@@ -10,6 +10,7 @@
 //! state at the start of the pass (`waiting_for: "fleet_limit"`).
 
 use crate::deployment::progress::HandlerGate;
+use crate::deployment::reasons::Wait;
 use crate::deployment::seen::Fact;
 use crate::deployment::{Deployment, DeploymentNode, NodePhase};
 use crate::entities::model::Consumer;
@@ -20,7 +21,6 @@ use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
 use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use crate::deployment::reasons::Wait;
 use crate::values::status::Status;
 use crate::values::strategy::Plan;
 use convoy_collections::CowMap;
@@ -215,7 +215,9 @@ enum Move {
 fn window_move(d: &Deployment, v: &Verdict) -> Move {
     let held_here = |forward: bool| if forward { v.closed } else { v.hold_rollback };
     match d.status {
-        s if s.is_active() && held_here(s.is_forward()) && !d.waits().has(Wait::Window) => Move::Hold,
+        s if s.is_active() && held_here(s.is_forward()) && !d.waits().has(Wait::Window) => {
+            Move::Hold
+        }
         _ if d.waits().has(Wait::Window) && !held_here(d.status.is_forward()) => Move::Release,
         _ => Move::Stay,
     }

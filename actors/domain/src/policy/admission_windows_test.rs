@@ -81,7 +81,11 @@ fn a_window_closing_mid_rollout_pauses_it_and_the_next_opening_resumes_it_by_its
     k.ok(Command::TickDeployment { id });
     let d = k.s.deployment(id).unwrap();
     assert_eq!((d.status, d.paused_by), (Status::RollingForward, None));
-    assert_eq!(k.phases(id)[1], NodePhase::Succeeded, "judged once it moves");
+    assert_eq!(
+        k.phases(id)[1],
+        NodePhase::Succeeded,
+        "judged once it moves"
+    );
     assert_eq!(k.phases(id)[2], NodePhase::Installing);
 }
 

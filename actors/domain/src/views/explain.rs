@@ -2,10 +2,11 @@
 //! events record about one node of a deployment — its own events, and the deployment's status changes that
 //! held it or moved it — each with its reason in words.
 
+use crate::deployment::reasons::Wait;
 use crate::deployment::{Deployment, Event, EventKind, NodePhase};
 use crate::state::ClusterState;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
-use crate::values::status::{PausedBy, Status};
+use crate::values::status::Status;
 use crate::views::EventView;
 use serde::{Deserialize, Serialize};
 
@@ -105,16 +106,39 @@ fn screaming(s: Status) -> String {
     s.as_str().to_string()
 }
 
-fn now_words(d: &Deployment, phase: NodePhase) -> String {
-    let held = if d.status.is_awaiting() {
-        " (held: the deployment awaits a pulse)"
-    } else if d.status.is_paused() && d.paused_by() == Some(PausedBy::Window) {
-        " (held: a maintenance window paused the deployment; it goes on by itself when one lets it)"
-    } else if d.status.is_paused() {
-        " (held: the deployment is paused)"
+/// Why the deployment holds its nodes, every reason of its waits named with its owner (DEPLOYMENTS.md §6): " (held:
+/// paused by ops, a confirmation gate)"; empty while it moves.
+fn held_words(d: &Deployment) -> String {
+    let words: Vec<String> = d
+        .waits()
+        .iter()
+        .map(|w| match w {
+            Wait::User => match d.waits().person() {
+                Some(by) => format!("paused by {by}, until a person resumes it"),
+                None => "paused by a person, until a person resumes it".into(),
+            },
+            Wait::Confirm => "a confirmation gate, until it is confirmed".into(),
+            Wait::Analysis => "its analysis paused it, until a resume".into(),
+            Wait::Auto => "the batch autopause, until a resume".into(),
+            Wait::Window => format!(
+                "maintenance window {}, until one lets it go on by itself",
+                d.waits().windows().unwrap_or("?")
+            ),
+            Wait::Pulse => "awaiting a pulse".into(),
+            Wait::Budget => "a disruption budget spent by other deployments".into(),
+            Wait::FleetLimit => "a fleet-wide limit reached by other deployments".into(),
+            Wait::StartJitter => "its start jitter".into(),
+        })
+        .collect();
+    if words.is_empty() {
+        String::new()
     } else {
-        ""
-    };
+        format!(" (held: {})", words.join("; "))
+    }
+}
+
+fn now_words(d: &Deployment, phase: NodePhase) -> String {
+    let held = held_words(d);
     let waiting = match phase {
         NodePhase::Pending => "pending: waiting for a slot in the windows or its batch",
         NodePhase::Downloading => "downloading: may fetch, waiting for an install slot",

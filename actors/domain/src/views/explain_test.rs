@@ -33,7 +33,8 @@ fn a_node_history_lists_its_decisions_with_reasons() {
     assert_eq!(why.last().unwrap(), &"held: paused (by user)");
     assert_eq!(h.failures, 1);
     assert!(
-        h.now.ends_with("(held: the deployment is paused)"),
+        h.now
+            .ends_with("(held: paused by user, until a person resumes it)"),
         "{}",
         h.now
     );

@@ -3,11 +3,11 @@
 //! when the summary would, and a page of its nodes. Their size does not grow with the node count.
 
 use crate::deployment::pace::PaceView;
+use crate::deployment::reasons::WaitView;
 use crate::deployment::{Deployment, NodePhase};
 use crate::errors::clip;
 use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, Timestamp};
-use crate::deployment::reasons::WaitView;
 use crate::values::status::{PausedBy, Status};
 use crate::values::strategy::Strategy;
 use crate::views::budgets::Waiting;

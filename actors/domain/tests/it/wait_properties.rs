@@ -59,7 +59,11 @@ fn observe(k: &Kit, id: DeploymentId, m: &mut Model, seen: usize, before: &mut [
     let installing = |p: usize| phases[p] == NodePhase::Installing;
     for (node, msg) in timer_messages(&k, id, seen) {
         if msg.starts_with("completion timeout") {
-            assert!(m.active >= TIMEOUT, "timed out at {} active ms: {msg}", m.active);
+            assert!(
+                m.active >= TIMEOUT,
+                "timed out at {} active ms: {msg}",
+                m.active
+            );
         } else if msg.starts_with("progress deadline") {
             assert!(
                 m.active >= m.progress_from + PROGRESS,
@@ -77,14 +81,19 @@ fn observe(k: &Kit, id: DeploymentId, m: &mut Model, seen: usize, before: &mut [
         }
     }
     let d = k.d(id);
-    if d.events.iter().skip(seen).any(|e| e.kind == EventKind::Succeeded) {
+    if d.events
+        .iter()
+        .skip(seen)
+        .any(|e| e.kind == EventKind::Succeeded)
+    {
         m.progress_from = m.active;
     }
     let now: [bool; NODES] = std::array::from_fn(installing);
     let retried = |p: usize| {
-        d.events.iter().skip(seen).any(|e| {
-            e.node == Some(p as u32) && matches!(e.kind, EventKind::Retry)
-        })
+        d.events
+            .iter()
+            .skip(seen)
+            .any(|e| e.node == Some(p as u32) && matches!(e.kind, EventKind::Retry))
     };
     for p in 0..NODES {
         if now[p] && (!before[p] || retried(p)) {
@@ -195,7 +204,11 @@ fn run(steps: Vec<Step>) {
         }
         if m.paused {
             assert!(k.status(id).is_paused() || k.status(id).is_terminal());
-            assert_eq!(k.d(id).paused_by(), Some(PausedBy::User), "nothing lifts a person's pause");
+            assert_eq!(
+                k.d(id).paused_by(),
+                Some(PausedBy::User),
+                "nothing lifts a person's pause"
+            );
         }
     }
 }

@@ -8,6 +8,7 @@ use convoy_actors::domain::{
     DeploymentView, EventKind, GroupDeploymentView, NodePhase, Status, Strategy,
 };
 
+use super::check_waits;
 use super::history::{Acked, Observation, Pulse, TargetSample};
 
 /// A broken rule, with enough context to find it in the logs.
@@ -376,12 +377,18 @@ pub fn all(
 ) -> Vec<Violation> {
     let mut out: Vec<Violation> = observations.iter().flat_map(|o| windows(&o.view)).collect();
     out.extend(observations.iter().flat_map(|o| budget(&o.view)));
+    out.extend(
+        observations
+            .iter()
+            .flat_map(|o| check_waits::waits_agree(&o.view)),
+    );
     out.extend(linearizable(observations));
     for view in finals {
         out.extend(windows(view));
         out.extend(budget(view));
         out.extend(rollback_order(view));
         out.extend(pulsed_progress(view, pulses));
+        out.extend(check_waits::timeout_in_active_time(view));
     }
     out
 }

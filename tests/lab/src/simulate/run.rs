@@ -27,6 +27,7 @@ use super::runtime;
 use super::schedule::Schedule;
 use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
+use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
 
 /// The harness's step: how often it acts and checks.
 const STEP: Duration = Duration::from_millis(100);
@@ -256,7 +257,14 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
         let Some(view) = state.deployment(id) else {
             continue;
         };
-        for v in windows(&view).into_iter().chain(rollback_order(&view)) {
+        let waits = waits_agree(&view)
+            .into_iter()
+            .chain(timeout_in_active_time(&view));
+        for v in windows(&view)
+            .into_iter()
+            .chain(rollback_order(&view))
+            .chain(waits)
+        {
             obs.violate(v.rule, format!("s{server} {id}: {}", v.detail));
         }
     }
