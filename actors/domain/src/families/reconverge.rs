@@ -1,7 +1,8 @@
 //! Strong consumers reconverge (DEPLOYMENTS.md §4): the nodes left behind the version a strong
-//! consumer converged on — back from being inactive, added later, or skipped or tolerated-failed by
-//! its last deployment — get a follow-up deployment of that version with the subscription's policy,
-//! started automatically once no deployment of the consumer's resource is active.
+//! consumer converged on — back from being inactive, added later, re-imaged, skipped or
+//! tolerated-failed by its last deployment, or caught by a completion timeout before their turn — get a
+//! follow-up deployment of that version with the subscription's policy, started automatically once no
+//! deployment of the consumer's resource is active, whatever retention pruned.
 //!
 //! Pure reads decide ([`Reconverge::follow_up`], over borrowed maps); `reconcile` (starts.rs) starts what
 //! they return.
@@ -123,11 +124,12 @@ impl<'a> Reconverge<'a> {
     /// and no running group deployment will deploy it; it converged on a version that is still the
     /// selected one and the one last started (else an ordinary automatic deployment is due); the
     /// consumer's latest deployment of the resource rolled that version forward (or was a full
-    /// deployment of another version the consumer converged away from without a deployment) and
-    /// keeps its node list; and some active, interested node outside any active deployment of the
-    /// resource runs another version for a reason in [`Behind`]. A node that reports the version
-    /// failed is left to a person, and a node the latest deployment took and failed (or timed out)
-    /// is retried only once its report changed since, so a broken node gets no chain of follow-ups.
+    /// deployment of another version the consumer converged away from without a deployment), pruned
+    /// or not; and some active, interested node outside any active deployment of the resource runs
+    /// another version for a reason in [`Behind`], judged by the deployment that last took it
+    /// ([`Reconverge::since_converged`]). A node that reports the version failed is left to a person,
+    /// and a node a deployment admitted and failed (or timed out) is retried only once its report
+    /// changed since, so a broken node gets no chain of follow-ups.
     /// Canaries by hand that ended are looked past: their nodes keep the canary version.
     pub(crate) fn follow_up(&self, cname: &str, c: &Consumer, resource: &str) -> Option<FollowUp> {
         let sub: &Subscription = c.subscriptions.get(resource)?;
