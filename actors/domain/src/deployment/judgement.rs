@@ -130,7 +130,9 @@ impl Deployment {
         let semi_failed = !node.seen.has(Fact::Fail);
         if self.settings.completion.timeout_ms.is_some() && last_attempt && semi_failed {
             if self.time_out(p) {
-                let msg = format!("timed out: {reason}; the completion timeout ends the deployment without it");
+                let msg = format!(
+                    "timed out: {reason}; the completion timeout ends the deployment without it"
+                );
                 self.node_event(at, EventKind::Skipped, p, &Actor::Timer, Some(msg));
             }
             return;

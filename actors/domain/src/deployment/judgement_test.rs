@@ -239,7 +239,8 @@ fn hung_all_at_once(n: usize, timeout_ms: Option<u64>, retries: u32) -> (Kit, De
 }
 
 #[test]
-fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_deployment_finishes() {
+fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_deployment_finishes(
+) {
     // Issue 36 item 3: one hung node rolled the whole consumer back at its deadline.
     for n in [5, 20] {
         let (mut k, id) = hung_all_at_once(n, Some(8_000), 0);
@@ -252,15 +253,23 @@ fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_
         assert_eq!(k.status(id), Status::RollingForward, "n = {n}");
         assert_eq!(k.phases(id)[hung], NodePhase::TimedOut);
         let e = k.d(id).events.iter().last().unwrap().clone();
-        assert_eq!((e.kind, e.node, &e.by), (EventKind::Skipped, Some(hung as u32), &Actor::Timer));
-        assert!(e.message.unwrap().starts_with("timed out: not done and healthy within its healthy deadline of 3000 ms"));
+        assert_eq!(
+            (e.kind, e.node, &e.by),
+            (EventKind::Skipped, Some(hung as u32), &Actor::Timer)
+        );
+        assert!(e
+            .message
+            .unwrap()
+            .starts_with("timed out: not done and healthy within its healthy deadline of 3000 ms"));
         // It finishes at its completion timeout, without the hung node.
         k.tick_to(k.now + 5_000);
         assert_eq!(k.status(id), Status::RolledForward);
         let last = k.d(id).events.iter().last().unwrap().message.clone();
         assert_eq!(
             last.as_deref(),
-            Some(format!("completion timeout: {hung} of {n} nodes succeeded, 1 timed out").as_str())
+            Some(
+                format!("completion timeout: {hung} of {n} nodes succeeded, 1 timed out").as_str()
+            )
         );
     }
 }

@@ -151,7 +151,10 @@ fn a_node_that_names_a_resource_holding_nothing_of_it_holds_nothing_and_is_follo
         let follow = k.s.consumer_map()["c"].active.get("r").copied();
         let follow = follow.expect("a follow-up for the blank node");
         let d = k.d(follow);
-        assert_eq!(d.nodes.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+        assert_eq!(
+            d.nodes.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
+            [id.as_str()]
+        );
         assert_eq!(
             d.events[0].message.as_deref(),
             Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
