@@ -252,7 +252,7 @@ fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_
         k.tick_to(k.now + 3_500);
         assert_eq!(k.status(id), Status::RollingForward, "n = {n}");
         assert_eq!(k.phases(id)[hung], NodePhase::TimedOut);
-        let e = k.d(id).events.iter().last().unwrap().clone();
+        let e = k.d(id).events.iter().next_back().unwrap().clone();
         assert_eq!(
             (e.kind, e.node, &e.by),
             (EventKind::Skipped, Some(hung as u32), &Actor::Timer)
@@ -264,7 +264,7 @@ fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_
         // It finishes at its completion timeout, without the hung node.
         k.tick_to(k.now + 5_000);
         assert_eq!(k.status(id), Status::RolledForward);
-        let last = k.d(id).events.iter().last().unwrap().message.clone();
+        let last = k.d(id).events.iter().next_back().unwrap().message.clone();
         assert_eq!(
             last.as_deref(),
             Some(
