@@ -259,6 +259,7 @@ impl Executor {
         targets: &BTreeMap<String, Target>,
         views: &BTreeMap<String, ResourceDoc>,
     ) {
+        self.state.note_targets(targets);
         for action in self.plan(targets) {
             self.act(&action, views).await;
         }

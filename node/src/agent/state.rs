@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use convoy_actors::domain::{ResourceReport, VersionProgress};
+use convoy_actors::domain::{ResourceReport, Target, VersionProgress};
 use serde::{Deserialize, Serialize};
 
 /// Everything the agent knows about what it holds.
@@ -132,6 +132,35 @@ impl AgentState {
         out
     }
 
+    /// Records every resource of `targets` this node wants and knows nothing of, holding nothing, so
+    /// the next report names it (wanted, no `current`, no version): the server then knows the node
+    /// holds nothing of it, and a machine re-imaged (or started on an empty state dir) gets its
+    /// versions back. An uninstall target adds nothing, and such an entry no longer targeted goes (a
+    /// resource deleted since is not named again). Answers whether it added one.
+    pub fn note_targets(&mut self, targets: &BTreeMap<String, Target>) -> bool {
+        self.resources.retain(|name, r| {
+            targets.contains_key(name)
+                || r.current.is_some()
+                || !r.versions.is_empty()
+                || r.removed
+                || r.running.is_some()
+        });
+        let mut added = false;
+        for (name, t) in targets {
+            if t.uninstall
+                || !super::plan::valid_name(name)
+                || self.uninterested.contains(name)
+                || self.resources.contains_key(name)
+            {
+                continue;
+            }
+            self.resources
+                .insert(name.clone(), ResourceState::default());
+            added = true;
+        }
+        added
+    }
+
     /// `resource` is to be removed: it runs or holds a version of it.
     pub fn holds_any(&self, resource: &str) -> bool {
         self.resources
@@ -232,6 +261,40 @@ mod tests {
             (Some(true), Some(8080))
         );
         assert_eq!(serde_json::to_value(&s).unwrap(), old);
+    }
+
+    #[test]
+    fn a_targeted_resource_it_knows_nothing_of_is_reported_wanted_and_holding_nothing() {
+        // Issue 36 item 2: an agent on an empty state dir reported nothing of the resource, and the
+        // server kept believing the node ran what it ran before.
+        let target = |uninstall| Target {
+            version: 2,
+            download: false,
+            install: false,
+            uninstall,
+        };
+        let mut s = AgentState::default();
+        s.uninterested.insert("off".into());
+        let targets = BTreeMap::from([
+            ("web".to_string(), target(false)),
+            ("gone".to_string(), target(true)),
+            ("off".to_string(), target(false)),
+        ]);
+        assert!(s.note_targets(&targets));
+        let report = serde_json::to_value(s.report()).unwrap();
+        let web = &report["web"];
+        assert_eq!(web["interested"], true, "{web}");
+        assert!(web["current"].is_null() && web["versions"] == serde_json::json!({}));
+        assert_eq!(web["removed"], false);
+        assert!(report.get("gone").is_none(), "{report}");
+        assert_eq!(report["off"]["interested"], false);
+        assert!(!s.note_targets(&targets), "added once");
+        s.note_targets(&BTreeMap::new());
+        assert!(
+            s.resources.is_empty(),
+            "no longer targeted: {:?}",
+            s.resources
+        );
     }
 
     #[test]

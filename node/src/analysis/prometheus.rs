@@ -49,6 +49,16 @@ fn clip(s: &str, n: usize) -> String {
 
 /// The measurement an answer (`status`, `body`) gives.
 pub fn parse_answer(status: u16, body: &[u8]) -> Measured {
+    if !(200..300).contains(&status) {
+        // Any HTTP error is an error, whatever its body says (issue 36: a 503 whose body said
+        // `"status": "success"` was read as a value).
+        let why = serde_json::from_slice::<Answer>(body)
+            .ok()
+            .and_then(|a| a.error)
+            .map(|e| clip(&e, 150))
+            .unwrap_or_else(|| clip(&String::from_utf8_lossy(body), 120));
+        return Measured::Error(format!("HTTP {status} from Prometheus: {why}"));
+    }
     let answer: Answer = match serde_json::from_slice(body) {
         Ok(a) => a,
         Err(e) if status == 200 => {

@@ -65,6 +65,11 @@ fn everything_else_is_an_error_measurement() {
         ),
         (502, "<html>bad gateway</html>", "HTTP 502"),
         (
+            503,
+            r#"{"status":"success","data":{"resultType":"scalar","result":[1,"0"]}}"#,
+            "HTTP 503 from Prometheus",
+        ),
+        (
             200,
             r#"{"status":"success","data":{"resultType":"scalar","result":[1,"abc"]}}"#,
             "not a number",

@@ -108,7 +108,7 @@ impl Deployment {
                     format!("did not hold the version within its download deadline of {ms} ms")
                 }
             };
-            self.fetching(p, |d| d.attempt_failed(p, at, reason, &Actor::Timer));
+            self.deadline_passed(p, at, reason);
         }
     }
 

@@ -1,7 +1,8 @@
 //! How a deployment judges itself going forward (DEPLOYMENTS.md §5): failures against the tolerance and the
 //! window rule, quorums, "no success is never ROLLED_FORWARD", and the completion timeout that finishes.
 
-use crate::deployment::{Deployment, NodePhase};
+use crate::deployment::seen::Fact;
+use crate::deployment::{Deployment, EventKind, NodePhase};
 use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::Status;
 use crate::values::strategy::OnTimeout;
@@ -118,6 +119,27 @@ impl Deployment {
         })
     }
 
+    /// Node `p` passed its healthy or download deadline at `at` (DEPLOYMENTS.md §14), `reason` naming it.
+    /// With a completion timeout, a node on its last attempt that reported no failure is semi-failed,
+    /// not failed: it is recorded `timed_out` (leaving its window, kept where it is, counted as neither)
+    /// and the deployment finishes at its timeout without it (seed 003: completion conditions exist so
+    /// that such nodes cannot block an update). Otherwise it counts one failed attempt (by `timer`).
+    pub(crate) fn deadline_passed(&mut self, p: usize, at: Timestamp, reason: String) {
+        let node = &self.nodes[p];
+        let last_attempt = node.failures >= self.settings.max_failures_per_node;
+        let semi_failed = !node.seen.has(Fact::Fail);
+        if self.settings.completion.timeout_ms.is_some() && last_attempt && semi_failed {
+            if self.time_out(p) {
+                let msg = format!(
+                    "timed out: {reason}; the completion timeout ends the deployment without it"
+                );
+                self.node_event(at, EventKind::Skipped, p, &Actor::Timer, Some(msg));
+            }
+            return;
+        }
+        self.fetching(p, |d| d.attempt_failed(p, at, reason, &Actor::Timer));
+    }
+
     /// Completion timeout (DEPLOYMENTS.md §5): the nodes not done are recorded `timed_out` and left where
     /// they are. With `on_timeout: finish` (the default) the deployment is ROLLED_FORWARD unless more nodes
     /// failed than tolerated, a quorum that was set is not met or no node succeeded; with `fail` it is
@@ -126,9 +148,10 @@ impl Deployment {
     /// (the default), FAILED without.
     pub(crate) fn complete_on_timeout(&mut self, at: Timestamp) {
         let n = self.nodes.len();
+        // Those timed out at their deadline before (`deadline_passed`), and those not done now.
         let mut timed_out = 0;
         for p in 0..n {
-            if self.time_out(p) {
+            if self.nodes[p].phase == NodePhase::TimedOut || self.time_out(p) {
                 timed_out += 1;
             }
         }

@@ -220,3 +220,82 @@ fn the_download_window_caps_every_download() {
 fn error_is_not_a_status() {
     assert!(serde_json::from_value::<Status>(serde_json::json!("ERROR")).is_err());
 }
+
+/// All at once on `n` nodes with a healthy deadline of 3 s and, if given, a completion timeout.
+fn hung_all_at_once(n: usize, timeout_ms: Option<u64>, retries: u32) -> (Kit, DeploymentId) {
+    let mut k = Kit::new(n);
+    let id = k.start_with(|s| {
+        s.pacing = Some(Pacing {
+            healthy_deadline_ms: Some(3_000),
+            ..Pacing::default()
+        });
+        s.completion = Some(Completion {
+            timeout_ms,
+            ..Completion::default()
+        });
+        s.max_failures_per_node = Some(retries);
+    });
+    (k, id)
+}
+
+#[test]
+fn with_a_completion_timeout_a_node_past_its_healthy_deadline_times_out_and_the_deployment_finishes(
+) {
+    // Issue 36 item 3: one hung node rolled the whole consumer back at its deadline.
+    for n in [5, 20] {
+        let (mut k, id) = hung_all_at_once(n, Some(8_000), 0);
+        let hung = n - 1;
+        k.holding(hung);
+        for i in 0..hung {
+            k.installed(i);
+        }
+        k.tick_to(k.now + 3_500);
+        assert_eq!(k.status(id), Status::RollingForward, "n = {n}");
+        assert_eq!(k.phases(id)[hung], NodePhase::TimedOut);
+        let e = k.d(id).events.iter().next_back().unwrap().clone();
+        assert_eq!(
+            (e.kind, e.node, &e.by),
+            (EventKind::Skipped, Some(hung as u32), &Actor::Timer)
+        );
+        assert!(e
+            .message
+            .unwrap()
+            .starts_with("timed out: not done and healthy within its healthy deadline of 3000 ms"));
+        // It finishes at its completion timeout, without the hung node.
+        k.tick_to(k.now + 5_000);
+        assert_eq!(k.status(id), Status::RolledForward);
+        let last = k.d(id).events.iter().next_back().unwrap().message.clone();
+        assert_eq!(
+            last.as_deref(),
+            Some(
+                format!("completion timeout: {hung} of {n} nodes succeeded, 1 timed out").as_str()
+            )
+        );
+    }
+}
+
+#[test]
+fn a_node_past_its_deadline_still_uses_its_retries_and_without_a_completion_timeout_fails() {
+    let (mut k, id) = hung_all_at_once(3, Some(20_000), 1);
+    k.holding(2);
+    k.installed(0);
+    k.installed(1);
+    k.tick_to(k.now + 3_500);
+    assert_eq!(k.phases(id)[2], NodePhase::Installing, "a retry first");
+    assert_eq!(k.d(id).nodes[2].failures, 1);
+    k.tick_to(k.now + 3_500);
+    assert_eq!(k.phases(id)[2], NodePhase::TimedOut);
+
+    // Aurora's rule without a completion condition: it fails, and fails the deployment.
+    let (mut k, id) = hung_all_at_once(3, None, 0);
+    k.holding(2);
+    k.installed(0);
+    k.installed(1);
+    k.tick_to(k.now + 3_500);
+    assert!(k
+        .d(id)
+        .events
+        .iter()
+        .any(|e| e.kind == EventKind::Failed && e.node == Some(2) && e.by == Actor::Timer));
+    assert_eq!(k.status(id), Status::RollingBack);
+}

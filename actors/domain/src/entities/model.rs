@@ -387,6 +387,8 @@ impl NodeState {
 }
 
 /// A node's report for one resource: `None` fields leave the stored value unchanged; `versions` replaces.
+/// A resource the node wants and holds nothing of (no `current`, no version) clears `current` as
+/// `removed` does (`families::reports::holds_nothing`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ResourceReport {
     /// Still wants it.

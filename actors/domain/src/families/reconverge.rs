@@ -1,7 +1,8 @@
 //! Strong consumers reconverge (DEPLOYMENTS.md §4): the nodes left behind the version a strong
-//! consumer converged on — back from being inactive, added later, or skipped or tolerated-failed by
-//! its last deployment — get a follow-up deployment of that version with the subscription's policy,
-//! started automatically once no deployment of the consumer's resource is active.
+//! consumer converged on — back from being inactive, added later, re-imaged, skipped or
+//! tolerated-failed by its last deployment, or caught by a completion timeout before their turn — get a
+//! follow-up deployment of that version with the subscription's policy, started automatically once no
+//! deployment of the consumer's resource is active, whatever retention pruned.
 //!
 //! Pure reads decide ([`Reconverge::follow_up`], over borrowed maps); `reconcile` (starts.rs) starts what
 //! they return.
@@ -10,7 +11,6 @@ use crate::deployment::progress::seen_bits;
 use crate::deployment::{Deployment, DeploymentNode, NodePhase};
 use crate::entities::group_deployment::{held_by_group, GroupDeployment};
 use crate::entities::model::{Consumer, Mode, NodeState, Subscription};
-use crate::families::retention::is_pruned;
 use crate::families::selection::Selection;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
 use crate::values::status::Status;
@@ -124,11 +124,12 @@ impl<'a> Reconverge<'a> {
     /// and no running group deployment will deploy it; it converged on a version that is still the
     /// selected one and the one last started (else an ordinary automatic deployment is due); the
     /// consumer's latest deployment of the resource rolled that version forward (or was a full
-    /// deployment of another version the consumer converged away from without a deployment) and
-    /// keeps its node list; and some active, interested node outside any active deployment of the
-    /// resource runs another version for a reason in [`Behind`]. A node that reports the version
-    /// failed is left to a person, and a node the latest deployment took and failed (or timed out)
-    /// is retried only once its report changed since, so a broken node gets no chain of follow-ups.
+    /// deployment of another version the consumer converged away from without a deployment), pruned
+    /// or not; and some active, interested node outside any active deployment of the resource runs
+    /// another version for a reason in [`Behind`], judged by the deployment that last took it
+    /// ([`Reconverge::since_converged`]). A node that reports the version failed is left to a person,
+    /// and a node a deployment admitted and failed (or timed out) is retried only once its report
+    /// changed since, so a broken node gets no chain of follow-ups.
     /// Canaries by hand that ended are looked past: their nodes keep the canary version.
     pub(crate) fn follow_up(&self, cname: &str, c: &Consumer, resource: &str) -> Option<FollowUp> {
         let sub: &Subscription = c.subscriptions.get(resource)?;
@@ -176,19 +177,34 @@ impl<'a> Reconverge<'a> {
         let (last, canaries) = self.latest_deployment(cname, resource);
         let known: Option<&Deployment> = match last {
             None => None,
-            Some(d) if is_pruned(d) => return None,
             Some(d) if d.version == version && d.status == Status::RolledForward => Some(d),
             // Converged on `version` after it without a deployment (every node already ran it).
             Some(d) if d.version != version && d.full && d.status.is_terminal() => None,
             // An aborted, failed or rolled-back deployment of the consumer: a person decides.
             Some(_) => return None,
         };
-        let nodes: BTreeMap<&str, &DeploymentNode> = known
-            .map(|d| d.nodes.iter().map(|n| (n.id.as_str(), n)).collect())
-            .unwrap_or_default();
-        // A deployment that ended before taking some nodes left them behind, if it moved any at all (so
-        // follow-ups that take nobody never chain).
-        let progressed = known.is_some_and(|d| d.tally.succeeded > 0);
+        // What each node last went through: the newest of the deployments since the consumer converged
+        // (the latest, and the follow-ups before it back to the full deployment) that took it. A node a
+        // follow-up did not take is judged by the deployment that did, so a node that timed out or failed
+        // gets no follow-up for having been left out of a later one. A pruned deployment kept its summary
+        // (version, status, counts) but no node list: its nodes read as not in it (joined or returned),
+        // so retention never stops a consumer from converging.
+        let history = known.map(|d| self.since_converged(d)).unwrap_or_default();
+        let mut nodes: BTreeMap<&str, Taken<'_>> = BTreeMap::new();
+        for d in history.iter().rev() {
+            // The positions it admitted to install: a node it timed out before admitting it was caught
+            // before its turn, not on its way.
+            let admitted: BTreeSet<u32> = d.touched.iter().copied().collect();
+            let progressed = d.tally.succeeded > 0;
+            for (p, n) in d.nodes.iter().enumerate() {
+                let taken = Taken {
+                    node: n,
+                    admitted: admitted.contains(&(p as u32)),
+                    progressed,
+                };
+                nodes.insert(n.id.as_str(), taken);
+            }
+        }
         let mut follow = FollowUp {
             version,
             ordinals: Vec::new(),
@@ -204,12 +220,17 @@ impl<'a> Reconverge<'a> {
             let why = match nodes.get(id) {
                 None if current.is_none() => Behind::Joined,
                 None => Behind::Returned,
-                Some(n) => match n.phase {
+                Some(t) => match t.node.phase {
                     NodePhase::Skipped => Behind::Skipped,
                     // Retried only when its report changed since: never in a loop on a broken node.
-                    // (A node the deployment timed out takes the same arm.)
-                    NodePhase::Failed if reported_since(n, version, ns, resource) => Behind::Failed,
-                    NodePhase::TimedOut if reported_since(n, version, ns, resource) => {
+                    NodePhase::Failed if reported_since(t.node, version, ns, resource) => {
+                        Behind::Failed
+                    }
+                    // Caught by the completion timeout before its turn (never admitted to install):
+                    // left behind, as a quorum leaves the nodes it did not take. One admitted and
+                    // timed out is retried only when its report changed since, as a failed one.
+                    NodePhase::TimedOut if t.progressed && !t.admitted => Behind::LeftBehind,
+                    NodePhase::TimedOut if reported_since(t.node, version, ns, resource) => {
                         Behind::TimedOut
                     }
                     NodePhase::Pending
@@ -217,7 +238,7 @@ impl<'a> Reconverge<'a> {
                     | NodePhase::Downloaded
                     | NodePhase::Installing
                     | NodePhase::Watching
-                        if progressed =>
+                        if t.progressed =>
                     {
                         Behind::LeftBehind
                     }
@@ -250,6 +271,29 @@ impl<'a> Reconverge<'a> {
         out
     }
 
+    /// `latest` (which rolled the converged version forward) and, while it is a follow-up, the
+    /// deployments of the same version that rolled forward before it, back to and with the full one the
+    /// consumer converged through; newest first. Canaries by hand are looked past.
+    fn since_converged(&self, latest: &'a Deployment) -> Vec<&'a Deployment> {
+        let mut out = vec![latest];
+        if latest.full {
+            return out;
+        }
+        for (_, d) in self.deployments.range(..latest.id).rev() {
+            if d.consumer != latest.consumer || d.resource != latest.resource || is_canary(d) {
+                continue;
+            }
+            if d.version != latest.version || d.status != Status::RolledForward {
+                break;
+            }
+            out.push(d);
+            if d.full {
+                break;
+            }
+        }
+        out
+    }
+
     /// The newest deployment of `resource` on consumer `cname` (any status) that is not a canary by hand
     /// which ended, and the nodes those canaries (started after it) moved: a canary leaves two versions
     /// side by side and does not change what the consumer converged on.
@@ -277,6 +321,16 @@ impl<'a> Reconverge<'a> {
         }
         (None, canaries)
     }
+}
+
+/// A node as the deployment that last took it left it.
+struct Taken<'a> {
+    /// Its entry in that deployment.
+    node: &'a DeploymentNode,
+    /// That deployment admitted it to install.
+    admitted: bool,
+    /// That deployment brought at least one node to the version.
+    progressed: bool,
 }
 
 /// A narrowed deployment started by a person that ended (follow-ups are started by `system`).

@@ -153,13 +153,14 @@ fn returned_and_joined_nodes_share_one_follow_up_in_the_consumers_order() {
     let follow = active(&k).expect("node 1 is back");
     assert_eq!(node_ids(&k, follow), vec!["c-1"]);
     k.installed(1);
-    // Node 3 returns after node 1's follow-up: it was not in that one, so it "returned".
+    // Node 3 returns after node 1's follow-up: not in that one, it is judged by the deployment that took
+    // it, which skipped it.
     k.report(3, Some(1), &[(1, vp(true, true, None))]);
     let again = active(&k).expect("node 3 is back");
     assert_eq!(node_ids(&k, again), vec!["c-3"]);
     assert_eq!(
         created(&k, again).0,
-        Some("follow-up to version 2 for 1 nodes: 1 returned")
+        Some("follow-up to version 2 for 1 nodes: 1 skipped")
     );
 }
 
@@ -372,4 +373,130 @@ fn a_node_a_timeout_caught_is_followed_up_only_once_its_report_changes() {
         created(&k, follow).0,
         Some("follow-up to version 2 for 1 nodes: 1 timed out")
     );
+}
+
+/// `c` of `n` nodes subscribes strongly with the default strategy (rolling, one install, two prefetches)
+/// and a completion timeout of 1 s; the first deployment's id.
+fn strong_with_timeout(k: &mut Kit) -> DeploymentId {
+    strong(
+        k,
+        Policy {
+            completion: Some(Completion {
+                timeout_ms: Some(1_000),
+                ..Completion::default()
+            }),
+            ..Policy::default()
+        },
+    )
+}
+
+fn index(id: &str) -> usize {
+    id.trim_start_matches("c-").parse().unwrap()
+}
+
+#[test]
+fn a_completion_timeout_leaves_the_nodes_it_never_admitted_to_a_follow_up() {
+    // Issue 36 item 1: the nodes the timeout caught before their turn stayed on the old version for good.
+    let mut k = Kit::new(4);
+    let first = strong_with_timeout(&mut k);
+    k.installed(0);
+    // c-1 is admitted and never says anything again; c-2 and c-3 wait (prefetching) for their turn.
+    k.tick_to(k.now + 2_000);
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    assert_eq!(k.d(first).touched, vec![0, 1]);
+    assert!(k.phases(first)[1..]
+        .iter()
+        .all(|p| *p == NodePhase::TimedOut));
+    let follow = active(&k).expect("a follow-up for the nodes the timeout left behind");
+    assert_eq!(node_ids(&k, follow), vec!["c-2", "c-3"]);
+    assert_eq!(
+        created(&k, follow),
+        (
+            Some("follow-up to version 2 for 2 nodes: 2 left behind"),
+            &Actor::System
+        )
+    );
+    k.installed(2);
+    k.installed(3);
+    assert_eq!(k.d(follow).status, Status::RolledForward);
+    // c-1, admitted and silent since: no follow-up, though the last one did not take it (it is judged by
+    // the deployment that did), however long it stays so.
+    for _ in 0..3 {
+        k.tick_to(k.now + 2_000);
+        assert_eq!(active(&k), None, "a follow-up for the hung node");
+    }
+    // Its report changes (it came back empty): followed up once.
+    reimaged(&mut k, 1);
+    let again = active(&k).expect("a follow-up once its report changed");
+    assert_eq!(node_ids(&k, again), vec!["c-1"]);
+    assert_eq!(
+        created(&k, again).0,
+        Some("follow-up to version 2 for 1 nodes: 1 timed out")
+    );
+}
+
+#[test]
+fn a_larger_consumer_converges_through_follow_ups_whose_timeouts_each_take_a_few_nodes() {
+    let n = 12;
+    let mut k = Kit::new(n);
+    let mut id = strong_with_timeout(&mut k);
+    let mut deployments = 1;
+    loop {
+        // Each deployment gets one node done before its timeout; the node after it finishes late.
+        let nodes: Vec<usize> = node_ids(&k, id).into_iter().map(index).collect();
+        k.installed(nodes[0]);
+        k.tick_to(k.now + 2_000);
+        assert_eq!(k.d(id).status, Status::RolledForward);
+        if let Some(&late) = nodes.get(1) {
+            k.installed(late);
+        }
+        match active(&k) {
+            Some(next) => {
+                assert!(k.d(next).nodes.len() < nodes.len(), "no progress");
+                id = next;
+                deployments += 1;
+            }
+            None => break,
+        }
+        assert!(deployments <= n, "a chain of follow-ups");
+    }
+    for i in 0..n {
+        let ns = &k.s.node_table().get(&format!("c-{i}")).unwrap();
+        assert_eq!(ns.current("r"), Some(2), "c-{i} left behind");
+    }
+    assert_eq!(deployments, n / 2);
+}
+
+#[test]
+fn follow_ups_still_start_once_retention_pruned_the_consumers_deployments() {
+    // Issue 36 item 1 (traced): a pruned last deployment stopped every follow-up of the consumer.
+    let mut k = Kit::new(3);
+    let first = strong(&mut k, Policy::default());
+    for i in 0..3 {
+        k.installed(i);
+    }
+    assert_eq!(k.d(first).status, Status::RolledForward);
+    k.ok(Command::Prune { keep: 0 });
+    assert!(crate::families::retention::is_pruned(k.d(first)));
+    // A node joins.
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec!["c-3".into()],
+        remove: vec![],
+    });
+    reimaged(&mut k, 3);
+    let follow = active(&k).expect("a follow-up after pruning");
+    assert_eq!(node_ids(&k, follow), vec!["c-3"]);
+    assert_eq!(
+        created(&k, follow).0,
+        Some("follow-up to version 2 for 1 nodes: 1 joined")
+    );
+    k.installed(3);
+    assert_eq!(k.d(follow).status, Status::RolledForward);
+    // Both pruned: a re-imaged node still gets the version back.
+    k.ok(Command::Prune { keep: 0 });
+    reimaged(&mut k, 0);
+    let again = active(&k).expect("a follow-up for the re-imaged node after pruning");
+    assert_eq!(node_ids(&k, again), vec!["c-0"]);
+    assert_eq!(k.d(again).version, 2);
 }

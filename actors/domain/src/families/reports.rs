@@ -18,7 +18,7 @@ use crate::command::Response;
 use crate::deployment::progress::{failure_reason, seen_bits};
 use crate::deployment::seen::{Fact, Seen};
 use crate::deployment::Deployment;
-use crate::entities::model::{Consumer, NodeReport, VersionProgress};
+use crate::entities::model::{Consumer, NodeReport, ResourceReport, VersionProgress};
 use crate::entities::nodes::NodeTable;
 use crate::errors::{check_name, DomainError, Entity};
 use crate::families::brakes::Failure;
@@ -229,7 +229,12 @@ impl Reports<'_> {
             if !was_active && now_active {
                 cx.reconcile = true;
             }
-            for (r, rr) in resources {
+            for (r, mut rr) in resources {
+                // Named, wanted and holding nothing (no `current`, no version): the node holds nothing
+                // of it, as if it said `removed` (a re-imaged machine's agent reports so).
+                if holds_nothing(&rr, || ns.interested(&r)) {
+                    rr.removed = true;
+                }
                 if rr.removed && !ns.removing.is_empty() {
                     ns.removing.remove(&r);
                 }
@@ -395,6 +400,17 @@ impl Reports<'_> {
         }
         Ok(Response::Done)
     }
+}
+
+/// Whether resource report `rr` says the node holds nothing of a resource it wants (`interested`, or
+/// `interested()` when the report leaves it out): no `current`, no version, and not `removed` already.
+/// The report replaces what the node holds, `current` included (DEPLOYMENTS.md §4, "re-imaged"); a
+/// report of `interested: false` alone keeps it, for the uninstall it leads to.
+pub(crate) fn holds_nothing(rr: &ResourceReport, interested: impl FnOnce() -> bool) -> bool {
+    !rr.removed
+        && rr.current.is_none()
+        && rr.versions.is_empty()
+        && rr.interested.unwrap_or_else(interested)
 }
 
 /// `*held = report` (the report replaces what the node holds). When it lists the same versions (a repeated

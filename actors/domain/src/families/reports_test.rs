@@ -107,3 +107,77 @@ fn a_report_that_ends_nothing_leaves_the_deployment_registered() {
         "its deadline goes into the outcome"
     );
 }
+
+/// Node `c-i` reports `r` as an agent started on an empty state dir does once it is asked for it:
+/// wanted, holding nothing (no `current`, no version, not `removed`).
+fn blank(i: usize) -> NodeReport {
+    let rr = ResourceReport {
+        interested: Some(true),
+        ..ResourceReport::default()
+    };
+    NodeReport {
+        node: format!("c-{i}"),
+        active: Some(true),
+        resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_node_that_names_a_resource_holding_nothing_of_it_holds_nothing_and_is_followed_up() {
+    // Issue 36 item 2: the server kept the `current` it had, so a re-imaged machine never got its app back.
+    for n in [4, 12] {
+        let mut k = Kit::new(n);
+        k.ok(Command::Subscribe {
+            consumer: "c".into(),
+            resource: "r".into(),
+            mode: Mode::Strong,
+            pin: None,
+            policy: Policy::default(),
+        });
+        let first = k.s.consumer_map()["c"].active["r"];
+        for i in 0..n {
+            k.installed(i);
+        }
+        assert_eq!(k.d(first).status, Status::RolledForward);
+        let report = blank(n - 1);
+        assert!(
+            k.s.report_changes(&report).is_some(),
+            "a heartbeat: it never reaches the log"
+        );
+        k.ok(Command::ReportNodes(vec![report]));
+        let id = format!("c-{}", n - 1);
+        assert_eq!(k.s.node_table().get(&id).unwrap().current("r"), None);
+        let follow = k.s.consumer_map()["c"].active.get("r").copied();
+        let follow = follow.expect("a follow-up for the blank node");
+        let d = k.d(follow);
+        assert_eq!(
+            d.nodes.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
+            [id.as_str()]
+        );
+        assert_eq!(
+            d.events[0].message.as_deref(),
+            Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
+        );
+        let t = k.target(&id, "r").unwrap();
+        assert_eq!((t.version, t.install), (2, true));
+        // Said again, it is a heartbeat.
+        assert!(k.s.report_changes(&blank(n - 1)).is_none());
+    }
+}
+
+#[test]
+fn interest_taken_back_alone_keeps_what_the_node_runs_for_its_uninstall() {
+    let mut k = Kit::new(2);
+    let rr = ResourceReport {
+        interested: Some(false),
+        ..ResourceReport::default()
+    };
+    k.ok(Command::ReportNodes(vec![NodeReport {
+        node: "c-0".into(),
+        active: Some(true),
+        resources: BTreeMap::from([("r".to_string(), rr)]),
+        ..Default::default()
+    }]));
+    assert_eq!(k.s.node_table().get("c-0").unwrap().current("r"), Some(1));
+}

@@ -204,6 +204,49 @@ pub(crate) fn next_waiting(d: &Deployment) -> Option<&DeploymentNode> {
         })
 }
 
+/// The window rule over the slots a disruption budget grants (DEPLOYMENTS.md §16, issue 36): `d` rolls
+/// forward, nothing of it is in flight, a node waits, and every budget that keeps that node out is spent
+/// by `d`'s own failed nodes alone (no other deployment, no inactive node holds a slot that could free).
+/// Then no slot can ever free while `d` is active: the failure, with the reason naming the budgets.
+/// O(nodes of `d`), only once the cheap checks hold.
+fn budget_stall(d: &Deployment, ledger: &Ledger<'_>, nodes: &NodeTable) -> Option<String> {
+    if d.status != Status::RollingForward || d.tally.failed == 0 {
+        return None;
+    }
+    let next = next_waiting(d)?;
+    let blocking = ledger.blocking(&next.id);
+    if blocking.is_empty()
+        || d.nodes
+            .iter()
+            .any(|n| matches!(n.phase, NodePhase::Installing | NodePhase::Watching))
+    {
+        return None;
+    }
+    let mut spent = Vec::with_capacity(blocking.len());
+    for c in blocking {
+        let a = ledger.account(c)?;
+        let failed_here = d
+            .nodes
+            .iter()
+            .filter(|n| n.phase == NodePhase::Failed)
+            .filter(|n| nodes.get(&n.id).is_some_and(|ns| ns.consumers.contains(c)))
+            .count() as u32;
+        let only_d = a.holders.len() == 1 && a.holders.contains(&d.id);
+        if !only_d || a.unavailable != failed_here {
+            return None;
+        }
+        spent.push(format!(
+            "disruption budget of {c} ({} unavailable at most) is entirely taken by {failed_here} failed nodes of this deployment",
+            a.allowed
+        ));
+    }
+    Some(format!(
+        "{}: node {} can never be admitted",
+        spent.join("; "),
+        next.id
+    ))
+}
+
 /// What the windows change in `d`'s status: hold it, let it go on, or nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Move {
@@ -252,7 +295,11 @@ impl Admission<'_> {
             let rewait = [Wait::Budget, Wait::FleetLimit]
                 .iter()
                 .any(|w| d.waits().has(*w) != (wait_now == Some(*w)));
-            if step == Move::Stay && !check && !open && !rewait {
+            let stalled = match (step, open) {
+                (Move::Stay, false) => budget_stall(d, &gate.ledger, self.nodes),
+                _ => None,
+            };
+            if step == Move::Stay && !check && !open && !rewait && stalled.is_none() {
                 continue;
             }
             let Some(d) = self.deployments.get_mut(id) else {
@@ -283,7 +330,10 @@ impl Admission<'_> {
                 }
                 Move::Stay => {}
             }
-            d.advance(at, &Actor::System, &mut gate);
+            match stalled {
+                Some(why) => d.fail(at, why),
+                None => d.advance(at, &Actor::System, &mut gate),
+            }
             let wait_now = policy_wait(d, &gate);
             for w in [Wait::Budget, Wait::FleetLimit] {
                 d.set_policy_wait(w, wait_now == Some(w), at);

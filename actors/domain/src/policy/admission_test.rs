@@ -304,3 +304,58 @@ fn a_rollback_is_admitted_past_the_budget() {
         .count();
     assert_eq!(rolling_back, 2, "repairs are admitted past the budget");
 }
+
+#[test]
+fn a_rolling_deployment_whose_failed_nodes_hold_every_budget_slot_fails_naming_the_budget() {
+    // Issue 36 item 4: the window rule counted `install_window` (3), not the one slot the budget grants,
+    // so a tolerated failure holding it stalled the deployment for good.
+    for n in [4, 12] {
+        let nodes: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+        let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+        let mut k = fleet(&["a"], &[("web", &names)]);
+        k.ok(max_unavailable("web", FailedNodes::Count(1)));
+        let mut s = rolling_spec("web", "a", 3);
+        s.max_failed_nodes = Some(FailedNodes::Count(1));
+        let id = k.start(s);
+        assert_eq!(k.phases(id)[0], NodePhase::Installing);
+        k.install_failed("n0", "a", 1, 2);
+        assert_eq!(k.phases(id)[0], NodePhase::Failed);
+        assert!(
+            matches!(k.status(id), Status::RollingBack | Status::RolledBack),
+            "n = {n}: {:?}",
+            k.status(id)
+        );
+        let why = k
+            .d(id)
+            .events
+            .iter()
+            .find(|e| e.status == Some(Status::RollingBack))
+            .and_then(|e| e.message.clone())
+            .unwrap();
+        assert_eq!(
+            why,
+            "disruption budget of web (1 unavailable at most) is entirely taken by 1 failed nodes of this deployment: node n1 can never be admitted"
+        );
+    }
+}
+
+#[test]
+fn a_budget_slot_another_cause_holds_may_free_so_the_deployment_waits() {
+    let mut k = fleet(&["a"], &[("web", &["n0", "n1", "n2", "n3"])]);
+    k.ok(max_unavailable("web", FailedNodes::Count(2)));
+    let mut s = rolling_spec("web", "a", 3);
+    s.max_failed_nodes = Some(FailedNodes::Count(1));
+    let id = k.start(s);
+    k.install_failed("n0", "a", 1, 2);
+    // n3 went silent: the second slot is its, and it may come back.
+    k.ok(Command::MarkInactive {
+        nodes: vec!["n3".into()],
+    });
+    k.node_installed("n1", "a", 1, 2);
+    assert_eq!(k.status(id), Status::RollingForward);
+    k.report_node("n3", "a", Some(1), &[(1, vp(true, true, None))]);
+    assert!(matches!(
+        k.phases(id)[2],
+        NodePhase::Installing | NodePhase::Succeeded
+    ));
+}

@@ -9,6 +9,7 @@ use crate::entities::model::NodeReport;
 use crate::errors::DomainError;
 use crate::families::forget::forgettable;
 use crate::families::group::plan_group;
+use crate::families::reports::holds_nothing;
 use crate::families::retention::is_pruned;
 use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, GroupDeploymentId, Timestamp};
@@ -117,7 +118,9 @@ impl ClusterState {
                 Some(c) => {
                     rr.interested.is_some_and(|i| i != c.interested)
                         || rr.current.is_some_and(|x| Some(x) != c.current)
-                        || (rr.removed && rr.current.is_none() && c.current.is_some())
+                        || ((rr.removed || holds_nothing(rr, || c.interested))
+                            && rr.current.is_none()
+                            && c.current.is_some())
                         || !rr.versions.iter().eq(c.versions.iter())
                         || (rr.log.is_some() && !same_log)
                 }
