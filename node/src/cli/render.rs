@@ -348,7 +348,7 @@ pub fn deployment_list(list: &[DeploymentSummary]) -> String {
 }
 
 /// One reason a deployment waits, with the window's name: `window nights`.
-fn wait_word(w: &convoy_domain::WaitView) -> String {
+fn wait_word(w: &convoy_actors::domain::WaitView) -> String {
     match &w.name {
         Some(n) => format!("{} {n}", w.reason.as_str()),
         None => w.reason.as_str().to_string(),

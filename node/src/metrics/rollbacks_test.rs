@@ -11,6 +11,7 @@ fn summary(id: u64, consumer: &str, resource: &str, status: Status) -> Deploymen
         version: 2,
         status,
         paused_by: None,
+        waits: Vec::new(),
         nodes: 3,
         succeeded: 0,
         failed: 0,
