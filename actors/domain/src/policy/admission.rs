@@ -18,6 +18,7 @@ use crate::policy::budget::Budget;
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
+use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::{PausedBy, Status};
@@ -31,6 +32,8 @@ pub(crate) struct Admission<'a> {
     pub budgets: &'a CowMap<String, Budget>,
     /// Maintenance windows by name.
     pub windows: &'a CowMap<String, Window>,
+    /// The windows' clock, brought to the pass's time (`WindowClock::refresh`).
+    pub clock: &'a WindowClock,
     /// The consumers (their node lists).
     pub consumers: &'a CowMap<String, Consumer>,
     /// The nodes (activity, consumers, deployments).
@@ -69,7 +72,9 @@ pub struct WindowNow<'a> {
     pub next: Option<Timestamp>,
 }
 
-/// Every window at `at` (a schedule that no longer parses, which validation prevents, never holds).
+/// Every window at `at` (a schedule that no longer parses, which validation prevents, never holds), each
+/// parsed and searched afresh: O(windows) cron searches. The state's [`crate::ClusterState::windows_now`]
+/// answers the same from the windows' clock.
 pub fn windows_at(windows: &CowMap<String, Window>, at: Timestamp) -> Vec<WindowNow<'_>> {
     windows
         .iter()
@@ -208,7 +213,7 @@ impl Admission<'_> {
     /// Applies the windows and admits what the policies allow at `at`; answers the deployments it changed,
     /// in id order.
     pub(crate) fn admit(&mut self, at: Timestamp) -> Vec<DeploymentId> {
-        let now = windows_at(self.windows, at);
+        let now = self.clock.now(self.windows, at);
         let mut gate = Policies {
             ledger: Ledger::build(self.budgets, self.consumers, self.nodes, self.deployments),
             fleet: Fleet::build(self.limits, self.deployments, self.active),
