@@ -22,6 +22,9 @@ pub const MAX_WINDOWS: usize = 1_000;
 /// A new window's schedule must open within this many days of its creation (5 years, leap days included):
 /// a date that never comes (`0 0 30 2 *`) would make every search walk to the cron library's year 5000.
 pub const HORIZON_DAYS: u64 = 5 * 366;
+/// A new window opens at most this many times a minute (values in its seconds field): each opening and
+/// closing wakes every deployment it applies to.
+pub const MAX_OPENINGS_PER_MINUTE: usize = 6;
 
 /// Allow windows are the only times nodes may be admitted; a deny window in force forbids it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -127,8 +130,8 @@ impl Window {
     }
 
     /// [`Window::validate`], and what only a new window is refused for (a window already in the state is
-    /// kept whatever it says, so a log replays alike): a schedule that opens more than once a minute, or not
-    /// within [`HORIZON_DAYS`] of `at` (its creation).
+    /// kept whatever it says, so a log replays alike): a schedule that opens more than 6 times a minute, or
+    /// not within [`HORIZON_DAYS`] of `at` (its creation).
     pub fn validate_new(&self, at: Timestamp) -> Result<Schedule, DomainError> {
         let s = self.validate()?;
         s.check_new(&self.schedule, at)?;
@@ -179,15 +182,16 @@ impl Schedule {
         self.duration_ms
     }
 
-    /// Refuses (naming `schedule`) a pattern that opens more than once a minute, or whose date fields
-    /// match no day within [`HORIZON_DAYS`] of `from`. Bounded: one look at each day, no search.
+    /// Refuses (naming `schedule`) a pattern that opens more than [`MAX_OPENINGS_PER_MINUTE`] times a
+    /// minute, or whose date fields match no day within [`HORIZON_DAYS`] of `from`. Bounded: one look at
+    /// each day, no search.
     pub fn check_new(&self, schedule: &str, from: Timestamp) -> Result<(), DomainError> {
         let p = &self.cron.pattern;
-        if p.seconds.values().len() > 1 {
+        if p.seconds.values().len() > MAX_OPENINGS_PER_MINUTE {
             return Err(DomainError::invalid(
                 "schedule",
                 crate::errors::clip(schedule),
-                "a window opens at most once a minute (one value in the seconds field)",
+                "a window opens at most 6 times a minute (at most 6 values in the seconds field)",
             ));
         }
         let refuse = || {
