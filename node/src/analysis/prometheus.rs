@@ -46,7 +46,7 @@ fn value_of(pair: &serde_json::Value) -> Result<f64, String> {
     }
 }
 
-/// At most `n` characters of `s`, each control, bidi or zero-width one (and every other format character)
+/// At most `n` characters of `s`, each control, bidi or zero-width one
 /// shown as `?`: the text reaches every reader's terminal and browser.
 pub fn clip(s: &str, n: usize) -> String {
     s.chars()

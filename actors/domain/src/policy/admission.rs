@@ -62,15 +62,8 @@ pub(crate) fn hold(
     }
 }
 
-/// A window at one time: whether it is in force and when that next changes.
-pub struct WindowNow<'a> {
-    /// The window.
-    pub window: &'a Window,
-    /// In force now.
-    pub open: bool,
-    /// When it next opens or closes.
-    pub next: Option<Timestamp>,
-}
+/// A window at one time (defined beside the windows' clock, which answers it).
+pub use crate::policy::window_clock::WindowNow;
 
 /// Every window at `at` (a schedule that no longer parses, which validation prevents, never holds), each
 /// parsed and searched afresh: O(windows) cron searches. The state's [`crate::ClusterState::windows_now`]

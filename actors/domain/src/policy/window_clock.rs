@@ -4,11 +4,20 @@
 //! from the window gives at that time, so a server with a cold clock (restarted, restored) decides alike.
 //! The policies' pass thus reads each window in O(1) per write until its span ends.
 
-use crate::policy::admission::WindowNow;
 use crate::policy::windows::{Schedule, Window};
 use crate::values::ids::Timestamp;
 use convoy_collections::CowMap;
 use std::sync::Arc;
+
+/// A window at one time: whether it is in force and when that next changes.
+pub struct WindowNow<'a> {
+    /// The window.
+    pub window: &'a Window,
+    /// In force now.
+    pub open: bool,
+    /// When it next opens or closes.
+    pub next: Option<Timestamp>,
+}
 
 /// A window's state over a span of time `[from, until)` (`until: None`: for good).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
