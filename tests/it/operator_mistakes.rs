@@ -453,7 +453,12 @@ async fn a_server_on_another_clusters_data_is_not_ready_and_serves_nothing() -> 
     ours.server_mut(odd).kill();
     copy_dir(&data_dir(&other, odd), &data_dir(&ours, odd))?;
     ours.restart(odd)?;
-    let survivors: Vec<u64> = ours.servers.keys().copied().filter(|id| *id != odd).collect();
+    let survivors: Vec<u64> = ours
+        .servers
+        .keys()
+        .copied()
+        .filter(|id| *id != odd)
+        .collect();
     let leader = ours
         .wait_leader_among(&survivors, Duration::from_secs(20))
         .await?;
@@ -474,13 +479,22 @@ async fn a_server_on_another_clusters_data_is_not_ready_and_serves_nothing() -> 
     assert!(message.contains("different clusters"), "{message}");
     let (status, body) = client.get("/v1/resources").await?;
     assert_eq!(status, 503, "it served the other cluster's state: {body}");
-    assert!(!body.to_string().contains("from-the-other-cluster"), "{body}");
+    assert!(
+        !body.to_string().contains("from-the-other-cluster"),
+        "{body}"
+    );
     let (status, body) = client.post("/v1/resources", &json!({"name": "x"})).await?;
     assert_eq!(status, 503, "it took a write: {body}");
     // Its peers stay ready and keep taking writes.
     let (status, _) = ours.server(leader).client().get("/readyz").await?;
     assert_eq!(status, 200);
-    keeps_taking_writes(&ours, &ours.server(leader).client(), "ours", Duration::from_secs(2)).await?;
+    keeps_taking_writes(
+        &ours,
+        &ours.server(leader).client(),
+        "ours",
+        Duration::from_secs(2),
+    )
+    .await?;
     drop(other);
     no_panic(&ours)
 }

@@ -101,7 +101,9 @@ fn with_windows(n: usize, schedule: &str) -> (ClusterState, usize) {
     let mut s = base();
     let mut refused = 0;
     for i in 0..n {
-        if s.apply(Command::CreateWindow(window(i, schedule)), T).is_err() {
+        if s.apply(Command::CreateWindow(window(i, schedule)), T)
+            .is_err()
+        {
             refused += 1;
         }
     }

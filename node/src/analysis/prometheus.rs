@@ -81,7 +81,10 @@ pub fn parse_answer(status: u16, body: &[u8]) -> Measured {
     let answer: Answer = match serde_json::from_slice(body) {
         Ok(a) => a,
         Err(e) if status == 200 => {
-            return Measured::Error(format!("bad JSON from Prometheus: {}", clip(&e.to_string(), 150)))
+            return Measured::Error(format!(
+                "bad JSON from Prometheus: {}",
+                clip(&e.to_string(), 150)
+            ))
         }
         Err(_) => {
             return Measured::Error(format!(

@@ -141,7 +141,10 @@ async fn a_redirect_is_an_error_naming_its_status_and_is_not_followed_with_the_h
         0,
         "the redirect was followed"
     );
-    assert!(request.lock().unwrap().contains("s3cret"), "the provider got its headers");
+    assert!(
+        request.lock().unwrap().contains("s3cret"),
+        "the provider got its headers"
+    );
 }
 
 #[test]
@@ -155,7 +158,9 @@ fn error_text_from_an_answer_is_short_and_printable() {
     };
     assert!(why.contains("bad ??query?[2J"), "{why}");
     assert!(why.chars().count() < 200, "{why}");
-    assert!(why.chars().all(|c| !c.is_control() && c != '\u{202e}' && c != '\u{200b}'));
+    assert!(why
+        .chars()
+        .all(|c| !c.is_control() && c != '\u{202e}' && c != '\u{200b}'));
     let Measured::Error(why) = parse_answer(502, "<html>\u{2066}gateway\u{7}</html>".as_bytes())
     else {
         panic!("not an error");

@@ -165,9 +165,7 @@ impl Standing {
             .lock()
             .unwrap()
             .as_ref()
-            .filter(|(at, _)| {
-                at.elapsed() < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < *at)
-            })
+            .filter(|(at, _)| at.elapsed() < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < *at))
             .map(|(_, why)| why.clone())
     }
 

@@ -48,5 +48,8 @@ fn a_repeated_placeholder_cannot_build_past_the_cap() {
     let out = render(&query, &vars);
     assert!(out.len() <= MAX_RENDERED, "{} bytes", out.len());
     assert_eq!(repeated_placeholder(&query), Some("{{nodes}}"));
-    assert_eq!(repeated_placeholder("up{a=\"{{nodes}}\",c=\"{{consumer}}\"}"), None);
+    assert_eq!(
+        repeated_placeholder("up{a=\"{{nodes}}\",c=\"{{consumer}}\"}"),
+        None
+    );
 }

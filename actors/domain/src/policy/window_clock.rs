@@ -149,7 +149,11 @@ impl WindowClock {
     }
 
     /// Every window at `at` (one that does not parse never holds), without changing the clock.
-    pub fn now<'a>(&self, windows: &'a CowMap<String, Window>, at: Timestamp) -> Vec<WindowNow<'a>> {
+    pub fn now<'a>(
+        &self,
+        windows: &'a CowMap<String, Window>,
+        at: Timestamp,
+    ) -> Vec<WindowNow<'a>> {
         windows
             .iter()
             .filter_map(|(name, w)| {

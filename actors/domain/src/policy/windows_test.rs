@@ -135,7 +135,10 @@ fn a_new_window_opening_more_than_six_times_a_minute_is_refused() {
     for often in ["*/5 * * * * *", "* * * * * *", "0-6 * * * * *"] {
         let s = Schedule::parse(often, "UTC", H).unwrap();
         let err = s.check_new(often, from).unwrap_err().to_string();
-        assert!(err.contains(often) && err.contains("6 times a minute"), "{err}");
+        assert!(
+            err.contains(often) && err.contains("6 times a minute"),
+            "{err}"
+        );
     }
     for ok in ["*/10 * * * * *", "0,15,30,45 * * * * *", "* * * * *"] {
         let s = Schedule::parse(ok, "UTC", H).unwrap();
