@@ -201,7 +201,7 @@ impl<'a> Walk<'a> {
             .filter_map(|(w, c)| {
                 let span = c.at(t)?;
                 Some(WindowNow {
-                    window: *w,
+                    window: w,
                     open: span.open,
                     next: span.next,
                 })
