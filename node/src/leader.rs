@@ -41,6 +41,7 @@ impl Host for ServerHost {
                 ReplicaError::Refused(refusal) => ProposeError::Refused(refusal),
                 other @ (ReplicaError::NotAMember
                 | ReplicaError::Raft(_)
+                | ReplicaError::NotServing(_)
                 | ReplicaError::Task(_)) => ProposeError::Unavailable(other.to_string()),
             })
         }

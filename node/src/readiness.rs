@@ -13,6 +13,9 @@ pub struct ReplicaView {
     /// Why this server's peers refuse it (another cluster, a replaced data dir, another
     /// secret), when they have lately and none accepted it since.
     pub refused: Option<String>,
+    /// Why this server refuses its peers as another cluster's while working with none of them (it runs on
+    /// another cluster's data), when it has lately (issue 37).
+    pub refusing: Option<String>,
     /// This server is a voter or a learner of the current membership.
     pub member: bool,
     /// The leader this server knows, if any.
@@ -32,6 +35,9 @@ pub enum NotReady {
     /// The server's peers refuse it; why (with the recovery).
     #[error("this server's peers refuse it: {0}")]
     Refused(String),
+    /// The server refuses its peers as another cluster's and works with none: it is the odd one out.
+    #[error("this server refuses every peer that reaches it as belonging to another cluster and works with none of them: it runs on another cluster's data dir (or was started with another cluster's secret or founders), so it serves no state; start it on its own data dir: {0}")]
+    RefusesPeers(String),
     /// The server is not in the cluster (removed, or a joiner not yet added).
     #[error("this server is not a member of the cluster")]
     NotAMember,
@@ -49,11 +55,18 @@ pub enum NotReady {
 }
 
 impl NotReady {
+    /// Whether the server must serve no state at all (its peers refuse it, or it them): what it holds may be
+    /// another cluster's.
+    pub fn serves_nothing(&self) -> bool {
+        matches!(self, NotReady::Refused(_) | NotReady::RefusesPeers(_))
+    }
+
     /// The API error code.
     pub fn code(&self) -> &'static str {
         match self {
             NotReady::Fatal(_) => "fatal",
             NotReady::Refused(_) => "refused_by_peers",
+            NotReady::RefusesPeers(_) => "another_cluster",
             NotReady::NotAMember => "not_a_member",
             NotReady::NoLeader => "no_leader",
             NotReady::CatchingUp { .. } => "catching_up",
@@ -69,6 +82,9 @@ impl ReplicaView {
         }
         if let Some(why) = &self.refused {
             return Err(NotReady::Refused(why.clone()));
+        }
+        if let Some(why) = &self.refusing {
+            return Err(NotReady::RefusesPeers(why.clone()));
         }
         if !self.member {
             return Err(NotReady::NotAMember);
@@ -94,6 +110,7 @@ mod tests {
         ReplicaView {
             fatal: None,
             refused: None,
+            refusing: None,
             member: true,
             leader: Some(1),
             committed: 5_000,
@@ -130,6 +147,13 @@ mod tests {
             ),
             (
                 ReplicaView {
+                    refusing: Some("server 0 (cluster a) refuses server 1 (cluster b)".into()),
+                    ..ready()
+                },
+                "another_cluster",
+            ),
+            (
+                ReplicaView {
                     member: false,
                     ..ready()
                 },
@@ -160,6 +184,7 @@ mod tests {
         let view = ReplicaView {
             fatal: Some("disk full".into()),
             refused: Some("server 1 refuses server 3".into()),
+            refusing: None,
             member: false,
             leader: None,
             committed: 10,

@@ -28,9 +28,21 @@ pub enum ReplicaError {
     /// The replicated log could not do it (no leader, no quorum, storage).
     #[error(transparent)]
     Raft(#[from] RaftError),
+    /// This server's peers refuse it, or it refuses them as another cluster's (readiness says why): the
+    /// state it holds may be another cluster's, so it serves none (issue 37).
+    #[error("{0}")]
+    NotServing(String),
     /// The task running the call on the raft runtime failed (panicked or was cancelled).
     #[error("raft task failed: {0}")]
     Task(String),
+}
+
+/// Refuses to serve state on a server that its peers refuse, or that refuses them as another cluster's.
+fn serving(view: &crate::readiness::ReplicaView) -> Result<(), ReplicaError> {
+    match view.judge() {
+        Err(why) if why.serves_nothing() => Err(ReplicaError::NotServing(why.to_string())),
+        _ => Ok(()),
+    }
 }
 
 /// Shared by every handler: the replica and the runtime it lives on.
@@ -89,9 +101,11 @@ impl Replica {
     /// shape and cost are checked first against this server's applied state
     /// ([`convoy_actors::domain::precheck`]): a refused request never reaches the log.
     pub async fn propose(&self, command: Command) -> Result<Response, ReplicaError> {
-        if !self.replica_view().member {
+        let view = self.replica_view();
+        if !view.member {
             return Err(ReplicaError::NotAMember);
         }
+        serving(&view)?;
         self.node
             .read(|m| convoy_actors::domain::precheck(m.state(), &command))?;
         let node = self.node.clone();
@@ -107,6 +121,7 @@ impl Replica {
         F: FnOnce(&ClusterState) -> R + Send + 'static,
         R: Send + 'static,
     {
+        serving(&self.replica_view())?;
         if !consistent {
             return Ok(self.node.read(|m| f(m.state())));
         }
@@ -168,6 +183,7 @@ impl Replica {
                 Err(e) => Some(e.to_string()),
             }),
             refused: self.node.refused_by_peers(),
+            refusing: self.node.refuses_peers(),
             member: !self.removed.get()
                 && (membership.voter_ids().any(|v| v == id)
                     || membership.learner_ids().any(|l| l == id)),

@@ -19,6 +19,7 @@ async fn whole_state(api: &RawClient) -> anyhow::Result<Value> {
         "/v1/consumers",
         "/v1/deployments",
         "/v1/groups",
+        "/v1/windows",
         "/v1/deployments/d-1",
         "/v1/deployments/d-2",
         "/v1/nodes/web-0",
@@ -217,6 +218,23 @@ async fn bad_requests_get_the_error_shape_and_change_nothing() -> anyhow::Result
             "none",
         ),
     ];
+    // Issue 37: a window whose schedule never opens within 5 years, or opens more than 6 times a minute.
+    cases.push(
+        refusal(
+            "POST",
+            "/v1/windows",
+            json!({"name": "feb30", "kind": "deny", "schedule": "0 0 30 2 *", "duration": "1h"}),
+        )
+        .expect(400, "bad_request", "0 0 30 2 *"),
+    );
+    cases.push(
+        refusal(
+            "POST",
+            "/v1/windows",
+            json!({"name": "often", "kind": "deny", "schedule": "* * * * * *", "duration": "1s"}),
+        )
+        .expect(400, "bad_request", "* * * * * *"),
+    );
     cases.push(
         Refusal {
             method: "GET",

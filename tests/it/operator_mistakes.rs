@@ -418,3 +418,83 @@ async fn a_data_dir_of_another_state_format_is_refused_at_start() -> anyhow::Res
     keeps_taking_writes(&cluster, &client, "after", Duration::from_secs(3)).await?;
     no_panic(&cluster)
 }
+
+/// Copies directory `from` into `to` (replacing it), files and subdirectories.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Issue 37 §4: a server started on another cluster's data dir (the same server id, its own config and
+/// secret) refuses its peers as another cluster's; it was ready and served that cluster's state. Now its
+/// `/readyz` says 503 with the reason, its reads and writes are refused, and its peers go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_on_another_clusters_data_is_not_ready_and_serves_nothing() -> anyhow::Result<()> {
+    let mut ours = Cluster::start(3).await?;
+    let mut other = Cluster::start(1).await?;
+    let odd = *other.servers.keys().next().expect("one server");
+    let (status, _) = other
+        .server(odd)
+        .client()
+        .post("/v1/resources", &json!({"name": "from-the-other-cluster"}))
+        .await?;
+    anyhow::ensure!(status == 201, "the other cluster took no write: {status}");
+    other.server_mut(odd).kill();
+    ours.server_mut(odd).kill();
+    copy_dir(&data_dir(&other, odd), &data_dir(&ours, odd))?;
+    ours.restart(odd)?;
+    let survivors: Vec<u64> = ours
+        .servers
+        .keys()
+        .copied()
+        .filter(|id| *id != odd)
+        .collect();
+    let leader = ours
+        .wait_leader_among(&survivors, Duration::from_secs(20))
+        .await?;
+    let client = ours.server(odd).client();
+    let seen = eventually(Duration::from_secs(20), || {
+        let client = client.clone();
+        async move {
+            match client.get("/readyz").await {
+                Ok((503, body)) => Some(body),
+                _ => None,
+            }
+        }
+    })
+    .await;
+    let body = ours.logs_on_error(seen)?;
+    assert_eq!(body["error"]["code"], "another_cluster", "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("different clusters"), "{message}");
+    let (status, body) = client.get("/v1/resources").await?;
+    assert_eq!(status, 503, "it served the other cluster's state: {body}");
+    assert!(
+        !body.to_string().contains("from-the-other-cluster"),
+        "{body}"
+    );
+    let (status, body) = client.post("/v1/resources", &json!({"name": "x"})).await?;
+    assert_eq!(status, 503, "it took a write: {body}");
+    // Its peers stay ready and keep taking writes.
+    let (status, _) = ours.server(leader).client().get("/readyz").await?;
+    assert_eq!(status, 200);
+    keeps_taking_writes(
+        &ours,
+        &ours.server(leader).client(),
+        "ours",
+        Duration::from_secs(2),
+    )
+    .await?;
+    drop(other);
+    no_panic(&ours)
+}

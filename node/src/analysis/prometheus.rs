@@ -1,6 +1,9 @@
 //! One instant query to Prometheus' HTTP API (`GET /api/v1/query`) and how its answer becomes a measurement:
 //! a scalar or a one-series vector gives its value, no series is empty, `NaN` is NaN; anything else
 //! (timeout, HTTP error, bad JSON, several series, a matrix) is an error measurement, never a panic.
+//! The client follows no redirect (issue 37): an answer of 3xx is an error naming the status only, so the
+//! provider's headers go nowhere else and nothing but the provider counts as a measurement. Error text taken
+//! from an answer is short and printable only (readers see it).
 
 use std::time::Duration;
 
@@ -43,12 +46,38 @@ fn value_of(pair: &serde_json::Value) -> Result<f64, String> {
     }
 }
 
-fn clip(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
+/// At most `n` characters of `s`, each control, bidi or zero-width one
+/// shown as `?`: the text reaches every reader's terminal and browser.
+pub fn clip(s: &str, n: usize) -> String {
+    s.chars()
+        .take(n)
+        .map(|c| if shown_as_is(c) { c } else { '?' })
+        .collect()
+}
+
+/// Whether `c` may be shown as it is: not a control character, and none of the invisible ones that
+/// reorder or hide text (bidi controls and marks, zero-width characters, the BOM, soft hyphen).
+fn shown_as_is(c: char) -> bool {
+    !c.is_control()
+        && !matches!(c,
+            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+}
+
+/// The HTTP client of every query: it follows no redirect.
+pub fn client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
 }
 
 /// The measurement an answer (`status`, `body`) gives.
 pub fn parse_answer(status: u16, body: &[u8]) -> Measured {
+    if (300..400).contains(&status) {
+        return Measured::Error(format!(
+            "HTTP {status} from Prometheus: a redirect, not followed (point the provider at the address that answers)"
+        ));
+    }
     if !(200..300).contains(&status) {
         // Any HTTP error is an error, whatever its body says (issue 36: a 503 whose body said
         // `"status": "success"` was read as a value).
@@ -62,7 +91,10 @@ pub fn parse_answer(status: u16, body: &[u8]) -> Measured {
     let answer: Answer = match serde_json::from_slice(body) {
         Ok(a) => a,
         Err(e) if status == 200 => {
-            return Measured::Error(format!("bad JSON from Prometheus: {e}"))
+            return Measured::Error(format!(
+                "bad JSON from Prometheus: {}",
+                clip(&e.to_string(), 150)
+            ))
         }
         Err(_) => {
             return Measured::Error(format!(

@@ -37,7 +37,7 @@ pub fn spawn(replica: Replica, rt: &tokio::runtime::Handle, providers: Vec<Provi
 }
 
 async fn run(replica: Replica, providers: Arc<Vec<Provider>>) {
-    let client = match reqwest::Client::builder().build() {
+    let client = match crate::analysis::prometheus::client() {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "analysis: no HTTP client; nothing will be measured");

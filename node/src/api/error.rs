@@ -153,6 +153,7 @@ impl From<crate::replica::ReplicaError> for ApiError {
             ReplicaError::NotAMember => ApiError::NotAMember,
             ReplicaError::Refused(refusal) => refusal.into(),
             ReplicaError::Raft(raft) => raft.into(),
+            ReplicaError::NotServing(why) => ApiError::Unavailable(why),
             ReplicaError::Task(_) => ApiError::Internal(e.to_string()),
         }
     }

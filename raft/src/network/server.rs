@@ -338,7 +338,7 @@ async fn serve_connection<R: RaftRpcTarget>(
             session
         }
         Some(Err(AuthError::Refused(refusal))) => {
-            standing.trouble(refusal.of(), Trouble::WeRefuse, &refusal.to_string());
+            standing.we_refuse(refusal.of(), &refusal);
             return;
         }
         Some(Err(AuthError::RefusedBy(refusal))) => {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::identity::Refusal;
 use crate::types::NodeId;
 
 /// At most one summary line per peer that stays down or refused, per this period.
@@ -55,6 +56,9 @@ pub struct Standing {
     anonymous: Mutex<Option<(Instant, String)>>,
     /// Followers refused because their log went backwards (see `client::reversion`).
     reversions: AtomicU64,
+    /// The last peer this server refused for belonging to another cluster, and why (issue 37: alone, it is the
+    /// one on the wrong data).
+    foreign: Mutex<Option<(Instant, String)>>,
 }
 
 impl Default for Standing {
@@ -65,6 +69,7 @@ impl Default for Standing {
             exchanged: AtomicU64::new(0),
             anonymous: Mutex::default(),
             reversions: AtomicU64::new(0),
+            foreign: Mutex::default(),
         }
     }
 }
@@ -138,6 +143,30 @@ impl Standing {
                 );
             }
         }
+    }
+
+    /// This server refused a peer's identity: counted as [`Trouble::WeRefuse`], and remembered for
+    /// [`Standing::refuses_peers`] when the peer belongs to another cluster.
+    pub fn we_refuse(&self, peer: NodeId, refusal: &Refusal) {
+        let reason = refusal.to_string();
+        self.trouble(peer, Trouble::WeRefuse, &reason);
+        if matches!(refusal, Refusal::OtherCluster { .. }) {
+            *self.foreign.lock().unwrap() = Some((Instant::now(), reason));
+        }
+    }
+
+    /// Why this server refuses its peers as another cluster's, when it has lately and it has exchanged
+    /// nothing with any peer since: then it is the odd one out (started on another cluster's data, or
+    /// with another founders' list), serving a cluster its peers are not in (issue 37). A server that
+    /// works with some peer stays ready whatever a stray one says.
+    pub fn refuses_peers(&self) -> Option<String> {
+        let exchanged = self.last_exchange();
+        self.foreign
+            .lock()
+            .unwrap()
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < *at))
+            .map(|(_, why)| why.clone())
     }
 
     /// A peer whose id is unknown refused this server or was refused by it because they hold

@@ -57,3 +57,35 @@ fn reversions_are_counted() {
     standing.reverted();
     assert_eq!(standing.reversions(), 2);
 }
+
+#[test]
+fn a_server_alone_that_refuses_its_peers_as_another_clusters_is_the_odd_one_out() {
+    let standing = Standing::default();
+    let other = Refusal::OtherCluster {
+        by: 0,
+        of: 1,
+        ours: crate::identity::ClusterId(7),
+        theirs: crate::identity::ClusterId(9),
+    };
+    standing.we_refuse(1, &other);
+    assert!(standing
+        .refuses_peers()
+        .is_some_and(|why| why.contains("different clusters")));
+    assert_eq!(standing.refused_by_peers(), None);
+    // A replaced peer is the peer's fault, not this server's.
+    let replaced = Standing::default();
+    replaced.we_refuse(
+        2,
+        &Refusal::Replaced {
+            by: 0,
+            of: 2,
+            known: 1,
+            got: 2,
+        },
+    );
+    assert_eq!(replaced.refuses_peers(), None);
+    // Working with some peer since: a stray one of another cluster changes nothing.
+    std::thread::sleep(Duration::from_millis(5));
+    standing.exchanged();
+    assert_eq!(standing.refuses_peers(), None);
+}

@@ -231,6 +231,12 @@ impl<S: StateMachine> RaftNode<S> {
         self.network.standing().refused_by_peers()
     }
 
+    /// Why this server refuses its peers as another cluster's while working with none of them (it is
+    /// on another cluster's data): see `Standing::refuses_peers`.
+    pub fn refuses_peers(&self) -> Option<String> {
+        self.network.standing().refuses_peers()
+    }
+
     /// Replaces member `id` whose data dir was lost: removes it, then adds it back at the same
     /// addresses as a learner (it has a new incarnation, met anew), promoted once caught up. The
     /// server must run on its new data dir with `initial_cluster_state = "existing"`.

@@ -199,6 +199,13 @@ impl MetricSpec {
                 "a query is 1 to 2048 bytes",
             ));
         }
+        if let Some(p) = crate::analysis::template::repeated_placeholder(&self.query) {
+            return Err(AnalysisInvalid::new(
+                f("query"),
+                format!("{:?}", self.query),
+                &format!("{p} may appear once in a query (its rendering is bounded by 16 KiB)"),
+            ));
+        }
         for (name, cond) in [("success", &self.success), ("failure", &self.failure)] {
             if let Some(c) = cond {
                 Condition::parse(c)

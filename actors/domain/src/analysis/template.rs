@@ -37,13 +37,39 @@ pub fn escape_regex(id: &str) -> String {
     out
 }
 
+/// The placeholders a query may hold, each at most once (`spec.rs` refuses a repeat at creation).
+pub const PLACEHOLDERS: [&str; 5] = [
+    "{{consumer}}",
+    "{{resource}}",
+    "{{version}}",
+    "{{deployment}}",
+    "{{nodes}}",
+];
+
+/// The first placeholder `query` holds more than once, if any.
+pub fn repeated_placeholder(query: &str) -> Option<&'static str> {
+    PLACEHOLDERS
+        .into_iter()
+        .find(|p| query.matches(p).count() > 1)
+}
+
 /// The query with its placeholders replaced; an unknown `{{...}}` is left as written (Prometheus refuses it,
-/// which is then a measurement error).
+/// which is then a measurement error). The cap applies to what is built (issue 37): the node list's share is
+/// [`MAX_RENDERED`] less everything else, divided among the `{{nodes}}` it fills (one, in a query accepted
+/// since; a repeat in an older one gets no more in all).
 pub fn render(query: &str, vars: &Vars<'_>) -> String {
+    let times = query.matches("{{nodes}}").count().max(1);
+    let names = |p: &str, v: usize| query.matches(p).count() * v;
+    let rest = query.len()
+        + names("{{consumer}}", vars.consumer.len())
+        + names("{{resource}}", vars.resource.len())
+        + names("{{version}}", 20)
+        + names("{{deployment}}", vars.deployment.len());
+    let budget = MAX_RENDERED.saturating_sub(rest) / times;
     let mut nodes = String::new();
     for id in &vars.nodes {
         let e = escape_regex(id);
-        if nodes.len() + e.len() + 1 + query.len() > MAX_RENDERED {
+        if nodes.len() + e.len() + 1 > budget {
             break;
         }
         if !nodes.is_empty() {

@@ -34,3 +34,22 @@ fn a_huge_node_list_is_cut_at_a_whole_id() {
     assert!(out.rsplit('|').next().unwrap().starts_with("node-"));
     assert_eq!(out.rsplit('|').next().unwrap().len(), 10);
 }
+
+#[test]
+fn a_repeated_placeholder_cannot_build_past_the_cap() {
+    let ids: Vec<String> = (0..10_000).map(|i| format!("node-{i:05}")).collect();
+    let vars = Vars {
+        consumer: "web",
+        nodes: ids.iter().map(String::as_str).collect(),
+        ..Vars::default()
+    };
+    let query = "sum(up{n=~\"{{nodes}}\"})+".repeat(70);
+    assert!(query.len() < 2048);
+    let out = render(&query, &vars);
+    assert!(out.len() <= MAX_RENDERED, "{} bytes", out.len());
+    assert_eq!(repeated_placeholder(&query), Some("{{nodes}}"));
+    assert_eq!(
+        repeated_placeholder("up{a=\"{{nodes}}\",c=\"{{consumer}}\"}"),
+        None
+    );
+}

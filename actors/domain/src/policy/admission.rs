@@ -19,6 +19,7 @@ use crate::policy::budget::Budget;
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
+use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::Status;
@@ -32,6 +33,8 @@ pub(crate) struct Admission<'a> {
     pub budgets: &'a CowMap<String, Budget>,
     /// Maintenance windows by name.
     pub windows: &'a CowMap<String, Window>,
+    /// The windows' clock, brought to the pass's time (`WindowClock::refresh`).
+    pub clock: &'a WindowClock,
     /// The consumers (their node lists).
     pub consumers: &'a CowMap<String, Consumer>,
     /// The nodes (activity, consumers, deployments).
@@ -60,17 +63,12 @@ pub(crate) fn hold(
     }
 }
 
-/// A window at one time: whether it is in force and when that next changes.
-pub struct WindowNow<'a> {
-    /// The window.
-    pub window: &'a Window,
-    /// In force now.
-    pub open: bool,
-    /// When it next opens or closes.
-    pub next: Option<Timestamp>,
-}
+/// A window at one time (defined beside the windows' clock, which answers it).
+pub use crate::policy::window_clock::WindowNow;
 
-/// Every window at `at` (a schedule that no longer parses, which validation prevents, never holds).
+/// Every window at `at` (a schedule that no longer parses, which validation prevents, never holds), each
+/// parsed and searched afresh: O(windows) cron searches. The state's [`crate::ClusterState::windows_now`]
+/// answers the same from the windows' clock.
 pub fn windows_at(windows: &CowMap<String, Window>, at: Timestamp) -> Vec<WindowNow<'_>> {
     windows
         .iter()
@@ -270,7 +268,7 @@ impl Admission<'_> {
     /// Applies the windows and admits what the policies allow at `at`; answers the deployments it changed,
     /// in id order.
     pub(crate) fn admit(&mut self, at: Timestamp) -> Vec<DeploymentId> {
-        let now = windows_at(self.windows, at);
+        let now = self.clock.now(self.windows, at);
         let mut gate = Policies {
             ledger: Ledger::build(self.budgets, self.consumers, self.nodes, self.deployments),
             fleet: Fleet::build(self.limits, self.deployments, self.active),

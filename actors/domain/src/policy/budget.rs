@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     /// At most this many of the consumer's nodes unavailable at once; a percentage of its active nodes is
-    /// rounded down, to at least 1.
+    /// rounded down, to at least 1 (but `0%` is none, as `0` is).
     #[serde(default)]
     pub max_unavailable: Option<FailedNodes>,
     /// At least this many of the consumer's active nodes available at once; a percentage is rounded up.
@@ -44,7 +44,8 @@ impl Budget {
     }
 
     /// How many nodes may be unavailable at once on a consumer with `active` active nodes (Kubernetes'
-    /// rounding: `max_unavailable` as a percentage down, to at least 1; `min_available` up).
+    /// rounding: `max_unavailable` as a percentage down, to at least 1, but `0%` admits none as `0` does;
+    /// `min_available` up).
     pub fn disruptions(&self, active: u32) -> u32 {
         let of = |p: u32, up: bool| {
             let x = u64::from(active) * u64::from(p);
@@ -52,6 +53,7 @@ impl Budget {
         };
         match (self.max_unavailable, self.min_available) {
             (Some(FailedNodes::Count(n)), _) => n,
+            (Some(FailedNodes::Percent(0)), _) => 0,
             (Some(FailedNodes::Percent(p)), _) => of(p, false).max(1),
             (None, Some(FailedNodes::Count(n))) => active.saturating_sub(n),
             (None, Some(FailedNodes::Percent(p))) => active.saturating_sub(of(p, true)),

@@ -59,3 +59,11 @@ fn json_takes_a_count_or_a_percentage_and_refuses_unknown_fields() {
     assert_eq!(b, min(FailedNodes::Count(3)));
     assert!(serde_json::from_str::<Budget>(r#"{"max_unavailble": 1}"#).is_err());
 }
+
+#[test]
+fn a_budget_of_zero_percent_admits_no_node_as_zero_does() {
+    assert_eq!(max(FailedNodes::Percent(0)).disruptions(25), 0);
+    assert_eq!(max(FailedNodes::Percent(0)).disruptions(1_000), 0);
+    assert_eq!(max(FailedNodes::Count(0)).disruptions(25), 0);
+    assert_eq!(max(FailedNodes::Percent(1)).disruptions(25), 1);
+}

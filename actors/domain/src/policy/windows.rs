@@ -19,6 +19,12 @@ pub const MAX_SCHEDULE_BYTES: usize = 200;
 pub const MAX_APPLIES_TO: usize = 256;
 /// Most windows in the state.
 pub const MAX_WINDOWS: usize = 1_000;
+/// A new window's schedule must open within this many days of its creation (5 years, leap days included):
+/// a date that never comes (`0 0 30 2 *`) would make every search walk to the cron library's year 5000.
+pub const HORIZON_DAYS: u64 = 5 * 366;
+/// A new window opens at most this many times a minute (values in its seconds field): each opening and
+/// closing wakes every deployment it applies to.
+pub const MAX_OPENINGS_PER_MINUTE: usize = 6;
 
 /// Allow windows are the only times nodes may be admitted; a deny window in force forbids it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -122,6 +128,15 @@ impl Window {
     pub fn schedule(&self) -> Result<Schedule, DomainError> {
         Schedule::parse(&self.schedule, &self.time_zone, self.duration_ms)
     }
+
+    /// [`Window::validate`], and what only a new window is refused for (a window already in the state is
+    /// kept whatever it says, so a log replays alike): a schedule that opens more than 6 times a minute, or
+    /// not within [`HORIZON_DAYS`] of `at` (its creation).
+    pub fn validate_new(&self, at: Timestamp) -> Result<Schedule, DomainError> {
+        let s = self.validate()?;
+        s.check_new(&self.schedule, at)?;
+        Ok(s)
+    }
 }
 
 impl Schedule {
@@ -160,6 +175,42 @@ impl Schedule {
             tz,
             duration_ms,
         })
+    }
+
+    /// How long each opening lasts (ms).
+    pub fn duration_ms(&self) -> u64 {
+        self.duration_ms
+    }
+
+    /// Refuses (naming `schedule`) a pattern that opens more than [`MAX_OPENINGS_PER_MINUTE`] times a
+    /// minute, or whose date fields match no day within [`HORIZON_DAYS`] of `from`. Bounded: one look at
+    /// each day, no search.
+    pub fn check_new(&self, schedule: &str, from: Timestamp) -> Result<(), DomainError> {
+        let p = &self.cron.pattern;
+        if p.seconds.values().len() > MAX_OPENINGS_PER_MINUTE {
+            return Err(DomainError::invalid(
+                "schedule",
+                crate::errors::clip(schedule),
+                "a window opens at most 6 times a minute (at most 6 values in the seconds field)",
+            ));
+        }
+        let refuse = || {
+            DomainError::invalid(
+                "schedule",
+                crate::errors::clip(schedule),
+                "the schedule never opens within 5 years (a date that does not exist, such as 30 February?)",
+            )
+        };
+        let start = self.at(from).ok_or_else(refuse)?.date_naive();
+        let opens = start
+            .iter_days()
+            .take(HORIZON_DAYS as usize + 1)
+            .any(|d| day_matches(p, d));
+        if opens {
+            Ok(())
+        } else {
+            Err(refuse())
+        }
     }
 
     fn at(&self, t: Timestamp) -> Option<DateTime<Tz>> {
@@ -237,6 +288,24 @@ impl Schedule {
         }
         out
     }
+}
+
+/// Whether the pattern's year, month and day fields match `d` (its time fields always match some time).
+fn day_matches(p: &croner::CronPattern, d: chrono::NaiveDate) -> bool {
+    use chrono::Datelike;
+    let weekday = match d.weekday() {
+        chrono::Weekday::Sun => croner::Weekday::Sunday,
+        chrono::Weekday::Mon => croner::Weekday::Monday,
+        chrono::Weekday::Tue => croner::Weekday::Tuesday,
+        chrono::Weekday::Wed => croner::Weekday::Wednesday,
+        chrono::Weekday::Thu => croner::Weekday::Thursday,
+        chrono::Weekday::Fri => croner::Weekday::Friday,
+        chrono::Weekday::Sat => croner::Weekday::Saturday,
+    };
+    p.year_match(d.year()).unwrap_or(false)
+        && p.month_match(d.month()).unwrap_or(false)
+        && p.day_match(d.year(), d.month(), d.day(), weekday)
+            .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -112,3 +112,36 @@ fn a_window_applies_to_the_consumers_and_resources_it_names() {
     };
     assert!(some.covers("web", "db") && !some.covers("api", "app"));
 }
+
+#[test]
+fn a_new_window_that_never_opens_within_five_years_is_refused_naming_its_schedule() {
+    let from = utc(2026, 5, 1, 0, 0);
+    for never in ["0 0 30 2 *", "0 0 31 4 *", "0 0 31 2,4,6,9,11 *"] {
+        let s = Schedule::parse(never, "UTC", H).unwrap();
+        let err = s.check_new(never, from).unwrap_err().to_string();
+        assert!(err.contains("schedule") && err.contains(never), "{err}");
+        assert!(err.contains("5 years"), "{err}");
+    }
+    // A leap day comes within 5 years; so do ordinary dates.
+    for ok in ["0 0 29 2 *", "0 22 * * 1-5", "0 0 31 12 *", "0 3 * * 0#5"] {
+        let s = Schedule::parse(ok, "UTC", H).unwrap();
+        assert!(s.check_new(ok, from).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn a_new_window_opening_more_than_six_times_a_minute_is_refused() {
+    let from = utc(2026, 5, 1, 0, 0);
+    for often in ["*/5 * * * * *", "* * * * * *", "0-6 * * * * *"] {
+        let s = Schedule::parse(often, "UTC", H).unwrap();
+        let err = s.check_new(often, from).unwrap_err().to_string();
+        assert!(
+            err.contains(often) && err.contains("6 times a minute"),
+            "{err}"
+        );
+    }
+    for ok in ["*/10 * * * * *", "0,15,30,45 * * * * *", "* * * * *"] {
+        let s = Schedule::parse(ok, "UTC", H).unwrap();
+        assert!(s.check_new(ok, from).is_ok(), "{ok}");
+    }
+}

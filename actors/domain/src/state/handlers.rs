@@ -173,6 +173,7 @@ impl ClusterState {
         Admission {
             budgets: &self.budgets,
             windows: &self.windows,
+            clock: &self.clock,
             consumers: &self.consumers,
             nodes: &self.nodes,
             deployments: &mut self.deployments,
@@ -184,6 +185,7 @@ impl ClusterState {
     /// Runs the policies' pass and settles what it changed; answers whether a deployment ended.
     pub(super) fn admit_by_policies(&mut self, cx: &mut Cx) -> bool {
         let ended = cx.ended.len();
+        self.clock.refresh(&self.windows, cx.at);
         for id in self.admission().admit(cx.at) {
             self.touch(id, cx);
         }

@@ -22,6 +22,7 @@ use crate::families::settle::Cx;
 use crate::policy::admission;
 use crate::policy::budget::Budget;
 use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
+use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Window, MAX_WINDOWS};
 use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
 use crate::values::outcome::Outcome;
@@ -61,6 +62,9 @@ pub struct ClusterState {
     /// Maintenance windows by name (issue 24 §2).
     #[serde(default)]
     windows: CowMap<String, Window>,
+    /// The windows' parsed schedules and current spans (issue 37): derived from `windows`, never serialized.
+    #[serde(skip)]
+    clock: WindowClock,
     /// The fleet-wide limits and who set them (issue 24 §3); `None`: never set.
     #[serde(default)]
     fleet: Option<FleetSetting>,
@@ -382,7 +386,7 @@ impl ClusterState {
                 Response::Done
             }
             Command::CreateWindow(window) => {
-                window.validate()?;
+                window.validate_new(at)?;
                 if self.windows.contains_key(&window.name) {
                     return Err(DomainError::AlreadyExists {
                         entity: Entity::Window,
@@ -415,6 +419,7 @@ impl ClusterState {
                 if self.windows.remove(&name).is_none() {
                     return Err(DomainError::not_found(Entity::Window, name));
                 }
+                self.clock.forget(&name);
                 // What the window held is judged again (and let go) in this apply.
                 cx.hold = self.hold().max(HandlerGate::Deferred);
                 Response::Done
@@ -485,6 +490,16 @@ impl ClusterState {
     /// The maintenance windows by name (read-only).
     pub(crate) fn window_map(&self) -> &CowMap<String, Window> {
         &self.windows
+    }
+
+    /// The windows' clock (read-only): their parsed schedules and current spans.
+    pub(crate) fn window_clock(&self) -> &WindowClock {
+        &self.clock
+    }
+
+    /// Every window at `at`, from the windows' clock (O(1) per window while `at` is in its current span).
+    pub fn windows_now(&self, at: Timestamp) -> Vec<admission::WindowNow<'_>> {
+        self.clock.now(&self.windows, at)
     }
 
     /// The API tokens (the HTTP layer authenticates every request against this applied table).

@@ -5,7 +5,8 @@
 //! in words: nodes are assumed to take exactly that long, the other deployments and the budgets to leave it
 //! room, and a wave started before a window closes to finish (`finish_in_flight`).
 
-use crate::policy::admission::{verdict, windows_at};
+use crate::policy::admission::verdict;
+use crate::policy::window_clock::Walk;
 use crate::state::ClusterState;
 use crate::values::ids::Timestamp;
 use crate::values::strategy::Settings;
@@ -123,8 +124,9 @@ impl ClusterState {
         let (consumer, resource) = (plan.consumer, plan.resource);
         let mut left = total;
         let mut t = now;
+        let mut walk = Walk::new(self.window_clock(), self.window_map(), consumer, resource);
         for _ in 0..HORIZON_CHANGES {
-            let v = verdict(&windows_at(self.window_map(), t), consumer, resource);
+            let v = verdict(&walk.at(t), consumer, resource);
             let next = v.next.filter(|n| *n > t);
             if v.closed {
                 match next {

@@ -2,7 +2,8 @@
 //! `?dry_run=true`): the windows that apply and when they let it admit nodes, and the disruption budgets of
 //! the consumers its nodes are in.
 
-use crate::policy::admission::{verdict, windows_at};
+use crate::policy::admission::verdict;
+use crate::policy::window_clock::Walk;
 use crate::state::ClusterState;
 use crate::values::ids::Timestamp;
 use crate::views::budgets::BudgetView;
@@ -46,7 +47,8 @@ pub struct PlanWindow {
 impl ClusterState {
     /// The policies a deployment of `resource` on `consumer` would meet at `now` (the caller's clock).
     pub fn plan_policies(&self, consumer: &str, resource: &str, now: Timestamp) -> PlanPolicies {
-        let all = windows_at(self.window_map(), now);
+        let mut walk = Walk::new(self.window_clock(), self.window_map(), consumer, resource);
+        let all = walk.at(now);
         let v = verdict(&all, consumer, resource);
         let windows = all
             .iter()
@@ -62,7 +64,7 @@ impl ClusterState {
             let mut t = v.next;
             for _ in 0..LOOKAHEAD {
                 let Some(at) = t else { break };
-                let later = verdict(&windows_at(self.window_map(), at), consumer, resource);
+                let later = verdict(&walk.at(at), consumer, resource);
                 if !later.closed {
                     held_until = Some(at);
                     break;

@@ -2,7 +2,7 @@
 //! window as stored, whether it is in force at the caller's `now`, its next openings, and the deployments it
 //! holds now.
 
-use crate::policy::admission::{verdict, windows_at};
+use crate::policy::admission::verdict;
 use crate::policy::windows::{AppliesTo, Overrun, Window, WindowKind};
 use crate::state::ClusterState;
 use crate::values::ids::{DeploymentId, Timestamp};
@@ -52,30 +52,51 @@ impl ClusterState {
     /// Window `name` as seen at `now` (the caller's clock); `None` when there is no such window.
     pub fn window(&self, name: &str, now: Timestamp) -> Option<WindowView> {
         let w = self.window_map().get(name)?;
-        Some(self.window_view(w, now))
+        let held = self.held_by_windows(now);
+        Some(self.window_view(w, now, &held))
     }
 
-    /// Every window as seen at `now`, by name.
+    /// Every window as seen at `now`, by name. Each window is read once from the windows' clock and each
+    /// active deployment judged once: O(windows + deployments x windows), no cron search but each window's
+    /// next openings.
     pub fn windows(&self, now: Timestamp) -> Vec<WindowView> {
+        let held = self.held_by_windows(now);
         self.window_map()
-            .iter()
-            .map(|(_, w)| self.window_view(w, now))
+            .values()
+            .map(|w| self.window_view(w, now, &held))
             .collect()
     }
 
-    fn window_view(&self, w: &Window, now: Timestamp) -> WindowView {
-        let schedule = w.schedule().ok();
-        let all = windows_at(self.window_map(), now);
-        let holds = self
-            .active_set()
+    /// The active deployments windows hold now, with the windows holding each.
+    fn held_by_windows(&self, now: Timestamp) -> Vec<(DeploymentId, Vec<String>)> {
+        let all = self.windows_now(now);
+        if all.is_empty() {
+            return Vec::new();
+        }
+        self.active_set()
             .iter()
-            .filter(|id| {
-                self.deployment_map().get(*id).is_some_and(|d| {
-                    let by_it = verdict(&all, &d.consumer, &d.resource).by.contains(&w.name);
-                    by_it && (d.status.is_rolling() || d.paused_by() == Some(PausedBy::Window))
-                })
+            .filter_map(|id| {
+                let d = self.deployment_map().get(id)?;
+                if !(d.status.is_rolling() || d.paused_by() == Some(PausedBy::Window)) {
+                    return None;
+                }
+                let by = verdict(&all, &d.consumer, &d.resource).by;
+                (!by.is_empty()).then_some((*id, by))
             })
-            .copied()
+            .collect()
+    }
+
+    fn window_view(
+        &self,
+        w: &Window,
+        now: Timestamp,
+        held: &[(DeploymentId, Vec<String>)],
+    ) -> WindowView {
+        let clocked = self.window_clock().clocked(w);
+        let holds = held
+            .iter()
+            .filter(|(_, by)| by.contains(&w.name))
+            .map(|(id, _)| *id)
             .collect();
         WindowView {
             name: w.name.clone(),
@@ -86,8 +107,9 @@ impl ClusterState {
             applies_to: w.applies_to.clone(),
             overrun: w.overrun,
             allow_rollback: w.allow_rollback,
-            open: schedule.as_ref().is_some_and(|s| s.in_force(now)),
-            next: schedule
+            open: clocked.peek(now).is_some_and(|s| s.open),
+            next: clocked
+                .schedule()
                 .map(|s| s.openings(now, LISTED_OPENINGS))
                 .unwrap_or_default()
                 .into_iter()

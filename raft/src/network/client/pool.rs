@@ -84,7 +84,7 @@ impl<D> Network<D> {
         .await
         .map_err(|source| {
             match &source {
-                AuthError::Refused(r) => standing.trouble(target, Trouble::WeRefuse, &r.to_string()),
+                AuthError::Refused(r) => standing.we_refuse(target, r),
                 AuthError::RefusedBy(r) => {
                     standing.trouble(target, Trouble::RefusesUs, &r.to_string())
                 }
