@@ -210,14 +210,42 @@ fn lifting_a_hold_on_a_strong_subscription_deploys_as_the_person_who_lifted_it()
 }
 
 #[test]
-fn a_pin_on_a_held_version_selects_nothing() {
+fn a_pin_on_a_held_version_still_selects_it_and_says_it_is_held() {
     let mut k = Kit::new(1);
     subscribe(&mut k, Mode::Weak, Some(2), Policy::default());
     let id = k.start_with(|_| {});
     k.failed(0);
     assert_eq!(k.d(id).status, Status::RolledBack);
-    assert_eq!(k.s.selected_version("c", "r"), None);
-    assert!(!k.s.targets("c-0").contains_key("r"));
+    assert!(k.s.consumer_map()["c"].held("r", 2));
+    // The pin is a person's decision: it beats the automatic hold.
+    assert_eq!(k.s.selected_version("c", "r"), Some(2));
+    assert_eq!(k.s.targets("c-0")["r"].version, 2);
+    let view = k.s.consumer("c").unwrap();
+    let sub = &view.subscriptions["r"];
+    assert_eq!(sub.selected, Some(2));
+    assert_eq!(
+        sub.held.as_deref(),
+        Some("version 2 of r held back on c: rolled back by d-1")
+    );
+    // `deploy plan` of the pinned version says it is held too.
+    let plan =
+        k.s.plan_deployment(&DeploymentSpec {
+            consumer: "c".into(),
+            resource: "r".into(),
+            ..DeploymentSpec::default()
+        })
+        .unwrap();
+    assert_eq!((plan.version, plan.held.is_some()), (2, true));
+    // Without the pin the hold applies again.
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Clear,
+        policy: PolicyPatch::default(),
+    });
+    assert_eq!(k.s.selected_version("c", "r"), Some(1));
+    assert_eq!(k.s.consumer("c").unwrap().subscriptions["r"].held, None);
 }
 
 #[test]

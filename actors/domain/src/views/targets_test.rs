@@ -2,7 +2,8 @@ use crate::testing::*;
 use crate::*;
 
 /// Consumers `multi` and `multi-b` share nodes `multi-0` and `multi-1`, both subscribed weakly to `mr`
-/// (as in the chaos workload); version 2 is rolled back by hand on `multi`, so it is held back there.
+/// (as in the chaos workload); version 2 fails on both nodes and is rolled back on `multi`, so it is held
+/// back there (a rollback holds only on evidence: nodes failed it).
 fn two_consumers_with_a_hold_on_one() -> Kit {
     let mut k = Kit::empty();
     k.fleet("multi", "mr", 2);
@@ -19,7 +20,14 @@ fn two_consumers_with_a_hold_on_one() -> Kit {
         v2,
         Strategy::AllAtOnce { fail_fast: false },
     ));
-    k.ok(rollback(id, None, Actor::User));
+    for n in ["multi-0", "multi-1"] {
+        k.report_node(
+            n,
+            "mr",
+            Some(1),
+            &[(1, vp(true, true, None)), (v2, vp(true, true, Some("exit 1")))],
+        );
+    }
     for n in ["multi-0", "multi-1"] {
         k.report_node(n, "mr", Some(1), &[(1, vp(true, true, None))]);
     }
