@@ -60,9 +60,10 @@ fn a_hold_on_one_consumer_keeps_the_version_off_nodes_another_consumer_shares() 
 }
 
 #[test]
-fn a_hold_wins_even_when_the_consumer_without_it_decides_the_targets() {
+fn a_pin_on_the_held_version_beats_the_hold() {
     let mut k = two_consumers_with_a_hold_on_one();
-    // `multi` pins the held version, so it selects nothing: today `multi-b` then decides and sends it.
+    // `multi` pins the held version: a person's pin beats an automatic hold (DEPLOYMENTS.md §3), so it
+    // still selects it (it used to select nothing, and then `multi-b` decided).
     k.ok(Command::PatchSubscription {
         consumer: "multi".into(),
         resource: "mr".into(),
@@ -71,9 +72,11 @@ fn a_hold_wins_even_when_the_consumer_without_it_decides_the_targets() {
         policy: PolicyPatch::default(),
     });
     for n in ["multi-0", "multi-1"] {
-        let t = k.target(n, "mr").expect("multi-b selects version 1");
-        assert_eq!(t.version, 1, "{n}: the strictest consumer wins");
+        let t = k.target(n, "mr").expect("multi's pin selects version 2");
+        assert_eq!(t.version, 2, "{n}: the pin selects its version");
     }
+    let view = k.s.consumer("multi").unwrap();
+    assert!(view.subscriptions["mr"].held.is_some(), "the view says it is held");
 }
 
 #[test]
