@@ -25,7 +25,8 @@ fn brake_hold(view: &Value, version: u64) -> Option<Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_brake_holds_a_failing_version_and_leaves_the_healthy_nodes_on_it() -> anyhow::Result<()> {
+async fn the_brake_holds_a_failing_version_and_leaves_the_healthy_nodes_on_it() -> anyhow::Result<()>
+{
     let cluster = Cluster::start_with(ClusterOptions::for_tests(3)).await?;
     let api = cluster.client_except(0);
     resource_with_v1(&api, "tool").await?;
@@ -37,10 +38,11 @@ async fn the_brake_holds_a_failing_version_and_leaves_the_healthy_nodes_on_it() 
         install: Duration::from_millis(2_500),
         ..FleetConfig::new("tool")
     };
-    let _failing = failing
-        .iter()
-        .fold(slow, |f, n| f.failing(n, 2))
-        .start(&cluster.http_addrs(), failing, Some(1));
+    let _failing = failing.iter().fold(slow, |f, n| f.failing(n, 2)).start(
+        &cluster.http_addrs(),
+        failing,
+        Some(1),
+    );
     let _healthy = FleetConfig::new("tool").start(&cluster.http_addrs(), healthy, Some(1));
     wait_running(&api, &nodes, "tool", 1, LONG).await?;
     put_ok(

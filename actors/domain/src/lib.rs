@@ -43,8 +43,8 @@ pub use entities::brake::{Brake, BrakeRecord, Named, Trip};
 pub use entities::group_deployment::{GroupDeployment, GroupStatus, StepItem};
 pub use entities::model::{
     Artifact, Consumer, ConsumerEvent, ConsumerEventKind, Dependency, Group, Hold, HoldOrigin,
-    Member, Mode, NodeReport, NodeResource, NodeState, OkSince, Resource, ResourceReport, Retraction,
-    Subscription, Version, VersionProgress, MAX_CONSUMER_EVENTS,
+    Member, Mode, NodeReport, NodeResource, NodeState, OkSince, Resource, ResourceReport,
+    Retraction, Subscription, Version, VersionProgress, MAX_CONSUMER_EVENTS,
 };
 pub use entities::policy::{Change, Policy, PolicyPatch};
 pub use entities::tokens::{

@@ -61,7 +61,10 @@ fn a_weak_version_failed_by_too_many_nodes_is_held_back_by_the_brake() {
     // The event names the failed nodes.
     assert_eq!(
         (e.kind, e.message.as_str()),
-        (ConsumerEventKind::Held, format!("{why}; failed: c-0, c-1, c-2").as_str())
+        (
+            ConsumerEventKind::Held,
+            format!("{why}; failed: c-0, c-1, c-2").as_str()
+        )
     );
     assert_eq!(e.by, Actor::System);
 }
@@ -194,7 +197,11 @@ fn lifting_the_hold_selects_the_version_again_without_flapping() {
     let mut k = Kit::new(4);
     subscribe(&mut k, Mode::Weak, brake(FailedNodes::Percent(20), 600_000));
     k.failed(0);
-    assert_eq!(targets(&k, 4), vec![1; 4], "1 of 4 is over 20% (at least 1)");
+    assert_eq!(
+        targets(&k, 4),
+        vec![1; 4],
+        "1 of 4 is over 20% (at least 1)"
+    );
     k.now += 1_000;
     k.ok(Command::ClearHold {
         consumer: "c".into(),
@@ -260,7 +267,11 @@ fn a_consumer_keeps_its_last_events_only() {
 
 /// Node `c-i` runs version `v` of `r` done and healthy.
 fn runs(k: &mut Kit, i: usize, v: u64) {
-    k.report(i, Some(v), &[(1, vp(true, true, None)), (v, vp(true, true, None))]);
+    k.report(
+        i,
+        Some(v),
+        &[(1, vp(true, true, None)), (v, vp(true, true, None))],
+    );
 }
 
 /// Node `c-i` runs version `v` of `r`, installed, but its health check fails.
@@ -323,7 +334,10 @@ fn the_brake_never_walks_back_to_the_version_before_the_one_it_held() {
         k.report(
             i,
             Some(2),
-            &[(2, vp(true, true, None)), (3, vp(true, true, Some("exit 1")))],
+            &[
+                (2, vp(true, true, None)),
+                (3, vp(true, true, Some("exit 1"))),
+            ],
         );
     }
     assert!(k.s.consumer_map()["c"].held("r", 3));

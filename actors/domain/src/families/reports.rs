@@ -243,9 +243,10 @@ impl Reports<'_> {
                     let before = ns.resources.get(&r);
                     // In a deployment of the resource when the report came (before any report of the
                     // batch is acted on, so also when this failure ends it): the deployment judges it.
-                    let in_deployment = ns.deployments.iter().any(|(d, _)| {
-                        self.deployments.get(d).is_some_and(|d| d.resource == r)
-                    });
+                    let in_deployment = ns
+                        .deployments
+                        .iter()
+                        .any(|(d, _)| self.deployments.get(d).is_some_and(|d| d.resource == r));
                     for (v, p) in &rr.versions {
                         let known = before
                             .and_then(|b| b.versions.get(v))

@@ -6,12 +6,12 @@
 //! and the resources to check against. Every command that succeeds may change selections, so `apply`
 //! reconciles after it; `Holds::release_hold` answers whether it released one (then `apply` reconciles too).
 
+use crate::analysis::run::Verdict;
 use crate::deployment::{Deployment, EventKind};
 use crate::entities::brake::{Named, Trip};
 use crate::entities::model::{
     Consumer, ConsumerEventKind, Hold, HoldOrigin, Mode, Resource, Subscription,
 };
-use crate::analysis::run::Verdict;
 use crate::entities::nodes::NodeTable;
 use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::errors::{DomainError, Entity};

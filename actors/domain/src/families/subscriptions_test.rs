@@ -487,7 +487,10 @@ fn a_node_that_failed_past_its_retries_is_evidence() {
     let mut k = Kit::new(2);
     subscribe(&mut k, Mode::Weak, None, Policy::default());
     let id = roll_back_v2(&mut k);
-    assert!(k.s.consumer_map()["c"].held("r", 2), "{id} rolled back a failure");
+    assert!(
+        k.s.consumer_map()["c"].held("r", 2),
+        "{id} rolled back a failure"
+    );
 }
 
 #[test]
@@ -524,5 +527,8 @@ fn a_full_deployment_by_hand_past_a_strong_pin_sticks() {
     .unwrap();
     let next = k.s.consumer_map()["c"].active["r"];
     let created = k.d(next).events.iter().next().unwrap().clone();
-    assert_eq!(created.message.as_deref(), Some("selected version changed to 4"));
+    assert_eq!(
+        created.message.as_deref(),
+        Some("selected version changed to 4")
+    );
 }

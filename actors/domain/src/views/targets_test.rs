@@ -25,7 +25,10 @@ fn two_consumers_with_a_hold_on_one() -> Kit {
             n,
             "mr",
             Some(1),
-            &[(1, vp(true, true, None)), (v2, vp(true, true, Some("exit 1")))],
+            &[
+                (1, vp(true, true, None)),
+                (v2, vp(true, true, Some("exit 1"))),
+            ],
         );
     }
     for n in ["multi-0", "multi-1"] {
@@ -76,7 +79,10 @@ fn a_pin_on_the_held_version_beats_the_hold() {
         assert_eq!(t.version, 2, "{n}: the pin selects its version");
     }
     let view = k.s.consumer("multi").unwrap();
-    assert!(view.subscriptions["mr"].held.is_some(), "the view says it is held");
+    assert!(
+        view.subscriptions["mr"].held.is_some(),
+        "the view says it is held"
+    );
 }
 
 #[test]
