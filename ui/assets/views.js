@@ -246,7 +246,7 @@ export async function deploymentPage(api, id, ui) {
 
 function subscriptionRows(c) {
   return Object.entries(c.subscriptions).map(([resource, s]) =>
-    h("tr", {}, h("td", {}, resource), h("td", {}, s.mode), h("td", {}, s.pin ?? ""), h("td", {}, s.selected ?? ""), h("td", {}, s.version ?? ""), h("td", {}, s.deployment ? h("a", { href: `#/deployments/${s.deployment}` }, s.deployment) : ""), h("td", {}, strategyText(s))),
+    h("tr", {}, h("td", {}, resource), h("td", {}, s.mode), h("td", {}, s.pin ?? ""), h("td", s.held ? { title: s.held } : {}, s.selected ?? "", s.held ? " (held)" : ""), h("td", {}, s.version ?? ""), h("td", {}, s.deployment ? h("a", { href: `#/deployments/${s.deployment}` }, s.deployment) : ""), h("td", {}, strategyText(s))),
   );
 }
 

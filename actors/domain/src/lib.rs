@@ -40,12 +40,12 @@ pub use deployment::pulse::PulseAnswer;
 pub use deployment::reasons::{Wait, WaitView, Waits};
 pub use deployment::seen::{Fact, Seen};
 pub use deployment::{Deployment, DeploymentNode, Event, EventKind, NodePhase};
-pub use entities::brake::{Brake, BrakeRecord, Trip};
+pub use entities::brake::{Brake, BrakeRecord, Named, Trip};
 pub use entities::group_deployment::{GroupDeployment, GroupStatus, StepItem};
 pub use entities::model::{
     Artifact, Consumer, ConsumerEvent, ConsumerEventKind, Dependency, Group, Hold, HoldOrigin,
-    Member, Mode, NodeReport, NodeResource, NodeState, Resource, ResourceReport, Retraction,
-    Subscription, Version, VersionProgress, MAX_CONSUMER_EVENTS,
+    Member, Mode, NodeReport, NodeResource, NodeState, OkSince, Resource, ResourceReport,
+    Retraction, Subscription, Version, VersionProgress, MAX_CONSUMER_EVENTS,
 };
 pub use entities::policy::{Change, Policy, PolicyPatch};
 pub use entities::tokens::{

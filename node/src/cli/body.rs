@@ -247,6 +247,7 @@ pub fn subscribe(
             enabled: true,
             max_failed: args.brake_max_failed.unwrap_or(old.max_failed),
             window_ms: args.brake_window.unwrap_or(old.window_ms),
+            ..old
         };
         body.insert("brake".into(), json!(brake));
     }

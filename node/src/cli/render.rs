@@ -281,6 +281,10 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
     out += &format!("mode:          {}\n", name(&s.mode));
     out += &format!("pin:           {}\n", opt(s.pin));
     out += &format!("selected:      {}\n", opt(s.selected));
+    if let Some(h) = &s.held {
+        // A pin on a held-back version still selects it (DEPLOYMENTS.md §3).
+        out += &format!("held:          {h}\n");
+    }
     out += &settings(&policy.settings(), None);
     let unset: Vec<&str> = [
         ("strategy", s.strategy.is_none()),
@@ -310,8 +314,12 @@ fn brake(b: &convoy_actors::domain::Brake) -> String {
     if !b.enabled {
         return "off".into();
     }
+    let min = match b.max_failed {
+        convoy_actors::domain::FailedNodes::Percent(_) => format!(" (at least {})", b.min_failed),
+        convoy_actors::domain::FailedNodes::Count(_) => String::new(),
+    };
     format!(
-        "on: more than {} of the nodes failing a version within {} ms hold it back",
+        "on: more than {}{min} of the nodes failing a version within {} ms hold it back",
         b.max_failed, b.window_ms
     )
 }

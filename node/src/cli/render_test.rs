@@ -213,7 +213,8 @@ fn a_brake_hold_and_the_consumer_events() {
     let text = subscription(&c, "api");
     assert!(
         text.contains(
-            "brake:         on: more than 20% of the nodes failing a version within 600000 ms hold it back\n"
+            "brake:         on: more than 20% (at least 3) of the nodes failing a version within 600000 ms \
+             hold it back\n"
         ),
         "{text}"
     );

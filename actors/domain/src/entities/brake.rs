@@ -17,6 +17,12 @@ pub const DEFAULT_WINDOW_MS: u64 = 600_000;
 pub const MIN_WINDOW_MS: u64 = 1_000;
 /// The longest window: 7 days.
 pub const MAX_WINDOW_MS: u64 = 7 * 86_400_000;
+/// The default minimum of failed nodes a share needs: 3 (1 of 4 is over 20%, but one node is no evidence).
+pub const DEFAULT_MIN_FAILED: u32 = 3;
+/// The largest minimum a brake may ask for.
+pub const MAX_MIN_FAILED: u32 = 100_000;
+/// The failed nodes a brake's event names; the others are counted ("and 5 more").
+pub const NAMED_NODES: usize = 10;
 
 fn on() -> bool {
     true
@@ -30,8 +36,12 @@ fn default_window() -> u64 {
     DEFAULT_WINDOW_MS
 }
 
-/// A weak subscription's brake; unset on a subscription, it is on at 20% within 10 minutes.
-/// `{"enabled": false}` turns it off.
+fn default_min_failed() -> u32 {
+    DEFAULT_MIN_FAILED
+}
+
+/// A weak subscription's brake; unset on a subscription, it is on at over 20% and at least 3 nodes within
+/// 10 minutes. `{"enabled": false}` turns it off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Brake {
@@ -46,6 +56,10 @@ pub struct Brake {
     /// (`"10m"`).
     #[serde(default = "default_window")]
     pub window_ms: u64,
+    /// With a percentage: the fewest failed nodes that trip it (1 to 100,000; default 3), so one node of a
+    /// small consumer is no evidence against a version. A count is its own minimum (this is not used).
+    #[serde(default = "default_min_failed")]
+    pub min_failed: u32,
 }
 
 impl Default for Brake {
@@ -54,6 +68,7 @@ impl Default for Brake {
             enabled: true,
             max_failed: DEFAULT_MAX_FAILED,
             window_ms: DEFAULT_WINDOW_MS,
+            min_failed: DEFAULT_MIN_FAILED,
         }
     }
 }
@@ -78,6 +93,13 @@ impl Brake {
             }
             _ => {}
         }
+        if !(1..=MAX_MIN_FAILED).contains(&self.min_failed) {
+            return Err(Invalid::new(
+                "brake.min_failed",
+                self.min_failed,
+                "a minimum is 1 to 100000 nodes",
+            ));
+        }
         if !(MIN_WINDOW_MS..=MAX_WINDOW_MS).contains(&self.window_ms) {
             return Err(Invalid::new(
                 "brake.window_ms",
@@ -88,11 +110,15 @@ impl Brake {
         Ok(())
     }
 
-    /// `failed` of `nodes` nodes is more than the brake tolerates.
+    /// `failed` of `nodes` nodes is more than the brake tolerates: over a count, or over a share and at
+    /// least `min_failed`.
     pub fn exceeded(&self, failed: u32, nodes: u32) -> bool {
         match self.max_failed {
             FailedNodes::Count(n) => failed > n,
-            FailedNodes::Percent(p) => u64::from(failed) * 100 > u64::from(p) * u64::from(nodes),
+            FailedNodes::Percent(p) => {
+                failed >= self.min_failed
+                    && u64::from(failed) * 100 > u64::from(p) * u64::from(nodes)
+            }
         }
     }
 }
@@ -110,8 +136,8 @@ pub struct BrakeRecord {
 
 impl BrakeRecord {
     /// Records that `node` (of a consumer of `nodes` nodes) failed `version` at `at`, forgetting what fell
-    /// out of the window. Answers the trip when the failures within the window now exceed the brake; the
-    /// record is then cleared (the hold it puts never flaps: only a person lifts it).
+    /// out of the window. Answers the trip, and the nodes it names, when the failures within the window now
+    /// exceed the brake; the record is then cleared (the hold it puts never flaps: only a person lifts it).
     pub fn record(
         &mut self,
         brake: &Brake,
@@ -119,7 +145,7 @@ impl BrakeRecord {
         node: &str,
         version: u64,
         at: Timestamp,
-    ) -> Option<Trip> {
+    ) -> Option<(Trip, Named)> {
         if !brake.enabled {
             self.failures.clear();
             return None;
@@ -137,13 +163,50 @@ impl BrakeRecord {
         if !brake.exceeded(failed, nodes) {
             return None;
         }
-        self.failures.clear();
+        let named = Named::of(self.failures.drain(..).map(|(n, _)| n));
         Some(Trip {
             failed,
             nodes,
             max_failed: brake.max_failed,
             window_ms: brake.window_ms,
         })
+        .map(|trip| (trip, named))
+    }
+}
+
+/// The failed nodes a brake's event names: the first [`NAMED_NODES`] (oldest failure first), and how many
+/// more there were. Not replicated on the hold: the event's message carries it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Named {
+    /// The first nodes.
+    pub first: Vec<String>,
+    /// How many more failed.
+    pub more: usize,
+}
+
+impl Named {
+    /// The first [`NAMED_NODES`] of `nodes` and the count of the rest.
+    pub fn of(nodes: impl IntoIterator<Item = String>) -> Named {
+        let mut named = Named::default();
+        for n in nodes {
+            if named.first.len() < NAMED_NODES {
+                named.first.push(n);
+            } else {
+                named.more += 1;
+            }
+        }
+        named
+    }
+}
+
+impl fmt::Display for Named {
+    /// "c-0, c-1, c-2", "c-0, ..., c-9 and 5 more".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.first.join(", "))?;
+        if self.more > 0 {
+            write!(f, " and {} more", self.more)?;
+        }
+        Ok(())
     }
 }
 

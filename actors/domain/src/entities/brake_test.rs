@@ -5,6 +5,7 @@ fn brake(max_failed: FailedNodes, window_ms: u64) -> Brake {
         enabled: true,
         max_failed,
         window_ms,
+        min_failed: DEFAULT_MIN_FAILED,
     }
 }
 
@@ -24,8 +25,15 @@ fn more_than_the_share_trips_it_and_no_fewer() {
     let b = Brake::default();
     assert!(!b.exceeded(2, 10));
     assert!(b.exceeded(3, 10));
-    // 1 of 4 is 25%, over 20%.
-    assert!(b.exceeded(1, 4));
+    // 1 of 4 is 25%, over 20%, but one node is no evidence: a share needs at least 3 nodes.
+    assert!(!b.exceeded(1, 4));
+    assert!(!b.exceeded(2, 4));
+    assert!(b.exceeded(3, 4));
+    let one = Brake {
+        min_failed: 1,
+        ..Brake::default()
+    };
+    assert!(one.exceeded(1, 4));
     let count = brake(FailedNodes::Count(5), 1_000);
     assert!(!count.exceeded(5, 100));
     assert!(count.exceeded(6, 100));
@@ -39,13 +47,14 @@ fn each_node_counts_once_and_the_trip_clears_the_record() {
     assert_eq!(r.record(&b, 10, "n-0", 7, 1_000), None);
     assert_eq!(r.record(&b, 10, "n-0", 7, 2_000), None);
     assert_eq!(r.record(&b, 10, "n-1", 7, 3_000), None);
-    let trip = r
+    let (trip, named) = r
         .record(&b, 10, "n-2", 7, 4_000)
         .expect("3 of 10 is over 20%");
     assert_eq!(
         trip.to_string(),
         "3 of 10 nodes failed it within 10m, over 20%"
     );
+    assert_eq!(named.to_string(), "n-0, n-1, n-2");
     assert!(r.failures.is_empty());
 }
 
@@ -111,6 +120,27 @@ fn bounds_are_refused_naming_the_field_and_the_value() {
     assert!(brake(FailedNodes::Count(1), MIN_WINDOW_MS)
         .validate()
         .is_ok());
+    for bad in [0, MAX_MIN_FAILED + 1] {
+        let b = Brake {
+            min_failed: bad,
+            ..Brake::default()
+        };
+        let e = b.validate().unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.value.as_str()),
+            ("brake.min_failed", bad.to_string().as_str())
+        );
+    }
+}
+
+#[test]
+fn an_event_names_the_first_ten_nodes_and_counts_the_rest() {
+    let named = Named::of((0..15).map(|i| format!("n-{i}")));
+    assert_eq!(
+        named.to_string(),
+        "n-0, n-1, n-2, n-3, n-4, n-5, n-6, n-7, n-8, n-9 and 5 more"
+    );
+    assert_eq!(Named::of(["a".to_string()]).to_string(), "a");
 }
 
 #[test]

@@ -114,9 +114,14 @@ pub struct Subscription {
     /// The settings of its deployments (automatic, group steps, and the defaults of manual ones).
     #[serde(default)]
     pub policy: Policy,
-    /// The version of the last deployment started for it (auto or by hand); a strong subscription
-    /// starts a new deployment when the selected version differs from it.
+    /// The version of the last deployment started for it (auto or by hand).
     pub last_started: Option<u64>,
+    /// The version the subscription selected when its last (full) deployment started: a strong
+    /// subscription starts a new deployment when its selection changes from it (`None`, from a state
+    /// before this field: `last_started`), so a full deployment by hand of another version sticks until
+    /// the selection changes (DEPLOYMENTS.md §4).
+    #[serde(default)]
+    pub last_selected: Option<u64>,
     /// The version the whole consumer converged on (last ROLLED_FORWARD over its full node set).
     pub version: Option<u64>,
     /// The last deployment started by hand on this (weak) subscription, whose nodes keep what it left
@@ -335,6 +340,20 @@ pub struct NodeResource {
     /// `<resource>.stderr.log`), as the agent last reported it; `null` when no agent reported one.
     #[serde(default)]
     pub log: Option<String>,
+    /// The version it runs and since when its reports have shown it done without error and healthy (the
+    /// first such report; replaced when it runs another version): a weak subscription's brake does not
+    /// count a later failure of a version that succeeded before the brake's window (a health restart).
+    #[serde(default)]
+    pub ok_since: Option<OkSince>,
+}
+
+/// Since when a node has run a version done and healthy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct OkSince {
+    /// The version.
+    pub version: u64,
+    /// The leader-stamped time of the first report that showed it done without error and healthy.
+    pub at: Timestamp,
 }
 
 impl Default for NodeResource {
@@ -344,6 +363,7 @@ impl Default for NodeResource {
             current: None,
             versions: VecMap::new(),
             log: None,
+            ok_since: None,
         }
     }
 }

@@ -4,9 +4,14 @@
 //!
 //! Two steps, because the first reads the selection (every consumer) and the second changes consumers:
 //! [`counted`] says which subscriptions count a failure, [`Brakes::count`] counts them and puts the holds.
+//!
+//! What is not counted: a node inside a deployment of the resource when its report came (also when that
+//! very failure ended the deployment: it judged the node), a health restart of a version the node ran
+//! done and healthy since before the brake's window, and a version older than one the brake already holds
+//! on the consumer (no walk-back: a brake never holds the version before the one it held).
 
 use crate::deployment::Deployment;
-use crate::entities::model::{Consumer, Mode};
+use crate::entities::model::{Consumer, HoldOrigin, Mode};
 use crate::families::selection::Selection;
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{DeploymentId, Timestamp};
@@ -21,6 +26,10 @@ pub(crate) struct Failure {
     pub resource: String,
     /// The version it failed.
     pub version: u64,
+    /// The node was in a deployment of the resource when it reported (before the report was acted on).
+    pub in_deployment: bool,
+    /// Since when the node had run the version done and healthy before this failure, if it had.
+    pub ok_since: Option<Timestamp>,
 }
 
 /// The failures a brake counts, each with the consumer that counts it: the node is outside any deployment
@@ -33,6 +42,9 @@ pub(crate) fn counted(
 ) -> Vec<(String, Failure)> {
     let mut out = Vec::new();
     for f in failures {
+        if f.in_deployment {
+            continue;
+        }
         let Some(ns) = selection.nodes.get(&f.node) else {
             continue;
         };
@@ -79,12 +91,22 @@ impl Brakes<'_> {
                 // Held earlier in this apply: the selection moved off the version.
                 continue;
             }
+            if newer_brake_hold(c, &f.resource, f.version) {
+                // No walk-back: the brake already held a newer version; this one stays selectable.
+                continue;
+            }
             let nodes = c.nodes.len() as u32;
             let Some(sub) = c.subscriptions.get_mut(&f.resource) else {
                 continue;
             };
             let brake = sub.policy.brake();
-            let Some(trip) = sub
+            if f.ok_since
+                .is_some_and(|t| at.saturating_sub(t) >= brake.window_ms)
+            {
+                // A health restart of a version that succeeded before the window: not a rollout failure.
+                continue;
+            }
+            let Some((trip, named)) = sub
                 .brake_record
                 .record(&brake, nodes, &f.node, f.version, at)
             else {
@@ -94,11 +116,19 @@ impl Brakes<'_> {
                 consumers: self.consumers,
                 deployments: self.deployments,
             }
-            .hold_by_brake(&cname, &f.resource, f.version, trip, at);
+            .hold_by_brake(&cname, &f.resource, f.version, trip, &named, at);
             held.extend(message);
         }
         held
     }
+}
+
+/// The brake of `consumer` already holds a version of `resource` newer than `version`.
+fn newer_brake_hold(consumer: &Consumer, resource: &str, version: u64) -> bool {
+    consumer.holds.get(resource).is_some_and(|hs| {
+        hs.range(version + 1..)
+            .any(|(_, h)| matches!(h.origin, HoldOrigin::Brake(_)))
+    })
 }
 
 #[cfg(test)]

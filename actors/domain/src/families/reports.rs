@@ -18,14 +18,16 @@ use crate::command::Response;
 use crate::deployment::progress::{failure_reason, seen_bits};
 use crate::deployment::seen::{Fact, Seen};
 use crate::deployment::Deployment;
-use crate::entities::model::{Consumer, NodeReport, ResourceReport, VersionProgress};
+use crate::entities::model::{
+    Consumer, NodeReport, NodeResource, OkSince, ResourceReport, VersionProgress,
+};
 use crate::entities::nodes::NodeTable;
 use crate::errors::{check_name, DomainError, Entity};
 use crate::families::brakes::Failure;
 use crate::families::registry::check_node_list;
 use crate::families::removal::{mark_removal, unmark_removal};
 use crate::families::settle::{Cx, Ending};
-use crate::values::ids::{Actor, DeploymentId};
+use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use convoy_collections::CowMap;
 use convoy_collections::VecMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -246,6 +248,12 @@ impl Reports<'_> {
                 }
                 if let Some(id) = &failing {
                     let before = ns.resources.get(&r);
+                    // In a deployment of the resource when the report came (before any report of the
+                    // batch is acted on, so also when this failure ends it): the deployment judges it.
+                    let in_deployment = ns
+                        .deployments
+                        .iter()
+                        .any(|(d, _)| self.deployments.get(d).is_some_and(|d| d.resource == r));
                     for (v, p) in &rr.versions {
                         let known = before
                             .and_then(|b| b.versions.get(v))
@@ -256,6 +264,11 @@ impl Reports<'_> {
                                 node: id.clone(),
                                 resource: r.clone(),
                                 version: *v,
+                                in_deployment,
+                                ok_since: before
+                                    .and_then(|b| b.ok_since)
+                                    .filter(|o| o.version == *v)
+                                    .map(|o| o.at),
                             });
                         }
                     }
@@ -284,6 +297,7 @@ impl Reports<'_> {
                     cx.reconcile = true;
                 }
                 merge_versions(&mut e.versions, rr.versions);
+                note_ok_since(e, cx.at);
             }
             // Its consumers, read only when it emptied something (rare: a report allocates nothing here).
             let consumers: Vec<String> = match emptied.is_empty() {
@@ -411,6 +425,24 @@ pub(crate) fn holds_nothing(rr: &ResourceReport, interested: impl FnOnce() -> bo
         && rr.current.is_none()
         && rr.versions.is_empty()
         && rr.interested.unwrap_or_else(interested)
+}
+
+/// Since when the node has run its current version done and healthy: set by the first report that shows
+/// it so, kept while it runs that version (a later failure of it does not reset it), dropped when it runs
+/// another version or none.
+fn note_ok_since(e: &mut NodeResource, at: Timestamp) {
+    let Some(current) = e.current else {
+        e.ok_since = None;
+        return;
+    };
+    if e.ok_since.is_some_and(|o| o.version == current) {
+        return;
+    }
+    let ok = e.versions.get(&current).is_some_and(VersionProgress::is_ok);
+    e.ok_since = ok.then_some(OkSince {
+        version: current,
+        at,
+    });
 }
 
 /// `*held = report` (the report replaces what the node holds). When it lists the same versions (a repeated

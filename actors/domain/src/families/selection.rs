@@ -1,6 +1,7 @@
 //! Version selection (DEPLOYMENTS.md §3): manual pin, then the dependency invariant, then the newest version;
-//! never a version held back on the consumer (rolled back there, see `subscriptions`), never a retracted one
-//! (see `retract`; a pin on a retracted version selects the newest allowed version below it).
+//! never a version held back on the consumer (rolled back there, see `subscriptions`) unless it is pinned,
+//! never a retracted one (see `retract`; a pin on a retracted version selects the newest allowed version
+//! below it).
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
@@ -11,7 +12,7 @@
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
 //! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
-use crate::entities::model::{Consumer, Dependency, Group, Hold, NodeState, Resource};
+use crate::entities::model::{Consumer, Dependency, Group, Hold, HoldOrigin, NodeState, Resource};
 use crate::entities::nodes::NodeTable;
 use convoy_collections::CowMap;
 
@@ -37,9 +38,9 @@ impl<'a> Selection<'a> {
     }
 
     /// The version `consumer` should run of `resource`: pin, else the newest version whose dependencies hold.
-    /// A held-back version is never selected: a pin on one selects nothing (the nodes stay where they are)
-    /// until the hold is cleared or the pin changed. A retracted version is never selected either: a pin on
-    /// one selects the newest allowed version below it.
+    /// A held-back version is never selected, unless it is pinned (explicit intent beats an automatic
+    /// hold: the pin still selects it). A retracted version is never selected: a pin on one selects the
+    /// newest allowed version below it.
     pub(crate) fn selected_version(&self, consumer: &str, resource: &str) -> Option<u64> {
         let c = self.consumers.get(consumer)?;
         self.select(consumer, resource, |v| c.held(resource, v))
@@ -59,6 +60,42 @@ impl<'a> Selection<'a> {
         })
     }
 
+    /// The brake freezes, it never downgrades the healthy (DEPLOYMENTS.md §4): the version node `ns` runs
+    /// of `resource`, when a brake (and nothing else) holds it back on a consumer of the node, the node
+    /// runs it done and healthy, it is not retracted, and `selected` (what the node would be sent) is
+    /// older or nothing. The node then stays on it; a node that failed it goes to `selected`.
+    pub(crate) fn frozen_by_brake(
+        &self,
+        consumer: &str,
+        resource: &str,
+        ns: &NodeState,
+        selected: Option<u64>,
+    ) -> Option<u64> {
+        let nr = ns.resources.get(resource)?;
+        let current = nr.current?;
+        if selected.is_some_and(|s| s >= current) || self.is_retracted(resource, current) {
+            return None;
+        }
+        if !nr
+            .versions
+            .get(&current)
+            .is_some_and(crate::entities::model::VersionProgress::is_ok)
+        {
+            return None;
+        }
+        let holds = std::iter::once(consumer)
+            .chain(ns.consumers.iter().map(String::as_str))
+            .filter_map(|c| self.consumers.get(c)?.holds.get(resource)?.get(&current));
+        let mut by_brake = false;
+        for h in holds {
+            match h.origin {
+                HoldOrigin::Brake(_) => by_brake = true,
+                HoldOrigin::Rollback(_) => return None,
+            }
+        }
+        by_brake.then_some(current)
+    }
+
     /// The selection rules with `held` saying which versions are held back.
     fn select(&self, consumer: &str, resource: &str, held: impl Fn(u64) -> bool) -> Option<u64> {
         let res = self.resources.get(resource)?;
@@ -66,9 +103,8 @@ impl<'a> Selection<'a> {
         let sub = c.subscriptions.get(resource);
         let mut ceiling = u64::MAX;
         if let Some(pin) = sub.and_then(|s| s.pin) {
-            if held(pin) {
-                return None;
-            }
+            // A pin is a person's decision: it selects its version even when an automatic rule (a
+            // rollback, a brake) holds it back; the consumer view and `deploy plan` say it is held.
             if !res.retracted(pin) {
                 return Some(pin);
             }

@@ -185,6 +185,7 @@ impl Starts<'_> {
                 .and_then(|c| c.subscriptions.get_mut(&spec.resource));
             if let Some(s) = s {
                 s.last_started = Some(version);
+                s.last_selected = Some(version);
                 s.version = Some(version);
             }
             return Ok(None);
@@ -232,6 +233,24 @@ impl Starts<'_> {
             if let Some(m) = released {
                 cx.reconcile = true;
                 d.push_event(cx.at, EventKind::Released, None, by, Some(m));
+            }
+        }
+        if full {
+            // What the selection was when the consumer's last deployment started: an automatic one
+            // starts only when it changes from this, so a full deployment by hand of another version (a
+            // hotfix past a pin) sticks until then (§4).
+            let selected = match person {
+                true => self
+                    .selection()
+                    .selected_version(&spec.consumer, &spec.resource),
+                false => Some(version),
+            };
+            let sub = self
+                .consumers
+                .get_mut(&spec.consumer)
+                .and_then(|c| c.subscriptions.get_mut(&spec.resource));
+            if let Some(sub) = sub {
+                sub.last_selected = selected;
             }
         }
         d.advance(cx.at, &Actor::System, &mut { cx.hold });
@@ -327,13 +346,22 @@ impl Starts<'_> {
         if sub.last_started == Some(v) {
             return None;
         }
-        let mut why = format!("selected version changed to {v}");
-        if let Some(old) = sub
+        // The selection when the last deployment started (a state from before `last_selected`: the
+        // version it started). A full deployment by hand of another version sticks until this changes.
+        let changed = sub.last_selected.or(sub.last_started) != Some(v);
+        let retracted = sub
             .last_started
-            .filter(|o| selection.is_retracted(resource, *o))
-        {
-            why = format!("version {old} of {resource} is retracted; {why}");
-        }
+            .filter(|o| selection.is_retracted(resource, *o));
+        let why = match (retracted, changed) {
+            (Some(old), true) => {
+                format!("version {old} of {resource} is retracted; selected version changed to {v}")
+            }
+            (Some(old), false) => {
+                format!("version {old} of {resource} is retracted; back to selected version {v}")
+            }
+            (None, true) => format!("selected version changed to {v}"),
+            (None, false) => return None,
+        };
         Some((v, why))
     }
 

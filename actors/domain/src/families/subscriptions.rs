@@ -6,8 +6,9 @@
 //! and the resources to check against. Every command that succeeds may change selections, so `apply`
 //! reconciles after it; `Holds::release_hold` answers whether it released one (then `apply` reconciles too).
 
+use crate::analysis::run::Verdict;
 use crate::deployment::{Deployment, EventKind};
-use crate::entities::brake::Trip;
+use crate::entities::brake::{Named, Trip};
 use crate::entities::model::{
     Consumer, ConsumerEventKind, Hold, HoldOrigin, Mode, Resource, Subscription,
 };
@@ -53,6 +54,8 @@ impl Subscriptions<'_> {
             pin,
             policy,
             last_started: old.last_started,
+            // A change of mode starts over: a strong subscription deploys what differs from its last start.
+            last_selected: old.last_selected.filter(|_| old.mode == mode),
             version: old.version,
             kept: None,
             emptied_at: None,
@@ -88,6 +91,10 @@ impl Subscriptions<'_> {
             new.mode = m;
         }
         pin.apply(&mut new.pin);
+        if new.mode != old.mode {
+            // A change of mode starts over: a strong subscription deploys what differs from its last start.
+            new.last_selected = None;
+        }
         new.policy.patch(patch);
         // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
         new.kept = None;
@@ -182,6 +189,24 @@ impl Subscriptions<'_> {
     }
 }
 
+/// Why a rolled-back deployment is no evidence against its version (`None`: it is): a version is held only
+/// when nodes failed it past their retries or its analysis failed it (DEPLOYMENTS.md §10). A deployment
+/// rolled back by its completion timeout or progress deadline, by a person, or that never admitted a node
+/// holds nothing.
+fn no_evidence(d: &Deployment) -> Option<&'static str> {
+    let analysis_failed = d
+        .analysis
+        .as_ref()
+        .is_some_and(|a| a.verdict == Verdict::Failed);
+    if d.tally.failed > 0 || analysis_failed {
+        return None;
+    }
+    if d.touched.is_empty() {
+        return Some("it never admitted a node, so no node failed it");
+    }
+    Some("no node failed it and no analysis failed it (a timer or a person rolled it back)")
+}
+
 /// Holding back a rolled-back version and releasing a hold, over the consumers (their holds) and the
 /// deployments (whose events say so). Ending a deployment (`settle.rs`) and starting one by hand use it too.
 pub(crate) struct Holds<'a> {
@@ -202,6 +227,15 @@ impl Holds<'_> {
             return;
         }
         let (consumer, resource, version) = (d.consumer.clone(), d.resource.clone(), d.version);
+        if let Some(why) = no_evidence(d) {
+            // A timer, a person or an empty deployment ended it: nothing says the version is bad.
+            let message =
+                format!("version {version} of {resource} not held back on {consumer}: {why}");
+            if let Some(d) = self.deployments.get_mut(&id) {
+                d.push_event(at, EventKind::NotHeld, None, Actor::System, Some(message));
+            }
+            return;
+        }
         let Some(c) = self.consumers.get_mut(&consumer) else {
             return;
         };
@@ -227,14 +261,15 @@ impl Holds<'_> {
     }
 
     /// Holds back version `version` of `resource` on `consumer` because its weak subscription's brake
-    /// tripped, and says so in the consumer's events; answers the message (`None`: no such consumer, or
-    /// the version is already held there).
+    /// tripped, and says so in the consumer's events, naming the failed nodes (`named`, bounded); answers
+    /// the event's message (`None`: no such consumer, or the version is already held there).
     pub(crate) fn hold_by_brake(
         &mut self,
         consumer: &str,
         resource: &str,
         version: u64,
         trip: Trip,
+        named: &Named,
         at: Timestamp,
     ) -> Option<String> {
         let c = self.consumers.get_mut(consumer)?;
@@ -245,7 +280,10 @@ impl Holds<'_> {
             origin: HoldOrigin::Brake(trip),
             at,
         };
-        let message = hold.reason(consumer, resource, version);
+        let message = format!(
+            "{}; failed: {named}",
+            hold.reason(consumer, resource, version)
+        );
         c.holds
             .entry(resource.to_string())
             .or_default()

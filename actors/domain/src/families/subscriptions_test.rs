@@ -210,14 +210,49 @@ fn lifting_a_hold_on_a_strong_subscription_deploys_as_the_person_who_lifted_it()
 }
 
 #[test]
-fn a_pin_on_a_held_version_selects_nothing() {
+fn a_pin_on_a_held_version_still_selects_it_and_says_it_is_held() {
     let mut k = Kit::new(1);
     subscribe(&mut k, Mode::Weak, Some(2), Policy::default());
     let id = k.start_with(|_| {});
     k.failed(0);
     assert_eq!(k.d(id).status, Status::RolledBack);
-    assert_eq!(k.s.selected_version("c", "r"), None);
-    assert!(!k.s.targets("c-0").contains_key("r"));
+    assert!(k.s.consumer_map()["c"].held("r", 2));
+    // The pin is a person's decision: it beats the automatic hold.
+    assert_eq!(k.s.selected_version("c", "r"), Some(2));
+    // A node that joins the consumer gets the pinned version (the node the deployment moved keeps what
+    // the rollback left it on: a deployment by hand sticks, §4).
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec!["c-9".into()],
+        remove: vec![],
+    });
+    assert_eq!(k.s.targets("c-9")["r"].version, 2);
+    let view = k.s.consumer("c").unwrap();
+    let sub = &view.subscriptions["r"];
+    assert_eq!(sub.selected, Some(2));
+    assert_eq!(
+        sub.held.as_deref(),
+        Some("version 2 of r held back on c: rolled back by d-1")
+    );
+    // `deploy plan` of the pinned version says it is held too.
+    let plan =
+        k.s.plan_deployment(&DeploymentSpec {
+            consumer: "c".into(),
+            resource: "r".into(),
+            ..DeploymentSpec::default()
+        })
+        .unwrap();
+    assert_eq!((plan.version, plan.held.is_some()), (2, true));
+    // Without the pin the hold applies again.
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "r".into(),
+        mode: None,
+        pin: Change::Clear,
+        policy: PolicyPatch::default(),
+    });
+    assert_eq!(k.s.selected_version("c", "r"), Some(1));
+    assert_eq!(k.s.consumer("c").unwrap().subscriptions["r"].held, None);
 }
 
 #[test]
@@ -405,4 +440,95 @@ fn a_group_deployment_skips_held_versions_unless_it_names_them() {
     });
     assert!(k.s.consumer("c").unwrap().holds.is_empty());
     assert_eq!(k.d(k.s.consumer_map()["c"].active["r"]).version, 2);
+}
+
+#[test]
+fn a_rollback_by_a_person_or_a_timer_with_no_failure_holds_nothing() {
+    // A person rolls back a deployment no node failed: no evidence against the version.
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    let id = k.start_with(|_| {});
+    k.ok(rollback(id, None, Actor::User));
+    for i in 0..2 {
+        k.report(i, Some(1), &[(1, vp(true, true, None))]);
+    }
+    assert_eq!(k.status(id), Status::RolledBack);
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+    let last = k.s.deployment(id).unwrap().events.last().cloned().unwrap();
+    assert_eq!(last.action, Some(EventKind::NotHeld));
+    assert_eq!(
+        last.message.as_deref(),
+        Some(
+            "version 2 of r not held back on c: no node failed it and no analysis failed it \
+             (a timer or a person rolled it back)"
+        )
+    );
+    assert_eq!(k.s.selected_version("c", "r"), Some(2));
+
+    // A completion timeout ends a deployment whose node never finished: it timed out, it did not fail.
+    let mut k = Kit::new(1);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    let id = k.start_with(|s| {
+        s.completion = Some(Completion {
+            quorum: None,
+            timeout_ms: Some(5_000),
+            on_timeout: OnTimeout::Fail,
+        });
+    });
+    k.now += 6_000;
+    k.ok(Command::TickDeployment { id });
+    k.report(0, Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.status(id), Status::RolledBack);
+    assert!(k.s.consumer("c").unwrap().holds.is_empty());
+}
+
+#[test]
+fn a_node_that_failed_past_its_retries_is_evidence() {
+    let mut k = Kit::new(2);
+    subscribe(&mut k, Mode::Weak, None, Policy::default());
+    let id = roll_back_v2(&mut k);
+    assert!(
+        k.s.consumer_map()["c"].held("r", 2),
+        "{id} rolled back a failure"
+    );
+}
+
+#[test]
+fn a_full_deployment_by_hand_past_a_strong_pin_sticks() {
+    let mut k = Kit::new(2);
+    let v3 = k.publish(vec![]);
+    subscribe(&mut k, Mode::Strong, Some(2), Policy::default());
+    // The pin's automatic deployment of 2.
+    let auto = k.s.consumer_map()["c"].active["r"];
+    for i in 0..2 {
+        k.report(i, Some(2), &[(2, vp(true, true, None))]);
+    }
+    assert_eq!(k.status(auto), Status::RolledForward);
+    // A hotfix by hand, to 3, over the whole consumer.
+    let hotfix = k.start_with(|s| s.version = Some(v3));
+    for i in 0..2 {
+        k.report(i, Some(v3), &[(v3, vp(true, true, None))]);
+    }
+    assert_eq!(k.status(hotfix), Status::RolledForward);
+    // No automatic deployment reverts it to the pin.
+    assert!(
+        !k.s.consumer_map()["c"].active.contains_key("r"),
+        "an automatic deployment undid the hotfix"
+    );
+    assert_eq!(k.s.targets("c-0")["r"].version, v3);
+    // The selection changing (the pin moved) deploys again, and the event says so truly.
+    let v4 = k.publish(vec![]);
+    assert!(!k.s.consumer_map()["c"].active.contains_key("r"));
+    patch(&mut k, |c| {
+        if let Command::PatchSubscription { pin, .. } = c {
+            *pin = Change::Set(v4);
+        }
+    })
+    .unwrap();
+    let next = k.s.consumer_map()["c"].active["r"];
+    let created = k.d(next).events.iter().next().unwrap().clone();
+    assert_eq!(
+        created.message.as_deref(),
+        Some("selected version changed to 4")
+    );
 }

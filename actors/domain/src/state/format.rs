@@ -12,8 +12,11 @@
 /// empty (`Subscription::emptied_at`), deployments' pacing (bake, deadlines, gates, hard pause) and metric
 /// analysis (issue 23), disruption budgets and maintenance windows (issue 24); 4: weak subscriptions'
 /// brakes and holds by origin, consumer events (issue 23), fleet-wide limits, start jitter and
-/// `overrun: pause` (issue 24), the app log a node reports (issue 29); 5: a deployment's set of waits and its
-/// active clock replace `paused_by`, and its pacing deadlines are points in active time (issue 35).
+/// `overrun: pause` (issue 24), the app log a node reports (issue 29); 5 (issue 35): a deployment's set of waits
+/// and its active clock replace `paused_by`, its pacing deadlines are points in active time; a brake's minimum of
+/// failed nodes, since when a node runs its version healthy (`NodeResource::ok_since`), the selection a strong
+/// subscription's last deployment started under (`Subscription::last_selected`); the windows' hold of weak
+/// subscriptions (`weak_gate`).
 pub const STATE_FORMAT: u32 = 5;
 
 #[cfg(test)]

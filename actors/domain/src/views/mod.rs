@@ -111,6 +111,10 @@ pub struct SubscriptionView {
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
+    /// The hold on the selected version, when a pin selects a held-back version (a pin beats an automatic
+    /// hold): "version 2 of app held back on web by its brake: 3 of 10 nodes failed it within 10m, over 20%".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
     /// The version the consumer converged on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
@@ -319,6 +323,10 @@ impl ClusterState {
                             nodes: s.brake_record.failures.clone(),
                         }),
                     selected: self.selected_version(name, r),
+                    held: self.selected_version(name, r).and_then(|v| {
+                        let h = c.holds.get(r)?.get(&v)?;
+                        Some(h.reason(name, r, v))
+                    }),
                     version: s.version,
                     deployment: c.active.get(r).copied(),
                 };

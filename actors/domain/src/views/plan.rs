@@ -71,8 +71,9 @@ pub struct DeploymentPlan {
     pub version: u64,
     /// Why that version.
     pub version_reason: VersionReason,
-    /// The hold on the version given (DEPLOYMENTS.md §10), "version 3 of app held back on web: rolled
-    /// back by d-4": starting it needs `force`, which lifts the hold.
+    /// The hold on the version it would deploy (DEPLOYMENTS.md §10), "version 3 of app held back on web:
+    /// rolled back by d-4": the version given (starting it needs `force`, which lifts the hold) or the
+    /// one a pin selects (a pin beats a hold: it deploys without `force`, and the hold stays).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<String>,
     /// Newer versions passed over, newest first.

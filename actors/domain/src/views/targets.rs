@@ -76,7 +76,8 @@ impl ClusterState {
 impl ClusterState {
     /// A weak subscription's target: the selected version, download and install at once; but a node that
     /// the last deployment by hand moved keeps what it runs while the consumer's selection is still the
-    /// one that deployment started under and what it runs is not retracted (DEPLOYMENTS.md §4).
+    /// one that deployment started under and what it runs is not retracted, and a node that runs healthy
+    /// a version a brake holds back stays on it (DEPLOYMENTS.md §4).
     fn weak_target(
         &self,
         cname: &str,
@@ -98,7 +99,17 @@ impl ClusterState {
                 });
             }
         }
-        selection.selected_for_node(cname, r, ns).map(|v| Target {
+        let selected = selection.selected_for_node(cname, r, ns);
+        if let Some(v) = selection.frozen_by_brake(cname, r, ns, selected) {
+            // The brake freezes its version: a node that runs it healthy stays (DEPLOYMENTS.md §4).
+            return Some(Target {
+                version: v,
+                download: false,
+                install: false,
+                uninstall: false,
+            });
+        }
+        selected.map(|v| Target {
             version: v,
             download: true,
             install: true,

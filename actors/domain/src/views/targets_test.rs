@@ -2,7 +2,8 @@ use crate::testing::*;
 use crate::*;
 
 /// Consumers `multi` and `multi-b` share nodes `multi-0` and `multi-1`, both subscribed weakly to `mr`
-/// (as in the chaos workload); version 2 is rolled back by hand on `multi`, so it is held back there.
+/// (as in the chaos workload); version 2 fails on both nodes and is rolled back on `multi`, so it is held
+/// back there (a rollback holds only on evidence: nodes failed it).
 fn two_consumers_with_a_hold_on_one() -> Kit {
     let mut k = Kit::empty();
     k.fleet("multi", "mr", 2);
@@ -19,7 +20,17 @@ fn two_consumers_with_a_hold_on_one() -> Kit {
         v2,
         Strategy::AllAtOnce { fail_fast: false },
     ));
-    k.ok(rollback(id, None, Actor::User));
+    for n in ["multi-0", "multi-1"] {
+        k.report_node(
+            n,
+            "mr",
+            Some(1),
+            &[
+                (1, vp(true, true, None)),
+                (v2, vp(true, true, Some("exit 1"))),
+            ],
+        );
+    }
     for n in ["multi-0", "multi-1"] {
         k.report_node(n, "mr", Some(1), &[(1, vp(true, true, None))]);
     }
@@ -52,9 +63,10 @@ fn a_hold_on_one_consumer_keeps_the_version_off_nodes_another_consumer_shares() 
 }
 
 #[test]
-fn a_hold_wins_even_when_the_consumer_without_it_decides_the_targets() {
+fn a_pin_on_the_held_version_beats_the_hold() {
     let mut k = two_consumers_with_a_hold_on_one();
-    // `multi` pins the held version, so it selects nothing: today `multi-b` then decides and sends it.
+    // `multi` pins the held version: a person's pin beats an automatic hold (DEPLOYMENTS.md §3), so it
+    // still selects it (it used to select nothing, and then `multi-b` decided).
     k.ok(Command::PatchSubscription {
         consumer: "multi".into(),
         resource: "mr".into(),
@@ -63,9 +75,14 @@ fn a_hold_wins_even_when_the_consumer_without_it_decides_the_targets() {
         policy: PolicyPatch::default(),
     });
     for n in ["multi-0", "multi-1"] {
-        let t = k.target(n, "mr").expect("multi-b selects version 1");
-        assert_eq!(t.version, 1, "{n}: the strictest consumer wins");
+        let t = k.target(n, "mr").expect("multi's pin selects version 2");
+        assert_eq!(t.version, 2, "{n}: the pin selects its version");
     }
+    let view = k.s.consumer("multi").unwrap();
+    assert!(
+        view.subscriptions["mr"].held.is_some(),
+        "the view says it is held"
+    );
 }
 
 #[test]

@@ -34,10 +34,11 @@ fn brake() -> impl PStrategy<Value = Brake> {
         (1u32..6).prop_map(FailedNodes::Count),
         (1u32..60).prop_map(FailedNodes::Percent),
     ];
-    (max_failed, 1_000u64..60_000).prop_map(|(max_failed, window_ms)| Brake {
+    (max_failed, 1_000u64..60_000, 1u32..5).prop_map(|(max_failed, window_ms, min_failed)| Brake {
         enabled: true,
         max_failed,
         window_ms,
+        min_failed,
     })
 }
 
@@ -45,7 +46,7 @@ fn brake() -> impl PStrategy<Value = Brake> {
 fn tolerated(b: &Brake) -> usize {
     match b.max_failed {
         FailedNodes::Count(n) => n as usize,
-        FailedNodes::Percent(p) => NODES * p as usize / 100,
+        FailedNodes::Percent(p) => (NODES * p as usize / 100).max(b.min_failed as usize - 1),
     }
 }
 
