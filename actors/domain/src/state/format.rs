@@ -12,8 +12,9 @@
 /// empty (`Subscription::emptied_at`), deployments' pacing (bake, deadlines, gates, hard pause) and metric
 /// analysis (issue 23), disruption budgets and maintenance windows (issue 24); 4: weak subscriptions'
 /// brakes and holds by origin, consumer events (issue 23), fleet-wide limits, start jitter and
-/// `overrun: pause` (issue 24), the app log a node reports (issue 29).
-pub const STATE_FORMAT: u32 = 4;
+/// `overrun: pause` (issue 24), the app log a node reports (issue 29); 5: the weak subscriptions the
+/// maintenance windows hold (`ClusterState::weak_gate`, issue 35).
+pub const STATE_FORMAT: u32 = 5;
 
 #[cfg(test)]
 #[path = "format_test.rs"]

@@ -12,4 +12,5 @@ mod properties_judgement;
 mod rollback_properties;
 mod rolling_scenarios;
 mod selection_properties;
+mod weak_window_properties;
 mod window_properties;
