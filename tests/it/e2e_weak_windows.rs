@@ -142,9 +142,15 @@ async fn weak_nodes_wait_for_an_allow_window_and_move_when_it_opens_on_the_clock
         // Until it opens, nobody moves.
         while wall_ms() + 1_000 < opens {
             let t = probe(&api, &probe_node, "wk", 1).await?;
-            ensure!(t["install"] == false && t["version"] == 1, "before the opening: {t}");
+            ensure!(
+                t["install"] == false && t["version"] == 1,
+                "before the opening: {t}"
+            );
             let now = currents(&api, &nodes, "wk").await?;
-            ensure!(now.iter().all(|v| *v == Some(1)), "moved while closed: {now:?}");
+            ensure!(
+                now.iter().all(|v| *v == Some(1)),
+                "moved while closed: {now:?}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         // It opens: no command is sent, the leader's tick lets them go.

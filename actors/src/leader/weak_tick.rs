@@ -33,7 +33,10 @@ impl WeakTick {
         if !read_with(&self.host, |s| s.weak_tick_due(now)) {
             return None;
         }
-        tracing::debug!(now, "a window change for weak subscriptions: proposing Tick");
+        tracing::debug!(
+            now,
+            "a window change for weak subscriptions: proposing Tick"
+        );
         self.ticking = true;
         Some(Command::Tick)
     }

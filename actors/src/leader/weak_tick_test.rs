@@ -46,7 +46,10 @@ async fn a_recorded_window_change_is_ticked_once_and_then_the_next_one_is_awaite
     let answer = host.apply(cmd);
     tick.ticked(Ok(answer));
     let next = host.state.lock().unwrap().weak_gate().check_at.unwrap();
-    assert!(next > check_at, "the next change is recorded: {next} after {check_at}");
+    assert!(
+        next > check_at,
+        "the next change is recorded: {next} after {check_at}"
+    );
     if wall_ms() < next {
         assert!(tick.due().is_none(), "not due before the next change");
     }

@@ -129,7 +129,8 @@ impl WeakGate {
         if self.waits.is_empty() {
             return None;
         }
-        self.waits.get(&(consumer.to_string(), resource.to_string()))
+        self.waits
+            .get(&(consumer.to_string(), resource.to_string()))
     }
 
     /// Whether a tick is due at `now` (the leader's clock): a window change recorded has come.
@@ -169,7 +170,8 @@ pub fn held_target(
         .and_then(|r| r.versions.get(&t.version))
         .is_some_and(|p| !p.done);
     let back = current.is_some_and(|c| t.version < c) && wait.rollback;
-    if t.uninstall || !(t.download || t.install) || current == Some(t.version) || in_flight || back {
+    if t.uninstall || !(t.download || t.install) || current == Some(t.version) || in_flight || back
+    {
         return Some(t);
     }
     current.map(|v| Target {

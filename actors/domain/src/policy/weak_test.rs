@@ -67,7 +67,10 @@ fn a_weak_publish_inside_a_deny_window_waits_and_the_close_lets_every_node_take_
     assert_eq!(wait.windows, vec!["freeze".to_string()]);
     assert_eq!(wait.next_change, Some(10 * H + 30 * MIN));
     assert!(!k.s.weak_tick_due(10 * H + 29 * MIN));
-    assert!(k.s.weak_tick_due(10 * H + 30 * MIN), "the leader ticks at the close");
+    assert!(
+        k.s.weak_tick_due(10 * H + 30 * MIN),
+        "the leader ticks at the close"
+    );
     // A report in the meantime (a command that is not about windows) changes nothing.
     k.now = 10 * H + 20 * MIN;
     k.report_node("c-0", "r", Some(1), &[(1, vp(true, true, None))]);
@@ -190,7 +193,11 @@ fn a_move_back_passes_unless_a_holding_window_refuses_rollbacks() {
             by: Actor::User,
         });
         let want = if allow_rollback { go(1) } else { stay(2) };
-        assert_eq!(targets(&k), vec![want; 4], "allow_rollback {allow_rollback}");
+        assert_eq!(
+            targets(&k),
+            vec![want; 4],
+            "allow_rollback {allow_rollback}"
+        );
     }
 }
 
