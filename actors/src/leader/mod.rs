@@ -26,6 +26,7 @@ pub mod refusals;
 pub mod routing;
 pub mod supervisor;
 mod supervisor_actor;
+mod weak_tick;
 
 pub use children::{Children, Kin};
 pub use consumer::{ConsumerCore, REPORT_QUEUE_LIMIT};

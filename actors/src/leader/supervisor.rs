@@ -3,7 +3,8 @@
 //! this server becomes leader, re-armed from each outcome, stopped when it steps down), report
 //! routing and liveness (`routing.rs`: every report passes through it; `MarkInactive` on its
 //! interval) and housekeeping (`housekeeping.rs`: `ForgetNodes` on the same interval, `Prune` on
-//! leadership and state changes). It holds the one leader-side answer to "does this server
+//! leadership and state changes), and the `Tick` a window change for weak subscriptions asks for
+//! (`weak_tick.rs`, on the same interval). It holds the one leader-side answer to "does this server
 //! lead?" (`leadership.rs`) and says what to propose; it decides nothing itself. Time is passed
 //! in; the actix shell is `supervisor_actor.rs`, and convoy-lab's simulation drives it directly.
 
@@ -15,6 +16,7 @@ use super::host::{Host, ProposeError};
 use super::housekeeping::Housekeeping;
 use super::leadership::{Change, Role};
 use super::routing::{ReportRouting, Routed};
+use super::weak_tick::WeakTick;
 use crate::domain::{Command, NodeReport, Response};
 
 /// Settings of the leader's actors.
@@ -44,6 +46,8 @@ pub enum Job {
     MarkInactive,
     /// `Prune` (housekeeping's retention).
     Prune,
+    /// `Tick` (a window change for weak subscriptions).
+    WeakTick,
 }
 
 /// Follows leadership and hands each message to the job it concerns.
@@ -53,6 +57,7 @@ pub struct SupervisorCore<K: Kin> {
     children: Children<K>,
     routing: ReportRouting,
     housekeeping: Housekeeping,
+    weak_tick: WeakTick,
 }
 
 impl<K: Kin> SupervisorCore<K> {
@@ -66,6 +71,7 @@ impl<K: Kin> SupervisorCore<K> {
                 config.forget_nodes_after,
                 now,
             ),
+            weak_tick: WeakTick::new(host.clone()),
             housekeeping: Housekeeping::new(
                 host,
                 config.forget_nodes_after,
@@ -117,14 +123,18 @@ impl<K: Kin> SupervisorCore<K> {
         }
     }
 
-    /// On the liveness interval, at `now`: nodes to forget, then silent nodes to mark inactive.
-    /// Nothing while a `MarkInactive` is being committed.
+    /// On the liveness interval, at `now`: the `Tick` a window change for weak subscriptions asks for,
+    /// nodes to forget, then silent nodes to mark inactive. Nothing while a `MarkInactive` is being
+    /// committed.
     pub fn check_liveness(&mut self, now: Instant) -> Vec<(Job, Command)> {
         if !self.role.is_leader() || self.routing.marking() {
             return Vec::new();
         }
         let silent = self.routing.silent(now);
         let mut due = Vec::new();
+        if let Some(tick) = self.weak_tick.due() {
+            due.push((Job::WeakTick, tick));
+        }
         if let Some(forget) = self.housekeeping.forget(self.routing.liveness(), now) {
             due.push((Job::Forget, forget));
         }
@@ -154,6 +164,10 @@ impl<K: Kin> SupervisorCore<K> {
                 false
             }
             Job::Prune => self.housekeeping.pruned(result),
+            Job::WeakTick => {
+                self.weak_tick.ticked(result);
+                false
+            }
         }
     }
 

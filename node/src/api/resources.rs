@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::auth::Caller;
 use super::deployments::DryRun;
 use super::error::ApiError;
-use super::openapi::answers::{Reach, Taker, VersionPublished};
+use super::openapi::answers::{Reach, Taker, VersionPublished, WaitingTaker};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -130,7 +130,7 @@ pub(crate) struct PublishVersion {
 
 /// Who takes version `version` of `resource` in `s`: every consumer subscribed to it whose selection
 /// (`ClusterState::selected_version`, the domain's own rule) is that version; with `deployments`, the
-/// deployment of it a strong one runs.
+/// deployment of it a strong one runs; a weak one a maintenance window holds is listed as waiting.
 fn reach(s: &ClusterState, resource: &str, version: u64, deployments: bool) -> Reach {
     let mut reach = Reach::default();
     for name in s.consumer_names() {
@@ -149,6 +149,24 @@ fn reach(s: &ClusterState, resource: &str, version: u64, deployments: bool) -> R
                 .deployment
                 .filter(|d| deployments && s.rollout_of(*d).is_some_and(|(_, _, v)| v == version)),
         };
+        // A weak subscription a maintenance window holds waits for it (policy/weak.rs).
+        if let Some(wait) = s
+            .weak_gate()
+            .wait(name, resource)
+            .filter(|_| sub.mode == Mode::Weak)
+        {
+            if reach.waiting.len() < Reach::MAX_LISTED {
+                reach.waiting.push(WaitingTaker {
+                    consumer: taker.consumer,
+                    nodes: taker.nodes,
+                    windows: wait.windows.clone(),
+                    next_change: wait.next_change,
+                });
+            } else {
+                reach.unlisted += 1;
+            }
+            continue;
+        }
         let list = match sub.mode {
             Mode::Weak => {
                 reach.nodes_at_once += taker.nodes;

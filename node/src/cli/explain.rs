@@ -102,6 +102,15 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
             None => "held by windows: it would start paused\n".to_string(),
         };
     }
+    if let Some(w) = &p.weak_waiting {
+        out += &format!(
+            "weak nodes wait for window {}: outside a deployment they keep what they run{}\n",
+            w.windows.join(", "),
+            w.next_change
+                .map(|t| format!(" (next change at {})", super::table::timestamp(t)))
+                .unwrap_or_default()
+        );
+    }
     for b in &p.budgets {
         out += &format!(
             "budget of {}: {} of {} may be unavailable, {} are; {} disruption(s) left\n",

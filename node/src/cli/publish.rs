@@ -25,17 +25,45 @@ fn takers(list: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `consumer (N nodes, window a, b[, next change at T])` for each weak consumer a window holds.
+fn waiting(list: &Value) -> Vec<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let nodes = t["nodes"].as_u64().unwrap_or(0);
+            let windows: Vec<&str> = t["windows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let next = t["next_change"]
+                .as_u64()
+                .map(|at| format!(", next change at {}", super::table::timestamp(at)))
+                .unwrap_or_default();
+            format!(
+                "{} ({nodes} node{}, window {}{next})",
+                t["consumer"].as_str().unwrap_or("?"),
+                if nodes == 1 { "" } else { "s" },
+                windows.join(", ")
+            )
+        })
+        .collect()
+}
+
 /// The lines `resource publish` prints for the answer `v` (a dry run's when `dry_run`).
 pub fn reach(resource: &str, dry_run: bool, v: &Value) -> String {
     let version = &v["version"];
     let reach = &v["reach"];
     // The verbs: (one subject, several subjects, getting).
-    let (head, takes, take, get) = if dry_run {
+    let (head, takes, take, get, wait) = if dry_run {
         (
             format!("dry run: {resource} version {version} would be published (nothing changed)"),
             "would take",
             "would take",
             "would get",
+            "would wait",
         )
     } else {
         (
@@ -43,6 +71,7 @@ pub fn reach(resource: &str, dry_run: bool, v: &Value) -> String {
             "takes",
             "take",
             "get",
+            "wait",
         )
     };
     let mut lines = vec![head];
@@ -55,6 +84,13 @@ pub fn reach(resource: &str, dry_run: bool, v: &Value) -> String {
             "weak subscriptions {take} it at once, no deployment: {} ({nodes} node{} in all)",
             at_once.join(", "),
             if nodes == 1 { "" } else { "s" }
+        ));
+    }
+    let waiting = waiting(&reach["waiting"]);
+    if !waiting.is_empty() {
+        lines.push(format!(
+            "weak subscriptions {wait} for a maintenance window, their nodes keep what they run: {}",
+            waiting.join(", ")
         ));
     }
     let by_deployment = takers(&reach["by_deployment"]);
@@ -87,6 +123,17 @@ mod tests {
             "published tool version 3\n\
              weak subscriptions take it at once, no deployment: edge (6 nodes), lab (1 node) (7 nodes in all)\n\
              strong subscriptions get it through a deployment: web (3 nodes, d-4)"
+        );
+        let held = json!({"resource": "tool", "version": 3, "reach": {
+            "at_once": [], "nodes_at_once": 0,
+            "waiting": [{"consumer": "edge", "nodes": 4, "windows": ["freeze"]}],
+            "by_deployment": [], "unlisted": 0}});
+        assert_eq!(
+            reach("tool", false, &held),
+            "published tool version 3\n\
+             no weak subscription takes it at once\n\
+             weak subscriptions wait for a maintenance window, their nodes keep what they run: \
+             edge (4 nodes, window freeze)"
         );
         let none = json!({"version": 4, "reach": {"at_once": [], "nodes_at_once": 0,
             "by_deployment": [], "unlisted": 0}});

@@ -3,13 +3,15 @@
 //! (`budget`), the unavailable nodes they count (`ledger`), and the pass that admits under them at the end
 //! of every apply (`admission`), and maintenance windows (`windows`: cron schedules in time zones), the
 //! fleet-wide limits on installs and downloads at once (`limits`), and the gate combining budgets and
-//! limits (`gate`), and the windows' clock (`window_clock`: each schedule parsed once, its state kept until it
-//! changes).
+//! limits (`gate`); the windows' clock (`window_clock`: each schedule parsed once, its state kept until it
+//! changes); the weak subscriptions the windows hold, judged in the replicated apply and read by their nodes'
+//! targets (`weak`).
 
 pub mod admission;
 pub mod budget;
 pub mod gate;
 pub mod ledger;
 pub mod limits;
+pub mod weak;
 pub mod window_clock;
 pub mod windows;

@@ -22,6 +22,7 @@ use crate::families::settle::Cx;
 use crate::policy::admission;
 use crate::policy::budget::Budget;
 use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
+use crate::policy::weak::{self, WeakGate};
 use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Window, MAX_WINDOWS};
 use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
@@ -68,6 +69,9 @@ pub struct ClusterState {
     /// The fleet-wide limits and who set them (issue 24 §3); `None`: never set.
     #[serde(default)]
     fleet: Option<FleetSetting>,
+    /// The weak subscriptions the windows hold, and when that is judged again (issue 35 §6).
+    #[serde(default)]
+    weak_gate: WeakGate,
 }
 
 impl ClusterState {
@@ -86,6 +90,7 @@ impl ClusterState {
     ) -> Result<(Response, Outcome), DomainError> {
         let mut cx = Cx::new(at);
         cx.hold = self.hold();
+        let rejudge = weak::rejudges(&cmd);
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -426,6 +431,7 @@ impl ClusterState {
             }
         };
         self.settle(&mut cx);
+        self.judge_weak(at, rejudge);
         for id in std::mem::take(&mut cx.touched) {
             cx.outcome.deadline(id, self.deployment_deadline(id));
         }
@@ -485,6 +491,27 @@ impl ClusterState {
     /// The disruption budgets by consumer (read-only).
     pub(crate) fn budget_map(&self) -> &CowMap<String, Budget> {
         &self.budgets
+    }
+
+    /// The weak subscriptions the windows hold (read-only).
+    pub fn weak_gate(&self) -> &WeakGate {
+        &self.weak_gate
+    }
+
+    /// For the leader, with its own clock: whether a window change that a weak subscription waits for
+    /// has come, so a `Tick` is due (`policy/weak.rs`).
+    pub fn weak_tick_due(&self, now: Timestamp) -> bool {
+        self.weak_gate.due(now)
+    }
+
+    /// Judges the weak subscriptions under the windows at `at` when `rejudge` or a recorded window
+    /// change has come (`policy/weak.rs`).
+    fn judge_weak(&mut self, at: Timestamp, rejudge: bool) {
+        if !self.weak_gate.in_use(self.windows.len()) || !(rejudge || self.weak_gate.due(at)) {
+            return;
+        }
+        let now = admission::windows_at(&self.windows, at);
+        self.weak_gate.refresh(&self.consumers, &now, at);
     }
 
     /// The maintenance windows by name (read-only).

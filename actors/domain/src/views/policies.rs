@@ -26,6 +26,10 @@ pub struct PlanPolicies {
     pub held: bool,
     /// The budgets of the consumers its nodes are in, and their use now.
     pub budgets: Vec<BudgetView>,
+    /// The consumer's subscription to the resource is weak and windows hold it now (the replicated record,
+    /// `policy/weak.rs`): its nodes outside a deployment keep what they run until no window holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_waiting: Option<crate::policy::weak::WeakWait>,
     /// When it is expected to finish, from the windows' schedule and a stated time per node (the API
     /// fills it in: `views/finish.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +94,7 @@ impl ClusterState {
             held_until,
             held: v.closed,
             budgets: names.iter().filter_map(|n| self.budget(n)).collect(),
+            weak_waiting: self.weak_gate().wait(consumer, resource).cloned(),
             finish: None,
         }
     }

@@ -12,7 +12,8 @@ impl ClusterState {
     ///
     /// - inside an active deployment: by its state there (download window → `download`, install window or
     ///   rollback window → `install`; anything else holds still at the deployment's or its from-version);
-    /// - weak subscription: the selected version, download and install at once;
+    /// - weak subscription: the selected version, download and install at once, unless a maintenance
+    ///   window holds it (`policy/weak.rs`: then it keeps what it runs);
     /// - strong subscription, no deployment: stay on the current version (a node that has none, or is behind the
     ///   version the consumer converged on, gets it through a follow-up deployment). Nodes never move outside a
     ///   deployment.
@@ -43,7 +44,13 @@ impl ClusterState {
                     continue;
                 }
                 let t = match sub.mode {
-                    Mode::Weak => self.weak_target(cname, r, sub, node_id, ns),
+                    // Held by a maintenance window: policy/weak.rs.
+                    Mode::Weak => self.weak_gate().gate(
+                        cname,
+                        r,
+                        ns,
+                        self.weak_target(cname, r, sub, node_id, ns),
+                    ),
                     // Outside a deployment a node stays where it is; one behind the converged
                     // version (or holding none) gets it through a follow-up deployment
                     // (reconverge.rs), never on its own.

@@ -13,4 +13,5 @@ mod rollback_properties;
 mod rolling_scenarios;
 mod selection_properties;
 mod wait_properties;
+mod weak_window_properties;
 mod window_properties;

@@ -123,6 +123,9 @@ pub struct Reach {
     pub at_once: Vec<Taker>,
     /// The nodes of all those consumers (also of those past the list's end).
     pub nodes_at_once: u64,
+    /// Weak subscriptions a maintenance window holds: their nodes keep what they run until no window
+    /// holds them, then take it on their own (DEPLOYMENTS.md §16).
+    pub waiting: Vec<WaitingTaker>,
     /// Strong subscriptions: it comes to their nodes through a deployment started automatically.
     pub by_deployment: Vec<Taker>,
     /// Consumers that take it but are left out of the two lists (past their length).
@@ -144,6 +147,20 @@ pub struct Taker {
     /// The deployment that takes it there (strong subscriptions, not in a dry run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentId>,
+}
+
+/// A weak consumer a new version reaches once no maintenance window holds it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WaitingTaker {
+    /// The consumer.
+    pub consumer: String,
+    /// How many nodes it has.
+    pub nodes: u64,
+    /// The windows holding it, by name.
+    pub windows: Vec<String>,
+    /// When one of the windows that apply to it next opens or closes (ms since the epoch; absent: never).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_change: Option<Timestamp>,
 }
 
 /// `POST /v1/nodes/{id}/report`: what the node should do now, per resource.

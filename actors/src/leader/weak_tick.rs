@@ -1,0 +1,56 @@
+//! The leader's tick for maintenance windows that hold weak subscriptions (domain `policy/weak.rs`): the
+//! replicated state records when a window that applies to a weak subscription next opens or closes; when
+//! the leader's clock reaches it, one `Tick` is proposed, whose apply judges the weak subscriptions again
+//! with the leader-stamped time. Checked on the supervisor's liveness interval; one at a time.
+
+use std::sync::Arc;
+
+use super::host::{read_with, Host, ProposeError};
+use crate::domain::{Command, Response};
+
+/// Proposes the `Tick` a recorded window change asks for.
+pub struct WeakTick {
+    host: Arc<dyn Host>,
+    /// A `Tick` is being committed.
+    ticking: bool,
+}
+
+impl WeakTick {
+    /// No tick in flight.
+    pub fn new(host: Arc<dyn Host>) -> Self {
+        Self {
+            host,
+            ticking: false,
+        }
+    }
+
+    /// The `Tick` to propose now, if a recorded window change has come and none is being committed.
+    pub fn due(&mut self) -> Option<Command> {
+        if self.ticking {
+            return None;
+        }
+        let now = self.host.now_ms();
+        if !read_with(&self.host, |s| s.weak_tick_due(now)) {
+            return None;
+        }
+        tracing::debug!(
+            now,
+            "a window change for weak subscriptions: proposing Tick"
+        );
+        self.ticking = true;
+        Some(Command::Tick)
+    }
+
+    /// The `Tick` proposed by [`WeakTick::due`] was committed or not (a failed one is retried at the
+    /// next check).
+    pub fn ticked(&mut self, result: Result<Response, ProposeError>) {
+        self.ticking = false;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "Tick for maintenance windows not committed");
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "weak_tick_test.rs"]
+mod tests;
