@@ -305,21 +305,6 @@ async fn a_follower_down_costs_one_warn_when_it_goes_and_one_when_it_is_back() -
     no_panic(&cluster)
 }
 
-/// Copies directory `from` to `to` (a stopped server's data dir: a backup).
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_restored_from_an_old_backup_is_refused_and_the_leader_keeps_writing(
 ) -> anyhow::Result<()> {
@@ -419,7 +404,8 @@ async fn a_data_dir_of_another_state_format_is_refused_at_start() -> anyhow::Res
     no_panic(&cluster)
 }
 
-/// Copies directory `from` into `to` (replacing it), files and subdirectories.
+/// Copies directory `from` into `to` (replacing it), files and subdirectories (a stopped server's data dir: a
+/// backup).
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to)?;

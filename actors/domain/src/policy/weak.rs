@@ -22,29 +22,12 @@
 //! node that runs nothing gets nothing. Budgets, fleet limits and start jitter do not apply to weak nodes
 //! (DEPLOYMENTS.md §16).
 
-use crate::command::Command;
 use crate::entities::model::{Consumer, Mode, NodeState};
 use crate::policy::admission::{verdict, WindowNow};
 use crate::values::ids::Timestamp;
-use crate::views::Target;
 use convoy_collections::CowMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Whether `cmd` can change a weak subscription's verdict (windows, subscriptions, consumers come or go):
-/// its apply judges them all again, whatever `check_at` says.
-pub fn rejudges(cmd: &Command) -> bool {
-    matches!(
-        cmd,
-        Command::CreateWindow(_)
-            | Command::DeleteWindow { .. }
-            | Command::Subscribe { .. }
-            | Command::PatchSubscription { .. }
-            | Command::Unsubscribe { .. }
-            | Command::CreateConsumer { .. }
-            | Command::DeleteConsumer { .. }
-    )
-}
 
 /// Why a weak subscription's nodes wait: the windows holding it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -137,49 +120,6 @@ impl WeakGate {
     pub fn due(&self, now: Timestamp) -> bool {
         self.check_at.is_some_and(|t| t <= now)
     }
-
-    /// The weak target `target` of node `ns` for `resource` as a node of `consumer`, held as the windows
-    /// say (see the module doc).
-    pub fn gate(
-        &self,
-        consumer: &str,
-        resource: &str,
-        ns: &NodeState,
-        target: Option<Target>,
-    ) -> Option<Target> {
-        match self.wait(consumer, resource) {
-            None => target,
-            Some(w) => held_target(w, ns, resource, target),
-        }
-    }
-}
-
-/// What node `ns` may do of `resource` while `wait` holds its weak subscription, `target` being what it
-/// would do otherwise.
-pub fn held_target(
-    wait: &WeakWait,
-    ns: &NodeState,
-    resource: &str,
-    target: Option<Target>,
-) -> Option<Target> {
-    let t = target?;
-    let current = ns.current(resource);
-    let in_flight = ns
-        .resources
-        .get(resource)
-        .and_then(|r| r.versions.get(&t.version))
-        .is_some_and(|p| !p.done);
-    let back = current.is_some_and(|c| t.version < c) && wait.rollback;
-    if t.uninstall || !(t.download || t.install) || current == Some(t.version) || in_flight || back
-    {
-        return Some(t);
-    }
-    current.map(|v| Target {
-        version: v,
-        download: false,
-        install: false,
-        uninstall: false,
-    })
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ fn held_target_keeps_what_the_node_runs() {
     };
     let mut ns = NodeState::default();
     assert_eq!(
-        crate::policy::weak::held_target(&wait, &ns, "r", go(2)),
+        crate::views::targets::held_target(&wait, &ns, "r", go(2)),
         None,
         "runs nothing: gets nothing"
     );
@@ -251,15 +251,15 @@ fn held_target_keeps_what_the_node_runs() {
         },
     );
     assert_eq!(
-        crate::policy::weak::held_target(&wait, &ns, "r", go(2)),
+        crate::views::targets::held_target(&wait, &ns, "r", go(2)),
         stay(1)
     );
     assert_eq!(
-        crate::policy::weak::held_target(&wait, &ns, "r", go(1)),
+        crate::views::targets::held_target(&wait, &ns, "r", go(1)),
         go(1)
     );
     assert_eq!(
-        crate::policy::weak::held_target(&wait, &ns, "r", Some(Target::uninstall(1))),
+        crate::views::targets::held_target(&wait, &ns, "r", Some(Target::uninstall(1))),
         Some(Target::uninstall(1)),
         "a removal is not an install"
     );

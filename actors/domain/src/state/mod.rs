@@ -22,7 +22,7 @@ use crate::families::settle::Cx;
 use crate::policy::admission;
 use crate::policy::budget::Budget;
 use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
-use crate::policy::weak::{self, WeakGate};
+use crate::policy::weak::WeakGate;
 use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Window, MAX_WINDOWS};
 use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
@@ -90,7 +90,7 @@ impl ClusterState {
     ) -> Result<(Response, Outcome), DomainError> {
         let mut cx = Cx::new(at);
         cx.hold = self.hold();
-        let rejudge = weak::rejudges(&cmd);
+        let rejudge = rejudges_weak(&cmd);
         let response = match cmd {
             Command::CreateResource { name } => {
                 self.registry().create_resource(name)?;
@@ -553,6 +553,21 @@ impl ClusterState {
         }
         Ok(state)
     }
+}
+
+/// Whether `cmd` can change a weak subscription's verdict (windows, subscriptions, consumers come or go):
+/// its apply judges them all again, whatever `check_at` says.
+fn rejudges_weak(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::CreateWindow(_)
+            | Command::DeleteWindow { .. }
+            | Command::Subscribe { .. }
+            | Command::PatchSubscription { .. }
+            | Command::Unsubscribe { .. }
+            | Command::CreateConsumer { .. }
+            | Command::DeleteConsumer { .. }
+    )
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::deployment::{Deployment, NodePhase};
 use crate::entities::model::{Mode, NodeState, Subscription};
+use crate::policy::weak::{WeakGate, WeakWait};
 use crate::state::ClusterState;
 use crate::values::status::Status;
 use crate::views::Target;
@@ -45,7 +46,8 @@ impl ClusterState {
                 }
                 let t = match sub.mode {
                     // Held by a maintenance window: policy/weak.rs.
-                    Mode::Weak => self.weak_gate().gate(
+                    Mode::Weak => weak_gated(
+                        self.weak_gate(),
                         cname,
                         r,
                         ns,
@@ -182,6 +184,49 @@ fn deployment_target(d: &Deployment, p: usize, ns: &NodeState) -> Option<Target>
             node.from_version.map_or_else(|| hold(d.version), hold)
         }
     }
+}
+
+/// The weak target `target` of node `ns` for `resource` as a node of `consumer`, held as the windows say
+/// (`policy/weak.rs`).
+fn weak_gated(
+    gate: &WeakGate,
+    consumer: &str,
+    resource: &str,
+    ns: &NodeState,
+    target: Option<Target>,
+) -> Option<Target> {
+    match gate.wait(consumer, resource) {
+        None => target,
+        Some(w) => held_target(w, ns, resource, target),
+    }
+}
+
+/// What node `ns` may do of `resource` while `wait` holds its weak subscription, `target` being what it
+/// would do otherwise.
+pub fn held_target(
+    wait: &WeakWait,
+    ns: &NodeState,
+    resource: &str,
+    target: Option<Target>,
+) -> Option<Target> {
+    let t = target?;
+    let current = ns.current(resource);
+    let in_flight = ns
+        .resources
+        .get(resource)
+        .and_then(|r| r.versions.get(&t.version))
+        .is_some_and(|p| !p.done);
+    let back = current.is_some_and(|c| t.version < c) && wait.rollback;
+    if t.uninstall || !(t.download || t.install) || current == Some(t.version) || in_flight || back
+    {
+        return Some(t);
+    }
+    current.map(|v| Target {
+        version: v,
+        download: false,
+        install: false,
+        uninstall: false,
+    })
 }
 
 #[cfg(test)]
