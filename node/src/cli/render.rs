@@ -371,12 +371,12 @@ pub fn deployment_line(d: &DeploymentView) -> String {
         .and_then(|w| w.by.as_deref())
         .map(|by| format!(" {by}"))
         .unwrap_or_default();
-    let more = (d.waits.len() > 1)
-        .then(|| {
-            let all: Vec<String> = d.waits.iter().map(wait_word).collect();
-            format!("; waits: {}", all.join(", "))
-        })
-        .unwrap_or_default();
+    let more = if d.waits.len() > 1 {
+        let all: Vec<String> = d.waits.iter().map(wait_word).collect();
+        format!("; waits: {}", all.join(", "))
+    } else {
+        String::new()
+    };
     let held = d
         .paused_by
         .as_ref()

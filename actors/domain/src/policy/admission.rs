@@ -312,14 +312,12 @@ impl Admission<'_> {
                     let forward = d.status.is_forward();
                     let names = v.by.join(", ");
                     let msg = format!("held by window {names}");
-                    if d.hold_by_window(names, at, msg) {
-                        if forward && v.recall {
-                            let why = format!(
-                                "install permission taken back: window {} closed (overrun: pause)",
-                                v.by.join(", ")
-                            );
-                            d.recall_unstarted(at, &Actor::System, &why);
-                        }
+                    if d.hold_by_window(names, at, msg) && forward && v.recall {
+                        let why = format!(
+                            "install permission taken back: window {} closed (overrun: pause)",
+                            v.by.join(", ")
+                        );
+                        d.recall_unstarted(at, &Actor::System, &why);
                     }
                 }
                 Move::Release => {

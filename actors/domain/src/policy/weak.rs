@@ -22,7 +22,7 @@
 //! node that runs nothing gets nothing. Budgets, fleet limits and start jitter do not apply to weak nodes
 //! (DEPLOYMENTS.md §16).
 
-use crate::entities::model::{Consumer, Mode, NodeState};
+use crate::entities::model::{Consumer, Mode};
 use crate::policy::admission::{verdict, WindowNow};
 use crate::values::ids::Timestamp;
 use convoy_collections::CowMap;

@@ -57,7 +57,7 @@ fn timer_messages(k: &Kit, id: DeploymentId, from: usize) -> Vec<(Option<u32>, S
 fn observe(k: &Kit, id: DeploymentId, m: &mut Model, seen: usize, before: &mut [bool; NODES]) {
     let phases = k.phases(id);
     let installing = |p: usize| phases[p] == NodePhase::Installing;
-    for (node, msg) in timer_messages(&k, id, seen) {
+    for (node, msg) in timer_messages(k, id, seen) {
         if msg.starts_with("completion timeout") {
             assert!(
                 m.active >= TIMEOUT,
