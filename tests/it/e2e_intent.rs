@@ -61,7 +61,7 @@ async fn a_rollback_by_a_timer_or_a_person_holds_nothing() -> anyhow::Result<()>
     let view = wait_status(&api, id, "ROLLED_BACK", LONG).await?;
     let holds_now = holds(&api, "ev").await?;
     ensure!(
-        holds_now.as_array().is_some_and(|h| h.is_empty()),
+        holds_now.as_array().is_none_or(|h| h.is_empty()),
         "a timer held version 2: {holds_now}"
     );
     let not_held = last_event(&view, "not_held").context("no not_held event")?;
@@ -85,7 +85,7 @@ async fn a_rollback_by_a_timer_or_a_person_holds_nothing() -> anyhow::Result<()>
     wait_status(&api, id, "ROLLED_BACK", LONG).await?;
     let holds_now = holds(&api, "ev").await?;
     ensure!(
-        holds_now.as_array().is_some_and(|h| h.is_empty()),
+        holds_now.as_array().is_none_or(|h| h.is_empty()),
         "a rollback by hand with no failure held version 2: {holds_now}"
     );
     // So the next start of it needs no force.

@@ -20,7 +20,13 @@ const LONG: Duration = Duration::from_secs(60);
 async fn probe(api: &RawClient, node: &str, resource: &str, version: u64) -> anyhow::Result<Value> {
     let report = json!({"resources": {resource: {"current": version}}});
     let answer = post_ok(api, &format!("/v1/nodes/{node}/report"), report).await?;
-    Ok(answer["targets"][resource].clone())
+    // The answer leaves out a resource with nothing to do: the node keeps the version it runs.
+    let t = answer["targets"][resource].clone();
+    Ok(if t.is_null() {
+        json!({"version": version, "download": false, "install": false})
+    } else {
+        t
+    })
 }
 
 fn wall_ms() -> u64 {
