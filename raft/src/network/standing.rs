@@ -74,6 +74,10 @@ impl Default for Standing {
     }
 }
 
+/// How long a server must have worked with no peer before a refusal of another cluster's makes it the odd
+/// one out.
+const QUIET: Duration = Duration::from_secs(1);
+
 impl Standing {
     /// A request was answered, sent or served: this server works with some peer.
     pub fn exchanged(&self) {
@@ -165,7 +169,13 @@ impl Standing {
             .lock()
             .unwrap()
             .as_ref()
-            .filter(|(at, _)| at.elapsed() < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < *at))
+            // Quiet: no exchange since the refusal, nor in the last second. A leader that keeps working with
+            // its other peers exchanges many times a second, so a stray server refusing it (or refused by it)
+            // never makes it stop serving between two heartbeats.
+            .filter(|(at, _)| {
+                at.elapsed() < REFUSAL_MEMORY
+                    && exchanged.is_none_or(|a| a < *at && a.elapsed() >= QUIET)
+            })
             .map(|(_, why)| why.clone())
     }
 
@@ -186,7 +196,8 @@ impl Standing {
         let now = Instant::now();
         let exchanged = self.last_exchange();
         let recent = |at: Instant| {
-            now.duration_since(at) < REFUSAL_MEMORY && exchanged.is_none_or(|a| a < at)
+            now.duration_since(at) < REFUSAL_MEMORY
+                && exchanged.is_none_or(|a| a < at && now.duration_since(a) >= QUIET)
         };
         let peers = self.peers.lock().unwrap();
         let by_peer = peers
