@@ -18,12 +18,12 @@ async fn a_recorded_window_change_is_ticked_once_and_then_the_next_one_is_awaite
         pin: None,
         policy: Policy::default(),
     });
-    // Opens every 2 s for 1 s: a change within a second.
+    // Opens every 10 s for 5 s (6 openings a minute, the most a window may have): a change within 5 s.
     host.apply(Command::CreateWindow(Window {
         name: "flicker".into(),
         kind: WindowKind::Deny,
-        schedule: "*/2 * * * * *".into(),
-        duration_ms: 1_000,
+        schedule: "*/10 * * * * *".into(),
+        duration_ms: 5_000,
         time_zone: "UTC".into(),
         applies_to: AppliesTo::default(),
         overrun: Overrun::FinishInFlight,

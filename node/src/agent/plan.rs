@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use convoy_actors::domain::Target;
 
+pub use super::state::valid_name;
 use super::state::AgentState;
 
 /// One thing to do for a resource's version.
@@ -134,15 +135,4 @@ pub fn needs_views(actions: &[Action]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-/// A resource name that is safe as a directory name.
-pub fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "."
-        && name != ".."
-        && name.len() <= 200
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }

@@ -148,7 +148,7 @@ impl AgentState {
         let mut added = false;
         for (name, t) in targets {
             if t.uninstall
-                || !super::plan::valid_name(name)
+                || !valid_name(name)
                 || self.uninterested.contains(name)
                 || self.resources.contains_key(name)
             {
@@ -210,6 +210,17 @@ pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+}
+
+/// A resource name that is safe as a directory name.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name.len() <= 200
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 #[cfg(test)]
