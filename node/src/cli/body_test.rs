@@ -253,7 +253,7 @@ fn subscribe_sends_only_the_flags_given_and_nulls_for_cleared_fields() {
         json!({"brake": {"enabled": true, "max_failed": 5, "min_failed": 3, "window_ms": 600000}})
     );
     let weak: SubscriptionView = serde_json::from_value(
-        json!({"mode": "weak", "brake": {"enabled": true, "max_failed": 5, "window_ms": 600000}}),
+        json!({"mode": "weak", "brake": {"enabled": true, "max_failed": 5, "min_failed": 3, "window_ms": 600000}}),
     )
     .unwrap();
     assert_eq!(
@@ -262,7 +262,7 @@ fn subscribe_sends_only_the_flags_given_and_nulls_for_cleared_fields() {
             Some(&weak)
         )
         .unwrap(),
-        json!({"brake": {"enabled": true, "max_failed": 5, "window_ms": 1800000}}),
+        json!({"brake": {"enabled": true, "max_failed": 5, "min_failed": 3, "window_ms": 1800000}}),
         "the window alone keeps the existing tolerance"
     );
     assert_eq!(
