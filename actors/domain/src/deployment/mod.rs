@@ -7,6 +7,7 @@ pub mod clock;
 pub mod counters;
 pub mod deadlines;
 pub mod gates;
+pub mod held;
 pub mod jitter;
 pub mod judgement;
 pub mod pace;

@@ -230,11 +230,6 @@ impl Deployment {
         }
     }
 
-    /// Nodes of its own are in flight going forward: installing, watching, retrying, downloading.
-    pub fn in_flight(&self) -> bool {
-        self.forward.install_used > self.tally.failed || self.forward.download_used > 0
-    }
-
     fn admit_forward_now(&mut self, at: Timestamp, by: &Actor, gate: &mut dyn Gate) {
         if self.jitter_at.is_some() {
             // Set again below if a node still waits for its start jitter.
@@ -579,28 +574,6 @@ impl Deployment {
         self.sync_node_clock(p, at);
         self.tally.skipped += 1;
         self.node_event(at, EventKind::Skipped, p, by, Some(reason.to_string()));
-    }
-
-    /// The deployment moves again after waiting: every node in flight is judged on what it says now (its
-    /// last report, kept in `seen`), as if that report had just come (by `system`).
-    pub(crate) fn rejudge_held(&mut self, at: Timestamp) {
-        let in_flight: Vec<usize> = self
-            .touched
-            .iter()
-            .map(|p| *p as usize)
-            .filter(|p| {
-                matches!(
-                    self.nodes[*p].phase,
-                    NodePhase::Installing | NodePhase::Watching
-                )
-            })
-            .collect();
-        for p in in_flight {
-            let bits = self.nodes[p].seen;
-            let why = Some("failed while the deployment waited".to_string());
-            self.fetching(p, |d| d.react(p, bits, why, at, &Actor::System));
-            self.sync_node_clock(p, at);
-        }
     }
 
     /// Watches that ended by `at` succeed (convoy's own decision: `system`); none while the deployment waits.
