@@ -425,8 +425,6 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> 
 /// secret) refuses its peers as another cluster's; it was ready and served that cluster's state. Now its
 /// `/readyz` says 503 with the reason, its reads and writes are refused, and its peers go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "open finding (RELIABILITY.md): the odd server is refused and says another_cluster, but the healthy \
-            leader then answers writes 503 within 2 s; cause not pinned, run with --ignored"]
 async fn a_server_on_another_clusters_data_is_not_ready_and_serves_nothing() -> anyhow::Result<()> {
     let mut ours = Cluster::start(3).await?;
     let mut other = Cluster::start(1).await?;

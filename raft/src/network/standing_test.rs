@@ -89,3 +89,29 @@ fn a_server_alone_that_refuses_its_peers_as_another_clusters_is_the_odd_one_out(
     standing.exchanged();
     assert_eq!(standing.refuses_peers(), None);
 }
+
+#[test]
+fn a_server_that_exchanged_a_moment_before_a_refusal_stays_ready() {
+    // A leader working with its healthy follower exchanges many times a second: a stray server refusing it (or
+    // refused by it) between two heartbeats must not make it stop serving (issue 37; the e2e test
+    // `a_server_on_another_clusters_data_is_not_ready_and_serves_nothing` saw its writes answered 503).
+    let standing = Standing::default();
+    standing.exchanged();
+    std::thread::sleep(Duration::from_millis(5));
+    standing.we_refuse(
+        2,
+        &Refusal::OtherCluster {
+            by: 0,
+            of: 2,
+            ours: crate::identity::ClusterId(7),
+            theirs: crate::identity::ClusterId(9),
+        },
+    );
+    standing.trouble(
+        2,
+        Trouble::RefusesUs,
+        "server 2 refuses server 0: different clusters",
+    );
+    assert_eq!(standing.refuses_peers(), None);
+    assert_eq!(standing.refused_by_peers(), None);
+}
