@@ -238,6 +238,13 @@ impl Kit {
         }
     }
 
+    /// The targets of `r` on consumer `c`'s `n` nodes `c-0..`, in order.
+    pub fn targets_of(&self, c: &str, r: &str, n: usize) -> Vec<Option<Target>> {
+        (0..n)
+            .map(|i| self.target(&format!("{c}-{i}"), r))
+            .collect()
+    }
+
     /// Publishes the next version of `r`, with no dependency.
     pub fn publish_to(&mut self, r: &str) -> u64 {
         self.publish_deps(r, vec![])
@@ -432,4 +439,19 @@ pub fn hard_pause(id: DeploymentId, message: Option<String>, by: Actor) -> Comma
 /// `Command::Rollback`, shaped for [`Kit::op`].
 pub fn rollback(id: DeploymentId, message: Option<String>, by: Actor) -> Command {
     Command::Rollback { id, message, by }
+}
+
+/// The target "keep `version`": download and install nothing.
+pub fn stay(version: u64) -> Option<Target> {
+    Some(Target::stay(version))
+}
+
+/// The target "download and install `version`".
+pub fn go(version: u64) -> Option<Target> {
+    Some(Target {
+        version,
+        download: true,
+        install: true,
+        uninstall: false,
+    })
 }

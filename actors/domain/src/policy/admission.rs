@@ -19,6 +19,7 @@ use crate::policy::budget::Budget;
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::{Fleet, FleetLimits};
+use crate::policy::weak_slots::WeakSlots;
 use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Overrun, Window, WindowKind};
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
@@ -45,6 +46,8 @@ pub(crate) struct Admission<'a> {
     pub active: &'a BTreeSet<DeploymentId>,
     /// The fleet-wide limits in force.
     pub limits: FleetLimits,
+    /// The weak subscriptions' slots: their nodes count against the budgets and the limits.
+    pub weak: &'a WeakSlots,
 }
 
 /// Whether a policy is in force: then the handlers defer installs (and with a fleet download limit,
@@ -270,8 +273,19 @@ impl Admission<'_> {
     pub(crate) fn admit(&mut self, at: Timestamp) -> Vec<DeploymentId> {
         let now = self.clock.now(self.windows, at);
         let mut gate = Policies {
-            ledger: Ledger::build(self.budgets, self.consumers, self.nodes, self.deployments),
-            fleet: Fleet::build(self.limits, self.deployments, self.active),
+            ledger: Ledger::build(
+                self.budgets,
+                self.consumers,
+                self.nodes,
+                self.deployments,
+                self.weak,
+            ),
+            fleet: Fleet::build(
+                self.limits,
+                self.deployments,
+                self.active,
+                self.weak.in_flight(self.nodes),
+            ),
         };
         let mut changed = Vec::new();
         for id in self.active {

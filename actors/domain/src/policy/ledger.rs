@@ -11,6 +11,7 @@ use crate::deployment::{Deployment, NodePhase};
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
 use crate::policy::budget::Budget;
+use crate::policy::weak_slots::WeakSlots;
 use crate::values::ids::DeploymentId;
 use convoy_collections::CowMap;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,7 +30,7 @@ pub struct Account {
     pub active: u32,
     /// The deployments holding its unavailable nodes.
     pub holders: BTreeSet<DeploymentId>,
-    /// The first [`LISTED_NODES`] unavailable nodes, with what holds each (`None`: inactive).
+    /// The first [`LISTED_NODES`] unavailable nodes, with what holds each (`None`: inactive, or moving under a weak subscription).
     pub nodes: Vec<(String, Option<DeploymentId>)>,
 }
 
@@ -77,6 +78,7 @@ impl<'a> Ledger<'a> {
         consumers: &CowMap<String, Consumer>,
         nodes: &'a NodeTable,
         deployments: &CowMap<DeploymentId, Deployment>,
+        weak: &WeakSlots,
     ) -> Ledger<'a> {
         let mut accounts = BTreeMap::new();
         let mut down = BTreeSet::new();
@@ -89,7 +91,7 @@ impl<'a> Ledger<'a> {
                 let active = nodes.get(id).is_some_and(|ns| ns.active);
                 account.active += u32::from(active);
                 let held = holder(nodes, deployments, id);
-                if !active || held.is_some() {
+                if !active || held.is_some() || weak.holds(id) {
                     account.unavailable += 1;
                     account.holders.extend(held);
                     if account.nodes.len() < LISTED_NODES {

@@ -128,16 +128,19 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// The fleet now, under `limits`: O(nodes admitted by the active deployments) when a limit is set.
+    /// The fleet now, under `limits`: O(nodes admitted by the active deployments) when a limit is set;
+    /// `weak` is what the weak subscriptions' slots have in flight (`WeakSlots::in_flight`).
     pub(crate) fn build(
         limits: FleetLimits,
         deployments: &CowMap<DeploymentId, Deployment>,
         active: &BTreeSet<DeploymentId>,
+        weak: (u32, u32),
     ) -> Fleet {
         if limits.is_off() {
             return Fleet::default();
         }
         let (installs, downloads) = in_flight(deployments, active);
+        let (installs, downloads) = (installs + weak.0, downloads + weak.1);
         Fleet {
             limits,
             installs,

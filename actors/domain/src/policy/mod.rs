@@ -5,7 +5,7 @@
 //! fleet-wide limits on installs and downloads at once (`limits`), and the gate combining budgets and
 //! limits (`gate`); the windows' clock (`window_clock`: each schedule parsed once, its state kept until it
 //! changes); the weak subscriptions the windows hold, judged in the replicated apply and read by their nodes'
-//! targets (`weak`).
+//! targets (`weak`), and their slots under the budgets and limits (`weak_slots`).
 
 pub mod admission;
 pub mod budget;
@@ -13,5 +13,6 @@ pub mod gate;
 pub mod ledger;
 pub mod limits;
 pub mod weak;
+pub mod weak_slots;
 pub mod window_clock;
 pub mod windows;

@@ -19,8 +19,8 @@
 //! node already on the way to the target (it holds that version, not finished: in flight, it finishes, as
 //! `overrun: finish_in_flight` lets a deployment's installing nodes finish) and, unless a holding window says
 //! `allow_rollback: false`, a move back to an older version (a hold or a retraction of what it runs). A
-//! node that runs nothing gets nothing. Budgets, fleet limits and start jitter do not apply to weak nodes
-//! (DEPLOYMENTS.md §16).
+//! node that runs nothing gets nothing. Budgets and fleet limits hold weak nodes through their slots
+//! (`weak_slots.rs`).
 
 use crate::entities::model::{Consumer, Mode};
 use crate::policy::admission::{verdict, WindowNow};

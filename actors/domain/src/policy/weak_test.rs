@@ -19,24 +19,6 @@ fn window(name: &str, kind: WindowKind, schedule: &str, duration_ms: u64) -> Win
     }
 }
 
-fn stay(version: u64) -> Option<Target> {
-    Some(Target {
-        version,
-        download: false,
-        install: false,
-        uninstall: false,
-    })
-}
-
-fn go(version: u64) -> Option<Target> {
-    Some(Target {
-        version,
-        download: true,
-        install: true,
-        uninstall: false,
-    })
-}
-
 /// Consumer `c` of 4 nodes on version 1 of `r`, weakly subscribed, at 10:05 UTC.
 fn weak_fleet() -> Kit {
     let mut k = Kit::empty();

@@ -16,7 +16,7 @@
 /// and its active clock replace `paused_by`, its pacing deadlines are points in active time; a brake's minimum of
 /// failed nodes, since when a node runs its version healthy (`NodeResource::ok_since`), the selection a strong
 /// subscription's last deployment started under (`Subscription::last_selected`); the windows' hold of weak
-/// subscriptions (`weak_gate`).
+/// subscriptions (`weak_gate`) and their slots under budgets and fleet-wide limits (`weak_slots`).
 pub const STATE_FORMAT: u32 = 5;
 
 #[cfg(test)]

@@ -179,6 +179,7 @@ impl ClusterState {
             deployments: &mut self.deployments,
             active: &self.active,
             limits,
+            weak: &self.weak_slots,
         }
     }
 

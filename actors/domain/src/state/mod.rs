@@ -6,6 +6,7 @@
 
 pub(crate) mod format;
 mod handlers;
+mod weak_pass;
 
 use crate::command::{Command, Response};
 use crate::deployment::progress::HandlerGate;
@@ -23,6 +24,7 @@ use crate::policy::admission;
 use crate::policy::budget::Budget;
 use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
 use crate::policy::weak::WeakGate;
+use crate::policy::weak_slots::WeakSlots;
 use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Window, MAX_WINDOWS};
 use crate::values::ids::{DeploymentId, Entity, GroupDeploymentId, Timestamp};
@@ -72,6 +74,9 @@ pub struct ClusterState {
     /// The weak subscriptions the windows hold, and when that is judged again (issue 35 §6).
     #[serde(default)]
     weak_gate: WeakGate,
+    /// The weak nodes' slots under the budgets and the fleet-wide limits (issue 35 §6).
+    #[serde(default)]
+    weak_slots: WeakSlots,
 }
 
 impl ClusterState {
@@ -430,8 +435,12 @@ impl ClusterState {
                 Response::Done
             }
         };
+        // The weak nodes at rest give their slots back before the deployments take theirs; what is left
+        // goes to the weak nodes that wait (policy/weak_slots.rs).
+        self.judge_weak_slots(false);
         self.settle(&mut cx);
         self.judge_weak(at, rejudge);
+        self.judge_weak_slots(true);
         for id in std::mem::take(&mut cx.touched) {
             cx.outcome.deadline(id, self.deployment_deadline(id));
         }

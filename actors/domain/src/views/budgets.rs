@@ -62,6 +62,7 @@ impl ClusterState {
             self.consumer_map(),
             self.node_table(),
             self.deployment_map(),
+            self.weak_slots(),
         )
     }
 

@@ -60,6 +60,8 @@ impl ClusterState {
     /// The fleet-wide limits and their use now.
     pub fn fleet_limits_view(&self) -> FleetLimitsView {
         let (installing, downloading) = in_flight(self.deployment_map(), self.active_set());
+        let weak = self.weak_slots().in_flight(self.node_table());
+        let (installing, downloading) = (installing + weak.0, downloading + weak.1);
         let setting = self.fleet_setting();
         let limits = self.fleet_limits();
         FleetLimitsView {
@@ -76,6 +78,7 @@ impl ClusterState {
             self.fleet_limits(),
             self.deployment_map(),
             self.active_set(),
+            self.weak_slots().in_flight(self.node_table()),
         )
     }
 

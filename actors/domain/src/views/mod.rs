@@ -213,6 +213,16 @@ pub struct Target {
 }
 
 impl Target {
+    /// "Keep `version`, which it runs: download nothing, install nothing."
+    pub fn stay(version: u64) -> Target {
+        Target {
+            version,
+            download: false,
+            install: false,
+            uninstall: false,
+        }
+    }
+
     /// "Remove the resource, which runs `version`."
     pub fn uninstall(version: u64) -> Target {
         Target {

@@ -45,13 +45,14 @@ impl ClusterState {
                     continue;
                 }
                 let t = match sub.mode {
-                    // Held by a maintenance window: policy/weak.rs.
-                    Mode::Weak => weak_gated(
-                        self.weak_gate(),
+                    // Held by a maintenance window (policy/weak.rs), moving only with a slot under a budget or
+                    // a fleet limit (policy/weak_slots.rs).
+                    Mode::Weak => self.slot_gated(
                         cname,
                         r,
+                        node_id,
                         ns,
-                        self.weak_target(cname, r, sub, node_id, ns),
+                        self.weak_move(cname, r, sub, node_id, ns),
                     ),
                     // Outside a deployment a node stays where it is; one behind the converged
                     // version (or holding none) gets it through a follow-up deployment
@@ -83,6 +84,46 @@ impl ClusterState {
 }
 
 impl ClusterState {
+    /// A weak subscription's target as the windows let it (what it would do with a slot).
+    pub(crate) fn weak_move(
+        &self,
+        cname: &str,
+        r: &str,
+        sub: &Subscription,
+        node_id: &str,
+        ns: &NodeState,
+    ) -> Option<Target> {
+        weak_gated(
+            self.weak_gate(),
+            cname,
+            r,
+            ns,
+            self.weak_target(cname, r, sub, node_id, ns),
+        )
+    }
+
+    /// `target` as the weak subscriptions' slots let it: a node that would install a version it does not run
+    /// keeps what it runs unless it holds a slot for that version (`policy/weak_slots.rs`).
+    fn slot_gated(
+        &self,
+        cname: &str,
+        r: &str,
+        node_id: &str,
+        ns: &NodeState,
+        target: Option<Target>,
+    ) -> Option<Target> {
+        let t = target?;
+        let current = ns.current(r);
+        let moves = t.install && !t.uninstall && current != Some(t.version);
+        if !moves
+            || !self.weak_slotted(cname)
+            || self.weak_slots().grant(node_id, r) == Some(t.version)
+        {
+            return Some(t);
+        }
+        current.map(Target::stay)
+    }
+
     /// A weak subscription's target: the selected version, download and install at once; but a node that
     /// the last deployment by hand moved keeps what it runs while the consumer's selection is still the
     /// one that deployment started under and what it runs is not retracted, and a node that runs healthy

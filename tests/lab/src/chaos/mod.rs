@@ -5,6 +5,7 @@ mod catchup;
 pub mod check;
 mod check_fleet;
 mod check_limits;
+pub mod check_policies;
 pub mod check_waits;
 mod faults;
 mod fleet_ops;

@@ -27,6 +27,7 @@ use super::runtime;
 use super::schedule::Schedule;
 use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
+use crate::chaos::check_policies::weak_moves_hold_slots;
 use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
 
 /// The harness's step: how often it acts and checks.
@@ -267,6 +268,9 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
         {
             obs.violate(v.rule, format!("s{server} {id}: {}", v.detail));
         }
+    }
+    for v in weak_moves_hold_slots(state) {
+        obs.violate(v.rule, format!("s{server}: {}", v.detail));
     }
 }
 

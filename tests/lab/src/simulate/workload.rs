@@ -4,19 +4,20 @@
 //! and rollback; groups and their group deployments (started and aborted), versions retracted and
 //! unretracted, subscriptions removed (the nodes uninstall), node churn (nodes added to and
 //! removed from consumers); and the agents themselves, convoy-node's pure [`SimNode`]s, following
-//! the targets a server answers and reporting their progress, some failing installs.
+//! the targets a server answers and reporting their progress, some failing installs; now and then a
+//! disruption budget or fleet-wide limits (drawn from a stream of their own).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use convoy_actors::domain::{
-    Actor, ClusterState, Command, Dependency, DeploymentId, DeploymentSpec, Member, Mode,
-    NodeReport, Policy, Strategy,
+    Actor, Budget, ClusterState, Command, Dependency, DeploymentId, DeploymentSpec, FailedNodes,
+    FleetLimits, LimitSource, Member, Mode, NodeReport, Policy, Strategy,
 };
 use convoy_node::sim::{Behaviour, SimNode};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 
 /// The most consumers, resources and nodes per consumer a run creates (bounds the state).
 const MAX_RESOURCES: usize = 6;
@@ -27,6 +28,8 @@ const MAX_GROUPS: usize = 3;
 /// The client side of the workload: a model of what it created, and the agents.
 pub struct Workload {
     rng: StdRng,
+    /// The draws of the fleet policies' commands (budgets, limits): a stream of their own.
+    policies: StdRng,
     resources: Vec<(String, u64)>,
     consumers: Vec<(String, Vec<String>)>,
     groups: Vec<String>,
@@ -45,8 +48,10 @@ impl Workload {
             install: Duration::from_millis(rng.gen_range(100..3_000)),
             fail_rate: [0.0, 0.05, 0.3][rng.gen_range(0..3)],
         };
+        let policies = StdRng::seed_from_u64(rng.gen());
         Workload {
             rng,
+            policies,
             resources: Vec::new(),
             consumers: Vec::new(),
             groups: Vec::new(),
@@ -63,6 +68,9 @@ impl Workload {
 
     /// The next person's command, given the state a server answers.
     pub fn next_command(&mut self, state: &ClusterState) -> Command {
+        if let Some(cmd) = self.policy_command(state) {
+            return cmd;
+        }
         let roll = self.rng.gen_range(0..100);
         if self.resources.is_empty() || (roll < 8 && self.resources.len() < MAX_RESOURCES) {
             self.created += 1;
@@ -152,6 +160,36 @@ impl Workload {
                 },
             },
         }
+    }
+
+    /// Now and then a fleet policy: a count budget on a consumer that has none, a budget removed,
+    /// fleet-wide limits set or lifted.
+    fn policy_command(&mut self, state: &ClusterState) -> Option<Command> {
+        if self.consumers.is_empty() || !self.policies.gen_ratio(1, 30) {
+            return None;
+        }
+        let (consumer, _) = self.consumers.choose(&mut self.policies).cloned()?;
+        Some(match self.policies.gen_range(0..4) {
+            0 | 1 if state.budget(&consumer).is_none() => Command::SetBudget {
+                consumer,
+                budget: Budget {
+                    max_unavailable: Some(FailedNodes::Count(self.policies.gen_range(1..=3))),
+                    min_available: None,
+                },
+            },
+            0 => Command::DeleteBudget { consumer },
+            2 => Command::SetFleetLimits {
+                limits: FleetLimits {
+                    max_concurrent_installs: Some(self.policies.gen_range(1..=6)),
+                    max_concurrent_downloads: None,
+                },
+                source: LimitSource::Api,
+            },
+            _ => Command::SetFleetLimits {
+                limits: FleetLimits::default(),
+                source: LimitSource::Api,
+            },
+        })
     }
 
     /// A group created over some (consumer, resource) pairs, a group deployment started, or a

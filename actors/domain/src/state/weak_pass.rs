@@ -1,0 +1,137 @@
+//! The weak subscriptions' slots pass (`policy/weak_slots.rs`): at the end of every apply while a weak
+//! subscription is slotted, each of its nodes keeps, gets or gives back its slot under the budgets and the
+//! fleet-wide limits, after the deployments took theirs.
+
+use super::ClusterState;
+use crate::deployment::progress::Gate;
+use crate::entities::model::{Mode, NodeState};
+use crate::policy::gate::Policies;
+use crate::policy::ledger::Ledger;
+use crate::policy::limits::Fleet;
+use crate::policy::weak_slots::{judge, Slot, WeakSlots};
+
+impl ClusterState {
+    /// Whether weak subscriptions of consumer `consumer` move only with a slot: it has a budget, or a
+    /// fleet-wide limit is set.
+    pub(crate) fn weak_slotted(&self, consumer: &str) -> bool {
+        !self.fleet_limits().is_off() || self.budgets.contains_key(consumer)
+    }
+
+    /// The weak subscriptions' slots (read-only).
+    pub fn weak_slots(&self) -> &WeakSlots {
+        &self.weak_slots
+    }
+
+    /// Keeps and frees the weak nodes' slots, and with `grant` grants what the budgets and limits leave
+    /// (module doc): O(nodes of slotted weak subscriptions).
+    pub(super) fn judge_weak_slots(&mut self, grant: bool) {
+        if self.fleet_limits().is_off() && self.budgets.is_empty() {
+            if !self.weak_slots.is_empty() {
+                self.weak_slots = WeakSlots::default();
+            }
+            return;
+        }
+        let mut slots = WeakSlots::default();
+        let mut wants = Vec::new();
+        for (cname, c) in self.consumers.iter() {
+            if !self.weak_slotted(cname) {
+                continue;
+            }
+            for (r, sub) in &c.subscriptions {
+                if sub.mode != Mode::Weak {
+                    continue;
+                }
+                for id in c.nodes.iter() {
+                    let Some(ns) = self.nodes.get(id) else {
+                        continue;
+                    };
+                    if !ns.active || self.weak_follows(ns, r) != Some(cname.as_str()) {
+                        continue;
+                    }
+                    let current = ns.current(r);
+                    let moves_to = self
+                        .weak_move(cname, r, sub, id, ns)
+                        .filter(|t| t.install && !t.uninstall && current != Some(t.version))
+                        .map(|t| t.version);
+                    let entry = ns.resources.get(r);
+                    let at_rest = entry
+                        .and_then(|e| e.ok_since)
+                        .is_some_and(|o| Some(o.version) == current);
+                    let fetch = moves_to.is_some_and(|v| {
+                        !entry
+                            .and_then(|e| e.versions.get(&v))
+                            .is_some_and(|p| p.downloaded)
+                    });
+                    match judge(moves_to, self.weak_slots.grant(id, r), at_rest, fetch) {
+                        Slot::Keep(v) => {
+                            slots
+                                .grants
+                                .entry(id.clone())
+                                .or_default()
+                                .insert(r.clone(), v);
+                        }
+                        Slot::Wants { version, fetch } => {
+                            wants.push((id.clone(), r.clone(), version, fetch))
+                        }
+                        Slot::Free => {}
+                    }
+                }
+            }
+        }
+        if !grant {
+            slots.waiting = wants.len() as u32;
+        } else if !wants.is_empty() {
+            let in_flight = slots.in_flight(&self.nodes);
+            let mut gate = Policies {
+                ledger: Ledger::build(
+                    &self.budgets,
+                    &self.consumers,
+                    &self.nodes,
+                    &self.deployments,
+                    &slots,
+                ),
+                fleet: Fleet::build(
+                    self.fleet_limits(),
+                    &self.deployments,
+                    &self.active,
+                    in_flight,
+                ),
+            };
+            let mut granted = Vec::new();
+            for (id, r, v, fetch) in wants {
+                if gate.admit(&id, fetch) {
+                    granted.push((id, r, v));
+                } else {
+                    slots.waiting += 1;
+                }
+            }
+            for (id, r, v) in granted {
+                slots.grants.entry(id).or_default().insert(r, v);
+            }
+        }
+        if slots != self.weak_slots {
+            self.weak_slots = slots;
+        }
+    }
+
+    /// The consumer whose weak subscription to `resource` node `ns` follows: the first of its consumers (by
+    /// name) that subscribes to it, when no active deployment of it contains the node (`views/targets.rs`).
+    pub(crate) fn weak_follows<'a>(&self, ns: &'a NodeState, resource: &str) -> Option<&'a str> {
+        let deployed = ns.deployments.iter().any(|(id, _)| {
+            self.deployment_map()
+                .get(id)
+                .is_some_and(|d| d.resource == resource)
+        });
+        if deployed {
+            return None;
+        }
+        ns.consumers
+            .iter()
+            .find(|c| {
+                self.consumer_map()
+                    .get(*c)
+                    .is_some_and(|c| c.subscriptions.contains_key(resource))
+            })
+            .map(String::as_str)
+    }
+}
