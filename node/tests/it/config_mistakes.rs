@@ -106,22 +106,6 @@ fn each_config_mistake_stops_the_server_with_one_line_naming_key_and_fix() {
             &["bootstrap_token_file", "admin-token", "0644", "chmod 600"],
         ),
         (
-            "a bootstrap token file writable by its group",
-            |d| {
-                secret(d, GOOD_SECRET, 0o600);
-                private(
-                    d,
-                    "admin-token",
-                    "cvy_00112233445566778899aabbccddeeff\n",
-                    0o620,
-                );
-                config(d, |t| {
-                    format!("bootstrap_token_file = \"admin-token\"\n{t}")
-                })
-            },
-            &["bootstrap_token_file", "admin-token", "0620"],
-        ),
-        (
             "a provider headers file readable by others",
             |d| {
                 secret(d, GOOD_SECRET, 0o600);
