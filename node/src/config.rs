@@ -131,7 +131,6 @@ impl ServerArgs {
             source,
         })?;
         let secret = secret.trim_ascii().to_vec();
-        #[cfg(unix)]
         checks::check_secret_mode(&secret_file)?;
         checks::check_secret_strength(&secret)?;
         let state = self

@@ -31,32 +31,16 @@ fn refuse(key: &'static str, value: impl Into<String>, reason: impl Into<String>
     }
 }
 
-/// The secret file may be read by its owner only (mode `0600` or stricter).
-#[cfg(unix)]
+/// The secret file may be read and written by its owner only (mode `0600` or stricter).
 pub fn check_secret_mode(path: &Path) -> Result<(), Refusal> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .map_err(|e| {
-            refuse(
-                "cluster_secret_file",
-                path.display().to_string(),
-                e.to_string(),
-            )
-        })?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(refuse(
-            "cluster_secret_file",
-            path.display().to_string(),
-            format!(
-                "the file is readable by group or others (mode {:o}): run `chmod 600 {}`",
-                mode & 0o777,
-                path.display()
-            ),
-        ));
-    }
-    Ok(())
+    private_file("cluster_secret_file", path)
+}
+
+/// The file at `path`, named by `key`, holds a secret: only its owner may read or write it (the check
+/// of `crate::common::private_file`).
+pub fn private_file(key: &'static str, path: &Path) -> Result<(), Refusal> {
+    crate::common::private_file::check(path)
+        .map_err(|e| refuse(key, path.display().to_string(), e.to_string()))
 }
 
 /// The secret is at least [`MIN_SECRET_BYTES`] long, carries at least [`MIN_SECRET_BITS`] of

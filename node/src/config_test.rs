@@ -11,9 +11,15 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 const SECRET: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
 fn write_secret(dir: &Path, text: &str) {
+    write_private(dir, "secret", text);
+}
+
+/// Writes `text` to `dir/name`, mode 0600 (a file holding a secret).
+fn write_private(dir: &Path, name: &str, text: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let path = write(dir, "secret", text);
+    let path = write(dir, name, text);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
 }
 
 const FILE: &str = r#"
@@ -230,7 +236,7 @@ fn unknown_file_keys_are_refused() {
 fn resolve_auth(extra: &str, http_addr: Option<&str>) -> Result<ServerConfig, ConfigError> {
     let dir = tempfile::tempdir().unwrap();
     write_secret(dir.path(), SECRET);
-    write(
+    write_private(
         dir.path(),
         "admin-token",
         "cvy_00112233445566778899aabbccddeeff\n",
@@ -300,7 +306,7 @@ fn a_bad_bootstrap_token_file_is_named_and_never_echoed() {
     );
     let dir = tempfile::tempdir().unwrap();
     write_secret(dir.path(), SECRET);
-    write(dir.path(), "short", "cvy_tiny\n");
+    write_private(dir.path(), "short", "cvy_tiny\n");
     let config = write(
         dir.path(),
         "convoy.toml",

@@ -151,6 +151,7 @@ async fn login_contexts_outputs_and_lists_through_the_binary() -> anyhow::Result
     // A second context (a wrong token, checked: refused and not saved; unchecked: saved).
     let wrong = home.join("wrong-token");
     std::fs::write(&wrong, "not-the-token-of-this-cluster")?;
+    std::fs::set_permissions(&wrong, std::fs::Permissions::from_mode(0o600))?;
     let wf = wrong.to_str().context("utf-8 path")?;
     let out = run(
         home,

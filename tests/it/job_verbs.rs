@@ -4,7 +4,7 @@
 //! follower as through the leader; with no active deployment the verbs answer 404 naming the pair and a
 //! pulse answers STOP; a name beyond the creation rules is 400 without echoing it whole; the routes refuse
 //! a request without a token and a reader's; `convoy deploy pause web/app` does through the CLI what
-//! `convoy deploy pause d-17` does.
+//! `convoy deploy pause d-17` does, and `deploy info|why|watch web/app` show the pair's latest deployment.
 
 use std::process::{Command, Output};
 
@@ -218,6 +218,28 @@ async fn verbs_by_consumer_and_resource_act_on_the_active_deployment() -> anyhow
     let out = convoy(&url, &admin, &["deploy", "rollback", "web/app"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains(&fourth), "{}", text(&out));
+
+    // info, why and watch take the pair too: its latest deployment, ended or not.
+    let out = convoy(&url, &admin, &["deploy", "info", "web/app"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains(&format!("{fourth} ")), "{}", text(&out));
+    let out = convoy(&url, &admin, &["deploy", "why", "web/app", "web-0"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("web-0 in {fourth}")),
+        "{}",
+        text(&out)
+    );
+    let out = convoy(
+        &url,
+        &admin,
+        &["deploy", "watch", "web/app", "--timeout", "1s"],
+    );
+    let watched = format!("deployment {fourth} had not ended after");
+    assert!(text(&out).contains(&watched), "{}", text(&out));
+    let out = convoy(&url, &admin, &["deploy", "info", "web/nothing"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("no deployment"), "{}", text(&out));
     Ok(())
 }
 

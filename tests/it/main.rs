@@ -64,6 +64,7 @@ mod operator_mistakes;
 mod replay_offline;
 mod security_agent_cost;
 mod security_limits;
+mod security_node_text;
 mod security_report_inflight;
 mod security_report_rate;
 mod security_tls;

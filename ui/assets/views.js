@@ -1,5 +1,6 @@
 // The dashboard's pages, each an async function from the API to a DOM node. Text goes in through
-// textContent only (never innerHTML), so names and messages from the cluster cannot inject markup.
+// textContent only (never innerHTML), so names and messages from the cluster cannot inject markup, and
+// with control, bidi and zero-width characters escaped (`shown`), so they cannot reorder or hide it.
 // Times are UTC as the CLI prints them, with the local time on hover (clock.js).
 
 import { drawGrid, STATE_COLOURS } from "./grid.js";
@@ -15,6 +16,14 @@ const MAX_DETAILED_NODES = 5000;
 const MAX_EVENTS = 200;
 const MAX_PROBED_NODES = 300;
 
+/** Control (but tab and newline, harmless in a page), bidi and zero-width characters: the ones that hide or reorder text (the CLI's `text::is_hidden`). */
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/gu;
+
+/** `text` with each hidden character shown as its escape (`\u{202e}`), as the CLI shows it. */
+export function shown(text) {
+  return text.replace(HIDDEN, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+}
+
 /** `h("div", {class: "x"}, child, "text")`: an element; `on*` attributes become listeners, `style` is an object. */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -27,7 +36,7 @@ export function h(tag, attrs, ...children) {
   }
   for (const c of children.flat()) {
     if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : document.createTextNode(shown(String(c))));
   }
   return el;
 }

@@ -77,6 +77,7 @@ pub use values::strategy::{
     DEFAULT_DOWNLOAD_WINDOW, DEFAULT_HEALTHY_DEADLINE_MS, DEFAULT_INSTALL_WINDOW,
     MAX_START_JITTER_MS,
 };
+pub use values::text;
 pub use values::threshold::FailedNodes;
 pub use views::explain::{Decision, NodeHistory};
 pub use views::fleet::{FleetPage, NodeLine};

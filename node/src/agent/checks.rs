@@ -120,6 +120,17 @@ impl Executor {
                 tracing::warn!(resource, version, restarts, max = self.config.health.max_restarts, wait_ms, error = %reason, "restarting the process after a backoff");
                 self.stop_process(resource).await;
             }
+            Decision::Finished => {
+                tracing::info!(
+                    resource,
+                    version,
+                    "run command exited 0: finished, not restarted"
+                );
+                vs.progress.done = true;
+                vs.progress.healthy = Some(true);
+                vs.finished_at_ms = Some(self.config.clock.wall_ms());
+                self.watches.remove(resource);
+            }
             Decision::Fail(reason) => {
                 tracing::warn!(resource, version, error = %reason, "version failed");
                 metrics().failure(why);

@@ -448,6 +448,7 @@ impl Executor {
         let vs = self.state.version_mut(resource, version);
         vs.progress.installed = true;
         vs.installed_at_ms = Some(now);
+        vs.finished_at_ms = None;
         vs.progress.healthy = Some(!watched);
         vs.progress.done = !watched;
         if watched {

@@ -11,6 +11,9 @@
 //!   again after a backoff that doubles from `backoff` up to `backoff_max`; the need for one
 //!   restart more than `max_restarts` fails the version; the count starts again once the version
 //!   has stayed healthy for `stable`;
+//! - a run command that exits is judged by the restart policy (seed 002): under `on-failure` (the
+//!   default) and `never` an exit with status 0 is finished (done, not restarted, not failed);
+//!   `always` restarts it whatever its status; `never` fails the version on a non-zero exit;
 //! - an unhealthy version without a process fails if it never passed a check, and is reported
 //!   unhealthy (and checked on) if it did;
 //! - while a snooze file exists, a due check is not made and counts as passed, for at most
@@ -18,9 +21,23 @@
 
 use std::time::Duration;
 
+/// What an exited run command gets (`--restart-policy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RestartPolicy {
+    /// Restarted after a non-zero exit; an exit with status 0 is finished.
+    #[default]
+    OnFailure,
+    /// Restarted after every exit.
+    Always,
+    /// Never restarted: an exit with status 0 is finished, any other fails the version.
+    Never,
+}
+
 /// The knobs of the rules (flags of `convoy agent`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HealthRules {
+    /// What an exited run command gets.
+    pub restart: RestartPolicy,
     /// Between two checks (Aurora's `interval_secs`).
     pub interval: Duration,
     /// After a (re)start, failed checks do not count for this long (Aurora's `initial_interval_secs`).
@@ -43,6 +60,7 @@ impl Default for HealthRules {
     /// The flags' defaults.
     fn default() -> Self {
         Self {
+            restart: RestartPolicy::OnFailure,
             interval: Duration::from_secs(1),
             grace: Duration::from_secs(30),
             max_consecutive_failures: 3,
@@ -100,6 +118,9 @@ pub enum Decision {
     },
     /// The version failed for good: tear its process down and report this error.
     Fail(String),
+    /// The run command exited with status 0 and the policy does not restart it: the version is done,
+    /// not failed, and its process is not started again.
+    Finished,
 }
 
 /// The health of the version a resource runs: what the rules need to remember.
@@ -125,7 +146,7 @@ pub struct HealthWatch {
     restart_at_ms: Option<u64>,
     /// When the present snooze file was first seen.
     snooze_since_ms: Option<u64>,
-    /// Failed for good: nothing more is checked or restarted.
+    /// Failed for good, or finished: nothing more is checked or restarted.
     failed: bool,
 }
 
@@ -258,13 +279,30 @@ impl HealthWatch {
         }
     }
 
-    /// The process exited at `now_ms` with `status`.
-    pub fn exited(&mut self, now_ms: u64, status: &str, rules: &HealthRules) -> Decision {
+    /// The process exited at `now_ms` with `status`, with status 0 when `success`.
+    pub fn exited(
+        &mut self,
+        now_ms: u64,
+        status: &str,
+        success: bool,
+        rules: &HealthRules,
+    ) -> Decision {
         if self.failed {
             return Decision::Keep;
         }
+        if success && rules.restart != RestartPolicy::Always {
+            self.failed = true;
+            self.proven = true;
+            self.healthy = true;
+            return Decision::Finished;
+        }
         self.unhealthy();
-        self.restart(now_ms, format!("run command exited: {status}"), rules)
+        let reason = format!("run command exited: {status}");
+        if rules.restart == RestartPolicy::Never {
+            self.failed = true;
+            return Decision::Fail(format!("{reason} (restart policy never)"));
+        }
+        self.restart(now_ms, reason, rules)
     }
 
     fn passed(&mut self, now_ms: u64, rules: &HealthRules) -> Decision {

@@ -2,11 +2,12 @@
 
 use std::time::Duration;
 
-use super::health_policy::{Check, Decision, HealthRules, HealthWatch};
+use super::health_policy::{Check, Decision, HealthRules, HealthWatch, RestartPolicy};
 
 /// Checks every 100 ms, 1 s grace, 2 failures tolerated, 3 restarts from 200 ms up to 500 ms.
 fn rules() -> HealthRules {
     HealthRules {
+        restart: RestartPolicy::OnFailure,
         interval: Duration::from_millis(100),
         grace: Duration::from_millis(1000),
         max_consecutive_failures: 2,
@@ -124,7 +125,7 @@ fn a_crash_loop_backs_off_exponentially_up_to_the_cap_then_fails_the_version() {
     let mut now = 50;
     let mut waits = Vec::new();
     for _ in 0..3 {
-        match w.exited(now, "exit status: 3", &r) {
+        match w.exited(now, "exit status: 3", false, &r) {
             Decision::Restart { at_ms, .. } => {
                 waits.push(at_ms - now);
                 now = at_ms;
@@ -139,14 +140,66 @@ fn a_crash_loop_backs_off_exponentially_up_to_the_cap_then_fails_the_version() {
         vec![200, 400, 500],
         "doubling, capped at backoff_max"
     );
-    let d = w.exited(now, "exit status: 3", &r);
+    let d = w.exited(now, "exit status: 3", false, &r);
     assert_eq!(
         d,
         Decision::Fail("run command exited: exit status: 3 (gave up after 3 restarts)".into())
     );
     assert!(w.failed() && !w.proven() && !w.healthy());
     assert!(!w.check_due(now + 10_000, &r) && !w.restart_due(now + 10_000));
-    assert_eq!(w.exited(now + 1, "again", &r), Decision::Keep);
+    assert_eq!(w.exited(now + 1, "again", false, &r), Decision::Keep);
+}
+
+#[test]
+fn an_exit_with_status_0_is_finished_unless_the_policy_is_always() {
+    for policy in [RestartPolicy::OnFailure, RestartPolicy::Never] {
+        let r = HealthRules {
+            restart: policy,
+            ..rules()
+        };
+        // Before its first check, or after it passed one.
+        for mut w in [HealthWatch::new(1, 0, false), proven()] {
+            assert_eq!(
+                w.exited(150, "exit status: 0", true, &r),
+                Decision::Finished,
+                "{policy:?}"
+            );
+            assert!(
+                w.proven() && w.healthy() && w.restarts() == 0,
+                "{policy:?}: {w:?}"
+            );
+            assert!(
+                !w.check_due(10_000, &r) && !w.restart_due(10_000),
+                "{policy:?}"
+            );
+            assert_eq!(w.exited(200, "exit status: 0", true, &r), Decision::Keep);
+        }
+    }
+    let always = HealthRules {
+        restart: RestartPolicy::Always,
+        ..rules()
+    };
+    let mut w = proven();
+    assert!(matches!(
+        w.exited(150, "exit status: 0", true, &always),
+        Decision::Restart { restarts: 1, .. }
+    ));
+    // A non-zero exit: restarted under on-failure and always, the version failed at once under never.
+    let mut w = proven();
+    assert!(matches!(
+        w.exited(150, "exit status: 3", false, &rules()),
+        Decision::Restart { restarts: 1, .. }
+    ));
+    let never = HealthRules {
+        restart: RestartPolicy::Never,
+        ..rules()
+    };
+    let mut w = proven();
+    assert_eq!(
+        w.exited(150, "exit status: 3", false, &never),
+        Decision::Fail("run command exited: exit status: 3 (restart policy never)".into())
+    );
+    assert!(!w.restart_due(10_000) && !w.healthy());
 }
 
 #[test]
@@ -154,7 +207,7 @@ fn the_restart_count_starts_again_after_staying_healthy_for_stable() {
     let r = rules();
     let mut w = proven();
     assert!(matches!(
-        w.exited(200, "killed", &r),
+        w.exited(200, "killed", false, &r),
         Decision::Restart { .. }
     ));
     w.started(400);

@@ -56,7 +56,7 @@ use tokio::sync::watch;
 
 use crate::client::ApiClient;
 use executor::{AgentConfig, Executor, ResourceDoc};
-use health_policy::HealthRules;
+use health_policy::{HealthRules, RestartPolicy};
 use process::TeardownTimes;
 use reporter::Targets;
 
@@ -96,6 +96,11 @@ pub struct AgentArgs {
     /// Failed checks in a row tolerated after the grace; one more makes the version unhealthy.
     #[arg(long, env = "CONVOY_MAX_CONSECUTIVE_FAILURES", default_value_t = 3)]
     pub max_consecutive_failures: u32,
+    /// What an exited run command gets: `on-failure` restarts it after a non-zero exit (an exit with
+    /// status 0 is finished: done, not restarted), `always` after every exit, `never` not at all (a
+    /// non-zero exit fails the version).
+    #[arg(long, env = "CONVOY_RESTART_POLICY", value_enum, default_value_t = RestartPolicy::OnFailure)]
+    pub restart_policy: RestartPolicy,
     /// Restarts of an unhealthy or exited process before the version is reported failed.
     #[arg(long, env = "CONVOY_MAX_RESTARTS", default_value_t = 5)]
     pub max_restarts: u32,
@@ -195,6 +200,7 @@ impl AgentArgs {
                 .filter(|c| !c.trim().is_empty()),
             run_command: self.run_command.clone().filter(|c| !c.trim().is_empty()),
             health: HealthRules {
+                restart: self.restart_policy,
                 interval: Duration::from_millis(self.health_interval_ms.max(10)),
                 grace: Duration::from_millis(self.health_grace_ms),
                 max_consecutive_failures: self.max_consecutive_failures,

@@ -115,17 +115,21 @@ impl Handle {
         }
     }
 
-    /// `None` while it runs; how it ended once it is gone.
-    pub fn exit_status(&mut self) -> Option<String> {
+    /// `None` while it runs; once it is gone, how it ended and whether with status 0 (an adopted
+    /// process's status is unknown: not a success).
+    pub fn exit_status(&mut self) -> Option<(String, bool)> {
         match self {
             Handle::Child(child) => match child.try_wait() {
                 Ok(None) => None,
-                Ok(Some(status)) => Some(status.to_string()),
-                Err(e) => Some(e.to_string()),
+                Ok(Some(status)) => Some((status.to_string(), status.success())),
+                Err(e) => Some((e.to_string(), false)),
             },
             Handle::Adopted { pid, start_ticks } => {
                 (!proc_stat::same_and_running(*pid, *start_ticks)).then(|| {
-                    "exited (started by an earlier run of the agent: status unknown)".into()
+                    (
+                        "exited (started by an earlier run of the agent: status unknown)".into(),
+                        false,
+                    )
                 })
             }
         }

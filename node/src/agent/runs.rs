@@ -125,7 +125,7 @@ impl Executor {
 
     /// Starts the process of an installed current version that has none (after install or an
     /// agent restart); a process that exited goes to the health rules, which restart it after a
-    /// backoff or fail the version. A process of a resource that no longer wants one (another
+    /// backoff, fail the version or, by the restart policy, call it finished (never started again). A process of a resource that no longer wants one (another
     /// version current, nothing current, no run command) is torn down; logs past their cap rotate.
     pub(super) async fn supervise(&mut self) {
         let wanted: Vec<(String, u64, bool)> = self
@@ -136,7 +136,8 @@ impl Executor {
             .filter_map(|(name, r)| {
                 let v = r.current?;
                 let vs = r.versions.get(&v)?;
-                (vs.progress.installed && !vs.failed()).then(|| (name.clone(), v, vs.progress.done))
+                (vs.progress.installed && !vs.failed() && vs.finished_at_ms.is_none())
+                    .then(|| (name.clone(), v, vs.progress.done))
             })
             .collect();
         let stale: Vec<String> = self
@@ -165,25 +166,25 @@ impl Executor {
                         self.config.app_logs.rotate(&resource);
                         continue;
                     }
-                    Some(status) => {
+                    Some((status, success)) => {
                         let said = self.config.app_logs.stderr_tail(&resource, p.stderr_from);
-                        Some(if said.is_empty() {
-                            status
+                        Some(if said.is_empty() || success {
+                            (status, success)
                         } else {
-                            format!("{status}; its stderr ends: {said}")
+                            (format!("{status}; its stderr ends: {said}"), success)
                         })
                     }
                 },
                 _ => None,
             };
             match status {
-                Some(status) => {
+                Some((status, success)) => {
                     self.processes.remove(&resource);
                     self.record(&resource);
                     let decision = self
                         .watches
                         .get_mut(&resource)
-                        .map(|w| w.exited(now, &status, &rules));
+                        .map(|w| w.exited(now, &status, success, &rules));
                     if let Some(decision) = decision {
                         self.apply(&resource, version, decision, Failure::Exited)
                             .await;

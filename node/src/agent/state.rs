@@ -69,6 +69,11 @@ pub struct VersionState {
     /// Wall-clock ms of the last failure (retries wait from here).
     #[serde(default)]
     pub failed_at_ms: Option<u64>,
+    /// Wall-clock ms when its run command exited 0 under a restart policy that keeps it down
+    /// (`on-failure`, `never`): done, and not started again, by this agent or a restarted one, until
+    /// it is installed again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at_ms: Option<u64>,
 }
 
 impl VersionState {

@@ -1,4 +1,5 @@
-//! The health rules carried out on real processes: a crash loop backs off and ends failed, a
+//! The health rules carried out on real processes: a crash loop backs off and ends failed, a run
+//! command that exits 0 is finished, a
 //! process without a health port is healthy only while it stays up, an unhealthy process is torn
 //! down and restarted, and a flapping health endpoint is tolerated.
 
@@ -93,6 +94,42 @@ async fn a_crash_looping_process_backs_off_and_the_version_fails_after_max_resta
     tokio::time::sleep(Duration::from_millis(300)).await;
     ex.step(&install(1), &w.views()).await;
     assert_eq!(lines(&starts).len(), 3);
+}
+
+#[tokio::test]
+async fn a_run_command_that_exits_0_is_finished_not_restarted_nor_failed_even_after_an_agent_restart(
+) {
+    let mut w = World::new();
+    w.publish(1, "one", None, None);
+    let starts = w.state.path().join("starts");
+    let run = r#"date +%s%3N >> "$CONVOY_STATE_DIR/starts"; exit 0"#;
+    let mut ex = Executor::open(fast(&w, run)).unwrap();
+    let done = drive(&mut ex, &w, Duration::from_secs(10), |ex| {
+        ex.state()
+            .version("web", 1)
+            .is_some_and(|v| v.progress.done)
+    })
+    .await;
+    assert!(done, "{:?}", ex.state().version("web", 1));
+    // Longer than the restarts' backoff and a few health intervals.
+    drive(&mut ex, &w, Duration::from_millis(600), |_| false).await;
+    let v1 = ex.state().version("web", 1).unwrap();
+    assert!(
+        v1.progress.error.is_none() && !v1.failed() && v1.progress.healthy == Some(true),
+        "{v1:?}"
+    );
+    assert_eq!(lines(&starts).len(), 1, "started once, never again");
+    assert!(ex.processes.is_empty());
+    // An agent restart does not start a finished run command again.
+    drop(ex);
+    let mut ex = Executor::open(fast(&w, run)).unwrap();
+    drive(&mut ex, &w, Duration::from_millis(400), |_| false).await;
+    assert_eq!(
+        lines(&starts).len(),
+        1,
+        "started again after an agent restart"
+    );
+    assert!(ex.state().version("web", 1).unwrap().progress.done);
 }
 
 #[tokio::test]

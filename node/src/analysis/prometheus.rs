@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use convoy_actors::domain::analysis::run::Measured;
+use convoy_actors::domain::text;
 use serde::Deserialize;
 
 use crate::analysis::provider::Provider;
@@ -47,21 +48,13 @@ fn value_of(pair: &serde_json::Value) -> Result<f64, String> {
 }
 
 /// At most `n` characters of `s`, each control, bidi or zero-width one
-/// shown as `?`: the text reaches every reader's terminal and browser.
+/// ([`convoy_actors::domain::text::is_hidden`]) shown as `?`: the text reaches every reader's terminal
+/// and browser.
 pub fn clip(s: &str, n: usize) -> String {
     s.chars()
         .take(n)
-        .map(|c| if shown_as_is(c) { c } else { '?' })
+        .map(|c| if text::is_hidden(c) { '?' } else { c })
         .collect()
-}
-
-/// Whether `c` may be shown as it is: not a control character, and none of the invisible ones that
-/// reorder or hide text (bidi controls and marks, zero-width characters, the BOM, soft hyphen).
-fn shown_as_is(c: char) -> bool {
-    !c.is_control()
-        && !matches!(c,
-            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// The HTTP client of every query: it follows no redirect.

@@ -1,5 +1,5 @@
 //! `[[analysis_provider]]` in a server's config: as written in the file, and resolved (the address parsed,
-//! the timeout bounded, the headers read from their file and checked).
+//! the timeout bounded, the headers read from their file, which only its owner may read, and checked).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -115,6 +115,7 @@ pub fn resolve(files: Vec<ProviderFile>, base_dir: &Path) -> Result<Vec<Provider
                 } else {
                     path.clone()
                 };
+                crate::config_checks::private_file("analysis_provider.headers_file", &path)?;
                 let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
                     path: path.clone(),
                     source,

@@ -38,6 +38,9 @@ pub enum ConfigFileError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The file holds a token and group or others may read or write it.
+    #[error(transparent)]
+    NotPrivate(#[from] crate::common::private_file::PrivateFileError),
     /// The file is larger than [`MAX_FILE_BYTES`].
     #[error("config file {path} is {bytes} bytes, more than the {MAX_FILE_BYTES} read")]
     TooLarge {
@@ -148,7 +151,8 @@ pub fn check_name(name: &str) -> Result<(), ConfigFileError> {
 }
 
 impl ConfigFile {
-    /// Reads the file at `path`; a missing file is an empty one.
+    /// Reads the file at `path`; a missing file is an empty one. A file holding a token must be private
+    /// (`crate::common::private_file`).
     pub fn load(path: &Path) -> Result<Self, ConfigFileError> {
         let shown = path.display().to_string();
         let meta = match std::fs::metadata(path) {
@@ -173,10 +177,14 @@ impl ConfigFile {
             path: shown.clone(),
             source,
         })?;
-        Self::parse(&text).map_err(|reason| ConfigFileError::Invalid {
+        let file = Self::parse(&text).map_err(|reason| ConfigFileError::Invalid {
             path: shown,
             reason,
-        })
+        })?;
+        if file.contexts.values().any(|c| c.token.is_some()) {
+            crate::common::private_file::check(path)?;
+        }
+        Ok(file)
     }
 
     /// The file's text as a config, or why not (the line and column, never the text of the line, which
@@ -287,18 +295,6 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
         .mode(0o700)
         .create(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-}
-
-/// A warning when the file at `path` may be read by others than its owner (it holds secrets).
-pub fn loose_permissions(path: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
-    (mode & 0o077 != 0).then(|| {
-        format!(
-            "warning: {} holds API tokens but has mode {mode:04o}: chmod 600 it",
-            path.display()
-        )
-    })
 }
 
 #[cfg(test)]

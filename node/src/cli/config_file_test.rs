@@ -54,8 +54,8 @@ fn saved_files_are_private_and_read_back_the_same() {
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(path.parent().unwrap()), 0o700);
     assert_eq!(ConfigFile::load(&path).unwrap(), file);
-    assert_eq!(loose_permissions(&path), None);
-    // An existing directory is made private too; a loose file is warned about.
+    // An existing directory is made private too, a loose file replaced by a private one; a loose file
+    // holding a token is refused, naming its mode, without its secret.
     std::fs::set_permissions(
         path.parent().unwrap(),
         std::fs::Permissions::from_mode(0o755),
@@ -64,10 +64,13 @@ fn saved_files_are_private_and_read_back_the_same() {
     file.save(&path).unwrap();
     assert_eq!(mode(path.parent().unwrap()), 0o700);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let warning = loose_permissions(&path).unwrap();
+    file.save(&path).unwrap();
+    assert_eq!(mode(&path), 0o600);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let refused = ConfigFile::load(&path).unwrap_err().to_string();
     assert!(
-        warning.contains("0644") && warning.contains("chmod 600"),
-        "{warning}"
+        refused.contains("0644") && refused.contains("chmod 600") && !refused.contains("s3cret"),
+        "{refused}"
     );
 }
 

@@ -123,11 +123,6 @@ pub fn target(global: &GlobalOpts) -> Result<Target, CliError> {
         Err(_) => return resolve(global, &ConfigFile::default(), Path::new("")),
     };
     let file = ConfigFile::load(&path)?;
-    if !file.contexts.is_empty() {
-        if let Some(warning) = config_file::loose_permissions(&path) {
-            eprintln!("{warning}");
-        }
-    }
     resolve(global, &file, &path)
 }
 

@@ -102,11 +102,12 @@ pub enum OnTimeoutArg {
 pub enum DeployCommand {
     /// Start a deployment (from flags, or from a file with -f).
     Start(Box<StartArgs>),
-    /// Show a deployment: settings, nodes and events.
+    /// Show a deployment: settings, nodes and events. By id or by CONSUMER/RESOURCE (its latest).
     #[command(visible_alias = "status")]
     Info {
-        /// Deployment id (d-N).
-        id: String,
+        /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's latest deployment, active or ended.
+        #[arg(value_name = "ID|CONSUMER/RESOURCE")]
+        id: DeploymentRef,
     },
     /// List deployments, manual and automatic: status and node counts, narrowed by the flags.
     List {
@@ -144,17 +145,21 @@ pub enum DeployCommand {
     /// Show what `deploy start` with these flags would do (version and why, node order in batches or
     /// waves, skipped nodes and why), changing nothing.
     Plan(Box<StartArgs>),
-    /// List every decision about one node of a deployment, with its reason.
+    /// List every decision about one node of a deployment, with its reason. By id or by
+    /// CONSUMER/RESOURCE (its latest).
     Why {
-        /// Deployment id (d-N).
-        id: String,
+        /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's latest deployment, active or ended.
+        #[arg(value_name = "ID|CONSUMER/RESOURCE")]
+        id: DeploymentRef,
         /// Id of the node, as the deployment's consumer lists it.
         node: String,
     },
-    /// Follow a deployment until it ends; exit 1 unless it rolled forward.
+    /// Follow a deployment until it ends; exit 1 unless it rolled forward. By id or by
+    /// CONSUMER/RESOURCE (its latest).
     Watch {
-        /// Deployment id (d-N).
-        id: String,
+        /// Deployment id (d-N), or CONSUMER/RESOURCE: the pair's latest deployment, active or ended.
+        #[arg(value_name = "ID|CONSUMER/RESOURCE")]
+        id: DeploymentRef,
         /// Give up (exit 1) after this long: `90s`, `5m`, `1h`, `1500ms`.
         #[arg(long, value_name = "DURATION", value_parser = convoy_time::parse_duration)]
         timeout: Option<std::time::Duration>,

@@ -111,6 +111,14 @@ pub enum CliError {
         /// What the server answered.
         answer: String,
     },
+    /// The consumer and resource named on the command line have no deployment at all.
+    #[error("consumer {consumer} has no deployment of resource {resource}: see convoy deploy list --consumer {consumer}")]
+    NoDeployment {
+        /// The consumer given.
+        consumer: String,
+        /// The resource given.
+        resource: String,
+    },
 }
 
 impl CliError {

@@ -15,6 +15,7 @@ use super::args::{
 use super::body::{self, encode, query};
 use super::deploy_args::DeploymentRef;
 use super::error::CliError;
+use super::latest;
 use super::output::{document, print_document};
 use super::{deploy_file, explain, list, publish, render, watch};
 use crate::client::ApiClient;
@@ -213,6 +214,7 @@ pub async fn deploy(
             }
         }
         DeployCommand::Info { id } => {
+            let id = latest::resolve(client, &id).await?;
             let v: Value = client
                 .get(&format!("/v1/deployments/{}", encode(&id)))
                 .await?;
@@ -283,6 +285,7 @@ pub async fn deploy(
         }
         DeployCommand::Plan(args) => return plan(client, output, &args).await,
         DeployCommand::Why { id, node } => {
+            let id = latest::resolve(client, &id).await?;
             let v: Value = client
                 .get(&format!(
                     "/v1/deployments/{}/nodes/{}",
@@ -293,7 +296,8 @@ pub async fn deploy(
             show(output, &v, explain::node_history);
         }
         DeployCommand::Watch { id, timeout } => {
-            return watch::watch(client, &id, output, timeout, "--timeout").await
+            let id = latest::resolve(client, &id).await?;
+            return watch::watch(client, &id, output, timeout, "--timeout").await;
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use convoy_actors::domain::ConsumerView;
+use convoy_actors::domain::{text, ConsumerView};
 use serde_json::{json, Value};
 
 use super::args::{NodeCommand, Output};
@@ -113,7 +113,7 @@ pub fn node_view(n: &Value) -> String {
         .collect();
     let mut out = format!(
         "node:          {}\nactive:        {}\nlast report:   {}\nconsumers:     {}\n",
-        n["id"].as_str().unwrap_or("?"),
+        text::escape(n["id"].as_str().unwrap_or("?")),
         if n["active"] == true { "yes" } else { "no" },
         age(&n["last_report_ms"]),
         if consumers.is_empty() {

@@ -22,6 +22,7 @@ mod exec;
 mod explain;
 mod fleet;
 pub mod hoist;
+mod latest;
 mod limits;
 mod list;
 mod list_args;

@@ -1,8 +1,8 @@
 //! Renders the API's views (resources, consumers, deployments, groups, cluster) as tables for people.
 
 use convoy_actors::domain::{
-    Completion, ConsumerView, DeploymentSummary, DeploymentView, FailedNodes, GroupDeploymentView,
-    GroupView, OnTimeout, Policy, ResourceView, Settings, Strategy,
+    text, Completion, ConsumerView, DeploymentSummary, DeploymentView, FailedNodes,
+    GroupDeploymentView, GroupView, OnTimeout, Policy, ResourceView, Settings, Strategy,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -242,7 +242,11 @@ pub fn consumer(c: &ConsumerView) -> String {
     if !c.events.is_empty() {
         holds.push_str("\nevents:\n");
         for e in &c.events {
-            holds.push_str(&format!("  {}  {}\n", timestamp(e.at), e.message));
+            holds.push_str(&format!(
+                "  {}  {}\n",
+                timestamp(e.at),
+                text::escape(&e.message)
+            ));
         }
     }
     format!(

@@ -1,5 +1,7 @@
 //! A small renderer of aligned text tables, and formatting helpers for times and durations.
 
+use convoy_actors::domain::text;
+
 /// Rows of cells under a header, printed as left-aligned columns separated by two spaces.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -16,13 +18,17 @@ impl Table {
         }
     }
 
-    /// Adds a row; missing cells are blank, extra cells are dropped.
+    /// Adds a row; missing cells are blank, extra cells are dropped. A cell's control, bidi and
+    /// zero-width characters are shown escaped (`\u{202e}`): cells hold what nodes say.
     pub fn row<I, S>(&mut self, cells: I) -> &mut Self
     where
         I: IntoIterator<Item = S>,
         S: ToString,
     {
-        let mut row: Vec<String> = cells.into_iter().map(|c| c.to_string()).collect();
+        let mut row: Vec<String> = cells
+            .into_iter()
+            .map(|c| text::escape(&c.to_string()).into_owned())
+            .collect();
         row.resize(self.header.len(), String::new());
         self.rows.push(row);
         self

@@ -10,7 +10,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use convoy_actors::domain::{NodePhase, Status, SummaryView};
+use convoy_actors::domain::{text, NodePhase, Status, SummaryView};
 
 use super::args::Output;
 use super::error::CliError;
@@ -200,7 +200,7 @@ pub fn frame(s: &SummaryView, since: Duration, height: usize, width: usize) -> V
             let message = e
                 .message
                 .as_deref()
-                .map(|m| format!(": {m}"))
+                .map(|m| format!(": {}", text::escape(m)))
                 .unwrap_or_default();
             let ago = duration(s.now.saturating_sub(e.at));
             lines.push(format!(

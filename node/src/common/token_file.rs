@@ -1,5 +1,6 @@
 //! Token files, read alike by the server (`bootstrap_token_file`), the CLI (`--token-file`), the agent
-//! and the simulator: one secret, trimmed and checked, never echoed in an error.
+//! and the simulator: one secret in a file only its owner may read, trimmed and checked, never echoed in an
+//! error.
 
 use std::path::Path;
 
@@ -20,6 +21,9 @@ pub enum SecretFileError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// Group or others may read or write the file.
+    #[error(transparent)]
+    NotPrivate(#[from] super::private_file::PrivateFileError),
     /// The file's secret is too short or too long, or not one line of printable text.
     #[error("token file {path} must hold one secret of {MIN_SECRET_LEN}-{MAX_SECRET_LEN} printable characters (found {len} bytes)")]
     Malformed {
@@ -30,8 +34,10 @@ pub enum SecretFileError {
     },
 }
 
-/// The secret in a token file: its content without surrounding whitespace.
+/// The secret in a token file: its content without surrounding whitespace. The file must be private
+/// (`super::private_file`).
 pub fn read_file(path: &Path) -> Result<String, SecretFileError> {
+    super::private_file::check(path)?;
     let text = std::fs::read_to_string(path).map_err(|source| SecretFileError::Read {
         path: path.display().to_string(),
         source,

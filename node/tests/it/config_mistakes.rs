@@ -18,8 +18,13 @@ fn config(dir: &Path, tweak: impl Fn(String) -> String) -> std::path::PathBuf {
 
 /// Writes `secret` with `mode`.
 fn secret(dir: &Path, secret: &[u8], mode: u32) {
-    let path = dir.join("secret");
-    std::fs::write(&path, secret).unwrap();
+    private(dir, "secret", secret, mode);
+}
+
+/// Writes `text` to `dir/name` with `mode`.
+fn private(dir: &Path, name: &str, text: impl AsRef<[u8]>, mode: u32) {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
@@ -82,7 +87,46 @@ fn each_config_mistake_stops_the_server_with_one_line_naming_key_and_fix() {
                 secret(d, GOOD_SECRET, 0o644);
                 config(d, |t| t)
             },
-            &["cluster_secret_file", "chmod 600"],
+            &["cluster_secret_file", "0644", "chmod 600"],
+        ),
+        (
+            "a bootstrap token file readable by others",
+            |d| {
+                secret(d, GOOD_SECRET, 0o600);
+                private(
+                    d,
+                    "admin-token",
+                    "cvy_00112233445566778899aabbccddeeff\n",
+                    0o644,
+                );
+                config(d, |t| {
+                    format!("bootstrap_token_file = \"admin-token\"\n{t}")
+                })
+            },
+            &["bootstrap_token_file", "admin-token", "0644", "chmod 600"],
+        ),
+        (
+            "a provider headers file readable by others",
+            |d| {
+                secret(d, GOOD_SECRET, 0o600);
+                private(
+                    d,
+                    "prom-headers",
+                    "Authorization: Bearer 3q2+7wprom\n",
+                    0o644,
+                );
+                config(d, |t| {
+                    format!(
+                        "analysis_provider = [{{ name = \"prom\", prometheus = \"http://127.0.0.1:9\", headers_file = \"prom-headers\" }}]\n{t}"
+                    )
+                })
+            },
+            &[
+                "analysis_provider.headers_file",
+                "prom-headers",
+                "0644",
+                "chmod 600",
+            ],
         ),
         (
             "a short, low-entropy secret",

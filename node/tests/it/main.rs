@@ -3,3 +3,4 @@
 
 mod cli_help;
 mod config_mistakes;
+mod secret_files;

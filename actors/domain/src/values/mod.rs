@@ -1,5 +1,6 @@
 //! Values with no domain dependency: ids and time, refusals of their own, thresholds, strategies, statuses and
-//! their transition table, the OpenAPI schemas of hand-written encodings, and an apply's outcome.
+//! their transition table, the OpenAPI schemas of hand-written encodings, an apply's outcome, and text safe to
+//! show.
 
 pub mod ids;
 pub mod invalid;
@@ -7,4 +8,5 @@ pub mod outcome;
 pub mod schema;
 pub mod status;
 pub mod strategy;
+pub mod text;
 pub mod threshold;

@@ -5,6 +5,7 @@
 use crate::entities::model::NodeReport;
 use crate::errors::{check_name, quote, DomainError};
 use crate::state::ClusterState;
+use crate::values::text;
 
 /// Longest `error` of a version a node reports, in bytes (an event's message is capped alike).
 pub const MAX_ERROR_BYTES: usize = 1024;
@@ -129,7 +130,8 @@ pub fn check_report(state: &ClusterState, report: &NodeReport) -> Result<(), Dom
 }
 
 /// Refuses the `log` path of resource `name` unless absolute and at most [`MAX_LOG_PATH_BYTES`] bytes
-/// without control characters; the error names the limit, never echoes a long path.
+/// without a control, bidi or zero-width character ([`text::is_hidden`]); the error names the field and
+/// the limit, never echoes a long path, and shows a hidden character only escaped.
 fn check_log_path(name: &str, log: &str) -> Result<(), DomainError> {
     let field = format!("resources.{name}.log");
     if log.len() > MAX_LOG_PATH_BYTES {
@@ -139,11 +141,11 @@ fn check_log_path(name: &str, log: &str) -> Result<(), DomainError> {
             &format!("a log path has at most {MAX_LOG_PATH_BYTES} bytes"),
         ));
     }
-    if !log.starts_with('/') || log.chars().any(char::is_control) {
+    if !log.starts_with('/') || text::first_hidden(log).is_some() {
         return Err(DomainError::invalid(
             &field,
-            quote(log),
-            "a log path is absolute (starts with '/') without control characters",
+            quote(&text::escape(log)),
+            "a log path is absolute (starts with '/') without control, bidi or zero-width characters",
         ));
     }
     Ok(())
