@@ -1,6 +1,6 @@
 //! The chaos workload's fleet operations on resource `mr`: nodes in two consumers (`multi`, weak, and
 //! `multi-b`) that report on their own every 300 ms and install slower than the node timeout (reporting
-//! all along), versions retracted and unretracted, a version held back by a rollback by hand, and
+//! all along), versions retracted and unretracted, a version held back because its nodes fail it, and
 //! subscriptions deleted and restored (with both gone, the nodes are told to uninstall `mr`); plus linearizable reads of the nodes' targets and liveness for the fleet checkers.
 
 use std::collections::BTreeMap;
@@ -68,6 +68,8 @@ async fn subscribe(api: &ApiClient, consumer: &str) -> anyhow::Result<Value> {
 struct Node {
     current: Option<u64>,
     installing: Option<(u64, Instant)>,
+    /// The last version it failed to install (it keeps running `current`).
+    failed: Option<u64>,
     removed: bool,
 }
 
@@ -77,6 +79,12 @@ impl Node {
         let done = json!({"downloaded": true, "installed": true, "done": true, "healthy": true});
         if let Some(v) = self.current {
             versions.insert(v.to_string(), done);
+        }
+        if let Some(v) = self.failed {
+            versions.insert(
+                v.to_string(),
+                json!({"downloaded": true, "installed": false, "done": true, "error": "exit 1"}),
+            );
         }
         if let Some((v, _)) = self.installing {
             versions.insert(
@@ -91,11 +99,15 @@ impl Node {
         json!({"resources": {RESOURCE: r}})
     }
 
-    /// Follows `target` (the report's answer for `mr`).
-    fn follow(&mut self, target: Option<&Value>) {
+    /// Follows `target` (the report's answer for `mr`); an install of a version in `bad` fails.
+    fn follow(&mut self, target: Option<&Value>, bad: &std::collections::BTreeSet<u64>) {
         if let Some((v, since)) = self.installing {
             if since.elapsed() >= SLOW_INSTALL {
-                self.current = Some(v);
+                if bad.contains(&v) {
+                    self.failed = Some(v);
+                } else {
+                    self.current = Some(v);
+                }
                 self.installing = None;
             }
             return;
@@ -108,7 +120,8 @@ impl Node {
             self.current = None;
             self.removed = true;
         } else if let (Some(v), true) = (t["version"].as_u64(), t["install"] == true) {
-            if self.current != Some(v) {
+            if self.current != Some(v) && self.failed != Some(v) {
+                self.failed = None;
                 self.installing = Some((v, Instant::now()));
             }
         }
@@ -153,7 +166,8 @@ pub async fn reporters(
                     sent_ms,
                     acked_ms: now_ms(),
                 });
-                node.follow(answer["targets"].get(RESOURCE));
+                let bad = shared.bad.lock().unwrap().clone();
+                node.follow(answer["targets"].get(RESOURCE), &bad);
             }
         }
         pause_for(&mut stop, REPORT_EVERY).await;
@@ -161,7 +175,7 @@ pub async fn reporters(
 }
 
 /// Every 1–2 s one operation on `mr`: publish, retract the newest version (and later unretract it),
-/// hold a fresh version back by rolling its deployment back by hand, or delete and restore
+/// hold a fresh version back by failing it, or delete and restore
 /// `multi-b`'s subscription. Records the bans.
 pub async fn operator(
     shared: Arc<Shared>,
@@ -216,7 +230,7 @@ pub async fn operator(
                 }
                 let _ = api.post::<_, Value>(&path, &json!({})).await;
             }
-            3 => hold_back(&api).await,
+            3 => hold_back(&shared, &api).await,
             _ => uninstall_and_restore(&api, rng.gen_bool(0.5), &mut stop).await,
         }
     }
@@ -245,12 +259,14 @@ async fn publish(api: &ApiClient) -> Option<u64> {
     answer["version"].as_u64()
 }
 
-/// Publishes a version, deploys it to `multi` by hand and rolls the deployment back at once: the
-/// version is held back on `multi` (the sampler records the hold from the consumer's view).
-async fn hold_back(api: &ApiClient) {
+/// Publishes a version its nodes fail and deploys it to `multi` by hand: the failures hold it back on
+/// `multi` (by the deployment's rollback or the weak subscription's brake: a hold needs evidence), which
+/// the sampler records from the consumer's view.
+async fn hold_back(shared: &Shared, api: &ApiClient) {
     let Some(v) = publish(api).await else {
         return;
     };
+    shared.bad.lock().unwrap().insert(v);
     let spec = json!({"consumer": "multi", "resource": RESOURCE, "version": v,
                       "strategy": {"all_at_once": {}}});
     let Ok(started) = api.post::<_, Value>("/v1/deployments", &spec).await else {

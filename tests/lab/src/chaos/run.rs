@@ -102,6 +102,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         deployments: Mutex::new(Vec::new()),
         groups: Mutex::new(Vec::new()),
         servers: servers.clone(),
+        bad: Mutex::default(),
     });
     let (stop, rx) = watch::channel(false);
     let tasks = vec![

@@ -42,6 +42,8 @@ pub struct Shared {
     pub groups: Mutex<Vec<String>>,
     /// Every server's HTTP address.
     pub servers: Vec<String>,
+    /// The versions of `mr` its self-reporting nodes fail to install (`fleet_ops::hold_back`).
+    pub bad: Mutex<std::collections::BTreeSet<u64>>,
 }
 
 fn stopped(stop: &watch::Receiver<bool>) -> bool {
