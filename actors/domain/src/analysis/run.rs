@@ -305,15 +305,17 @@ impl AnalysisRun {
     }
 
     /// The phase's verdict: failed if a judged metric failed, else inconclusive if one is, else successful once
-    /// every judged metric is (dry-run metrics are never judged; with only those, once each took its count).
+    /// every judged metric is. Dry-run metrics never block nor decide: beside judged metrics they are only
+    /// shown; with only those (per_batch), the phase passes once each took its count or went past its own
+    /// limits (a dry-run metric whose queries all error holds it no longer than its error limit).
     pub fn verdict_of(&self, spec: &Analysis) -> (Verdict, String) {
         let mut inconclusive = None;
         let mut all_done = true;
+        let mut dry_done = spec.mode == AnalysisMode::PerBatch;
         for (m, run) in spec.metrics.iter().zip(&self.metrics) {
             let (v, why) = metric_verdict(m, run, spec.mode);
             if m.dry_run {
-                all_done &= spec.mode == AnalysisMode::PerBatch
-                    && m.count_in(spec.mode).is_some_and(|c| run.taken >= c);
+                dry_done &= v != Verdict::Running;
                 continue;
             }
             match v {
@@ -323,9 +325,10 @@ impl AnalysisRun {
                 Verdict::Successful => {}
             }
         }
+        let judged = spec.metrics.iter().any(|m| !m.dry_run);
         match inconclusive {
             Some(why) => (Verdict::Inconclusive, why),
-            None if all_done => (Verdict::Successful, String::new()),
+            None if all_done && (judged || dry_done) => (Verdict::Successful, String::new()),
             None => (Verdict::Running, String::new()),
         }
     }
