@@ -56,7 +56,10 @@ impl Deployment {
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
-        if done && t.succeeded > 0 && self.analysis_holds(self.analysis_last_phase(), at) {
+        if done
+            && t.succeeded > 0
+            && (self.analysis_holds(self.analysis_last_phase(), at) || self.await_analysis(at))
+        {
             return;
         }
         if done {
