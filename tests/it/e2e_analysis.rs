@@ -153,3 +153,37 @@ async fn a_background_analysis_that_measured_nothing_never_rolls_forward() -> an
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_provider_is_refused_at_creation_naming_it() -> anyhow::Result<()> {
+    let (cluster, api) = cluster().await?;
+    let (_nodes, _fleet) = fleet(&cluster, &api, "up", 1).await?;
+    let analysis = json!({"provider": "promm", "metrics": [metric("errors", "up", json!({}))]});
+    let refused = |what: &str, (status, body): (u16, Value)| {
+        assert_eq!(status, 400, "{what}: {body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("analysis.provider = \"promm\" is invalid: no [[analysis_provider]]")
+                && message.ends_with("(it has: prom)"),
+            "{what}: {body}"
+        );
+    };
+    let start = json!({"consumer": "up", "resource": "upapp", "version": 2, "analysis": analysis});
+    refused("a start", api.post("/v1/deployments", &start).await?);
+    refused(
+        "a dry run",
+        api.post("/v1/deployments?dry_run=true", &start).await?,
+    );
+    let sub = "/v1/consumers/up/subscriptions/upapp";
+    refused(
+        "a subscription",
+        api.put(sub, &json!({"mode": "strong", "analysis": analysis})).await?,
+    );
+    refused(
+        "a patch",
+        api.patch(sub, &json!({"analysis": analysis})).await?,
+    );
+    let list = get_ok(&api, "/v1/deployments").await?;
+    assert_eq!(list.as_array().map(Vec::len), Some(0), "nothing started: {list}");
+    Ok(())
+}
