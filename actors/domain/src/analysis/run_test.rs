@@ -176,3 +176,23 @@ fn a_phase_of_only_dry_run_metrics_ends_at_their_error_limit() {
         "past its 2 tolerated errors a dry-run metric is done, never a verdict against the phase"
     );
 }
+
+#[test]
+fn an_erroring_query_is_retried_after_at_most_ten_seconds() {
+    let mut s = spec(Some("result < 1"), None);
+    s.metrics[0].interval_ms = 60_000;
+    s.metrics[0].consecutive_error_limit = 10;
+    let mut run = AnalysisRun::new(&s, 0);
+    run.start_phase(1, 0);
+    assert_eq!(run.due(&s, 0), Some((0, 500)));
+    run.record(&s, "m", 1, 0, Measured::Error("boom".into()), 500);
+    assert_eq!(run.due(&s, 0), Some((1, 10_500)), "retried 10 s later");
+    run.record(&s, "m", 1, 1, Measured::Error("boom".into()), 10_500);
+    assert_eq!(run.due(&s, 0), Some((2, 20_500)));
+    run.record(&s, "m", 1, 2, Measured::Value(0.1), 20_500);
+    assert_eq!(
+        run.due(&s, 0),
+        Some((3, 80_500)),
+        "a value waits the whole interval"
+    );
+}
