@@ -51,6 +51,8 @@ pub struct Replica {
     node: Arc<RaftNode<Machine>>,
     rt: tokio::runtime::Handle,
     removed: crate::membership::Removed,
+    /// The names of this server's `[[analysis_provider]]`s: an analysis naming another is refused.
+    providers: Arc<Vec<String>>,
 }
 
 impl Replica {
@@ -60,7 +62,20 @@ impl Replica {
             node,
             rt,
             removed: Default::default(),
+            providers: Arc::default(),
         }
+    }
+
+    /// This replica, refusing every analysis that names none of `providers` (its config's names).
+    pub fn with_providers(mut self, providers: Vec<String>) -> Self {
+        self.providers = Arc::new(providers);
+        self
+    }
+
+    /// Refuses a command whose analysis names a provider this server's config does not have (DEPLOYMENTS.md
+    /// §15): a 400 naming it, at creation, rather than errors at every measurement.
+    pub fn check_providers(&self, command: &Command) -> Result<(), DomainError> {
+        convoy_actors::domain::check_providers(command, &self.providers)
     }
 
     /// Whether the leader said this server is no longer a member (see [`crate::membership`]).
@@ -108,6 +123,7 @@ impl Replica {
         serving(&view)?;
         self.node
             .read(|m| convoy_actors::domain::precheck(m.state(), &command))?;
+        self.check_providers(&command)?;
         let node = self.node.clone();
         let outcome = self
             .on_raft(async move { node.propose(&command).await })

@@ -26,6 +26,7 @@ mod cluster_partition;
 mod cluster_replication;
 mod cluster_snapshot_stream;
 mod cluster_wal_dir;
+mod e2e_analysis;
 mod e2e_bad_requests;
 mod e2e_brake;
 mod e2e_coordinated;

@@ -86,6 +86,7 @@ pub use views::plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
 pub use views::precheck::{check_sha256, precheck, MAX_NODES_PER_COMMAND};
+pub use views::providers::check_providers;
 pub use views::report_bounds::{
     check_report, cut_errors, node_consumers, report_cost, CUT_MARKER, MAX_ERROR_BYTES,
     MAX_LOG_PATH_BYTES, MAX_REPORT_BYTES,

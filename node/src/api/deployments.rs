@@ -180,9 +180,10 @@ async fn start(
                 Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
             }
         };
+        let command = Command::StartDeployment(spec);
+        replica.check_providers(&command).map_err(ApiError::from)?;
         let plan = replica
             .read(false, move |s| {
-                let command = Command::StartDeployment(spec);
                 convoy_actors::domain::precheck(s, &command)?;
                 let Command::StartDeployment(spec) = command else {
                     unreachable!("built above")

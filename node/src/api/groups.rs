@@ -149,6 +149,7 @@ async fn start(
             versions,
             overrides,
         };
+        replica.check_providers(&command).map_err(ApiError::from)?;
         let steps = replica
             .read(false, move |s| {
                 convoy_actors::domain::precheck(s, &command)?;

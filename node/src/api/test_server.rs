@@ -44,7 +44,7 @@ impl OneNode {
             .await
             .unwrap()
             .unwrap();
-        let replica = Replica::new(node, rt.handle().clone());
+        let replica = Replica::new(node, rt.handle().clone()).with_providers(vec!["prom".into()]);
         for _ in 0..200 {
             if replica.readiness().is_ok() {
                 break;

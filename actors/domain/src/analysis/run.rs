@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 /// Measurements kept per metric.
 pub const KEPT: usize = 10;
+/// The longest wait (active ms) before a query that errored is made again: an error is retried after
+/// `min(interval, 10 s)`, within the metric's `consecutive_error_limit` (Argo Rollouts' 10 s).
+pub const ERROR_RETRY_MS: u64 = 10_000;
 /// Longest error text kept, in characters.
 pub const MAX_ERROR: usize = 200;
 
@@ -232,7 +235,8 @@ impl AnalysisRun {
         }
     }
 
-    /// When (active ms) metric `i`'s next measurement is due (and its number in the phase), or `None` when the phase
+    /// When (active ms) metric `i`'s next measurement is due (an interval after an answer, at most
+    /// [`ERROR_RETRY_MS`] after an error) (and its number in the phase), or `None` when the phase
     /// is not being measured, has a verdict, or the metric took its count.
     pub fn due(&self, spec: &Analysis, i: usize) -> Option<(u32, u64)> {
         let since = self.measuring_since?;
@@ -243,9 +247,13 @@ impl AnalysisRun {
         if spec.count_in(i).is_some_and(|c| run.taken >= c) {
             return None;
         }
+        // Each answer waits the interval, each error only `min(interval, ERROR_RETRY_MS)` (Argo Rollouts'
+        // error retry): the sum of the phase's gaps, from its replicated counts.
+        let retry = m.interval_ms.min(ERROR_RETRY_MS);
         let at = since
             .saturating_add(m.initial_delay_ms)
-            .saturating_add(u64::from(run.attempts).saturating_mul(m.interval_ms));
+            .saturating_add(u64::from(run.taken).saturating_mul(m.interval_ms))
+            .saturating_add(u64::from(run.errors).saturating_mul(retry));
         Some((run.attempts, at))
     }
 
@@ -305,15 +313,17 @@ impl AnalysisRun {
     }
 
     /// The phase's verdict: failed if a judged metric failed, else inconclusive if one is, else successful once
-    /// every judged metric is (dry-run metrics are never judged; with only those, once each took its count).
+    /// every judged metric is. Dry-run metrics never block nor decide: beside judged metrics they are only
+    /// shown; with only those (per_batch), the phase passes once each took its count or went past its own
+    /// limits (a dry-run metric whose queries all error holds it no longer than its error limit).
     pub fn verdict_of(&self, spec: &Analysis) -> (Verdict, String) {
         let mut inconclusive = None;
         let mut all_done = true;
+        let mut dry_done = spec.mode == AnalysisMode::PerBatch;
         for (m, run) in spec.metrics.iter().zip(&self.metrics) {
             let (v, why) = metric_verdict(m, run, spec.mode);
             if m.dry_run {
-                all_done &= spec.mode == AnalysisMode::PerBatch
-                    && m.count_in(spec.mode).is_some_and(|c| run.taken >= c);
+                dry_done &= v != Verdict::Running;
                 continue;
             }
             match v {
@@ -323,9 +333,10 @@ impl AnalysisRun {
                 Verdict::Successful => {}
             }
         }
+        let judged = spec.metrics.iter().any(|m| !m.dry_run);
         match inconclusive {
             Some(why) => (Verdict::Inconclusive, why),
-            None if all_done => (Verdict::Successful, String::new()),
+            None if all_done && (judged || dry_done) => (Verdict::Successful, String::new()),
             None => (Verdict::Running, String::new()),
         }
     }

@@ -130,3 +130,69 @@ fn error_texts_are_clipped() {
     assert_eq!(m, Measured::Error("x".repeat(MAX_ERROR)));
     assert_eq!(Measured::Value(f64::NAN).normalized(), Measured::Nan);
 }
+
+fn with_dry_run(s: &mut Analysis) {
+    let mut dry = s.metrics[0].clone();
+    dry.name = "dry".into();
+    dry.dry_run = true;
+    s.metrics.push(dry);
+}
+
+#[test]
+fn a_dry_run_metric_whose_queries_all_error_holds_nothing() {
+    let mut s = spec(Some("result < 1"), None);
+    with_dry_run(&mut s);
+    let mut run = AnalysisRun::new(&s, 0);
+    run.start_phase(1, 0);
+    for seq in 0..3 {
+        run.record(&s, "dry", 1, seq, Measured::Error("boom".into()), 1);
+    }
+    for seq in 0..2 {
+        run.record(&s, "m", 1, seq, Measured::Value(0.1), 1);
+    }
+    assert_eq!(
+        run.record(&s, "m", 1, 2, Measured::Value(0.1), 1),
+        Some(Verdict::Successful),
+        "the judged metric took its count: the dry-run one decides nothing"
+    );
+}
+
+#[test]
+fn a_phase_of_only_dry_run_metrics_ends_at_their_error_limit() {
+    let mut s = spec(Some("result < 1"), None);
+    s.metrics[0].dry_run = true;
+    let mut run = AnalysisRun::new(&s, 0);
+    run.start_phase(1, 0);
+    let verdicts: Vec<_> = (0..3)
+        .map(|seq| run.record(&s, "m", 1, seq, Measured::Error("boom".into()), 1))
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            Some(Verdict::Running),
+            Some(Verdict::Running),
+            Some(Verdict::Successful)
+        ],
+        "past its 2 tolerated errors a dry-run metric is done, never a verdict against the phase"
+    );
+}
+
+#[test]
+fn an_erroring_query_is_retried_after_at_most_ten_seconds() {
+    let mut s = spec(Some("result < 1"), None);
+    s.metrics[0].interval_ms = 60_000;
+    s.metrics[0].consecutive_error_limit = 10;
+    let mut run = AnalysisRun::new(&s, 0);
+    run.start_phase(1, 0);
+    assert_eq!(run.due(&s, 0), Some((0, 500)));
+    run.record(&s, "m", 1, 0, Measured::Error("boom".into()), 500);
+    assert_eq!(run.due(&s, 0), Some((1, 10_500)), "retried 10 s later");
+    run.record(&s, "m", 1, 1, Measured::Error("boom".into()), 10_500);
+    assert_eq!(run.due(&s, 0), Some((2, 20_500)));
+    run.record(&s, "m", 1, 2, Measured::Value(0.1), 20_500);
+    assert_eq!(
+        run.due(&s, 0),
+        Some((3, 80_500)),
+        "a value waits the whole interval"
+    );
+}

@@ -32,6 +32,11 @@ pub struct AnalysisInvalid {
 }
 
 impl AnalysisInvalid {
+    /// `analysis.provider` names no provider the server knows; `why` says which it knows.
+    pub fn unknown_provider(provider: &str, why: &str) -> Self {
+        AnalysisInvalid::new("analysis.provider".into(), format!("{provider:?}"), why)
+    }
+
     fn new(field: String, value: impl std::fmt::Display, reason: &str) -> Self {
         let value = value.to_string();
         let value = if value.len() > 100 {

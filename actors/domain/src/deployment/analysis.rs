@@ -103,6 +103,41 @@ impl Deployment {
         }
     }
 
+    /// Why a background analysis keeps a deployment whose every node is done from ending (`None`: it does
+    /// not): it rolls forward with nothing in its waits, a node succeeded, and a judged metric has no
+    /// successful measurement yet. It stays ROLLING_FORWARD, measuring, until one comes; an inconclusive or
+    /// failed verdict, or its completion timeout, ends the wait otherwise (DEPLOYMENTS.md §15).
+    pub fn analysis_awaited(&self) -> Option<String> {
+        if self.per_batch()
+            || self.status != Status::RollingForward
+            || !self.waits().is_empty()
+            || self.tally.succeeded == 0
+            || self.tally.ended() < self.nodes.len() as u32
+        {
+            return None;
+        }
+        self.analysis_unpassed()
+            .map(|why| format!("every node is done; {why}: waiting for one before it ends"))
+    }
+
+    /// [`Self::analysis_awaited`] from the judgement: answers whether it waits, and says why in an event the
+    /// first time (not again while the last analysis event says so).
+    pub(crate) fn await_analysis(&mut self, at: Timestamp) -> bool {
+        let Some(msg) = self.analysis_awaited() else {
+            return false;
+        };
+        let said = self
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.kind == EventKind::Analysis)
+            .is_some_and(|e| e.message.as_deref() == Some(msg.as_str()));
+        if !said {
+            self.push_event(at, EventKind::Analysis, None, Actor::System, Some(msg));
+        }
+        true
+    }
+
     /// The last phase formed: the batch count, the waves begun, or 1 for all at once (0 before any install).
     pub(crate) fn analysis_last_phase(&self) -> u32 {
         let touched = self.touched.len() as u32;

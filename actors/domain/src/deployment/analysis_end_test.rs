@@ -178,3 +178,74 @@ fn a_background_timeout_with_no_successful_measurement_says_why() {
         "{why}"
     );
 }
+
+/// Version 2 to the 4 nodes all at once, with a background analysis and no completion condition.
+fn start_all_at_once(k: &mut Kit) -> DeploymentId {
+    k.start_with(|s| {
+        s.strategy = Some(Strategy::AllAtOnce { fail_fast: false });
+        s.analysis = Some(analysis(AnalysisMode::Background));
+    })
+}
+
+#[test]
+fn every_node_done_with_no_successful_background_measurement_waits_for_one() {
+    let mut k = Kit::new(4);
+    let id = start_all_at_once(&mut k);
+    assert!(measure(
+        &mut k,
+        id,
+        Measured::Error("cannot connect".into())
+    ));
+    for i in 0..4 {
+        k.installed(i);
+    }
+    assert_eq!(
+        k.status(id),
+        Status::RollingForward,
+        "every node is done but nothing was measured: no success yet"
+    );
+    let summary = k.s.deployment_summary(id, k.now).unwrap();
+    assert_eq!(summary.waiting_for.as_deref(), Some("analysis"));
+    let said: Vec<_> = k
+        .d(id)
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Analysis)
+        .filter_map(|e| e.message.clone())
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            "every node is done; analysis has no successful measurement: \
+             waiting for one before it ends"
+                .to_string()
+        ],
+        "said once"
+    );
+    k.now += 10_000;
+    assert!(measure(&mut k, id, Measured::Error("again".into())));
+    assert_eq!(k.status(id), Status::RollingForward);
+    k.now += 10_000;
+    assert!(measure(&mut k, id, Measured::Value(0.001)));
+    assert_eq!(k.status(id), Status::RolledForward);
+    assert!(k.s.deployment_summary(id, k.now).unwrap().waiting_for.is_none());
+}
+
+#[test]
+fn every_node_done_and_every_background_query_erroring_pauses_never_rolls_forward() {
+    let mut k = Kit::new(4);
+    let id = start_all_at_once(&mut k);
+    for i in 0..4 {
+        k.installed(i);
+    }
+    for _ in 0..5 {
+        assert!(measure(&mut k, id, Measured::Error("HTTP 503".into())));
+        k.now += 10_000;
+    }
+    assert_eq!(k.status(id), Status::RollForwardPaused);
+    assert!(
+        last_status_message(&k, id).contains("5 consecutive errors, 4 tolerated"),
+        "{}",
+        last_status_message(&k, id)
+    );
+}

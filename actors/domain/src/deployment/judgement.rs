@@ -7,6 +7,11 @@ use crate::values::ids::{Actor, Timestamp};
 use crate::values::status::Status;
 use crate::values::strategy::OnTimeout;
 
+/// Failed nodes a failure event names (then "and N more").
+pub const NAMED_FAILED: usize = 10;
+/// Longest reason of a failed node a failure event gives, in characters.
+pub const NAMED_REASON: usize = 100;
+
 impl Deployment {
     /// Judges going forward (DEPLOYMENTS.md §5): more failed nodes than tolerated (none unless
     /// `max_failed_nodes` says so), or a window that can no longer move, take the failure path; a quorum
@@ -25,16 +30,18 @@ impl Deployment {
                 let usable = install_window.min(n - t.succeeded - t.skipped);
                 if t.failed >= usable {
                     let msg = format!(
-                        "install window of {install_window} is entirely taken by failed nodes ({} failed)",
-                        t.failed
+                        "install window of {install_window} is entirely taken by failed nodes ({} failed); {}",
+                        t.failed,
+                        self.failed_named()
                     );
                     return self.fail(at, msg);
                 }
             }
             if t.failed > tolerated {
+                let named = self.failed_named();
                 return self.fail(
                     at,
-                    format!("{} nodes failed; {tolerated} tolerated", t.failed),
+                    format!("{} nodes failed; {tolerated} tolerated; {named}", t.failed),
                 );
             }
         }
@@ -56,7 +63,10 @@ impl Deployment {
             let _ = self.transition(Status::RolledForward, at, Actor::System, Some(msg));
             return;
         }
-        if done && t.succeeded > 0 && self.analysis_holds(self.analysis_last_phase(), at) {
+        if done
+            && t.succeeded > 0
+            && (self.analysis_holds(self.analysis_last_phase(), at) || self.await_analysis(at))
+        {
             return;
         }
         if done {
@@ -78,6 +88,47 @@ impl Deployment {
                 );
             }
         }
+    }
+
+    /// The failed nodes and why, for a failure event (issue 36; Aurora names the instance): `failed: web-1
+    /// (attempt 1 failed: exit 3), web-4 (...)`, the first [`NAMED_FAILED`] in the deployment's order, then
+    /// "and N more"; each reason is the node's newest failure event, clipped to [`NAMED_REASON`] characters.
+    pub(crate) fn failed_named(&self) -> String {
+        let failed: Vec<usize> = (0..self.nodes.len())
+            .filter(|&p| self.nodes[p].phase == NodePhase::Failed)
+            .collect();
+        let shown = &failed[..failed.len().min(NAMED_FAILED)];
+        let mut reasons: Vec<Option<&str>> = vec![None; shown.len()];
+        let mut left = shown.len();
+        for e in self.events.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let Some(i) = e
+                .node
+                .filter(|_| e.kind == EventKind::Failed)
+                .and_then(|n| shown.iter().position(|&p| p == n as usize))
+            else {
+                continue;
+            };
+            if reasons[i].is_none() {
+                reasons[i] = Some(e.message.as_deref().unwrap_or("failed"));
+                left -= 1;
+            }
+        }
+        let named: Vec<String> = shown
+            .iter()
+            .zip(reasons)
+            .map(|(&p, why)| {
+                let why: String = why.unwrap_or("failed").chars().take(NAMED_REASON).collect();
+                format!("{} ({why})", self.nodes[p].id)
+            })
+            .collect();
+        let mut s = format!("failed: {}", named.join(", "));
+        if failed.len() > shown.len() {
+            s.push_str(&format!(" and {} more", failed.len() - shown.len()));
+        }
+        s
     }
 
     /// `17 of 20 nodes succeeded, 2 failed, 1 skipped` (failed, skipped and timed out only when not zero).
@@ -167,7 +218,8 @@ impl Deployment {
                     .quorum
                     .map(|_| completion.needed(t.considered(n as u32)));
                 if t.failed > tolerated {
-                    Some(format!("{} nodes failed; {tolerated} tolerated", t.failed))
+                    let named = self.failed_named();
+                    Some(format!("{} nodes failed; {tolerated} tolerated; {named}", t.failed))
                 } else if let Some(needed) = quorum.filter(|q| t.succeeded < *q) {
                     Some(format!("quorum not met: {needed} needed"))
                 } else if t.succeeded == 0 && n > 0 {

@@ -36,7 +36,8 @@ fn a_rolling_failure_is_a_failure_unless_tolerated() {
         .d(id)
         .events
         .iter()
-        .any(|e| e.message.as_deref() == Some("1 nodes failed; 0 tolerated")));
+        .any(|e| e.message.as_deref()
+            == Some("1 nodes failed; 0 tolerated; failed: c-3 (attempt 1 failed: exit 3)")));
 }
 
 #[test]
@@ -160,7 +161,10 @@ fn a_timeout_takes_the_failure_path_past_the_tolerance_an_unmet_quorum_or_on_tim
         Status::Failed,
         "all at once judges failures at the timeout: {why}"
     );
-    assert!(why.ends_with("1 nodes failed; 0 tolerated"), "{why}");
+    assert!(
+        why.ends_with("1 nodes failed; 0 tolerated; failed: c-0 (attempt 1 failed: exit 3)"),
+        "{why}"
+    );
     let (status, why) = run(&finish, &[], &[]);
     assert_eq!(
         (status, why.ends_with("no node succeeded")),
@@ -298,4 +302,26 @@ fn a_node_past_its_deadline_still_uses_its_retries_and_without_a_completion_time
         .iter()
         .any(|e| e.kind == EventKind::Failed && e.node == Some(2) && e.by == Actor::Timer));
     assert_eq!(k.status(id), Status::RollingBack);
+}
+
+#[test]
+fn a_failure_event_names_the_nodes_that_failed_and_why() {
+    let mut k = Kit::new(4);
+    let id = k.start_with(|s| {
+        s.max_failed_nodes = Some(FailedNodes::Count(1));
+        s.rollback_on_failure = Some(false);
+    });
+    k.failed(1);
+    k.failed(3);
+    k.installed(0);
+    k.installed(2);
+    assert_eq!(k.d(id).status, Status::Failed);
+    let last = k.d(id).events.iter().last().unwrap().message.clone();
+    assert_eq!(
+        last.as_deref(),
+        Some(
+            "2 nodes failed; 1 tolerated; failed: c-1 (attempt 1 failed: exit 3), \
+             c-3 (attempt 1 failed: exit 3)"
+        )
+    );
 }

@@ -94,7 +94,13 @@ fn a_percentage_of_failed_nodes_is_taken_of_the_node_set() {
     k.installed(3);
     assert_eq!(k.d(id).status, Status::Failed);
     let last = k.s.deployment(id).unwrap().events.pop().unwrap();
-    assert_eq!(last.message.as_deref(), Some("3 nodes failed; 2 tolerated"));
+    assert_eq!(
+        last.message.as_deref(),
+        Some(
+            "3 nodes failed; 2 tolerated; failed: c-0 (attempt 1 failed: exit 3), \
+             c-1 (attempt 1 failed: exit 3), c-2 (attempt 1 failed: exit 3)"
+        )
+    );
 }
 
 #[test]

@@ -277,6 +277,9 @@ impl Reports<'_> {
                 if let Some(i) = rr.interested {
                     e.interested = i;
                 }
+                let finished = (!rr.removed)
+                    .then(|| newly_finished(&e.versions, &rr.versions))
+                    .flatten();
                 if rr.removed {
                     if e.current.is_some() {
                         // It came back empty (re-imaged): a follow-up may take it (reconverge.rs).
@@ -286,6 +289,11 @@ impl Reports<'_> {
                 }
                 if rr.current.is_some() {
                     e.current = rr.current;
+                }
+                // Seed 003: `done` with no error is a success, so the version it finished is what it runs,
+                // unless the same report says what it runs (DEPLOYMENTS.md §2).
+                if let Some(v) = finished.filter(|_| rr.current.is_none()) {
+                    e.current = Some(v);
                 }
                 if let Some(log) = rr.log {
                     e.log = Some(log);
@@ -447,6 +455,19 @@ fn note_ok_since(e: &mut NodeResource, at: Timestamp) {
 
 /// `*held = report` (the report replaces what the node holds). When it lists the same versions (a repeated
 /// report), the held entries are overwritten in place, keeping their storage.
+/// The newest version `report` shows done without error and healthy that `held` (the node's last report) did
+/// not: an install it finished in this report.
+fn newly_finished(
+    held: &VecMap<u64, VersionProgress>,
+    report: &BTreeMap<u64, VersionProgress>,
+) -> Option<u64> {
+    report
+        .iter()
+        .rev()
+        .find(|(v, p)| p.is_ok() && !held.get(v).is_some_and(VersionProgress::is_ok))
+        .map(|(v, _)| *v)
+}
+
 fn merge_versions(held: &mut VecMap<u64, VersionProgress>, report: BTreeMap<u64, VersionProgress>) {
     if held.len() == report.len() && held.keys().eq(report.keys()) {
         for ((_, h), (_, p)) in held.iter_mut().zip(report) {

@@ -11,6 +11,7 @@ pub mod limits;
 pub mod plan;
 pub mod policies;
 pub mod precheck;
+pub mod providers;
 pub mod queries;
 pub mod report_bounds;
 pub mod summary;

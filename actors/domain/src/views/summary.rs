@@ -223,7 +223,8 @@ pub struct SummaryView {
     pub analysis: Option<crate::views::analysis::AnalysisSummary>,
     /// What policy holds it without pausing it: `"budget"` when its own windows would admit its next
     /// node and a consumer's disruption budget does not; `"fleet_limit"` when a fleet-wide limit on
-    /// installs or downloads does not; `"start_jitter"` when its next node's start jitter has not passed.
+    /// installs or downloads does not; `"start_jitter"` when its next node's start jitter has not passed;
+    /// `"analysis"` when every node is done and its background analysis has no successful measurement yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
     /// Which consumers' budgets and which deployments hold the slots it waits for.
@@ -395,6 +396,8 @@ impl ClusterState {
                 Some("fleet_limit".to_string())
             } else if self.jitter_wait(d, now) {
                 Some("start_jitter".to_string())
+            } else if d.analysis_awaited().is_some() {
+                Some("analysis".to_string())
             } else {
                 None
             },
