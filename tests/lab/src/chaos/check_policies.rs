@@ -1,9 +1,11 @@
-//! The fleet policies' checkers over one server's state (issue 35 §6): a weak node is told to install a version
+//! The policies' checkers over one server's state (issue 35 §3, §4, §6): a version held back by a rollback has
+//! evidence against it; a pin selects its version unless it is retracted; a weak node is told to install a version
 //! it does not run, while its consumer has a budget or a fleet-wide limit is set, only when it holds a slot for
 //! that version: what a node is told (`views/targets.rs`) and the slots the apply granted
 //! (`state/weak_pass.rs`) never disagree. (How many slots a budget's nodes hold is not checked from one
 //! state: a budget set while a deployment or a limit had more nodes out is legitimately over-full.)
 
+use convoy_actors::domain::analysis::run::Verdict;
 use convoy_actors::domain::{ClusterState, Mode};
 
 use super::check::Violation;
@@ -42,6 +44,72 @@ pub fn weak_moves_hold_slots(state: &ClusterState) -> Vec<Violation> {
                         ),
                     });
                 }
+            }
+        }
+    }
+    out
+}
+
+/// A version is held back by a rollback only on evidence (DEPLOYMENTS.md §10): the deployment that rolled it
+/// back had a node fail it past its retries, or its analysis failed it. (A deployment pruned by retention is
+/// not judged.)
+pub fn holds_have_evidence(state: &ClusterState) -> Vec<Violation> {
+    let summaries: std::collections::BTreeMap<_, _> = state
+        .deployments(&Default::default())
+        .into_iter()
+        .map(|d| (d.id, d.failed))
+        .collect();
+    let mut out = Vec::new();
+    for c in state.consumers() {
+        for h in c.holds.iter().filter(|h| h.by == "rollback") {
+            let Some(id) = h.deployment else {
+                continue;
+            };
+            let Some(failed) = summaries.get(&id) else {
+                continue;
+            };
+            let analysis_failed = state
+                .deployment(id)
+                .and_then(|v| v.analysis)
+                .is_some_and(|a| a.verdict == Verdict::Failed);
+            if *failed == 0 && !analysis_failed {
+                out.push(Violation {
+                    rule: "hold-without-evidence",
+                    detail: format!(
+                        "{}: {} {} held by {id}, in which no node and no analysis failed it",
+                        c.name, h.resource, h.version
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A pin selects its version unless that version is retracted (a pin beats every automatic hold,
+/// DEPLOYMENTS.md §3).
+pub fn pins_select_their_version(state: &ClusterState) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for c in state.consumers() {
+        for (r, sub) in &c.subscriptions {
+            let Some(pin) = sub.pin else {
+                continue;
+            };
+            let Some(res) = state.resource(r) else {
+                continue;
+            };
+            let standing = res
+                .versions
+                .iter()
+                .any(|v| v.version == pin && v.retracted.is_none());
+            if standing && sub.selected != Some(pin) {
+                out.push(Violation {
+                    rule: "pin-selects",
+                    detail: format!(
+                        "{}: {r} pinned to {pin} (not retracted) selects {:?}",
+                        c.name, sub.selected
+                    ),
+                });
             }
         }
     }

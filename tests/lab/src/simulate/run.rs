@@ -27,7 +27,9 @@ use super::runtime;
 use super::schedule::Schedule;
 use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
-use crate::chaos::check_policies::weak_moves_hold_slots;
+use crate::chaos::check_policies::{
+    holds_have_evidence, pins_select_their_version, weak_moves_hold_slots,
+};
 use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
 
 /// The harness's step: how often it acts and checks.
@@ -269,7 +271,11 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
             obs.violate(v.rule, format!("s{server} {id}: {}", v.detail));
         }
     }
-    for v in weak_moves_hold_slots(state) {
+    let policies = weak_moves_hold_slots(state)
+        .into_iter()
+        .chain(holds_have_evidence(state))
+        .chain(pins_select_their_version(state));
+    for v in policies {
         obs.violate(v.rule, format!("s{server}: {}", v.detail));
     }
 }

@@ -119,7 +119,11 @@ impl Workload {
                 } else {
                     Mode::Strong
                 },
-                pin: None,
+                // Now and then a pin (drawn from the policies' stream, so the rest of a seed's draws stay).
+                pin: self
+                    .policies
+                    .gen_bool(0.15)
+                    .then(|| self.policies.gen_range(1..=versions.max(1))),
                 policy: Policy {
                     strategy: Some(self.strategy()),
                     ..Policy::default()
