@@ -4,6 +4,7 @@
 mod analysis_properties;
 mod brake_properties;
 mod budget_properties;
+mod composed_properties;
 mod coordinated_cases;
 mod group_scenarios;
 mod limit_properties;
