@@ -154,3 +154,53 @@ fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
     assert_eq!((gd.status, gd.current_step), (GroupStatus::Running, 1));
     assert_eq!(cx.outcome.started().collect::<Vec<_>>(), vec![db, r]);
 }
+
+/// Seed 003: the plan's graph is checked to be connected; a member no dependency links to the others is
+/// refused, named.
+#[test]
+fn a_group_whose_members_are_not_connected_is_refused_naming_them() {
+    let mut k = setup();
+    k.ok(Command::CreateResource { name: "tool".into() });
+    k.ok(Command::PublishVersion {
+        resource: "tool".into(),
+        label: None,
+        artifact: None,
+        metadata: Default::default(),
+        depends_on: vec![],
+        health_port: None,
+    });
+    k.ok(Command::CreateConsumer {
+        name: "e".into(),
+        nodes: vec!["e-0".into()],
+    });
+    k.ok(Command::CreateGroup {
+        name: "h".into(),
+        members: vec![
+            Member {
+                consumer: "c".into(),
+                resource: "r".into(),
+            },
+            Member {
+                consumer: "d".into(),
+                resource: "db".into(),
+            },
+            Member {
+                consumer: "e".into(),
+                resource: "tool".into(),
+            },
+        ],
+    });
+    let e = k.s.plan_group("h", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "group \"h\" is not connected: e/tool has no dependency link with c/r"
+    );
+    assert_eq!(e.kind(), crate::errors::ErrorKind::Invalid);
+    let refused = k.err(Command::StartGroupDeployment {
+        group: "h".into(),
+        versions: None,
+        overrides: BTreeMap::new(),
+    });
+    assert_eq!(refused, e);
+    assert!(k.s.plan_group("g", None).is_ok(), "g is connected");
+}
