@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use convoy_tests::scenario::{
-    consumer, get_ok, post_ok, publish, put_ok, resource_with_v1, wait_deployment, wait_running,
+    event_messages, get_ok, post_ok, publish, resource_with_v1, strong_fleet_at_v1, wait_deployment,
 };
 use convoy_tests::{Cluster, ClusterOptions, FleetConfig, RawClient};
 use serde_json::{json, Value};
@@ -54,7 +54,8 @@ async fn cluster() -> anyhow::Result<(Cluster, RawClient)> {
     Ok((cluster, api))
 }
 
-/// A consumer `name` of `n` nodes on `{name}app` v1 (strong, pinned), its fleet running, v2 published.
+/// A consumer `name` of `n` nodes on `{name}app` v1 (strong, pinned) whose downloads and installs take
+/// several report rounds, its fleet running, v2 published.
 async fn fleet(
     cluster: &Cluster,
     api: &RawClient,
@@ -64,48 +65,37 @@ async fn fleet(
     let resource = format!("{name}app");
     resource_with_v1(api, &resource).await?;
     publish(api, &resource, json!({"label": "v2"})).await?;
-    let nodes = consumer(api, name, n).await?;
     let mut config = FleetConfig::new(&resource);
-    // Several report rounds per download and install.
     config.download = Duration::from_millis(300);
     config.install = Duration::from_millis(600);
-    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
-    wait_running(api, &nodes, &resource, 1, LONG).await?;
-    put_ok(
-        api,
-        &format!("/v1/consumers/{name}/subscriptions/{resource}"),
-        json!({"mode": "strong", "pin": 1}),
-    )
-    .await?;
-    Ok((nodes, fleet))
+    strong_fleet_at_v1(cluster, api, name, n, config).await
 }
 
 fn metric(name: &str, query: &str, extra: Value) -> Value {
-    let mut m = json!({"name": name, "query": query, "success": "result < 0.05", "interval_ms": 1000});
+    let mut m =
+        json!({"name": name, "query": query, "success": "result < 0.05", "interval_ms": 1000});
     if let (Some(m), Some(e)) = (m.as_object_mut(), extra.as_object()) {
         m.extend(e.clone());
     }
     m
 }
 
-fn messages(view: &Value) -> Vec<String> {
-    view["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["message"].as_str().map(String::from))
-        .collect()
-}
-
 /// Polls deployment `id`'s summary until `done` holds for it; fails with its last summary after a minute.
-async fn wait_summary(api: &RawClient, id: &str, done: impl Fn(&Value) -> bool) -> anyhow::Result<Value> {
+async fn wait_summary(
+    api: &RawClient,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
     let deadline = std::time::Instant::now() + LONG;
     loop {
         let s = get_ok(api, &format!("/v1/deployments/{id}/summary")).await?;
         if done(&s) {
             return Ok(s);
         }
-        anyhow::ensure!(std::time::Instant::now() < deadline, "deployment {id} not as expected: {s}");
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "deployment {id} not as expected: {s}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -137,7 +127,7 @@ async fn a_background_analysis_that_measured_nothing_never_rolls_forward() -> an
     assert_eq!(view["status"], "ROLLING_FORWARD", "{view}");
     let view = wait_summary(&api, &id, |v| v["waiting_for"] == "analysis").await?;
     assert!(
-        messages(&view).iter().any(|m| m
+        event_messages(&view).iter().any(|m| m
             == "every node is done; analysis has no successful measurement: waiting for one before it ends"),
         "{view}"
     );
@@ -146,7 +136,7 @@ async fn a_background_analysis_that_measured_nothing_never_rolls_forward() -> an
     assert_eq!(view["status"], "ROLL_FORWARD_PAUSED", "{view}");
     assert_eq!(view["paused_by"], "analysis", "{view}");
     assert!(
-        messages(&view)
+        event_messages(&view)
             .iter()
             .any(|m| m.contains("7 consecutive errors, 6 tolerated (last: HTTP 503")),
         "{view}"
@@ -163,7 +153,8 @@ async fn an_unknown_provider_is_refused_at_creation_naming_it() -> anyhow::Resul
         assert_eq!(status, 400, "{what}: {body}");
         let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(
-            message.starts_with("analysis.provider = \"promm\" is invalid: no [[analysis_provider]]")
+            message
+                .starts_with("analysis.provider = \"promm\" is invalid: no [[analysis_provider]]")
                 && message.ends_with("(it has: prom)"),
             "{what}: {body}"
         );
@@ -177,13 +168,18 @@ async fn an_unknown_provider_is_refused_at_creation_naming_it() -> anyhow::Resul
     let sub = "/v1/consumers/up/subscriptions/upapp";
     refused(
         "a subscription",
-        api.put(sub, &json!({"mode": "strong", "analysis": analysis})).await?,
+        api.put(sub, &json!({"mode": "strong", "analysis": analysis}))
+            .await?,
     );
     refused(
         "a patch",
         api.patch(sub, &json!({"analysis": analysis})).await?,
     );
     let list = get_ok(&api, "/v1/deployments").await?;
-    assert_eq!(list.as_array().map(Vec::len), Some(0), "nothing started: {list}");
+    assert_eq!(
+        list.as_array().map(Vec::len),
+        Some(0),
+        "nothing started: {list}"
+    );
     Ok(())
 }

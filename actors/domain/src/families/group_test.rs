@@ -160,7 +160,9 @@ fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
 #[test]
 fn a_group_whose_members_are_not_connected_is_refused_naming_them() {
     let mut k = setup();
-    k.ok(Command::CreateResource { name: "tool".into() });
+    k.ok(Command::CreateResource {
+        name: "tool".into(),
+    });
     k.ok(Command::PublishVersion {
         resource: "tool".into(),
         label: None,
