@@ -2,11 +2,13 @@ use crate::testing::*;
 use crate::*;
 use std::collections::BTreeMap;
 
-fn setup() -> Kit {
-    let mut k = Kit::new(1);
-    k.ok(Command::CreateResource { name: "db".into() });
+/// Resource `resource` with a version 1 of no dependency, and consumer `consumer` of one node `{consumer}-0`.
+fn member_at_v1(k: &mut Kit, consumer: &str, resource: &str) {
+    k.ok(Command::CreateResource {
+        name: resource.into(),
+    });
     k.ok(Command::PublishVersion {
-        resource: "db".into(),
+        resource: resource.into(),
         label: None,
         artifact: None,
         metadata: Default::default(),
@@ -14,9 +16,14 @@ fn setup() -> Kit {
         health_port: None,
     });
     k.ok(Command::CreateConsumer {
-        name: "d".into(),
-        nodes: vec!["d-0".into()],
+        name: consumer.into(),
+        nodes: vec![format!("{consumer}-0")],
     });
+}
+
+fn setup() -> Kit {
+    let mut k = Kit::new(1);
+    member_at_v1(&mut k, "d", "db");
     k.publish(vec![Dependency {
         resource: "db".into(),
         version: 1,
@@ -160,21 +167,7 @@ fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
 #[test]
 fn a_group_whose_members_are_not_connected_is_refused_naming_them() {
     let mut k = setup();
-    k.ok(Command::CreateResource {
-        name: "tool".into(),
-    });
-    k.ok(Command::PublishVersion {
-        resource: "tool".into(),
-        label: None,
-        artifact: None,
-        metadata: Default::default(),
-        depends_on: vec![],
-        health_port: None,
-    });
-    k.ok(Command::CreateConsumer {
-        name: "e".into(),
-        nodes: vec!["e-0".into()],
-    });
+    member_at_v1(&mut k, "e", "tool");
     k.ok(Command::CreateGroup {
         name: "h".into(),
         members: vec![
