@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use convoy_tests::scenario::{
-    consumer, post_ok, publish, put_ok, resource_with_v1, wait_deployment, wait_running,
+    event_messages, post_ok, publish, resource_with_v1, strong_fleet_at_v1, wait_deployment,
     wait_status,
 };
 use convoy_tests::{eventually, free_port, Cluster, ClusterOptions, FleetConfig, RawClient};
@@ -129,16 +129,7 @@ async fn fleet(
     let resource = format!("{name}app");
     resource_with_v1(api, &resource).await?;
     publish(api, &resource, json!({"label": "v2"})).await?;
-    let nodes = consumer(api, name, n).await?;
-    let fleet = FleetConfig::new(&resource).start(&cluster.http_addrs(), &nodes, Some(1));
-    wait_running(api, &nodes, &resource, 1, LONG).await?;
-    put_ok(
-        api,
-        &format!("/v1/consumers/{name}/subscriptions/{resource}"),
-        json!({"mode": "strong", "pin": 1}),
-    )
-    .await?;
-    Ok((nodes, fleet))
+    strong_fleet_at_v1(cluster, api, name, n, FleetConfig::new(&resource)).await
 }
 
 /// Starts a batch deployment of v2 to `name` with `analysis`; answers its id.
@@ -168,15 +159,6 @@ fn analysis(query: &str, count: u32, extra: Value) -> Value {
 }
 
 const ERRORS: &str = "max(app_error_ratio{node=~\"{{nodes}}\"})";
-
-fn messages(view: &Value) -> Vec<String> {
-    view["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["message"].as_str().map(String::from))
-        .collect()
-}
 
 fn installed_at(view: &Value, node: &str) -> Option<u64> {
     view["events"]
@@ -287,7 +269,7 @@ async fn scenarios(
     assert!(
         event_at(&view, "analysis of batch 2 passed").is_some(),
         "{:?}",
-        messages(&view)
+        event_messages(&view)
     );
     let run = &view["analysis"];
     assert_eq!(run["passed"], 2);
@@ -311,11 +293,11 @@ async fn scenarios(
         failed_at.saturating_sub(raised_at)
     );
     assert!(
-        messages(&view)
+        event_messages(&view)
             .iter()
             .any(|m| m.contains("analysis failed: metric errors")),
         "{:?}",
-        messages(&view)
+        event_messages(&view)
     );
     assert!(
         installed_at(&view, "bad-2").is_none(),
@@ -328,11 +310,11 @@ async fn scenarios(
         let view = wait_status(api, id, "ROLL_FORWARD_PAUSED", LONG).await?;
         assert_eq!(view["paused_by"], "analysis");
         assert!(
-            messages(&view)
+            event_messages(&view)
                 .iter()
                 .any(|m| m.contains("analysis inconclusive")),
             "{:?}",
-            messages(&view)
+            event_messages(&view)
         );
     }
     let view = wait_status(api, &nan, "ROLL_FORWARD_PAUSED", LONG).await?;
@@ -433,11 +415,11 @@ async fn scenarios(
     let m = &view["analysis"]["metrics"][0];
     assert_eq!(m["consecutive_errors"], 3, "{m}");
     assert!(
-        messages(&view)
+        event_messages(&view)
             .iter()
             .any(|t| t.contains("3 consecutive errors, 2 tolerated")),
         "{:?}",
-        messages(&view)
+        event_messages(&view)
     );
     Ok(())
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use convoy_tests::scenario::{
-    consumer, get_ok, post_ok, publish, put_ok, resource_with_v1, wait_deployment, wait_running,
+    event_messages, get_ok, post_ok, publish, resource_with_v1, strong_fleet_at_v1, wait_deployment,
 };
 use convoy_tests::{Cluster, ClusterOptions, FleetConfig, RawClient};
 use serde_json::{json, Value};
@@ -54,7 +54,8 @@ async fn cluster() -> anyhow::Result<(Cluster, RawClient)> {
     Ok((cluster, api))
 }
 
-/// A consumer `name` of `n` nodes on `{name}app` v1 (strong, pinned), its fleet running, v2 published.
+/// A consumer `name` of `n` nodes on `{name}app` v1 (strong, pinned) whose downloads and installs take
+/// several report rounds, its fleet running, v2 published.
 async fn fleet(
     cluster: &Cluster,
     api: &RawClient,
@@ -64,20 +65,10 @@ async fn fleet(
     let resource = format!("{name}app");
     resource_with_v1(api, &resource).await?;
     publish(api, &resource, json!({"label": "v2"})).await?;
-    let nodes = consumer(api, name, n).await?;
     let mut config = FleetConfig::new(&resource);
-    // Several report rounds per download and install.
     config.download = Duration::from_millis(300);
     config.install = Duration::from_millis(600);
-    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
-    wait_running(api, &nodes, &resource, 1, LONG).await?;
-    put_ok(
-        api,
-        &format!("/v1/consumers/{name}/subscriptions/{resource}"),
-        json!({"mode": "strong", "pin": 1}),
-    )
-    .await?;
-    Ok((nodes, fleet))
+    strong_fleet_at_v1(cluster, api, name, n, config).await
 }
 
 fn metric(name: &str, query: &str, extra: Value) -> Value {
@@ -87,15 +78,6 @@ fn metric(name: &str, query: &str, extra: Value) -> Value {
         m.extend(e.clone());
     }
     m
-}
-
-fn messages(view: &Value) -> Vec<String> {
-    view["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["message"].as_str().map(String::from))
-        .collect()
 }
 
 /// Polls deployment `id`'s summary until `done` holds for it; fails with its last summary after a minute.
@@ -145,7 +127,7 @@ async fn a_background_analysis_that_measured_nothing_never_rolls_forward() -> an
     assert_eq!(view["status"], "ROLLING_FORWARD", "{view}");
     let view = wait_summary(&api, &id, |v| v["waiting_for"] == "analysis").await?;
     assert!(
-        messages(&view).iter().any(|m| m
+        event_messages(&view).iter().any(|m| m
             == "every node is done; analysis has no successful measurement: waiting for one before it ends"),
         "{view}"
     );
@@ -154,7 +136,7 @@ async fn a_background_analysis_that_measured_nothing_never_rolls_forward() -> an
     assert_eq!(view["status"], "ROLL_FORWARD_PAUSED", "{view}");
     assert_eq!(view["paused_by"], "analysis", "{view}");
     assert!(
-        messages(&view)
+        event_messages(&view)
             .iter()
             .any(|m| m.contains("7 consecutive errors, 6 tolerated (last: HTTP 503")),
         "{view}"

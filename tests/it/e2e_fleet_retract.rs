@@ -7,7 +7,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
-use convoy_tests::scenario::{get_ok, post_ok, publish, put_ok, wait_running, wait_status};
+use convoy_tests::scenario::{
+    event_messages, get_ok, post_ok, publish, put_ok, wait_running, wait_status,
+};
 use convoy_tests::{convoy_bin, eventually, Agent, Cluster, RawClient};
 use serde_json::{json, Value};
 
@@ -42,15 +44,6 @@ async fn deployment_of(api: &RawClient, consumer: &str, version: u64) -> anyhow:
     })
     .await
     .with_context(|| format!("no deployment of app v{version} on {consumer}"))
-}
-
-fn messages(view: &Value) -> Vec<String> {
-    view["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["message"].as_str().map(String::from))
-        .collect()
 }
 
 async fn scenario(cluster: &Cluster, api: &RawClient, agents: &[Agent]) -> anyhow::Result<()> {
@@ -89,7 +82,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient, agents: &[Agent]) -> anyho
     ensure!(back != forward, "the old deployment of 1 was found");
     let view = wait_status(api, &back, "ROLLED_FORWARD", LONG).await?;
     ensure!(
-        messages(&view)
+        event_messages(&view)
             .contains(&"version 2 of app is retracted; selected version changed to 1".into()),
         "{view}"
     );

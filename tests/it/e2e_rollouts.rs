@@ -8,34 +8,13 @@ use std::time::Duration;
 
 use convoy_tests::fleet::max_overlap;
 use convoy_tests::scenario::{
-    consumer, count_nodes, currents, event_nodes, post_ok, publish, put_ok, resource_with_v1,
-    wait_running, wait_status,
+    count_nodes, currents, event_nodes, post_ok, publish, resource_with_v1,
+    strong_fleet_at_v1 as fleet_at_v1, wait_running, wait_status,
 };
-use convoy_tests::{Cluster, Fleet, FleetConfig, Phase, RawClient};
+use convoy_tests::{Cluster, FleetConfig, Phase};
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(40);
-
-/// A consumer of `n` nodes of `resource`, all running version 1, strong and pinned at 1.
-async fn fleet_at_v1(
-    cluster: &Cluster,
-    api: &RawClient,
-    name: &str,
-    n: usize,
-    config: FleetConfig,
-) -> anyhow::Result<(Vec<String>, Fleet)> {
-    let nodes = consumer(api, name, n).await?;
-    let resource = config.resource.clone();
-    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
-    wait_running(api, &nodes, &resource, 1, LONG).await?;
-    put_ok(
-        api,
-        &format!("/v1/consumers/{name}/subscriptions/{resource}"),
-        json!({"mode": "strong", "pin": 1}),
-    )
-    .await?;
-    Ok((nodes, fleet))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollback_reverse_order_canary_and_rolling_windows_seen_by_agents() -> anyhow::Result<()> {

@@ -170,6 +170,38 @@ pub fn count_nodes(view: &Value, state: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The messages of the deployment's events, in event order.
+pub fn event_messages(view: &Value) -> Vec<String> {
+    view["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["message"].as_str().map(String::from))
+        .collect()
+}
+
+/// A consumer `name` of `n` nodes of `config`'s resource, its fleet started and all running version 1, then
+/// subscribed strong and pinned at 1.
+pub async fn strong_fleet_at_v1(
+    cluster: &Cluster,
+    api: &RawClient,
+    name: &str,
+    n: usize,
+    config: crate::FleetConfig,
+) -> anyhow::Result<(Vec<String>, crate::Fleet)> {
+    let nodes = consumer(api, name, n).await?;
+    let resource = config.resource.clone();
+    let fleet = config.start(&cluster.http_addrs(), &nodes, Some(1));
+    wait_running(api, &nodes, &resource, 1, Duration::from_secs(60)).await?;
+    put_ok(
+        api,
+        &format!("/v1/consumers/{name}/subscriptions/{resource}"),
+        json!({"mode": "strong", "pin": 1}),
+    )
+    .await?;
+    Ok((nodes, fleet))
+}
+
 /// The node ids of the deployment's events with `action`, in event order.
 pub fn event_nodes(view: &Value, action: &str) -> Vec<String> {
     view["events"]

@@ -144,6 +144,17 @@ pub enum DomainError {
         /// The offending edge and why.
         path: String,
     },
+    /// A group whose members' dependency links do not connect them all (seed 003).
+    #[error("group \"{group}\" is not connected: {members} no dependency link with {first}")]
+    NotConnected {
+        /// The group's name.
+        group: String,
+        /// The members outside the first member's part, `e/tool` (the first 10, then "and N more"), with
+        /// the verb: `e/tool has`, `e/tool, f/x have`.
+        members: String,
+        /// The first member, `c/r`.
+        first: String,
+    },
     /// A message longer than [`MAX_MESSAGE_LEN`].
     #[error("message is {len} characters long; at most 1024 are allowed")]
     MessageTooLong {
@@ -173,6 +184,7 @@ impl DomainError {
             | DomainError::OrdinalOutOfRange { .. }
             | DomainError::Cycle { .. }
             | DomainError::Dangling { .. }
+            | DomainError::NotConnected { .. }
             | DomainError::MessageTooLong { .. }
             | DomainError::Snapshot(_) => ErrorKind::Invalid,
         }

@@ -187,6 +187,7 @@ pub(crate) fn plan_group(
             }
         }
     }
+    connected(group, g, &selection, &by_resource)?;
     // Cycles (with their path) and levels by longest chain of needs.
     let mut level: Vec<Option<usize>> = vec![None; vertices.len()];
     let mut on_stack = vec![false; vertices.len()];
@@ -211,6 +212,64 @@ pub(crate) fn plan_group(
         steps[level[i].expect("computed")].push(item);
     }
     Ok(steps)
+}
+
+/// Refuses a group whose members the dependency links of their planned versions (in either direction) do not
+/// all connect (seed 003: the graph is checked to be connected), naming the members outside the first one's
+/// part. `by_resource`: each member resource's member index and planned version.
+fn connected(
+    group: &str,
+    g: &Group,
+    selection: &Selection<'_>,
+    by_resource: &BTreeMap<&str, (usize, Option<usize>, u64)>,
+) -> Result<(), DomainError> {
+    let n = g.members.len();
+    let mut part: Vec<usize> = (0..n).collect();
+    fn root(part: &mut [usize], mut i: usize) -> usize {
+        while part[i] != i {
+            part[i] = part[part[i]];
+            i = part[i];
+        }
+        i
+    }
+    for (a, m) in g.members.iter().enumerate() {
+        let Some(&(_, _, version)) = by_resource.get(m.resource.as_str()) else {
+            continue;
+        };
+        let deps = selection.resources[&m.resource]
+            .versions
+            .get(&version)
+            .map(|v| v.depends_on.as_slice())
+            .unwrap_or_default();
+        for dep in deps {
+            if let Some(&(b, _, _)) = by_resource.get(dep.resource.as_str()) {
+                let (ra, rb) = (root(&mut part, a), root(&mut part, b));
+                part[ra] = rb;
+            }
+        }
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let first = root(&mut part, 0);
+    let apart: Vec<String> = (0..n)
+        .filter(|&i| root(&mut part, i) != first)
+        .map(|i| format!("{}/{}", g.members[i].consumer, g.members[i].resource))
+        .collect();
+    if apart.is_empty() {
+        return Ok(());
+    }
+    let shown = apart.len().min(10);
+    let mut members = apart[..shown].join(", ");
+    if apart.len() > shown {
+        members.push_str(&format!(" and {} more", apart.len() - shown));
+    }
+    members.push_str(if apart.len() == 1 { " has" } else { " have" });
+    Err(DomainError::NotConnected {
+        group: group.into(),
+        members,
+        first: format!("{}/{}", g.members[0].consumer, g.members[0].resource),
+    })
 }
 
 /// `StartGroupDeployment` and driving a group deployment's steps, over the maps they read and change.

@@ -2,11 +2,13 @@ use crate::testing::*;
 use crate::*;
 use std::collections::BTreeMap;
 
-fn setup() -> Kit {
-    let mut k = Kit::new(1);
-    k.ok(Command::CreateResource { name: "db".into() });
+/// Resource `resource` with a version 1 of no dependency, and consumer `consumer` of one node `{consumer}-0`.
+fn member_at_v1(k: &mut Kit, consumer: &str, resource: &str) {
+    k.ok(Command::CreateResource {
+        name: resource.into(),
+    });
     k.ok(Command::PublishVersion {
-        resource: "db".into(),
+        resource: resource.into(),
         label: None,
         artifact: None,
         metadata: Default::default(),
@@ -14,9 +16,14 @@ fn setup() -> Kit {
         health_port: None,
     });
     k.ok(Command::CreateConsumer {
-        name: "d".into(),
-        nodes: vec!["d-0".into()],
+        name: consumer.into(),
+        nodes: vec![format!("{consumer}-0")],
     });
+}
+
+fn setup() -> Kit {
+    let mut k = Kit::new(1);
+    member_at_v1(&mut k, "d", "db");
     k.publish(vec![Dependency {
         resource: "db".into(),
         version: 1,
@@ -153,4 +160,42 @@ fn the_groups_handler_starts_and_drives_the_steps_over_what_it_borrows() {
     let gd = &group_deployments[&gid];
     assert_eq!((gd.status, gd.current_step), (GroupStatus::Running, 1));
     assert_eq!(cx.outcome.started().collect::<Vec<_>>(), vec![db, r]);
+}
+
+/// Seed 003: the plan's graph is checked to be connected; a member no dependency links to the others is
+/// refused, named.
+#[test]
+fn a_group_whose_members_are_not_connected_is_refused_naming_them() {
+    let mut k = setup();
+    member_at_v1(&mut k, "e", "tool");
+    k.ok(Command::CreateGroup {
+        name: "h".into(),
+        members: vec![
+            Member {
+                consumer: "c".into(),
+                resource: "r".into(),
+            },
+            Member {
+                consumer: "d".into(),
+                resource: "db".into(),
+            },
+            Member {
+                consumer: "e".into(),
+                resource: "tool".into(),
+            },
+        ],
+    });
+    let e = k.s.plan_group("h", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "group \"h\" is not connected: e/tool has no dependency link with c/r"
+    );
+    assert_eq!(e.kind(), crate::errors::ErrorKind::Invalid);
+    let refused = k.err(Command::StartGroupDeployment {
+        group: "h".into(),
+        versions: None,
+        overrides: BTreeMap::new(),
+    });
+    assert_eq!(refused, e);
+    assert!(k.s.plan_group("g", None).is_ok(), "g is connected");
 }
