@@ -43,6 +43,7 @@ mod e2e_fleet_retract;
 mod e2e_fleet_thresholds;
 mod e2e_fleet_uninstall;
 mod e2e_fleet_windows;
+mod e2e_group_graph;
 mod e2e_groups;
 mod e2e_intent;
 mod e2e_pacing;
