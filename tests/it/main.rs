@@ -30,6 +30,7 @@ mod e2e_analysis;
 mod e2e_bad_requests;
 mod e2e_brake;
 mod e2e_coordinated;
+mod e2e_done_is_current;
 mod e2e_durations;
 mod e2e_fleet_budget;
 mod e2e_fleet_converge;
