@@ -72,7 +72,7 @@ fn membership_changes_full_disks_snapshots_and_the_wider_workload_pass() {
         "UpdateConsumerNodes",
         "Unsubscribe",
     ];
-    for seed in 7..=12 {
+    for seed in 7..=24 {
         let report = run(&SimOptions {
             keep_trace: true,
             ..options(seed, 1.0)
@@ -88,7 +88,7 @@ fn membership_changes_full_disks_snapshots_and_the_wider_workload_pass() {
             return;
         }
     }
-    panic!("seeds 7..=12 never show {missing:?}");
+    panic!("seeds 7..=24 never show {missing:?}");
 }
 
 /// Seeds that found bugs of the harness's new faults, replayed every CI run (each failed before
