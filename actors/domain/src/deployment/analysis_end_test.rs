@@ -228,7 +228,12 @@ fn every_node_done_with_no_successful_background_measurement_waits_for_one() {
     k.now += 10_000;
     assert!(measure(&mut k, id, Measured::Value(0.001)));
     assert_eq!(k.status(id), Status::RolledForward);
-    assert!(k.s.deployment_summary(id, k.now).unwrap().waiting_for.is_none());
+    assert!(k
+        .s
+        .deployment_summary(id, k.now)
+        .unwrap()
+        .waiting_for
+        .is_none());
 }
 
 #[test]

@@ -219,7 +219,10 @@ impl Deployment {
                     .map(|_| completion.needed(t.considered(n as u32)));
                 if t.failed > tolerated {
                     let named = self.failed_named();
-                    Some(format!("{} nodes failed; {tolerated} tolerated; {named}", t.failed))
+                    Some(format!(
+                        "{} nodes failed; {tolerated} tolerated; {named}",
+                        t.failed
+                    ))
                 } else if let Some(needed) = quorum.filter(|q| t.succeeded < *q) {
                     Some(format!("quorum not met: {needed} needed"))
                 } else if t.succeeded == 0 && n > 0 {

@@ -32,12 +32,8 @@ fn a_rolling_failure_is_a_failure_unless_tolerated() {
     let id = k.start_with(rolling(5, 5));
     k.failed(3);
     assert_eq!(k.d(id).status, Status::RolledBack);
-    assert!(k
-        .d(id)
-        .events
-        .iter()
-        .any(|e| e.message.as_deref()
-            == Some("1 nodes failed; 0 tolerated; failed: c-3 (attempt 1 failed: exit 3)")));
+    assert!(k.d(id).events.iter().any(|e| e.message.as_deref()
+        == Some("1 nodes failed; 0 tolerated; failed: c-3 (attempt 1 failed: exit 3)")));
 }
 
 #[test]

@@ -188,13 +188,21 @@ fn interest_taken_back_alone_keeps_what_the_node_runs_for_its_uninstall() {
 fn done_without_error_is_a_success_even_when_the_report_does_not_switch_current() {
     let mut k = Kit::new(2);
     let id = k.start_with(|_| {});
-    k.report(0, None, &[(1, vp(true, true, None)), (2, vp(true, true, None))]);
+    k.report(
+        0,
+        None,
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
     k.report(1, None, &[(2, vp(true, true, None))]);
     let table = k.s.node_table();
     assert_eq!(table.get("c-0").unwrap().current("r"), Some(2));
     assert_eq!(table.get("c-1").unwrap().current("r"), Some(2));
     assert_eq!(k.status(id), Status::RolledForward);
     // The node's next report says it runs 1 again: that is what it runs.
-    k.report(0, Some(1), &[(1, vp(true, true, None)), (2, vp(true, true, None))]);
+    k.report(
+        0,
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
     assert_eq!(k.s.node_table().get("c-0").unwrap().current("r"), Some(1));
 }

@@ -35,7 +35,9 @@ pub fn check_providers(command: &Command, known: &[String]) -> Result<(), Domain
             } else {
                 known.join(", ")
             };
-            let why = format!("no [[analysis_provider]] of that name in this server's config (it has: {has})");
+            let why = format!(
+                "no [[analysis_provider]] of that name in this server's config (it has: {has})"
+            );
             let e = AnalysisInvalid::unknown_provider(&a.provider, &why);
             return Err(crate::values::invalid::Invalid::from(e).into());
         }

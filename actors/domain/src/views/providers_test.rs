@@ -21,13 +21,17 @@ fn start(provider: &str) -> Command {
 fn an_unknown_provider_is_refused_naming_it_and_the_known_ones() {
     let known = vec!["prom".to_string(), "thanos".to_string()];
     assert!(check_providers(&start("prom"), &known).is_ok());
-    let e = check_providers(&start("promm"), &known).unwrap_err().to_string();
+    let e = check_providers(&start("promm"), &known)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         e,
         "analysis.provider = \"promm\" is invalid: no [[analysis_provider]] of that name in this \
          server's config (it has: prom, thanos)"
     );
-    let e = check_providers(&start("prom"), &[]).unwrap_err().to_string();
+    let e = check_providers(&start("prom"), &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.ends_with("(it has: none)"), "{e}");
 }
 
