@@ -19,6 +19,7 @@ pub mod host;
 pub mod limits;
 pub mod metrics;
 pub mod nodes;
+pub mod page;
 pub mod openapi;
 pub mod read;
 pub mod report_rate;
