@@ -132,8 +132,9 @@ async fn every_list_is_paged_each_object_once_and_a_bad_limit_is_a_400() -> anyh
             );
         }
         // Filters apply before the page; an offset past the end is an empty page.
-        let active = walk(&api, "/v1/deployments?status=active", "deployments", "id", 2).await?;
-        each_once("active deployments", &active, &deployments)?;
+        let mut both = walk(&api, "/v1/deployments?status=active", "deployments", "id", 2).await?;
+        both.extend(walk(&api, "/v1/deployments?status=terminal", "deployments", "id", 2).await?);
+        each_once("active, then terminal deployments", &both, &deployments)?;
         let none = get_ok(&api, "/v1/group-deployments?limit=5").await?;
         ensure!(none["total"] == 0 && none["group_deployments"] == json!([]), "{none}");
         let past = get_ok(&api, "/v1/consumers?offset=5000").await?;
