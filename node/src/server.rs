@@ -182,7 +182,8 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         println!("{banner}");
     }
     let providers = config.analysis_providers.iter().map(|p| p.name.clone());
-    let replica = Replica::new(node.clone(), rt.handle().clone()).with_providers(providers.collect());
+    let replica =
+        Replica::new(node.clone(), rt.handle().clone()).with_providers(providers.collect());
     rt.spawn(exit_on_fatal(replica.clone()));
     crate::analysis::runner::spawn(
         replica.clone(),

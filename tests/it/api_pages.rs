@@ -37,7 +37,10 @@ async fn walk(
             *total.get_or_insert(t) == t,
             "{route}: total changed: {page}"
         );
-        ensure!(page["offset"] == json!(offset) && page["limit"] == json!(limit), "{page}");
+        ensure!(
+            page["offset"] == json!(offset) && page["limit"] == json!(limit),
+            "{page}"
+        );
         seen.extend(items.iter().map(|i| match &i[field] {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -48,7 +51,11 @@ async fn walk(
                 offset = next as usize;
             }
             None => {
-                ensure!(seen.len() == t, "{route}: {} of {t} seen, no next_offset", seen.len());
+                ensure!(
+                    seen.len() == t,
+                    "{route}: {} of {t} seen, no next_offset",
+                    seen.len()
+                );
                 return Ok(seen);
             }
         }
@@ -58,7 +65,10 @@ async fn walk(
 /// Asserts `seen` holds each object once and exactly the `want` ones.
 fn each_once(route: &str, seen: &[String], want: &BTreeSet<String>) -> anyhow::Result<()> {
     let unique: BTreeSet<String> = seen.iter().cloned().collect();
-    ensure!(unique.len() == seen.len(), "{route}: an object twice: {seen:?}");
+    ensure!(
+        unique.len() == seen.len(),
+        "{route}: an object twice: {seen:?}"
+    );
     ensure!(&unique == want, "{route}: {unique:?} != {want:?}");
     Ok(())
 }
@@ -80,12 +90,22 @@ async fn every_list_is_paged_each_object_once_and_a_bad_limit_is_a_400() -> anyh
         let mut consumers = BTreeSet::new();
         for i in 0..23 {
             let name = format!("c-{i:02}");
-            post_ok(&api, "/v1/consumers", json!({"name": name, "nodes": [format!("n-{i}")]})).await?;
+            post_ok(
+                &api,
+                "/v1/consumers",
+                json!({"name": name, "nodes": [format!("n-{i}")]}),
+            )
+            .await?;
             consumers.insert(name);
         }
         let mut deployments = BTreeSet::new();
         for c in consumers.iter().take(7) {
-            let d = post_ok(&api, "/v1/deployments", json!({"consumer": c, "resource": "app"})).await?;
+            let d = post_ok(
+                &api,
+                "/v1/deployments",
+                json!({"consumer": c, "resource": "app"}),
+            )
+            .await?;
             deployments.insert(d["id"].as_str().context("an id")?.to_string());
         }
         let mut windows = BTreeSet::new();
@@ -103,7 +123,12 @@ async fn every_list_is_paged_each_object_once_and_a_bad_limit_is_a_400() -> anyh
         for i in 0..5 {
             let name = format!("g-{i}");
             let members = json!([{"consumer": format!("c-{:02}", 10 + i), "resource": "app"}]);
-            post_ok(&api, "/v1/groups", json!({"name": name, "members": members})).await?;
+            post_ok(
+                &api,
+                "/v1/groups",
+                json!({"name": name, "members": members}),
+            )
+            .await?;
             groups.insert(name);
         }
         let mut tokens = BTreeSet::from(["bootstrap".to_string()]);
@@ -126,21 +151,50 @@ async fn every_list_is_paged_each_object_once_and_a_bad_limit_is_a_400() -> anyh
             // The unpaged answer is the bare array it was.
             let all = get_ok(&api, route).await?;
             ensure!(
-                all.as_array().is_some_and(|a| a.len() == want.len().min(1_000)),
+                all.as_array()
+                    .is_some_and(|a| a.len() == want.len().min(1_000)),
                 "{route} unpaged: {} objects",
                 all.as_array().map_or(0, Vec::len)
             );
         }
         // Filters apply before the page; an offset past the end is an empty page.
-        let mut both = walk(&api, "/v1/deployments?status=active", "deployments", "id", 2).await?;
-        both.extend(walk(&api, "/v1/deployments?status=terminal", "deployments", "id", 2).await?);
+        let mut both = walk(
+            &api,
+            "/v1/deployments?status=active",
+            "deployments",
+            "id",
+            2,
+        )
+        .await?;
+        both.extend(
+            walk(
+                &api,
+                "/v1/deployments?status=terminal",
+                "deployments",
+                "id",
+                2,
+            )
+            .await?,
+        );
         each_once("active, then terminal deployments", &both, &deployments)?;
         let none = get_ok(&api, "/v1/group-deployments?limit=5").await?;
-        ensure!(none["total"] == 0 && none["group_deployments"] == json!([]), "{none}");
+        ensure!(
+            none["total"] == 0 && none["group_deployments"] == json!([]),
+            "{none}"
+        );
         let past = get_ok(&api, "/v1/consumers?offset=5000").await?;
-        ensure!(past["total"] == 23 && past["consumers"] == json!([]) && past.get("next_offset").is_none(), "{past}");
+        ensure!(
+            past["total"] == 23
+                && past["consumers"] == json!([])
+                && past.get("next_offset").is_none(),
+            "{past}"
+        );
         let default = get_ok(&api, "/v1/resources?offset=0").await?;
-        ensure!(default["limit"] == 100 && default["next_offset"] == 100, "{}", default["limit"]);
+        ensure!(
+            default["limit"] == 100 && default["next_offset"] == 100,
+            "{}",
+            default["limit"]
+        );
 
         // Unpaged past 1,000: the first 1,000, the total and where the rest is, in headers.
         let server = cluster.server(1);
@@ -154,14 +208,21 @@ async fn every_list_is_paged_each_object_once_and_a_bad_limit_is_a_400() -> anyh
         let link = answer.headers().get("link").cloned();
         let body: Value = answer.json().await?;
         ensure!(body.as_array().map(Vec::len) == Some(1_000), "cut at 1,000");
-        ensure!(total.as_ref().and_then(|t| t.to_str().ok()) == Some("1004"), "{total:?}");
+        ensure!(
+            total.as_ref().and_then(|t| t.to_str().ok()) == Some("1004"),
+            "{total:?}"
+        );
         let link = link.context("a Link header")?;
         ensure!(
             link.to_str()? == "</v1/resources?offset=1000&limit=1000>; rel=\"next\"",
             "{link:?}"
         );
         let rest = get_ok(&api, "/v1/resources?offset=1000&limit=1000").await?;
-        ensure!(rest["resources"].as_array().map(Vec::len) == Some(4), "{}", rest["total"]);
+        ensure!(
+            rest["resources"].as_array().map(Vec::len) == Some(4),
+            "{}",
+            rest["total"]
+        );
 
         // Bad limits and offsets: 400 naming the parameter, the value cut.
         let huge = "9".repeat(10_000);

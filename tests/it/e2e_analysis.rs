@@ -81,7 +81,8 @@ async fn fleet(
 }
 
 fn metric(name: &str, query: &str, extra: Value) -> Value {
-    let mut m = json!({"name": name, "query": query, "success": "result < 0.05", "interval_ms": 1000});
+    let mut m =
+        json!({"name": name, "query": query, "success": "result < 0.05", "interval_ms": 1000});
     if let (Some(m), Some(e)) = (m.as_object_mut(), extra.as_object()) {
         m.extend(e.clone());
     }
@@ -98,14 +99,21 @@ fn messages(view: &Value) -> Vec<String> {
 }
 
 /// Polls deployment `id`'s summary until `done` holds for it; fails with its last summary after a minute.
-async fn wait_summary(api: &RawClient, id: &str, done: impl Fn(&Value) -> bool) -> anyhow::Result<Value> {
+async fn wait_summary(
+    api: &RawClient,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
     let deadline = std::time::Instant::now() + LONG;
     loop {
         let s = get_ok(api, &format!("/v1/deployments/{id}/summary")).await?;
         if done(&s) {
             return Ok(s);
         }
-        anyhow::ensure!(std::time::Instant::now() < deadline, "deployment {id} not as expected: {s}");
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "deployment {id} not as expected: {s}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -163,7 +171,8 @@ async fn an_unknown_provider_is_refused_at_creation_naming_it() -> anyhow::Resul
         assert_eq!(status, 400, "{what}: {body}");
         let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(
-            message.starts_with("analysis.provider = \"promm\" is invalid: no [[analysis_provider]]")
+            message
+                .starts_with("analysis.provider = \"promm\" is invalid: no [[analysis_provider]]")
                 && message.ends_with("(it has: prom)"),
             "{what}: {body}"
         );
@@ -177,13 +186,18 @@ async fn an_unknown_provider_is_refused_at_creation_naming_it() -> anyhow::Resul
     let sub = "/v1/consumers/up/subscriptions/upapp";
     refused(
         "a subscription",
-        api.put(sub, &json!({"mode": "strong", "analysis": analysis})).await?,
+        api.put(sub, &json!({"mode": "strong", "analysis": analysis}))
+            .await?,
     );
     refused(
         "a patch",
         api.patch(sub, &json!({"analysis": analysis})).await?,
     );
     let list = get_ok(&api, "/v1/deployments").await?;
-    assert_eq!(list.as_array().map(Vec::len), Some(0), "nothing started: {list}");
+    assert_eq!(
+        list.as_array().map(Vec::len),
+        Some(0),
+        "nothing started: {list}"
+    );
     Ok(())
 }

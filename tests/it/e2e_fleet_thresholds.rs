@@ -48,9 +48,9 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
                 .all(|n| m.contains(&format!("{n} (attempt 1 failed: ")))
     };
     ensure!(
-        view["events"].as_array().is_some_and(|es| es
-            .iter()
-            .any(|e| e["message"].as_str().is_some_and(named))),
+        view["events"]
+            .as_array()
+            .is_some_and(|es| es.iter().any(|e| e["message"].as_str().is_some_and(named))),
         "{view}"
     );
 

@@ -33,7 +33,10 @@ pub fn routes() -> Vec<Route> {
             .summary("List consumers")
             .to(list)
             .query::<ListQuery>()
-            .list::<ConsumerView>(200, "Every consumer (a page object with `offset` or `limit`).")
+            .list::<ConsumerView>(
+                200,
+                "Every consumer (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/consumers/{name}", Read, "read consumers")
             .summary("Show a consumer")

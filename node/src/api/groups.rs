@@ -13,8 +13,8 @@ use super::auth::Caller;
 use super::deployments::DryRun;
 use super::durations::Durations;
 use super::error::ApiError;
-use super::page::{answer, ListQuery};
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
+use super::page::{answer, ListQuery};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -57,7 +57,10 @@ pub fn routes() -> Vec<Route> {
             .summary("List group deployments")
             .to(list_deployments)
             .query::<ListQuery>()
-            .list::<GroupDeploymentView>(200, "Every group deployment (a page object with `offset` or `limit`).")
+            .list::<GroupDeploymentView>(
+                200,
+                "Every group deployment (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/group-deployments/{id}", Read, "read group deployments")
             .summary("Show a group deployment")
@@ -203,7 +206,9 @@ async fn list_deployments(
 ) -> Result<HttpResponse, ApiError> {
     let w = q.window()?;
     let page = replica
-        .read_snapshot(q.consistent, move |s| s.group_deployments_page(w.offset, w.limit))
+        .read_snapshot(q.consistent, move |s| {
+            s.group_deployments_page(w.offset, w.limit)
+        })
         .await?;
     answer(&req, "group_deployments", page, w)
 }

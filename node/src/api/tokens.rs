@@ -12,8 +12,8 @@ use serde::Deserialize;
 
 use super::auth::{secret, AuthMode, Caller};
 use super::error::ApiError;
-use super::page::{answer, ListQuery};
 use super::openapi::answers::TokenCreated;
+use super::page::{answer, ListQuery};
 use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;

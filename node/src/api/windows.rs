@@ -26,7 +26,10 @@ pub fn routes() -> Vec<Route> {
             .summary("List maintenance windows")
             .to(list)
             .query::<ListQuery>()
-            .list::<WindowView>(200, "Every window, by name (a page object with `offset` or `limit`).")
+            .list::<WindowView>(
+                200,
+                "Every window, by name (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/windows/{name}", Read, "read maintenance windows")
             .summary("Show a maintenance window")
