@@ -151,25 +151,6 @@ impl Frames {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_limit_keeps_the_first_rows_of_a_list_or_a_node_page() {
-        let mut list = json!([1, 2, 3]);
-        cut(&mut list, Some(2));
-        assert_eq!(list, json!([1, 2]));
-        let mut page = json!({"nodes": [{"id": "a"}, {"id": "b"}], "total": 2});
-        cut(&mut page, Some(1));
-        assert_eq!(page, json!({"nodes": [{"id": "a"}], "total": 2}));
-        let mut untouched = json!([1, 2, 3]);
-        cut(&mut untouched, None);
-        assert_eq!(untouched, json!([1, 2, 3]));
-    }
-}
-
 /// Every object of a paged list route (`GET /v1/resources` and the like, API.md "Lists are paged"): the pages
 /// of `path` walked by `next_offset`, 1,000 objects each, their `key` arrays joined into the bare array the
 /// route answers unpaged. A server that answers a bare array (one from before pages) is taken as it is.
@@ -191,5 +172,24 @@ pub async fn all(client: &ApiClient, path: &str, key: &str) -> Result<Value, Cli
             Some(next) if next > offset => offset = next,
             _ => return Ok(Value::Array(rows)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_limit_keeps_the_first_rows_of_a_list_or_a_node_page() {
+        let mut list = json!([1, 2, 3]);
+        cut(&mut list, Some(2));
+        assert_eq!(list, json!([1, 2]));
+        let mut page = json!({"nodes": [{"id": "a"}, {"id": "b"}], "total": 2});
+        cut(&mut page, Some(1));
+        assert_eq!(page, json!({"nodes": [{"id": "a"}], "total": 2}));
+        let mut untouched = json!([1, 2, 3]);
+        cut(&mut untouched, None);
+        assert_eq!(untouched, json!([1, 2, 3]));
     }
 }

@@ -312,7 +312,7 @@ fn a_failure_event_names_the_nodes_that_failed_and_why() {
     k.installed(0);
     k.installed(2);
     assert_eq!(k.d(id).status, Status::Failed);
-    let last = k.d(id).events.iter().last().unwrap().message.clone();
+    let last = k.d(id).events.iter().next_back().unwrap().message.clone();
     assert_eq!(
         last.as_deref(),
         Some(

@@ -29,7 +29,7 @@ fn analyses(command: &Command) -> Vec<&Analysis> {
 /// that name in this server's config (it has: prom)`.
 pub fn check_providers(command: &Command, known: &[String]) -> Result<(), DomainError> {
     for a in analyses(command) {
-        if !known.iter().any(|k| *k == a.provider) {
+        if !known.contains(&a.provider) {
             let has = if known.is_empty() {
                 "none".to_string()
             } else {
