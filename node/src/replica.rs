@@ -147,6 +147,21 @@ impl Replica {
             .await??)
     }
 
+    /// Runs `f` on a copy of the applied state, away from it: the copy is taken under the read lock (O(1) for
+    /// the copy-on-write maps that hold nearly all of it; the small sets beside them are copied) and the lock
+    /// released at once, then `f` runs on actix's blocking pool, so neither the state machine (which waits
+    /// for readers to apply) nor this HTTP worker waits while `f` builds a list or a dry-run (issue 37 §2).
+    pub async fn read_snapshot<R, F>(&self, consistent: bool, f: F) -> Result<R, ReplicaError>
+    where
+        F: FnOnce(&ClusterState) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let state = self.read(consistent, ClusterState::clone).await?;
+        actix_web::web::block(move || f(&state))
+            .await
+            .map_err(|e| ReplicaError::Task(e.to_string()))
+    }
+
     /// What a write answers with: this server's applied state, which [`Replica::propose`] has
     /// already brought up to the write (read-your-writes, also through a follower) without a
     /// second round to a quorum.

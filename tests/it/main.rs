@@ -13,6 +13,7 @@ mod agent_snooze;
 mod agent_stall;
 mod analysis_prometheus;
 mod api_errors;
+mod api_pages;
 mod api_routes;
 mod api_watch;
 mod chaos_smoke;

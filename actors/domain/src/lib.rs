@@ -82,6 +82,7 @@ pub use values::threshold::FailedNodes;
 pub use views::explain::{Decision, NodeHistory};
 pub use views::fleet::{FleetPage, NodeLine};
 pub use views::gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
+pub use views::pages::Page;
 pub use views::plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };

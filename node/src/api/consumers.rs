@@ -1,7 +1,7 @@
 //! Consumers, their nodes, their subscriptions (PUT replaces, PATCH merges field by field, DELETE
 //! unsubscribes) and the versions held back on them.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
     Brake, Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy,
@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer};
 use super::auth::Caller;
 use super::durations::Durations;
 use super::error::ApiError;
+use super::page::{answer, ListQuery};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -31,8 +32,11 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/consumers", Read, "read consumers")
             .summary("List consumers")
             .to(list)
-            .query::<Consistency>()
-            .list::<ConsumerView>(200, "Every consumer.")
+            .query::<ListQuery>()
+            .list::<ConsumerView>(
+                200,
+                "Every consumer (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/consumers/{name}", Read, "read consumers")
             .summary("Show a consumer")
@@ -109,9 +113,14 @@ async fn create(
 
 async fn list(
     replica: web::Data<Replica>,
-    q: web::Query<Consistency>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(replica.read(q.consistent, |s| s.consumers()).await?))
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| s.consumers_page(w.offset, w.limit))
+        .await?;
+    answer(&req, "consumers", page, w)
 }
 
 async fn show(

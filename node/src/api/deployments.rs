@@ -1,7 +1,7 @@
 //! Deployments: start, list, show, pause (hard or not), resume, confirm, abort, rollback and pulse (by id;
 //! by job key in `by_pair`, through the same handlers).
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::summary::{DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT};
 use convoy_actors::domain::Permission::{Operate, Pulse, Read};
 use convoy_actors::domain::PulseAnswer;
@@ -35,7 +35,7 @@ pub fn routes() -> Vec<Route> {
             .summary("List deployments")
             .to(list)
             .query::<ListQuery>()
-            .list::<DeploymentSummary>(200, "One summary line per deployment.")
+            .list::<DeploymentSummary>(200, "One summary line per deployment (a page object with `offset` or `limit`).")
             .errors(&[400]),
         Route::get("/v1/deployments/{id}", Read, "read deployments")
             .summary("Show a deployment (optionally a page of its nodes)")
@@ -182,8 +182,9 @@ async fn start(
         };
         let command = Command::StartDeployment(spec);
         replica.check_providers(&command).map_err(ApiError::from)?;
+        // On a copy of the state, away from it (issue 37 §2): planning every node and window holds nothing.
         let plan = replica
-            .read(false, move |s| {
+            .read_snapshot(false, move |s| {
                 convoy_actors::domain::precheck(s, &command)?;
                 let Command::StartDeployment(spec) = command else {
                     unreachable!("built above")
@@ -221,23 +222,34 @@ pub(crate) struct ListQuery {
     status: Option<StatusFilter>,
     #[serde(default)]
     consistent: bool,
+    /// Deployments to skip (0 to 100,000,000); with it, or `limit`, the answer is a page object.
+    #[serde(default)]
+    #[param(value_type = Option<u64>)]
+    offset: Option<String>,
+    /// Deployments on the page (1 to 1,000; default 100).
+    #[serde(default)]
+    #[param(value_type = Option<u64>)]
+    limit: Option<String>,
 }
 
 async fn list(
     replica: web::Data<Replica>,
+    req: HttpRequest,
     q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let q = q.into_inner();
+    let w = super::page::window(q.offset.as_deref(), q.limit.as_deref())?;
     let filter = DeploymentFilter {
         consumer: q.consumer,
         resource: q.resource,
         status: q.status,
     };
-    Ok(HttpResponse::Ok().json(
-        replica
-            .read(q.consistent, move |s| s.deployments(&filter))
-            .await?,
-    ))
+    let page = replica
+        .read_snapshot(q.consistent, move |s| {
+            s.deployments_page(&filter, w.offset, w.limit)
+        })
+        .await?;
+    super::page::answer(&req, "deployments", page, w)
 }
 
 pub(crate) fn parse_id(raw: &str) -> Result<DeploymentId, ApiError> {

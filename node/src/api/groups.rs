@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
     Command, GroupDeploymentId, GroupDeploymentView, GroupView, Member, Policy, Response,
@@ -14,6 +14,7 @@ use super::deployments::DryRun;
 use super::durations::Durations;
 use super::error::ApiError;
 use super::openapi::answers::{GroupDeploymentStarted, GroupPlan};
+use super::page::{answer, ListQuery};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -30,8 +31,8 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/groups", Read, "read groups")
             .summary("List groups")
             .to(list)
-            .query::<Consistency>()
-            .list::<GroupView>(200, "Every group.")
+            .query::<ListQuery>()
+            .list::<GroupView>(200, "Every group (a page object with `offset` or `limit`).")
             .errors(&[400]),
         Route::get("/v1/groups/{name}", Read, "read groups")
             .summary("Show a group")
@@ -55,8 +56,11 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/group-deployments", Read, "read group deployments")
             .summary("List group deployments")
             .to(list_deployments)
-            .query::<Consistency>()
-            .list::<GroupDeploymentView>(200, "Every group deployment.")
+            .query::<ListQuery>()
+            .list::<GroupDeploymentView>(
+                200,
+                "Every group deployment (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/group-deployments/{id}", Read, "read group deployments")
             .summary("Show a group deployment")
@@ -100,9 +104,14 @@ async fn create(
 
 async fn list(
     replica: web::Data<Replica>,
-    q: web::Query<Consistency>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(replica.read(q.consistent, |s| s.groups()).await?))
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| s.groups_page(w.offset, w.limit))
+        .await?;
+    answer(&req, "groups", page, w)
 }
 
 async fn show(
@@ -150,8 +159,9 @@ async fn start(
             overrides,
         };
         replica.check_providers(&command).map_err(ApiError::from)?;
+        // On a copy of the state, away from it (issue 37 §2): a plan of many steps holds nothing.
         let steps = replica
-            .read(false, move |s| {
+            .read_snapshot(false, move |s| {
                 convoy_actors::domain::precheck(s, &command)?;
                 let Command::StartGroupDeployment {
                     versions,
@@ -191,12 +201,16 @@ fn parse_id(raw: &str) -> Result<GroupDeploymentId, ApiError> {
 
 async fn list_deployments(
     replica: web::Data<Replica>,
-    q: web::Query<Consistency>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = replica
-        .read(q.consistent, |s| s.group_deployments())
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| {
+            s.group_deployments_page(w.offset, w.limit)
+        })
         .await?;
-    Ok(HttpResponse::Ok().json(views))
+    answer(&req, "group_deployments", page, w)
 }
 
 async fn show_deployment(

@@ -20,6 +20,7 @@ pub mod limits;
 pub mod metrics;
 pub mod nodes;
 pub mod openapi;
+pub mod page;
 pub mod read;
 pub mod report_rate;
 pub mod reports;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, ReadResources};
 use convoy_actors::domain::{
     Artifact, ClusterState, Command, Dependency, DomainError, Mode, ResourceView, Response,
@@ -13,6 +13,7 @@ use super::auth::Caller;
 use super::deployments::DryRun;
 use super::error::ApiError;
 use super::openapi::answers::{Reach, Taker, VersionPublished, WaitingTaker};
+use super::page::{answer, ListQuery};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -29,8 +30,8 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/resources", ReadResources, "read resources")
             .summary("List resources")
             .to(list)
-            .query::<Consistency>()
-            .list::<ResourceView>(200, "Every resource.")
+            .query::<ListQuery>()
+            .list::<ResourceView>(200, "Every resource (a page object with `offset` or `limit`).")
             .errors(&[400]),
         Route::get("/v1/resources/{name}", ReadResources, "read resources")
             .summary("Show a resource")
@@ -91,10 +92,14 @@ async fn create(
 
 async fn list(
     replica: web::Data<Replica>,
-    q: web::Query<Consistency>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = replica.read(q.consistent, |s| s.resources()).await?;
-    Ok(HttpResponse::Ok().json(views))
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| s.resources_page(w.offset, w.limit))
+        .await?;
+    answer(&req, "resources", page, w)
 }
 
 async fn show(
@@ -216,10 +221,11 @@ async fn publish(
         health_port: body.health_port,
     };
     if q.dry_run {
-        // The command applied to a copy of the state (copy-on-write: cheap), read as a publish would leave it.
+        // The command applied to a copy of the state (copy-on-write: cheap), read as a publish would leave it,
+        // away from the state (issue 37 §2).
         let at = convoy_time::Clock::wall_ms(&convoy_time::SystemClock);
         let answer = replica
-            .read(
+            .read_snapshot(
                 false,
                 move |s| -> Result<Option<VersionPublished>, DomainError> {
                     convoy_actors::domain::precheck(s, &command)?;

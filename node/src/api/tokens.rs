@@ -2,7 +2,7 @@
 //! secrets, no hashes), revoke. With auth off no token is created: one made by any local page then would
 //! still work once auth is turned on.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::Admin;
 use convoy_actors::domain::{
     check_token_consumers, check_token_name, check_token_nodes, check_token_ttl, Command, Role,
@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::auth::{secret, AuthMode, Caller};
 use super::error::ApiError;
 use super::openapi::answers::TokenCreated;
+use super::page::{answer, ListQuery};
 use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;
@@ -23,7 +24,9 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/tokens", Admin, "list tokens")
             .summary("List tokens (never their secrets)")
             .to(list)
-            .list::<TokenView>(200, "Every token."),
+            .query::<ListQuery>()
+            .list::<TokenView>(200, "Every token (a page object with `offset` or `limit`).")
+            .errors(&[400]),
         Route::post("/v1/tokens", Admin, "create tokens")
             .summary("Create a token")
             .to(create)
@@ -127,8 +130,16 @@ async fn create(
     Ok(HttpResponse::Created().json(answer))
 }
 
-async fn list(replica: web::Data<Replica>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(replica.read(false, |s| s.token_views()).await?))
+async fn list(
+    replica: web::Data<Replica>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| s.tokens_page(w.offset, w.limit))
+        .await?;
+    answer(&req, "tokens", page, w)
 }
 
 async fn revoke(

@@ -1,13 +1,14 @@
 //! Maintenance windows (issue 24 §2): create, list (with their next openings at this server's clock), show
 //! and delete.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::windows::WindowView;
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{AppliesTo, Command, Overrun, Timestamp, Window, WindowKind};
 use serde::Deserialize;
 
 use super::error::ApiError;
+use super::page::{answer, ListQuery};
 use super::read::{found, Consistency};
 use super::route::Route;
 use crate::replica::Replica;
@@ -24,8 +25,11 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/windows", Read, "read maintenance windows")
             .summary("List maintenance windows")
             .to(list)
-            .query::<Consistency>()
-            .list::<WindowView>(200, "Every window, by name.")
+            .query::<ListQuery>()
+            .list::<WindowView>(
+                200,
+                "Every window, by name (a page object with `offset` or `limit`).",
+            )
             .errors(&[400]),
         Route::get("/v1/windows/{name}", Read, "read maintenance windows")
             .summary("Show a maintenance window")
@@ -97,10 +101,16 @@ async fn create(
 
 async fn list(
     replica: web::Data<Replica>,
-    q: web::Query<Consistency>,
+    req: HttpRequest,
+    q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let views = replica.read(q.consistent, |s| s.windows(now_ms())).await?;
-    Ok(HttpResponse::Ok().json(views))
+    let w = q.window()?;
+    let page = replica
+        .read_snapshot(q.consistent, move |s| {
+            s.windows_page(now_ms(), w.offset, w.limit)
+        })
+        .await?;
+    answer(&req, "windows", page, w)
 }
 
 async fn show(

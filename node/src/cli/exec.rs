@@ -68,7 +68,7 @@ pub async fn resource(
             say(output, &v, || publish::reach(&args.name, args.dry_run, &v));
         }
         ResourceCommand::List(args) => {
-            let fetch = || async { Ok(client.get::<Value>("/v1/resources").await?) };
+            let fetch = || async { Ok(list::all(client, "/v1/resources", "resources").await?) };
             let table = |v: &Value| {
                 shown::<Vec<ResourceView>>(output, v, |l, wide| render::resources(l, wide))
             };
@@ -178,7 +178,7 @@ pub async fn consumer(
         }
         ConsumerCommand::Budget(args) => return super::budget::run(client, output, args).await,
         ConsumerCommand::List(args) => {
-            let fetch = || async { Ok(client.get::<Value>("/v1/consumers").await?) };
+            let fetch = || async { Ok(list::all(client, "/v1/consumers", "consumers").await?) };
             let table = |v: &Value| {
                 shown::<Vec<ConsumerView>>(output, v, |l, wide| render::consumers(l, wide))
             };
@@ -236,7 +236,7 @@ pub async fn deploy(
                 ("status", status),
             ]);
             let path = format!("/v1/deployments{q}");
-            let fetch = || async { Ok(client.get::<Value>(&path).await?) };
+            let fetch = || async { Ok(list::all(client, &path, "deployments").await?) };
             let table = |v: &Value| {
                 shown::<Vec<DeploymentSummary>>(output, v, |l, _| render::deployment_list(l))
             };
@@ -372,7 +372,7 @@ pub async fn group(
             show(output, &v, render::group);
         }
         GroupCommand::List(args) => {
-            let fetch = || async { Ok(client.get::<Value>("/v1/groups").await?) };
+            let fetch = || async { Ok(list::all(client, "/v1/groups", "groups").await?) };
             let table = |v: &Value| shown::<Vec<GroupView>>(output, v, |l, _| render::groups(l));
             return list::run(client, output, args, fetch, table).await;
         }

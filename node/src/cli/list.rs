@@ -151,6 +151,30 @@ impl Frames {
     }
 }
 
+/// Every object of a paged list route (`GET /v1/resources` and the like, API.md "Lists are paged"): the pages
+/// of `path` walked by `next_offset`, 1,000 objects each, their `key` arrays joined into the bare array the
+/// route answers unpaged. A server that answers a bare array (one from before pages) is taken as it is.
+pub async fn all(client: &ApiClient, path: &str, key: &str) -> Result<Value, ClientError> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut rows = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let page: Value = client
+            .get(&format!("{path}{sep}offset={offset}&limit=1000"))
+            .await?;
+        let Value::Object(mut page) = page else {
+            return Ok(page);
+        };
+        if let Some(Value::Array(items)) = page.remove(key) {
+            rows.extend(items);
+        }
+        match page.get("next_offset").and_then(Value::as_u64) {
+            Some(next) if next > offset => offset = next,
+            _ => return Ok(Value::Array(rows)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

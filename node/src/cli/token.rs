@@ -130,7 +130,7 @@ pub async fn run(
             }
         }
         TokenCommand::List(args) => {
-            let fetch = || async { Ok(client.get::<Value>("/v1/tokens").await?) };
+            let fetch = || async { Ok(super::list::all(client, "/v1/tokens", "tokens").await?) };
             let show = |v: &Value| match serde_json::from_value::<Vec<TokenView>>(v.clone()) {
                 Ok(list) if output.is_table() => table(&list),
                 _ => document(output, v),

@@ -107,11 +107,14 @@ pub async fn run(
     command: WindowCommand,
 ) -> Result<(), CliError> {
     let (v, render): (Value, fn(&Value) -> Option<String>) = match &command {
-        WindowCommand::List => (client.get("/v1/windows").await?, |v| {
-            serde_json::from_value::<Vec<WindowView>>(v.clone())
-                .ok()
-                .map(|l| list(&l))
-        }),
+        WindowCommand::List => (
+            super::list::all(client, "/v1/windows", "windows").await?,
+            |v| {
+                serde_json::from_value::<Vec<WindowView>>(v.clone())
+                    .ok()
+                    .map(|l| list(&l))
+            },
+        ),
         WindowCommand::Show { name } => (
             client.get(&format!("/v1/windows/{}", encode(name))).await?,
             |v| {

@@ -145,7 +145,7 @@ pub(crate) fn event_view(d: &Deployment, e: &crate::deployment::Event) -> EventV
 }
 
 /// A deployment's line in the list.
-fn summary(d: &Deployment) -> DeploymentSummary {
+pub(crate) fn summary(d: &Deployment) -> DeploymentSummary {
     DeploymentSummary {
         id: d.id,
         consumer: d.consumer.clone(),

@@ -8,6 +8,7 @@ pub mod finish;
 pub mod fleet;
 pub mod gauges;
 pub mod limits;
+pub mod pages;
 pub mod plan;
 pub mod policies;
 pub mod precheck;

@@ -68,7 +68,7 @@ impl ClusterState {
     }
 
     /// The active deployments windows hold now, with the windows holding each.
-    fn held_by_windows(&self, now: Timestamp) -> Vec<(DeploymentId, Vec<String>)> {
+    pub(crate) fn held_by_windows(&self, now: Timestamp) -> Vec<(DeploymentId, Vec<String>)> {
         let all = self.windows_now(now);
         if all.is_empty() {
             return Vec::new();
@@ -86,7 +86,7 @@ impl ClusterState {
             .collect()
     }
 
-    fn window_view(
+    pub(crate) fn window_view(
         &self,
         w: &Window,
         now: Timestamp,
