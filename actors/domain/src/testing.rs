@@ -455,3 +455,18 @@ pub fn go(version: u64) -> Option<Target> {
         uninstall: false,
     })
 }
+
+/// A maintenance window in UTC over every consumer and resource, finishing what is in flight, letting rollbacks
+/// pass.
+pub fn window(name: &str, kind: WindowKind, schedule: &str, duration_ms: u64) -> Window {
+    Window {
+        name: name.into(),
+        kind,
+        schedule: schedule.into(),
+        duration_ms,
+        time_zone: "UTC".into(),
+        applies_to: AppliesTo::default(),
+        overrun: Overrun::FinishInFlight,
+        allow_rollback: true,
+    }
+}

@@ -6,19 +6,6 @@ use crate::*;
 const H: u64 = 3_600_000;
 const MIN: u64 = 60_000;
 
-fn window(name: &str, kind: WindowKind, schedule: &str, duration_ms: u64) -> Window {
-    Window {
-        name: name.into(),
-        kind,
-        schedule: schedule.into(),
-        duration_ms,
-        time_zone: "UTC".into(),
-        applies_to: AppliesTo::default(),
-        overrun: Overrun::FinishInFlight,
-        allow_rollback: true,
-    }
-}
-
 /// Kit::new(4) at 10:00 UTC with an allow window open the first half of every hour, and a rolling
 /// deployment (one node at a time) of version 2.
 fn half_hourly() -> (Kit, DeploymentId) {

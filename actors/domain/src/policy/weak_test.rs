@@ -6,19 +6,6 @@ use crate::*;
 const H: u64 = 3_600_000;
 const MIN: u64 = 60_000;
 
-fn window(name: &str, kind: WindowKind, schedule: &str, duration_ms: u64) -> Window {
-    Window {
-        name: name.into(),
-        kind,
-        schedule: schedule.into(),
-        duration_ms,
-        time_zone: "UTC".into(),
-        applies_to: AppliesTo::default(),
-        overrun: Overrun::FinishInFlight,
-        allow_rollback: true,
-    }
-}
-
 /// Consumer `c` of 4 nodes on version 1 of `r`, weakly subscribed, at 10:05 UTC.
 fn weak_fleet() -> Kit {
     let mut k = Kit::empty();

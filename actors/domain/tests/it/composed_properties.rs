@@ -72,17 +72,8 @@ fn node(i: usize) -> String {
 }
 
 fn deny() -> Window {
-    Window {
-        name: "freeze".into(),
-        kind: WindowKind::Deny,
-        // Open from every minute for an hour: always open.
-        schedule: "* * * * *".into(),
-        duration_ms: 3_600_000,
-        time_zone: "UTC".into(),
-        applies_to: AppliesTo::default(),
-        overrun: Overrun::FinishInFlight,
-        allow_rollback: true,
-    }
+    // Open from every minute for an hour: always open.
+    window("freeze", WindowKind::Deny, "* * * * *", 3_600_000)
 }
 
 fn fleet(s: &Setup) -> Kit {
