@@ -56,6 +56,7 @@ mod e2e_selection_rules;
 mod e2e_waits;
 mod e2e_watch;
 mod e2e_weak_budgets;
+mod e2e_weak_jitter;
 mod e2e_weak_windows;
 mod failover_leader_kill;
 mod job_verbs;

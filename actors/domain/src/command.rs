@@ -77,6 +77,7 @@ impl DeploymentSpec {
             pacing: self.pacing.clone(),
             analysis: self.analysis.clone(),
             brake: None,
+            start_jitter_ms: None,
         }
     }
 }

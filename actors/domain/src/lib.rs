@@ -63,6 +63,7 @@ pub use policy::budget::Budget;
 pub use policy::ledger::{Account, LISTED_NODES};
 pub use policy::limits::{FleetLimits, FleetSetting, LimitSource, MAX_FLEET_LIMIT};
 pub use policy::weak::{WeakGate, WeakWait};
+pub use policy::weak_jitter::{offset as weak_jitter_offset, Spread, WeakJitter};
 pub use policy::windows::{AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOW_MS};
 pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};

@@ -4,7 +4,7 @@
 //! routing and liveness (`routing.rs`: every report passes through it; `MarkInactive` on its
 //! interval) and housekeeping (`housekeeping.rs`: `ForgetNodes` on the same interval, `Prune` on
 //! leadership and state changes), and the `Tick` a window change for weak subscriptions asks for
-//! (`weak_tick.rs`, on the same interval). It holds the one leader-side answer to "does this server
+//! (`weak_tick.rs`, at its time and on the same interval). It holds the one leader-side answer to "does this server
 //! lead?" (`leadership.rs`) and says what to propose; it decides nothing itself. Time is passed
 //! in; the actix shell is `supervisor_actor.rs`, and convoy-lab's simulation drives it directly.
 
@@ -142,6 +142,23 @@ impl<K: Kin> SupervisorCore<K> {
             due.push((Job::MarkInactive, mark));
         }
         due
+    }
+
+    /// When the `Tick` for weak subscriptions' windows is next due (ms, the leader's clock): the shell
+    /// arms a timer then and calls [`SupervisorCore::check_weak_tick`]. `None` on a follower.
+    pub fn weak_tick_at(&self) -> Option<u64> {
+        if !self.role.is_leader() {
+            return None;
+        }
+        self.weak_tick.at()
+    }
+
+    /// The `Tick` a window change for weak subscriptions asks for, if it has come.
+    pub fn check_weak_tick(&mut self) -> Option<(Job, Command)> {
+        if !self.role.is_leader() {
+            return None;
+        }
+        self.weak_tick.due().map(|tick| (Job::WeakTick, tick))
     }
 
     /// The `Prune` to propose, when housekeeping finds it due.

@@ -3,7 +3,7 @@
 //! the host, and sends each consumer's reports to its child actor.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use futures::future::BoxFuture;
@@ -18,6 +18,8 @@ use crate::domain::{Command, NodeReport};
 pub struct Supervisor {
     core: SupervisorCore<ActixKin>,
     host: Arc<dyn Host>,
+    /// The timer armed for the weak subscriptions' next window change, and its time.
+    weak_timer: Option<(u64, SpawnHandle)>,
 }
 
 /// The leader's monotonic clock (liveness), read here only.
@@ -31,6 +33,7 @@ impl Supervisor {
         Self {
             core: SupervisorCore::new(host.clone(), &config, ActixKin, now()),
             host,
+            weak_timer: None,
         }
     }
 
@@ -48,6 +51,39 @@ impl Supervisor {
         for (job, command) in self.core.check_liveness(now()) {
             self.propose(job, command, ctx);
         }
+    }
+
+    /// Arms (or moves, or cancels) the timer for the weak subscriptions' next window change, so its `Tick`
+    /// is proposed at its time rather than at the next liveness check.
+    fn arm_weak_tick(&mut self, ctx: &mut Context<Self>) {
+        let at = self.core.weak_tick_at();
+        if self.weak_timer.as_ref().map(|(t, _)| *t) == at {
+            return;
+        }
+        if let Some((_, handle)) = self.weak_timer.take() {
+            ctx.cancel_future(handle);
+        }
+        let Some(at) = at else {
+            return;
+        };
+        let delay = Duration::from_millis(at.saturating_sub(self.host.now_ms()));
+        let handle = ctx.run_later(delay, move |act, ctx| {
+            act.weak_timer = None;
+            match act.core.check_weak_tick() {
+                Some((job, command)) => act.propose(job, command, ctx),
+                // A timer a little early for the wall clock waits again; one in flight is re-armed
+                // by its commit's state change (a failed one by the liveness check).
+                None if act
+                    .core
+                    .weak_tick_at()
+                    .is_some_and(|t| t > act.host.now_ms()) =>
+                {
+                    act.arm_weak_tick(ctx)
+                }
+                None => {}
+            }
+        });
+        self.weak_timer = Some((at, handle));
     }
 
     fn check_retention(&mut self, ctx: &mut Context<Self>) {
@@ -105,6 +141,7 @@ impl Handler<Leadership> for Supervisor {
     fn handle(&mut self, Leadership(leads): Leadership, ctx: &mut Self::Context) {
         self.core.leadership(leads, now());
         self.check_retention(ctx);
+        self.arm_weak_tick(ctx);
     }
 }
 
@@ -114,6 +151,7 @@ impl Handler<StateChanged> for Supervisor {
         if self.core.is_leader() {
             self.core.state_changed();
             self.check_retention(ctx);
+            self.arm_weak_tick(ctx);
         }
     }
 }

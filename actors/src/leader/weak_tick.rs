@@ -1,12 +1,14 @@
 //! The leader's tick for maintenance windows that hold weak subscriptions (domain `policy/weak.rs`): the
 //! replicated state records when a window that applies to a weak subscription next opens or closes; when
 //! the leader's clock reaches it, one `Tick` is proposed, whose apply judges the weak subscriptions again
-//! with the leader-stamped time. Checked on the supervisor's liveness interval; one at a time.
+//! with the leader-stamped time. The shell arms a timer at that time ([`WeakTick::at`], re-read on every
+//! state change), so a window's edge takes effect at once; the supervisor's liveness interval checks it
+//! too, which retries a `Tick` that was not committed. One at a time.
 
 use std::sync::Arc;
 
 use super::host::{read_with, Host, ProposeError};
-use crate::domain::{Command, Response};
+use crate::domain::{Command, Response, Timestamp};
 
 /// Proposes the `Tick` a recorded window change asks for.
 pub struct WeakTick {
@@ -22,6 +24,15 @@ impl WeakTick {
             host,
             ticking: false,
         }
+    }
+
+    /// When the next `Tick` is due (leader's clock, ms): the recorded window change; `None` while one is
+    /// being committed or none is recorded.
+    pub fn at(&self) -> Option<Timestamp> {
+        if self.ticking {
+            return None;
+        }
+        read_with(&self.host, |s| s.weak_tick_at())
     }
 
     /// The `Tick` to propose now, if a recorded window change has come and none is being committed.

@@ -195,6 +195,11 @@ pub(crate) struct Subscribe {
     /// `{"enabled": false}` turns it off.
     #[serde(default)]
     brake: Option<Brake>,
+    /// A weak subscription's start jitter (`"30s"`, at most a day): each node's move to a newly selected
+    /// version waits its own offset in `[0, start_jitter)` (DEPLOYMENTS.md §4); left out: none.
+    #[serde(default)]
+    #[schema(example = "30s")]
+    start_jitter: Option<String>,
 }
 
 async fn subscribe(
@@ -215,6 +220,7 @@ async fn subscribe(
         pacing: b.pacing,
         analysis: b.analysis,
         brake: b.brake,
+        start_jitter_ms: super::deployments::jitter_ms(b.start_jitter.as_deref())?,
     };
     replica
         .propose(Command::Subscribe {
@@ -266,6 +272,9 @@ pub(crate) struct PatchSubscription {
     /// `null`: back to the default brake (on at 20% within 10 minutes).
     #[serde(default, deserialize_with = "present")]
     brake: Option<Option<Brake>>,
+    /// `null`: no start jitter.
+    #[serde(default, deserialize_with = "present")]
+    start_jitter: Option<Option<String>>,
 }
 
 async fn patch_subscription(
@@ -286,6 +295,14 @@ async fn patch_subscription(
         pacing: Change::from_json(b.pacing),
         analysis: Change::from_json(b.analysis),
         brake: Change::from_json(b.brake),
+        start_jitter_ms: match b.start_jitter {
+            None => Change::Keep,
+            Some(None) => Change::Clear,
+            Some(Some(text)) => match super::deployments::jitter_ms(Some(&text))? {
+                Some(ms) => Change::Set(ms),
+                None => Change::Clear,
+            },
+        },
     };
     replica
         .propose(Command::PatchSubscription {

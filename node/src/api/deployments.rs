@@ -109,7 +109,7 @@ pub struct StartBody {
 }
 
 /// `start_jitter`'s text as ms, through convoy-time's parser (cut to 100 characters in the error).
-fn jitter_ms(text: Option<&str>) -> Result<Option<u64>, ApiError> {
+pub(super) fn jitter_ms(text: Option<&str>) -> Result<Option<u64>, ApiError> {
     let Some(text) = text else {
         return Ok(None);
     };

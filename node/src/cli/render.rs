@@ -280,6 +280,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         pacing: None,
         analysis: s.analysis.clone(),
         brake: s.brake,
+        start_jitter_ms: s.start_jitter_ms,
     };
     let mut out = format!("subscription {}/{resource}\n\n", c.name);
     out += &format!("mode:          {}\n", name(&s.mode));

@@ -8,7 +8,7 @@ use crate::deployment::Deployment;
 use crate::values::ids::{DeploymentId, Timestamp};
 
 /// FNV-1a (64 bits) over `bytes`: stable across platforms and releases, unlike std's `DefaultHasher`.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -5,7 +5,7 @@
 use crate::analysis::spec::Analysis;
 use crate::entities::brake::Brake;
 use crate::errors::DomainError;
-use crate::values::strategy::default_strategy;
+use crate::values::strategy::{default_strategy, MAX_START_JITTER_MS};
 use crate::values::strategy::{Completion, Pacing, Settings, Strategy};
 use crate::values::threshold::FailedNodes;
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,11 @@ pub struct Policy {
     /// deployment setting: its deployments ignore it.
     #[serde(default)]
     pub brake: Option<Brake>,
+    /// A weak subscription's start jitter (ms, at most a day; DEPLOYMENTS.md §4): each node's move to a newly
+    /// selected version waits an offset in `[0, start_jitter_ms)`; unset or 0: none. Not a deployment
+    /// setting: a deployment's is its start's own.
+    #[serde(default)]
+    pub start_jitter_ms: Option<u64>,
 }
 
 impl Policy {
@@ -65,6 +70,7 @@ impl Policy {
             pacing: self.pacing.or_else(|| fallback.pacing.clone()),
             analysis: self.analysis.or_else(|| fallback.analysis.clone()),
             brake: self.brake.or(fallback.brake),
+            start_jitter_ms: self.start_jitter_ms.or(fallback.start_jitter_ms),
         }
     }
 
@@ -88,6 +94,13 @@ impl Policy {
     pub fn validate(&self) -> Result<(), DomainError> {
         if let Some(b) = &self.brake {
             b.validate()?;
+        }
+        if let Some(j) = self.start_jitter_ms.filter(|j| *j > MAX_START_JITTER_MS) {
+            return Err(DomainError::invalid(
+                "start_jitter_ms",
+                j,
+                "at most a day (86400000 ms)",
+            ));
         }
         Ok(self.clone().settings().validate()?)
     }
@@ -113,6 +126,7 @@ impl Policy {
         patch.pacing.apply(&mut self.pacing);
         patch.analysis.apply(&mut self.analysis);
         patch.brake.apply(&mut self.brake);
+        patch.start_jitter_ms.apply(&mut self.start_jitter_ms);
     }
 }
 
@@ -175,6 +189,9 @@ pub struct PolicyPatch {
     /// A weak subscription's brake (replaced as a whole; cleared: the default).
     #[serde(default)]
     pub brake: Change<Brake>,
+    /// A weak subscription's start jitter (ms; cleared: none).
+    #[serde(default)]
+    pub start_jitter_ms: Change<u64>,
 }
 
 #[cfg(test)]

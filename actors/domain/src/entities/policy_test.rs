@@ -45,6 +45,7 @@ fn the_start_wins_field_by_field_over_the_subscription() {
         }),
         analysis: None,
         brake: None,
+        start_jitter_ms: None,
     };
     let start = Policy {
         min_healthy_ms: Some(10),

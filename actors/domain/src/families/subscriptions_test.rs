@@ -349,6 +349,7 @@ fn automatic_deployments_take_the_whole_policy_of_the_subscription() {
         }),
         analysis: None,
         brake: None,
+        start_jitter_ms: None,
     };
     subscribe(&mut k, Mode::Strong, None, policy.clone());
     // Issue 6: automatic deployments ran with no watch, retries, tolerance or pulses.

@@ -13,6 +13,7 @@ pub mod gate;
 pub mod ledger;
 pub mod limits;
 pub mod weak;
+pub mod weak_jitter;
 pub mod weak_slots;
 pub mod window_clock;
 pub mod windows;

@@ -10,10 +10,10 @@
 //! the ones held as a [`WeakWait`] (which windows, since when, whether rollbacks may pass), with the earliest
 //! time any of the verdicts next changes (`check_at`). It judges at the end of an apply whose command can
 //! change a verdict ([`rejudges`]: windows, subscriptions, consumers) and of any apply at or after
-//! `check_at`; the leader proposes a `Tick` when that time comes (its supervisor, on its liveness interval),
+//! `check_at`; the leader proposes a `Tick` when that time comes (its supervisor arms a timer for it),
 //! so a window that opens or closes on the clock takes effect with no other command. Reads only look the
 //! record up ([`WeakGate::gate`]), so every server answers alike; between a window's edge and the first
-//! apply after it (at most one liveness interval) the record still says what it said before the edge.
+//! apply after it (the `Tick`'s commit) the record still says what it said before the edge.
 //!
 //! While held, a node keeps the version it runs (its target says install nothing); the exceptions are a
 //! node already on the way to the target (it holds that version, not finished: in flight, it finishes, as

@@ -16,8 +16,9 @@
 /// and its active clock replace `paused_by`, its pacing deadlines are points in active time; a brake's minimum of
 /// failed nodes, since when a node runs its version healthy (`NodeResource::ok_since`), the selection a strong
 /// subscription's last deployment started under (`Subscription::last_selected`); the windows' hold of weak
-/// subscriptions (`weak_gate`) and their slots under budgets and fleet-wide limits (`weak_slots`).
-pub const STATE_FORMAT: u32 = 5;
+/// subscriptions (`weak_gate`) and their slots under budgets and fleet-wide limits (`weak_slots`); 6 (issue 35): a
+/// weak subscription's start jitter (`Policy::start_jitter_ms`) and its spreads (`weak_jitter`).
+pub const STATE_FORMAT: u32 = 6;
 
 #[cfg(test)]
 #[path = "format_test.rs"]

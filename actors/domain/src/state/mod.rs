@@ -24,6 +24,7 @@ use crate::policy::admission;
 use crate::policy::budget::Budget;
 use crate::policy::limits::{FleetLimits, FleetSetting, LimitSource};
 use crate::policy::weak::WeakGate;
+use crate::policy::weak_jitter::WeakJitter;
 use crate::policy::weak_slots::WeakSlots;
 use crate::policy::window_clock::WindowClock;
 use crate::policy::windows::{Window, MAX_WINDOWS};
@@ -77,6 +78,9 @@ pub struct ClusterState {
     /// The weak nodes' slots under the budgets and the fleet-wide limits (issue 35 §6).
     #[serde(default)]
     weak_slots: WeakSlots,
+    /// The spreads of the weak subscriptions with a start jitter (issue 35 §6).
+    #[serde(default)]
+    weak_jitter: WeakJitter,
 }
 
 impl ClusterState {
@@ -440,6 +444,7 @@ impl ClusterState {
         self.judge_weak_slots(false);
         self.settle(&mut cx);
         self.judge_weak(at, rejudge);
+        self.judge_weak_jitter(at);
         self.judge_weak_slots(true);
         for id in std::mem::take(&mut cx.touched) {
             cx.outcome.deadline(id, self.deployment_deadline(id));
@@ -510,7 +515,21 @@ impl ClusterState {
     /// For the leader, with its own clock: whether a window change that a weak subscription waits for
     /// has come, so a `Tick` is due (`policy/weak.rs`).
     pub fn weak_tick_due(&self, now: Timestamp) -> bool {
-        self.weak_gate.due(now)
+        self.weak_gate.due(now) || self.weak_jitter.due(now)
+    }
+
+    /// When the leader next ticks for the weak subscriptions: a window change they wait for, or the next
+    /// node's time of a start jitter's spread (`policy/weak_jitter.rs`).
+    pub fn weak_tick_at(&self) -> Option<Timestamp> {
+        match (self.weak_gate.check_at, self.weak_jitter.next_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The spreads of the weak subscriptions with a start jitter (read-only).
+    pub fn weak_jitter(&self) -> &WeakJitter {
+        &self.weak_jitter
     }
 
     /// Judges the weak subscriptions under the windows at `at` when `rejudge` or a recorded window

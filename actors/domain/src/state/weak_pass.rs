@@ -4,11 +4,15 @@
 
 use super::ClusterState;
 use crate::deployment::progress::Gate;
+use crate::entities::model::Subscription;
 use crate::entities::model::{Mode, NodeState};
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::Fleet;
+use crate::policy::weak_jitter::{offset, Spread};
 use crate::policy::weak_slots::{judge, Slot, WeakSlots};
+use crate::values::ids::Timestamp;
+use std::collections::BTreeSet;
 
 impl ClusterState {
     /// Whether weak subscriptions of consumer `consumer` move only with a slot: it has a budget, or a
@@ -112,6 +116,85 @@ impl ClusterState {
         if slots != self.weak_slots {
             self.weak_slots = slots;
         }
+    }
+
+    /// Records and moves forward the spreads of the weak subscriptions with a start jitter (module doc of
+    /// `policy/weak_jitter.rs`): a new one when the selection changed, `judged` moved to `at` when a node's
+    /// time came. O(jittered subscriptions) per apply, O(their nodes) when one is judged.
+    pub(super) fn judge_weak_jitter(&mut self, at: Timestamp) {
+        let mut keep = BTreeSet::new();
+        let mut changes = Vec::new();
+        for (cname, c) in self.consumers.iter() {
+            for (r, sub) in &c.subscriptions {
+                let jitter = sub.policy.start_jitter_ms.unwrap_or(0);
+                if sub.mode != Mode::Weak || jitter == 0 {
+                    continue;
+                }
+                let Some(version) = self.selection().selected_version(cname, r) else {
+                    continue;
+                };
+                let key = (cname.clone(), r.clone());
+                let old = self.weak_jitter.spreads.get(&key);
+                let spread = match old {
+                    Some(s) if s.version == version => {
+                        let due = s.next.is_some_and(|n| n <= at);
+                        if !due && s.nodes as usize == c.nodes.len() {
+                            keep.insert(key);
+                            continue;
+                        }
+                        Spread {
+                            judged: if due { at } else { s.judged },
+                            ..s.clone()
+                        }
+                    }
+                    _ => Spread {
+                        version,
+                        since: at,
+                        judged: at,
+                        next: None,
+                        nodes: 0,
+                    },
+                };
+                let next = c
+                    .nodes
+                    .iter()
+                    .map(|n| spread.since + offset(cname, r, version, n, jitter))
+                    .filter(|t| *t > spread.judged)
+                    .min();
+                keep.insert(key.clone());
+                let nodes = c.nodes.len() as u32;
+                changes.push((
+                    key,
+                    Spread {
+                        next,
+                        nodes,
+                        ..spread
+                    },
+                ));
+            }
+        }
+        if changes.is_empty() && keep.len() == self.weak_jitter.spreads.len() {
+            return;
+        }
+        self.weak_jitter.spreads.retain(|k, _| keep.contains(k));
+        self.weak_jitter.spreads.extend(changes);
+    }
+
+    /// Whether start jitter holds node `node_id`'s move to `version` of `consumer`'s weak subscription to
+    /// `resource` (a move forward, not yet released by its spread).
+    pub(crate) fn jitter_holds(
+        &self,
+        consumer: &str,
+        resource: &str,
+        sub: &Subscription,
+        node_id: &str,
+        version: u64,
+    ) -> bool {
+        let Some(s) = self.weak_jitter.spread(consumer, resource) else {
+            return false;
+        };
+        let jitter = sub.policy.start_jitter_ms.unwrap_or(0);
+        s.version == version && !s.releases(offset(consumer, resource, version, node_id, jitter))
     }
 
     /// The consumer whose weak subscription to `resource` node `ns` follows: the first of its consumers (by

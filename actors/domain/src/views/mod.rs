@@ -110,6 +110,13 @@ pub struct SubscriptionView {
     /// window (a weak subscription only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub brake_failures: Option<BrakeFailures>,
+    /// A weak subscription's start jitter (ms), when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter_ms: Option<u64>,
+    /// Its spread of the selected version over its nodes under the start jitter: since when, judged at, the
+    /// next node's time (absent: every node released).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<crate::policy::weak_jitter::Spread>,
     /// The version selected now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selected: Option<u64>,
@@ -334,6 +341,8 @@ impl ClusterState {
                             version: s.brake_record.version,
                             nodes: s.brake_record.failures.clone(),
                         }),
+                    start_jitter_ms: p.start_jitter_ms.filter(|j| *j > 0),
+                    spread: self.weak_jitter().spread(name, r).cloned(),
                     selected: self.selected_version(name, r),
                     held: self.selected_version(name, r).and_then(|v| {
                         let h = c.holds.get(r)?.get(&v)?;

@@ -93,13 +93,20 @@ impl ClusterState {
         node_id: &str,
         ns: &NodeState,
     ) -> Option<Target> {
-        weak_gated(
+        let t = weak_gated(
             self.weak_gate(),
             cname,
             r,
             ns,
             self.weak_target(cname, r, sub, node_id, ns),
-        )
+        )?;
+        // Start jitter spreads the moves forward (policy/weak_jitter.rs); a move back is never jittered.
+        let current = ns.current(r);
+        let forward = t.install && !t.uninstall && current.is_none_or(|c| c < t.version);
+        if forward && self.jitter_holds(cname, r, sub, node_id, t.version) {
+            return current.map(Target::stay);
+        }
+        Some(t)
     }
 
     /// `target` as the weak subscriptions' slots let it: a node that would install a version it does not run

@@ -6,7 +6,7 @@
 //! state: a budget set while a deployment or a limit had more nodes out is legitimately over-full.)
 
 use convoy_actors::domain::analysis::run::Verdict;
-use convoy_actors::domain::{ClusterState, Mode};
+use convoy_actors::domain::{weak_jitter_offset, ClusterState, Mode};
 
 use super::check::Violation;
 
@@ -41,6 +41,52 @@ pub fn weak_moves_hold_slots(state: &ClusterState) -> Vec<Violation> {
                         detail: format!(
                             "{id} is told to install {r} {} under {}'s policies with no slot",
                             t.version, c.name
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A weak node is told to move forward to the version its subscription's start jitter spreads only once the
+/// spread was judged at or after the node's own time (`policy/weak_jitter.rs`).
+pub fn weak_moves_wait_their_jitter(state: &ClusterState) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for c in state.consumers() {
+        for (r, sub) in &c.subscriptions {
+            let (Some(jitter), Some(spread)) =
+                (sub.start_jitter_ms, state.weak_jitter().spread(&c.name, r))
+            else {
+                continue;
+            };
+            if sub.mode != Mode::Weak {
+                continue;
+            }
+            for id in &c.nodes {
+                let Some(node) = state.node(id) else {
+                    continue;
+                };
+                let Some(t) = node.targets.get(r) else {
+                    continue;
+                };
+                let current = node.resources.get(r).and_then(|e| e.current);
+                let forward = t.install
+                    && !t.uninstall
+                    && t.version == spread.version
+                    && current.is_none_or(|v| v < t.version);
+                let deployed = node
+                    .deployments
+                    .iter()
+                    .any(|d| state.deployment(*d).is_some_and(|v| v.resource == *r));
+                let time = spread.since + weak_jitter_offset(&c.name, r, t.version, id, jitter);
+                if forward && !deployed && time > spread.judged {
+                    out.push(Violation {
+                        rule: "weak-move-before-its-jitter",
+                        detail: format!(
+                            "{id} is told to install {r} {} at {}, its time under {}'s start jitter is {time}",
+                            t.version, spread.judged, c.name
                         ),
                     });
                 }

@@ -362,6 +362,10 @@ pub fn step(jobs: &Rc<RefCell<LeaderJobs>>, obs: &Observations) {
     if let Some((job, command)) = supervisor.check_retention() {
         proposals.push((Proposed::Supervisor(job), command));
     }
+    // The shell's timer at the weak subscriptions' next window change: at the first step at or after it.
+    if let Some((job, command)) = supervisor.check_weak_tick() {
+        proposals.push((Proposed::Supervisor(job), command));
+    }
     let children = supervisor.children_mut();
     for (id, child) in children.deployments_mut() {
         let Some(deadline) = child.due(virtual_now) else {

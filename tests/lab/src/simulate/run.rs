@@ -29,6 +29,7 @@ use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
 use crate::chaos::check_policies::{
     holds_have_evidence, pins_select_their_version, weak_moves_hold_slots,
+    weak_moves_wait_their_jitter,
 };
 use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
 
@@ -274,7 +275,8 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
     let policies = weak_moves_hold_slots(state)
         .into_iter()
         .chain(holds_have_evidence(state))
-        .chain(pins_select_their_version(state));
+        .chain(pins_select_their_version(state))
+        .chain(weak_moves_wait_their_jitter(state));
     for v in policies {
         obs.violate(v.rule, format!("s{server}: {}", v.detail));
     }

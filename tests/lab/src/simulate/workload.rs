@@ -30,6 +30,8 @@ pub struct Workload {
     rng: StdRng,
     /// The draws of the fleet policies' commands (budgets, limits): a stream of their own.
     policies: StdRng,
+    /// The draws of weak subscriptions' start jitters: a stream of its own.
+    jitters: StdRng,
     resources: Vec<(String, u64)>,
     consumers: Vec<(String, Vec<String>)>,
     groups: Vec<String>,
@@ -48,10 +50,14 @@ impl Workload {
             install: Duration::from_millis(rng.gen_range(100..3_000)),
             fail_rate: [0.0, 0.05, 0.3][rng.gen_range(0..3)],
         };
-        let policies = StdRng::seed_from_u64(rng.gen());
+        let policies_seed = rng.gen();
+        let policies = StdRng::seed_from_u64(policies_seed);
+        // Derived, not drawn: the other streams' draws stay what they were.
+        let jitters = StdRng::seed_from_u64(policies_seed ^ 0x6a69_7474_6572);
         Workload {
             rng,
             policies,
+            jitters,
             resources: Vec::new(),
             consumers: Vec::new(),
             groups: Vec::new(),
@@ -126,6 +132,11 @@ impl Workload {
                     .then(|| self.policies.gen_range(1..=versions.max(1))),
                 policy: Policy {
                     strategy: Some(self.strategy()),
+                    // Now and then a start jitter (weak subscriptions use it; strong ones ignore it).
+                    start_jitter_ms: self
+                        .jitters
+                        .gen_bool(0.3)
+                        .then(|| self.jitters.gen_range(1_000..20_000)),
                     ..Policy::default()
                 },
             },
