@@ -33,13 +33,19 @@ async fn alive(api: &RawClient, nodes: &[&str]) -> anyhow::Result<()> {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plans_change_nothing_and_why_lists_a_nodes_decisions() -> anyhow::Result<()> {
+/// One server with resource `app` at versions 1 and 2, and its client.
+async fn app_at_two_versions() -> anyhow::Result<(Cluster, RawClient)> {
     let cluster = Cluster::start(1).await?;
     cluster.wait_leader(Duration::from_secs(10)).await?;
     let api = cluster.server(1).client();
     resource_with_v1(&api, "app").await?;
     publish(&api, "app", json!({"label": "v2"})).await?;
+    Ok((cluster, api))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_change_nothing_and_why_lists_a_nodes_decisions() -> anyhow::Result<()> {
+    let (_cluster, api) = app_at_two_versions().await?;
     post_ok(
         &api,
         "/v1/consumers",
@@ -148,11 +154,7 @@ async fn a_plan_leaves_out_the_node_another_consumers_deployment_takes_as_the_st
 ) -> anyhow::Result<()> {
     // n1 is in `web` and `edge`; web's deployment of app is active (paused), so a deployment of app on
     // edge leaves n1 out (a node follows one deployment of a resource at a time): its dry run must too.
-    let cluster = Cluster::start(1).await?;
-    cluster.wait_leader(Duration::from_secs(10)).await?;
-    let api = cluster.server(1).client();
-    resource_with_v1(&api, "app").await?;
-    publish(&api, "app", json!({"label": "v2"})).await?;
+    let (_cluster, api) = app_at_two_versions().await?;
     post_ok(
         &api,
         "/v1/consumers",

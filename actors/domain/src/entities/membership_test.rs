@@ -19,6 +19,17 @@ fn node<'k>(k: &'k Kit, id: &str) -> &'k NodeState {
     k.s.node_table().get(id).expect("known node")
 }
 
+/// Both nodes of `c` fail version 2 in deployment `id`, which rolls back: version 2 is held back on `c`.
+fn rolled_back_on_evidence(k: &mut Kit, id: DeploymentId) {
+    for i in 0..2 {
+        k.failed(i);
+    }
+    for i in 0..2 {
+        k.report(i, Some(1), &[(1, vp(true, true, None))]);
+    }
+    assert_eq!(k.status(id), Status::RolledBack);
+}
+
 fn all_at_once(k: &mut Kit, consumer: &str) -> DeploymentId {
     k.start(spec(
         consumer,
@@ -87,12 +98,7 @@ fn which_deployments_take_it_active_interested_not_held_elsewhere_not_taken() {
         })
     );
     // Both nodes fail version 2: the rollback holds it back on `c`, which keeps it off c-1 on `d` too.
-    for i in 0..2 {
-        k.failed(i);
-    }
-    k.report(0, Some(1), &[(1, vp(true, true, None))]);
-    k.report(1, Some(1), &[(1, vp(true, true, None))]);
-    assert_eq!(k.status(on_c), Status::RolledBack);
+    rolled_back_on_evidence(&mut k, on_c);
     let m = k.s.selection().membership();
     let held = m.takes(node(&k, "c-1"), "d", "r", 2, k.s.deployment_map());
     assert!(
@@ -160,12 +166,7 @@ fn which_subscriptions_slot_it_takes_the_first_subscribing_consumer_outside_a_de
 fn which_holds_keep_a_version_off_it_its_consumers_first_then_every_other() {
     let mut k = shared();
     let on_c = all_at_once(&mut k, "c");
-    for i in 0..2 {
-        k.failed(i);
-    }
-    k.report(0, Some(1), &[(1, vp(true, true, None))]);
-    k.report(1, Some(1), &[(1, vp(true, true, None))]);
-    assert_eq!(k.status(on_c), Status::RolledBack);
+    rolled_back_on_evidence(&mut k, on_c);
     let m = k.s.selection().membership();
     let holders = |n: &str, consumer: &str, v: u64| -> Vec<String> {
         m.holds_on(node(&k, n), consumer, "r", v)
