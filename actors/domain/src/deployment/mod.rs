@@ -211,6 +211,16 @@ pub struct Deployment {
     pub jitter_at: Option<Timestamp>,
 }
 
+/// The membership rules (`entities/membership.rs`) read a node's deployments here.
+impl crate::entities::membership::Deployed
+    for convoy_collections::CowMap<DeploymentId, Deployment>
+{
+    fn rollout(&self, id: DeploymentId) -> Option<(&str, &str)> {
+        self.get(&id)
+            .map(|d| (d.consumer.as_str(), d.resource.as_str()))
+    }
+}
+
 impl Deployment {
     /// A new deployment in its initial status (AWAITING_PULSE when coordinated).
     #[allow(clippy::too_many_arguments)]

@@ -11,6 +11,7 @@
 //! on the consumer (no walk-back: a brake never holds the version before the one it held).
 
 use crate::deployment::Deployment;
+use crate::entities::membership::Membership;
 use crate::entities::model::{Consumer, HoldOrigin, Mode};
 use crate::families::selection::Selection;
 use crate::families::subscriptions::Holds;
@@ -48,22 +49,17 @@ pub(crate) fn counted(
         let Some(ns) = selection.nodes.get(&f.node) else {
             continue;
         };
-        let in_deployment = ns.deployments.iter().any(|(id, _)| {
-            deployments
-                .get(id)
-                .is_some_and(|d| d.resource == f.resource)
-        });
-        if in_deployment {
+        if Membership::deployment_of(ns, &f.resource, deployments).is_some() {
             continue;
         }
-        for cname in &ns.consumers {
+        for cname in Membership::consumers_of(ns) {
             let weak = selection
                 .consumers
                 .get(cname)
                 .and_then(|c| c.subscriptions.get(&f.resource))
                 .is_some_and(|s| s.mode == Mode::Weak);
             if weak && selection.selected_version(cname, &f.resource) == Some(f.version) {
-                out.push((cname.clone(), f.clone()));
+                out.push((cname.to_string(), f.clone()));
             }
         }
     }

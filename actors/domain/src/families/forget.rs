@@ -11,12 +11,13 @@
 //! [`Forget`] is the family's handler: it borrows the node table only, and reports how many nodes it
 //! removed. Which nodes are forgettable now is a query (`ClusterState::forgettable_nodes`, `queries.rs`).
 
+use crate::entities::membership::Membership;
 use crate::entities::model::NodeState;
 use crate::entities::nodes::NodeTable;
 
 /// A node the state no longer needs: in no consumer and no active deployment.
 pub(crate) fn forgettable(n: &NodeState) -> bool {
-    n.consumers.is_empty() && n.deployments.is_empty()
+    Membership::forgettable(n)
 }
 
 /// `ForgetNodes`, over the node table (the only map it changes).

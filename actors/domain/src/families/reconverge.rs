@@ -10,6 +10,7 @@
 use crate::deployment::progress::seen_bits;
 use crate::deployment::{Deployment, DeploymentNode, NodePhase};
 use crate::entities::group_deployment::{held_by_group, GroupDeployment};
+use crate::entities::membership::Membership;
 use crate::entities::model::{Consumer, Mode, NodeState, Subscription};
 use crate::families::selection::Selection;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
@@ -157,11 +158,7 @@ impl<'a> Reconverge<'a> {
                     .get(resource)
                     .and_then(|nr| nr.versions.get(&version))
                     .is_some_and(|x| x.is_failure());
-                let busy = ns.deployments.iter().any(|(d, _)| {
-                    self.deployments
-                        .get(d)
-                        .is_some_and(|d| d.resource == resource)
-                });
+                let busy = Membership::deployment_of(ns, resource, self.deployments).is_some();
                 let lagging = ns.active
                     && ns.interested(resource)
                     && !ns.removing.contains(resource)

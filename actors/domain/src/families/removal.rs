@@ -8,6 +8,7 @@
 //! node's removals are free functions here, also called when a consumer's nodes or subscriptions change.
 
 use crate::entities::group_deployment::{GroupDeployment, GroupStatus};
+use crate::entities::membership::Membership;
 use crate::entities::model::{Consumer, Group};
 use crate::entities::nodes::NodeTable;
 use crate::errors::{DomainError, Entity};
@@ -132,19 +133,13 @@ pub(crate) fn mark_removal(
     let Some(ns) = nodes.get(node) else {
         return;
     };
-    let wanted = |r: &str| {
-        ns.consumers.iter().any(|c| {
-            consumers
-                .get(c)
-                .is_some_and(|c| c.subscriptions.contains_key(r))
-        })
-    };
+    let membership = Membership { consumers };
     let marks: Vec<String> = ns
         .resources
         .iter()
         .map(|(r, _)| r)
         .filter(|r| resource.is_none_or(|x| x == r.as_str()))
-        .filter(|r| ns.installed(r).is_some() && !wanted(r))
+        .filter(|r| ns.installed(r).is_some() && !membership.wanted(ns, r))
         .cloned()
         .collect();
     if let Some(ns) = nodes.get_mut(node) {

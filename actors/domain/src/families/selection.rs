@@ -12,7 +12,8 @@
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
 //! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
-use crate::entities::model::{Consumer, Dependency, Group, Hold, HoldOrigin, NodeState, Resource};
+use crate::entities::membership::Membership;
+use crate::entities::model::{Consumer, Dependency, Group, HoldOrigin, NodeState, Resource};
 use crate::entities::nodes::NodeTable;
 use convoy_collections::CowMap;
 
@@ -30,6 +31,13 @@ pub(crate) struct Selection<'a> {
 }
 
 impl<'a> Selection<'a> {
+    /// The rules of a node in several consumers over the same consumers.
+    pub(crate) fn membership(&self) -> Membership<'a> {
+        Membership {
+            consumers: self.consumers,
+        }
+    }
+
     /// `version` of `resource` is published and retracted.
     pub(crate) fn is_retracted(&self, resource: &str, version: u64) -> bool {
         self.resources
@@ -55,8 +63,12 @@ impl<'a> Selection<'a> {
         resource: &str,
         ns: &NodeState,
     ) -> Option<u64> {
+        let membership = self.membership();
         self.select(consumer, resource, |v| {
-            held_on_node(self.consumers, consumer, ns, resource, v).is_some()
+            membership
+                .holds_on(ns, consumer, resource, v)
+                .next()
+                .is_some()
         })
     }
 
@@ -83,11 +95,8 @@ impl<'a> Selection<'a> {
         {
             return None;
         }
-        let holds = std::iter::once(consumer)
-            .chain(ns.consumers.iter().map(String::as_str))
-            .filter_map(|c| self.consumers.get(c)?.holds.get(resource)?.get(&current));
         let mut by_brake = false;
-        for h in holds {
+        for (_, h) in self.membership().holds_on(ns, consumer, resource, current) {
             match h.origin {
                 HoldOrigin::Brake(_) => by_brake = true,
                 HoldOrigin::Rollback(_) => return None,
@@ -196,42 +205,6 @@ impl<'a> Selection<'a> {
             .and_then(|s| s.emptied_at)
             .is_some_and(counts)
     }
-}
-
-/// Where version `version` of `resource` is held back for node `ns`: on `consumer` (checked first, it
-/// may not list the node yet) or on any other consumer of the node. Answers that consumer and its hold.
-pub(crate) fn held_on_node<'c>(
-    consumers: &'c CowMap<String, Consumer>,
-    consumer: &'c str,
-    ns: &'c NodeState,
-    resource: &str,
-    version: u64,
-) -> Option<(&'c str, &'c Hold)> {
-    let own = consumers
-        .get(consumer)
-        .and_then(|c| c.holds.get(resource)?.get(&version));
-    match own {
-        Some(hold) => Some((consumer, hold)),
-        None => held_elsewhere(consumers, consumer, ns, resource, version),
-    }
-}
-
-/// Where version `version` of `resource` is held back on a consumer of node `ns` other than `consumer`:
-/// that consumer and its hold. A deployment on `consumer` leaves such a node out.
-pub(crate) fn held_elsewhere<'c>(
-    consumers: &'c CowMap<String, Consumer>,
-    consumer: &str,
-    ns: &'c NodeState,
-    resource: &str,
-    version: u64,
-) -> Option<(&'c str, &'c Hold)> {
-    ns.consumers
-        .iter()
-        .filter(|name| name.as_str() != consumer)
-        .find_map(|name| {
-            let hold = consumers.get(name)?.holds.get(resource)?.get(&version)?;
-            Some((name.as_str(), hold))
-        })
 }
 
 #[cfg(test)]

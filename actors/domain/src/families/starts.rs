@@ -18,7 +18,7 @@ use crate::entities::nodes::NodeTable;
 use crate::errors::ranges::parse_ranges;
 use crate::errors::{check_message, DomainError, Entity};
 use crate::families::reconverge::Reconverge;
-use crate::families::selection::{held_elsewhere, Selection};
+use crate::families::selection::Selection;
 use crate::families::settle::{Cx, Ending};
 use crate::families::subscriptions::Holds;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId};
@@ -122,6 +122,7 @@ impl Starts<'_> {
         let (settings, ordinals) = spec_on_consumer(&spec, consumer)?;
         let mut nodes = Vec::new();
         let mut pre_done: u32 = 0;
+        let (membership, deployments) = (self.selection().membership(), &*self.deployments);
         for (ordinal, nid) in consumer.nodes.iter().enumerate() {
             let ordinal = ordinal as u32;
             if ordinals.as_ref().is_some_and(|o| !o.contains(&ordinal)) {
@@ -130,24 +131,10 @@ impl Starts<'_> {
             let Some(ns) = self.nodes.get(nid) else {
                 continue;
             };
-            if !ns.active || !ns.interested(&spec.resource) {
-                continue;
-            }
-            if held_elsewhere(self.consumers, &spec.consumer, ns, &spec.resource, version).is_some()
-            {
-                // Another consumer of the node holds the version back: the strictest wins (§10).
-                continue;
-            }
-            let busy = ns.deployments.iter().any(|(d, _)| {
-                self.active.contains(d)
-                    && self
-                        .deployments
-                        .get(d)
-                        .is_some_and(|d| d.resource == spec.resource)
-            });
-            if busy {
-                // Another consumer's active deployment of the resource already takes the node: a node
-                // follows one deployment of a resource at a time (§3).
+            let takes = membership.takes(ns, &spec.consumer, &spec.resource, version, deployments);
+            if takes.is_err() {
+                // Inactive, not interested, held back on another consumer of it or taken by another
+                // consumer's active deployment of the resource (entities/membership.rs).
                 continue;
             }
             let from_version = ns.current(&spec.resource);

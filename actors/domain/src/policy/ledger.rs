@@ -8,6 +8,7 @@
 
 use crate::deployment::progress::Gate;
 use crate::deployment::{Deployment, NodePhase};
+use crate::entities::membership::Membership;
 use crate::entities::model::Consumer;
 use crate::entities::nodes::NodeTable;
 use crate::policy::budget::Budget;
@@ -128,10 +129,8 @@ impl<'a> Ledger<'a> {
         let Some(ns) = self.nodes.get(node) else {
             return Vec::new();
         };
-        ns.consumers
-            .iter()
+        Membership::consumers_of(ns)
             .filter(|c| self.accounts.get(*c).is_some_and(|a| a.left() == 0))
-            .map(String::as_str)
             .collect()
     }
 }
@@ -146,7 +145,7 @@ impl Gate for Ledger<'_> {
         }
         let mut counted = false;
         if let Some(ns) = self.nodes.get(node) {
-            for c in ns.consumers.iter() {
+            for c in Membership::consumers_of(ns) {
                 if let Some(a) = self.accounts.get_mut(c) {
                     a.unavailable += 1;
                     counted = true;

@@ -200,21 +200,8 @@ impl ClusterState {
     /// The consumer whose weak subscription to `resource` node `ns` follows: the first of its consumers (by
     /// name) that subscribes to it, when no active deployment of it contains the node (`views/targets.rs`).
     pub(crate) fn weak_follows<'a>(&self, ns: &'a NodeState, resource: &str) -> Option<&'a str> {
-        let deployed = ns.deployments.iter().any(|(id, _)| {
-            self.deployment_map()
-                .get(id)
-                .is_some_and(|d| d.resource == resource)
-        });
-        if deployed {
-            return None;
-        }
-        ns.consumers
-            .iter()
-            .find(|c| {
-                self.consumer_map()
-                    .get(*c)
-                    .is_some_and(|c| c.subscriptions.contains_key(resource))
-            })
-            .map(String::as_str)
+        self.selection()
+            .membership()
+            .follows(ns, resource, self.deployment_map())
     }
 }

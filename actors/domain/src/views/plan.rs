@@ -1,10 +1,10 @@
 //! Dry runs (`POST /v1/deployments?dry_run=true`): what starting a deployment would do — the version it
 //! would select and why, the node set in order with the batch or wave each node falls in, the nodes left
-//! out and why — computed from the state without changing it (the same rules as `lifecycle.rs`).
+//! out and why — computed from the state without changing it (the same rules as `families/starts.rs`: which
+//! nodes a deployment takes is `entities/membership.rs::takes` for both).
 
 use crate::command::DeploymentSpec;
 use crate::errors::DomainError;
-use crate::families::selection::held_elsewhere;
 use crate::families::starts::{check_startable, spec_on_consumer};
 use crate::state::ClusterState;
 use crate::values::strategy::{Settings, Strategy};
@@ -121,6 +121,7 @@ impl ClusterState {
         let (settings, ordinals) = spec_on_consumer(spec, consumer)?;
         let mut nodes = Vec::new();
         let mut skipped = Vec::new();
+        let (membership, deployments) = (self.selection().membership(), self.deployment_map());
         for (ordinal, nid) in consumer.nodes.iter().enumerate() {
             let ordinal = ordinal as u32;
             let skip = |why: String| SkippedNode {
@@ -137,23 +138,9 @@ impl ClusterState {
                 skipped.push(skip("never reported".into()));
                 continue;
             };
-            if !ns.active {
-                skipped.push(skip("inactive (silent, or never reported)".into()));
-                continue;
-            }
-            if !ns.interested(&spec.resource) {
-                skipped.push(skip(format!("not interested in {}", spec.resource)));
-                continue;
-            }
-            let elsewhere = held_elsewhere(
-                self.consumer_map(),
-                &spec.consumer,
-                ns,
-                &spec.resource,
-                version,
-            );
-            if let Some((holder, hold)) = elsewhere {
-                skipped.push(skip(hold.reason(holder, &spec.resource, version)));
+            let takes = membership.takes(ns, &spec.consumer, &spec.resource, version, deployments);
+            if let Err(left_out) = takes {
+                skipped.push(skip(left_out.why(&spec.resource, version)));
                 continue;
             }
             nodes.push(PlannedNode {

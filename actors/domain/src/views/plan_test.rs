@@ -130,3 +130,36 @@ fn a_plan_refuses_a_retracted_version_as_starting_it_does() {
     );
     assert_eq!(planned.to_string(), started.to_string());
 }
+
+#[test]
+fn a_plan_leaves_out_a_node_another_consumers_active_deployment_of_the_resource_takes() {
+    // c-1 is in `c` and `d`; `c`'s deployment of r is active (paused), so a deployment on `d` leaves c-1
+    // out (a node follows one deployment of a resource at a time, DEPLOYMENTS.md §3): the plan must too.
+    let mut k = Kit::new(2);
+    k.ok(Command::CreateConsumer {
+        name: "d".into(),
+        nodes: vec!["c-1".into(), "d-0".into()],
+    });
+    k.report_node("d-0", "r", Some(1), &[(1, vp(true, true, None))]);
+    let first = k.start_with(|s| s.strategy = Some(Strategy::AllAtOnce { fail_fast: false }));
+    k.ok(pause(first, None, Actor::User));
+    let on_d = spec(|s| {
+        s.consumer = "d".into();
+        s.version = Some(2);
+    });
+    let plan = k.s.plan_deployment(&on_d).unwrap();
+    let planned: Vec<&str> = plan.nodes.iter().map(|n| n.id.as_str()).collect();
+    let skipped: Vec<(&str, &str)> = plan
+        .skipped
+        .iter()
+        .map(|n| (n.id.as_str(), n.why.as_str()))
+        .collect();
+    let second = k.start(on_d.clone());
+    let started: Vec<&str> = k.d(second).nodes.iter().map(|n| n.id.as_str()).collect();
+    assert_eq!(started, ["d-0"], "the start leaves c-1 out");
+    assert_eq!(planned, started, "the plan's node set is the deployment's");
+    assert_eq!(
+        skipped,
+        [("c-1", "in d-1, an active deployment of r on consumer \"c\"")]
+    );
+}

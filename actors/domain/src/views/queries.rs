@@ -5,9 +5,9 @@
 
 use crate::deployment::Deployment;
 use crate::entities::group_deployment::{GroupStatus, StepItem};
+use crate::entities::membership::Membership;
 use crate::entities::model::NodeReport;
 use crate::errors::DomainError;
-use crate::families::forget::forgettable;
 use crate::families::group::plan_group;
 use crate::families::reports::holds_nothing;
 use crate::families::retention::is_pruned;
@@ -178,7 +178,7 @@ impl ClusterState {
     pub fn reporting_nodes(&self) -> impl Iterator<Item = &str> + '_ {
         self.node_table()
             .iter()
-            .filter(|(_, n)| n.active && !n.consumers.is_empty())
+            .filter(|(_, n)| Membership::expects_reports(n))
             .map(|(id, _)| id.as_str())
     }
 
@@ -186,12 +186,9 @@ impl ClusterState {
     /// consumer that still removes what it held, any consumer (the removal names the node, not the
     /// consumer); `None` for a node the state does not know or has nothing to record.
     pub fn report_consumer(&self, node: &str) -> Option<&str> {
-        let n = self.node_table().get(node)?;
-        match n.consumers.first() {
-            Some(c) => Some(c.as_str()),
-            None if !n.removing.is_empty() => self.consumer_names().next().map(String::as_str),
-            None => None,
-        }
+        self.selection()
+            .membership()
+            .report_consumer(self.node_table().get(node)?)
     }
 
     /// The ids of nodes in no consumer and no active deployment, in id order (the leader forgets those
@@ -199,7 +196,7 @@ impl ClusterState {
     pub fn forgettable_nodes(&self) -> impl Iterator<Item = &str> + '_ {
         self.node_table()
             .iter()
-            .filter(|(_, n)| forgettable(n))
+            .filter(|(_, n)| Membership::forgettable(n))
             .map(|(id, _)| id.as_str())
     }
 }

@@ -36,10 +36,7 @@ impl ClusterState {
                 }
             }
         }
-        for cname in &ns.consumers {
-            let Some(c) = self.consumer_map().get(cname) else {
-                continue;
-            };
+        for (cname, c) in self.selection().membership().subscribers_of(ns) {
             for (r, sub) in &c.subscriptions {
                 if out.contains_key(r) || !ns.interested(r) {
                     continue;
