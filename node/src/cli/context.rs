@@ -84,7 +84,7 @@ pub fn resolve(global: &GlobalOpts, file: &ConfigFile, path: &Path) -> Result<Ta
         global
             .server
             .as_ref()
-            .is_none_or(|s| same_servers(s, &c.server))
+            .is_none_or(|s| among_servers(s, &c.server))
     });
     Ok(Target {
         server: global
@@ -100,18 +100,21 @@ pub fn resolve(global: &GlobalOpts, file: &ConfigFile, path: &Path) -> Result<Ta
     })
 }
 
-/// Whether two `--server` values name the same servers (order, spaces and a trailing `/` aside).
-fn same_servers(a: &str, b: &str) -> bool {
-    let set = |s: &str| {
-        let mut v: Vec<String> = s
-            .split(',')
-            .map(|x| x.trim().trim_end_matches('/').to_string())
+/// Whether every server of the `--server` value `some` is one of `context`'s (order, spaces, a
+/// trailing `/` and an `http://` aside; `https://` is another server than the bare address).
+fn among_servers(some: &str, context: &str) -> bool {
+    let set = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(|x| {
+                let x = x.trim().trim_end_matches('/');
+                x.strip_prefix("http://").unwrap_or(x).to_string()
+            })
             .filter(|x| !x.is_empty())
-            .collect();
-        v.sort();
-        v
+            .collect()
     };
-    set(a) == set(b)
+    let theirs = set(context);
+    let ours = set(some);
+    !ours.is_empty() && ours.iter().all(|s| theirs.contains(s))
 }
 
 /// The target of a command: its flags and variables over the config file's context.
