@@ -81,3 +81,46 @@ async fn one_of_the_contexts_servers_keeps_its_token() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_into_a_closed_pipe_ends_quietly() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let api = cluster.client_except(0);
+    resource_with_v1(&api, "app").await?;
+    let home = tempfile::tempdir()?;
+    let mut child = command(
+        home.path(),
+        &["resource", "list", "-w", "--server", &addr],
+        &[],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()?;
+    // Read the first line, then close the pipe as `head -1` does; the next frame meets it closed.
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut first)?;
+    assert!(first.contains("NAME"), "{first}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut n = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill()?;
+            child.wait()?;
+            anyhow::bail!("still running 30 s after its pipe closed");
+        }
+        n += 1;
+        post_ok(&api, "/v1/resources", json!({"name": format!("lib-{n}")})).await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().context("stderr")?, &mut stderr)?;
+    assert!(
+        status.success() && stderr.is_empty(),
+        "{status:?}: {stderr}"
+    );
+    Ok(())
+}

@@ -199,7 +199,7 @@ pub async fn login(args: LoginArgs, output: Output) -> Result<(), CliError> {
                 )
             })
             .unwrap_or_default();
-        println!(
+        outln!(
             "logged in to {}{as_who}: context {} {} in {} and now current",
             args.server.trim(),
             args.name,
@@ -251,7 +251,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
                         c["ca_file"].as_str().unwrap_or("-").to_string(),
                     ]);
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
             } else {
                 print_document(output, &Value::Array(list));
             }
@@ -261,7 +261,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             file.current = Some(name.clone());
             file.save(&path)?;
             if output.is_table() {
-                println!("context {name} is now current");
+                outln!("context {name} is now current");
             } else {
                 print_document(output, &json!({"current": name}));
             }
@@ -272,7 +272,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             })?;
             let c = file.context(&name, &path)?;
             if output.is_table() {
-                println!("{name} ({})", c.server);
+                outln!("{name} ({})", c.server);
             } else {
                 print_document(output, &describe(&name, c, true));
             }
@@ -285,7 +285,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             }
             file.save(&path)?;
             if output.is_table() {
-                println!("deleted context {name}");
+                outln!("deleted context {name}");
             } else {
                 print_document(output, &json!({"deleted": name}));
             }

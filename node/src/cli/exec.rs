@@ -23,7 +23,7 @@ use crate::client::ApiClient;
 /// Prints `value` as JSON or YAML, or as the table `table` makes of its typed view (JSON if it does not
 /// decode).
 fn show<T: DeserializeOwned>(output: Output, value: &Value, table: impl Fn(&T) -> String) {
-    print!("{}", shown(output, value, |v: &T, _| table(v)));
+    out!("{}", shown(output, value, |v: &T, _| table(v)));
 }
 
 /// `value` as JSON or YAML, or as the table `table` makes of its typed view, with more columns for
@@ -42,7 +42,7 @@ fn shown<T: DeserializeOwned>(
 /// Prints `value` as JSON or YAML, or the one-line `message` for tables.
 fn say(output: Output, value: &Value, message: impl FnOnce() -> String) {
     if output.is_table() {
-        println!("{}", message());
+        outln!("{}", message());
     } else {
         print_document(output, value);
     }

@@ -197,7 +197,7 @@ pub async fn node(
         NodeCommand::Show { id } => {
             let v: Value = client.get(&format!("/v1/nodes/{}", encode(&id))).await?;
             match output {
-                o if o.is_table() => print!("{}", node_view(&v)),
+                o if o.is_table() => out!("{}", node_view(&v)),
                 o => print_document(o, &v),
             }
         }
@@ -238,7 +238,7 @@ pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Re
         }
         Output::Table | Output::Wide => {
             if let Ok(view) = serde_json::from_value::<ConsumerView>(consumer.clone()) {
-                print!("{}", render::consumer(&view));
+                out!("{}", render::consumer(&view));
             }
             let mut t = Table::new(&["RESOURCE", "VERSION", "NODES"]);
             for (r, versions) in &dist {
@@ -246,8 +246,8 @@ pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Re
                     t.row([r.clone(), v.clone(), n.to_string()]);
                 }
             }
-            println!("\n{}", t.render());
-            print!("{}", node_table(&page));
+            outln!("\n{}", t.render());
+            out!("{}", node_table(&page));
         }
     }
     Ok(())
@@ -342,7 +342,7 @@ pub fn status_table(members: &[Value]) -> String {
 pub async fn cluster_status(client: &ApiClient, output: Output) -> Result<(), CliError> {
     let members = member_status(client).await?;
     match output {
-        o if o.is_table() => print!("{}", status_table(&members)),
+        o if o.is_table() => out!("{}", status_table(&members)),
         o => print_document(o, &json!(members)),
     }
     Ok(())
@@ -360,9 +360,9 @@ pub async fn version(client: &ApiClient, output: Output) -> Result<(), CliError>
             .collect::<Vec<_>>()}),
         ),
         Output::Table | Output::Wide => {
-            println!("client  {}", crate::VERSION);
+            outln!("client  {}", crate::VERSION);
             for m in &members {
-                println!(
+                outln!(
                     "server {} ({})  {}",
                     opt(m["id"].as_u64()),
                     m["http_addr"].as_str().unwrap_or("-"),

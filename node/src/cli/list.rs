@@ -59,7 +59,7 @@ where
     };
     let mut shown = text().await?;
     if !args.watch {
-        print!("{shown}");
+        out!("{shown}");
         return Ok(());
     }
     let mut screen = Frames::new(output);
@@ -132,7 +132,6 @@ impl Frames {
     }
 
     fn show(&mut self, text: &str) {
-        use std::io::Write;
         if let Some(term) = &self.term {
             let _ = term.clear_last_lines(self.drawn);
             let _ = term.write_str(text);
@@ -145,8 +144,8 @@ impl Frames {
             (_, Output::Yaml) => "---\n",
             _ => "\n",
         };
-        print!("{separator}{text}");
-        let _ = std::io::stdout().flush();
+        out!("{separator}{text}");
+        super::stdout::flush();
         self.count += 1;
     }
 }

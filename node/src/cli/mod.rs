@@ -8,6 +8,9 @@
 //! usage errors exit 2.
 //! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
 
+#[macro_use]
+mod stdout;
+
 mod analysis;
 mod args;
 mod body;

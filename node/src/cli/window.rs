@@ -152,8 +152,8 @@ pub async fn run(
         ),
     };
     match (output, render(&v)) {
-        (Output::Table, Some(text)) => print!("{text}"),
-        _ => println!(
+        (Output::Table, Some(text)) => out!("{text}"),
+        _ => outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
         ),
