@@ -124,3 +124,44 @@ async fn output_into_a_closed_pipe_ends_quietly() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_list_limit_keeps_the_newest() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let api = cluster.client_except(0);
+    resource_with_v1(&api, "app").await?;
+    let mut ids = Vec::new();
+    for c in ["c1", "c2", "c3"] {
+        consumer(&api, c, 1).await?;
+        let started = post_ok(
+            &api,
+            "/v1/deployments",
+            json!({"consumer": c, "resource": "app", "version": 1}),
+        )
+        .await?;
+        ids.push(started["id"].as_str().context("id")?.to_string());
+    }
+    let home = tempfile::tempdir()?;
+    let out = run(
+        home.path(),
+        &[
+            "deploy", "list", "--limit", "2", "-o", "json", "--server", &addr,
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout)?;
+    let listed: Vec<&str> = listed
+        .as_array()
+        .context("an array")?
+        .iter()
+        .filter_map(|d| d["id"].as_str())
+        .collect();
+    assert_eq!(listed, [ids[2].as_str(), ids[1].as_str()], "{}", text(&out));
+    let out = run(home.path(), &["deploy", "list", "--server", &addr], &[]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let first = table.lines().nth(1).unwrap_or_default();
+    assert!(first.starts_with(&ids[2]), "newest first: {table}");
+    Ok(())
+}

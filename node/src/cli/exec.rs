@@ -236,7 +236,11 @@ pub async fn deploy(
                 ("status", status),
             ]);
             let path = format!("/v1/deployments{q}");
-            let fetch = || async { Ok(list::all(client, &path, "deployments").await?) };
+            let fetch = || async {
+                Ok(list::newest_first(
+                    list::all(client, &path, "deployments").await?,
+                ))
+            };
             let table = |v: &Value| {
                 shown::<Vec<DeploymentSummary>>(output, v, |l, _| render::deployment_list(l))
             };
