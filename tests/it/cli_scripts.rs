@@ -165,3 +165,61 @@ async fn deploy_list_limit_keeps_the_newest() -> anyhow::Result<()> {
     assert!(first.starts_with(&ids[2]), "newest first: {table}");
     Ok(())
 }
+
+/// `convoy ARGS --server addr` with no config and no `CONVOY_*`.
+fn at(addr: &str, args: &[&str]) -> Output {
+    let home = tempfile::tempdir().expect("a temp dir");
+    let mut all = args.to_vec();
+    all.extend(["--server", addr]);
+    run(home.path(), &all, &[])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_times_carry_their_zone() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let create = |name: &str, schedule: &str, zone: &str| {
+        at(
+            &addr,
+            &[
+                "window",
+                "create",
+                name,
+                "--kind",
+                "allow",
+                "--schedule",
+                schedule,
+                "--duration",
+                "1h",
+                "--time-zone",
+                zone,
+            ],
+        )
+    };
+    let out = create("berlin", "0 22 * * *", "Europe/Berlin");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = at(&addr, &["window", "next", "berlin"]);
+    let next = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = next.lines().skip(1).collect();
+    assert!(
+        !rows.is_empty()
+            && rows
+                .iter()
+                .all(|r| r.contains("22:00:00 CE") && r.contains("23:00:00 CE")),
+        "in Berlin's wall time, naming CET or CEST: {}",
+        text(&out)
+    );
+    let out = create("utc", "0 3 * * *", "UTC");
+    assert!(out.status.success(), "{}", text(&out));
+    let out = at(&addr, &["window", "list"]);
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("utc ") && l.contains("03:00:00 UTC"))
+            && list
+                .lines()
+                .any(|l| l.starts_with("berlin ") && l.contains("22:00:00 CE")),
+        "{list}"
+    );
+    Ok(())
+}

@@ -40,6 +40,7 @@ mod token;
 mod undo;
 mod watch;
 mod window;
+mod zoned;
 
 #[cfg(test)]
 mod docs_test;
