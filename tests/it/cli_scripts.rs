@@ -223,3 +223,45 @@ async fn window_times_carry_their_zone() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_cron_field_is_named_with_its_value() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let create = |name: &str, schedule: &str, zone: &str| {
+        at(
+            &addr,
+            &[
+                "window",
+                "create",
+                name,
+                "--kind",
+                "allow",
+                "--schedule",
+                schedule,
+                "--duration",
+                "1h",
+                "--time-zone",
+                zone,
+            ],
+        )
+    };
+    // A bad field is named with its value; a huge schedule is not echoed whole.
+    let out = create("bad", "0 25 * * *", "UTC");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(1)
+            && stderr.contains("hour field \"25\"")
+            && stderr.contains("0-23"),
+        "{}",
+        text(&out)
+    );
+    let huge = "1,".repeat(5_000);
+    let out = create("huge", &huge, "UTC");
+    assert!(
+        out.status.code() == Some(1) && out.stderr.len() < 1_000,
+        "{}",
+        text(&out)
+    );
+    Ok(())
+}
