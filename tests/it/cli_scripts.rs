@@ -265,3 +265,44 @@ async fn a_bad_cron_field_is_named_with_its_value() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_a_window_held_deployment_fails_naming_the_window() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let api = cluster.client_except(0);
+    resource_with_v1(&api, "app").await?;
+    publish(&api, "app", json!({"label": "v2"})).await?;
+    let nodes = consumer(&api, "web", 2).await?;
+    report_running(&api, &nodes, "app", 1).await?;
+    // Open one second a year: closed now.
+    post_ok(
+        &api,
+        "/v1/windows",
+        json!({"name": "newyear", "kind": "allow", "schedule": "0 0 1 1 *", "duration": "1s",
+               "time_zone": "UTC"}),
+    )
+    .await?;
+    let started = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "web", "resource": "app", "version": 2}),
+    )
+    .await?;
+    let id = started["id"].as_str().context("id")?.to_string();
+    let before = deployment(&api, &id).await?;
+    assert_eq!(before["paused_by"], "window", "{before}");
+    let out = at(&addr, &["deploy", "resume", &id]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(1)
+            && stderr.contains("held by window newyear")
+            && stderr.contains("closed until")
+            && stderr.contains("-01-01 00:00:00 UTC"),
+        "{}",
+        text(&out)
+    );
+    let after = deployment(&api, &id).await?;
+    assert_eq!(after["paused_by"], "window", "{after}");
+    Ok(())
+}

@@ -255,7 +255,18 @@ pub async fn deploy(
             act_with(client, output, &a.id, "pause", &body).await?
         }
         DeployCommand::Confirm(a) => act(client, output, &a.id, "confirm", a.message).await?,
-        DeployCommand::Resume(a) => act(client, output, &a.id, "resume", a.message).await?,
+        DeployCommand::Resume(a) => {
+            let v: Value = client
+                .post(
+                    &format!("{}/resume", verb_path(&a.id)),
+                    &message_body(a.message),
+                )
+                .await?;
+            show::<DeploymentView>(output, &v, render::deployment_line_nl);
+            if let Some(held) = super::held::still_held(client, &v).await? {
+                return Err(held);
+            }
+        }
         DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
         DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message)
             .await
@@ -340,11 +351,15 @@ async fn act(
     action: &str,
     message: Option<String>,
 ) -> Result<(), CliError> {
-    let body = match message {
+    act_with(client, output, target, action, &message_body(message)).await
+}
+
+/// The body of a verb: `{"message": ...}` or `{}`.
+fn message_body(message: Option<String>) -> Value {
+    match message {
         Some(m) => json!({ "message": m }),
         None => json!({}),
-    };
-    act_with(client, output, target, action, &body).await
+    }
 }
 
 /// Posts `body` to `action` of `target` and shows the deployment it answers.

@@ -24,6 +24,7 @@ mod error;
 mod exec;
 mod explain;
 mod fleet;
+mod held;
 pub mod hoist;
 mod latest;
 mod limits;
