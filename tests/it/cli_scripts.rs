@@ -306,3 +306,42 @@ async fn resuming_a_window_held_deployment_fails_naming_the_window() -> anyhow::
     assert_eq!(after["paused_by"], "window", "{after}");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_node_is_one_node() -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let api = cluster.client_except(0);
+    resource_with_v1(&api, "app").await?;
+    publish(&api, "app", json!({"label": "v2"})).await?;
+    let nodes = consumer(&api, "c1", 1).await?;
+    report_running(&api, &nodes, "app", 1).await?;
+    let started = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "c1", "resource": "app", "version": 2}),
+    )
+    .await?;
+    let id = started["id"].as_str().context("id")?;
+    let home = tempfile::tempdir()?;
+    // In the server's events and the CLI's own lines.
+    let out = run(home.path(), &["deploy", "info", id, "--server", &addr], &[]);
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        info.contains("deploy version 2 to 1 node") && !info.contains("1 nodes"),
+        "{}",
+        text(&out)
+    );
+    let out = run(
+        home.path(),
+        &["consumer", "show", "c1", "--server", &addr],
+        &[],
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("consumer: c1 (1 node)") && !shown.contains("1 nodes"),
+        "{}",
+        text(&out)
+    );
+    Ok(())
+}

@@ -33,9 +33,9 @@ pub fn deployment_plan(p: &DeploymentPlan) -> String {
     let already = p.nodes.iter().filter(|n| n.step == 0).count();
     let steps: Vec<String> = p.steps.iter().map(u32::to_string).collect();
     out += &format!(
-        "strategy {}: {} nodes, {} to change in {} step(s) [{}], {} already on version {}, {} skipped\n",
+        "strategy {}: {}, {} to change in {} step(s) [{}], {} already on version {}, {} skipped\n",
         strategy(&p.settings.strategy),
-        p.nodes.len(),
+        convoy_actors::domain::count(p.nodes.len() as u64, "node"),
         p.nodes.len() - already,
         p.steps.len(),
         steps.join(","),

@@ -45,7 +45,7 @@ pub fn completion(c: &Completion) -> String {
 pub fn settings(s: &Settings, nodes: Option<u32>) -> String {
     let mut out = format!("strategy:      {}\n", strategy(&s.strategy));
     out += &format!("min healthy:   {}\n", duration(s.min_healthy_ms));
-    // The number the deployment's own events use ("1 nodes failed; 0 tolerated; failed: ..."), not "default".
+    // The number the deployment's own events use ("1 node failed; 0 tolerated; failed: ..."), not "default".
     let tolerated = match (s.max_failed_nodes, nodes) {
         (Some(FailedNodes::Percent(p)), None) => format!("{p}% of the nodes"),
         (Some(FailedNodes::Percent(p)), Some(n)) => {
@@ -252,7 +252,7 @@ pub fn consumer(c: &ConsumerView) -> String {
     format!(
         "consumer: {} ({} nodes)\n\n{}\n{}{holds}",
         c.name,
-        c.nodes.len(),
+        convoy_actors::domain::count(c.nodes.len() as u64, "node"),
         nodes.render(),
         if c.subscriptions.is_empty() {
             "no subscriptions\n".to_string()
