@@ -345,3 +345,45 @@ async fn one_node_is_one_node() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_weak_subscription_shows_no_strategy_and_its_brake_window_as_a_duration(
+) -> anyhow::Result<()> {
+    let cluster = Cluster::start(1).await?;
+    let addr = cluster.http_addrs()[0].clone();
+    let api = cluster.client_except(0);
+    resource_with_v1(&api, "app").await?;
+    consumer(&api, "web", 1).await?;
+    let out = at(&addr, &["consumer", "subscribe", "web", "app"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && shown.contains("mode:          weak")
+            && shown.contains("settings:      none")
+            && !shown.contains("strategy:")
+            && !shown.contains("completion:")
+            && shown.contains("within 10m hold it back")
+            && !shown.contains(" ms"),
+        "{}",
+        text(&out)
+    );
+    // Given a strategy, it is shown as what a deployment by hand takes.
+    let out = at(
+        &addr,
+        &[
+            "consumer",
+            "subscribe",
+            "web",
+            "app",
+            "--strategy",
+            "all-at-once",
+        ],
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && shown.contains("by hand:") && shown.contains("strategy:"),
+        "{}",
+        text(&out)
+    );
+    Ok(())
+}
