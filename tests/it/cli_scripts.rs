@@ -5,37 +5,16 @@
 //! subscription shows no strategy it never uses and its brake window as a duration.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use convoy_tests::cli::{command, run};
 use convoy_tests::scenario::{
     consumer, deployment, post_ok, publish, report_running, resource_with_v1,
 };
-use convoy_tests::{convoy_bin, free_port, Cluster, ClusterOptions};
+use convoy_tests::{free_port, Cluster, ClusterOptions};
 use serde_json::{json, Value};
-
-/// `convoy ARGS` with its config under `home` and no `CONVOY_*` of this environment; `env` adds some.
-fn command(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(convoy_bin());
-    c.args(args)
-        .env("XDG_CONFIG_HOME", home)
-        .env("HOME", home)
-        .env_remove("CONVOY_SERVER")
-        .env_remove("CONVOY_TOKEN")
-        .env_remove("CONVOY_TOKEN_FILE")
-        .env_remove("CONVOY_CONTEXT")
-        .env_remove("CONVOY_CA_FILE");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c
-}
-
-fn run(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    command(home, args, env).output().expect("run convoy")
-}
 
 fn text(out: &Output) -> String {
     format!(
@@ -174,28 +153,27 @@ fn at(addr: &str, args: &[&str]) -> Output {
     run(home.path(), &all, &[])
 }
 
+/// `convoy window create NAME --kind allow --schedule SCHEDULE --duration 1h --time-zone ZONE` at `addr`.
+fn create_window(addr: &str, name: &str, schedule: &str, zone: &str) -> Output {
+    let args = [
+        "window",
+        "create",
+        name,
+        "--kind",
+        "allow",
+        "--schedule",
+        schedule,
+    ];
+    let more = ["--duration", "1h", "--time-zone", zone];
+    at(addr, &[&args[..], &more[..]].concat())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn window_times_carry_their_zone() -> anyhow::Result<()> {
     let cluster = Cluster::start(1).await?;
     let addr = cluster.http_addrs()[0].clone();
-    let create = |name: &str, schedule: &str, zone: &str| {
-        at(
-            &addr,
-            &[
-                "window",
-                "create",
-                name,
-                "--kind",
-                "allow",
-                "--schedule",
-                schedule,
-                "--duration",
-                "1h",
-                "--time-zone",
-                zone,
-            ],
-        )
-    };
+    let create =
+        |name: &str, schedule: &str, zone: &str| create_window(&addr, name, schedule, zone);
     let out = create("berlin", "0 22 * * *", "Europe/Berlin");
     assert!(out.status.success(), "{}", text(&out));
     let out = at(&addr, &["window", "next", "berlin"]);
@@ -228,24 +206,8 @@ async fn window_times_carry_their_zone() -> anyhow::Result<()> {
 async fn a_bad_cron_field_is_named_with_its_value() -> anyhow::Result<()> {
     let cluster = Cluster::start(1).await?;
     let addr = cluster.http_addrs()[0].clone();
-    let create = |name: &str, schedule: &str, zone: &str| {
-        at(
-            &addr,
-            &[
-                "window",
-                "create",
-                name,
-                "--kind",
-                "allow",
-                "--schedule",
-                schedule,
-                "--duration",
-                "1h",
-                "--time-zone",
-                zone,
-            ],
-        )
-    };
+    let create =
+        |name: &str, schedule: &str, zone: &str| create_window(&addr, name, schedule, zone);
     // A bad field is named with its value; a huge schedule is not echoed whole.
     let out = create("bad", "0 25 * * *", "UTC");
     let stderr = String::from_utf8_lossy(&out.stderr);
