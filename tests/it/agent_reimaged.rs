@@ -63,7 +63,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     .with_context(|| format!("no follow-up for the re-imaged node:\n{}", agent.output()))?;
     let view = get_ok(api, &format!("/v1/deployments/{follow}")).await?;
     ensure!(
-        view["events"][0]["message"] == "follow-up to version 1 for 1 nodes: 1 re-imaged"
+        view["events"][0]["message"] == "follow-up to version 1 for 1 node: 1 re-imaged"
             && view["events"][0]["by"] == "system",
         "{view}"
     );

@@ -7,38 +7,15 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use convoy_tests::cli::{command, run};
 use convoy_tests::scenario::{post_ok, publish, resource_with_v1};
-use convoy_tests::{convoy_bin, Cluster, ClusterOptions};
+use convoy_tests::{Cluster, ClusterOptions};
 use serde_json::{json, Value};
-
-/// `convoy ARGS` with its config under `config_home` (XDG_CONFIG_HOME) and no `CONVOY_*` of this
-/// environment; `env` adds variables.
-fn command(config_home: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut c = Command::new(convoy_bin());
-    c.args(args)
-        .env("XDG_CONFIG_HOME", config_home)
-        .env("HOME", config_home)
-        .env_remove("CONVOY_SERVER")
-        .env_remove("CONVOY_TOKEN")
-        .env_remove("CONVOY_TOKEN_FILE")
-        .env_remove("CONVOY_CONTEXT")
-        .env_remove("CONVOY_CA_FILE");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c
-}
-
-fn run(config_home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    command(config_home, args, env)
-        .output()
-        .expect("run convoy")
-}
 
 fn text(out: &Output) -> (String, String) {
     (

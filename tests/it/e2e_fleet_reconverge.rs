@@ -105,7 +105,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
         "follow-up: {follow}"
     );
     ensure!(
-        creation_message(&follow) == "follow-up to version 2 for 1 nodes: 1 skipped",
+        creation_message(&follow) == "follow-up to version 2 for 1 node: 1 skipped",
         "{follow}"
     );
     let id = follow["id"].as_str().context("id")?.to_string();
@@ -120,7 +120,7 @@ async fn scenario(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
     let follow = nth_deployment(api, 3).await?;
     ensure!(
         node_ids(&follow) == joined
-            && creation_message(&follow) == "follow-up to version 2 for 1 nodes: 1 joined"
+            && creation_message(&follow) == "follow-up to version 2 for 1 node: 1 joined"
             && follow["settings"]["strategy"] == rolling,
         "joined follow-up: {follow}"
     );

@@ -20,6 +20,7 @@ mod chaos_smoke;
 mod cli_contexts;
 mod cli_fleet;
 mod cli_publish_hints;
+mod cli_scripts;
 mod cluster_durability;
 mod cluster_handover;
 mod cluster_membership;

@@ -143,6 +143,30 @@ async fn a_wiped_member_never_votes_as_the_member_it_was() -> anyhow::Result<()>
         why.contains("refused"),
         "its /readyz does not say that its peers refuse it: {body}"
     );
+    // `convoy cluster status` shows it refused, with the reason: not a follower with lag 0.
+    let out = std::process::Command::new(convoy_tests::convoy_bin())
+        .args([
+            "cluster",
+            "status",
+            "--server",
+            &cluster.server(leader).http_addr,
+        ])
+        .env_remove("CONVOY_SERVER")
+        .env_remove("CONVOY_TOKEN")
+        .env_remove("CONVOY_CONTEXT")
+        .env("HOME", cluster.dir())
+        .env("XDG_CONFIG_HOME", cluster.dir())
+        .output()?;
+    let status = String::from_utf8_lossy(&out.stdout);
+    let row = status
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&wiped.to_string()))
+        .unwrap_or_default();
+    assert!(
+        out.status.success() && row.contains("refused: ") && !row.contains("follower"),
+        "{status}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Without the leader, the remaining server needs the wiped one's vote: it must not get it.
     cluster.server_mut(leader).kill();

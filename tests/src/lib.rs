@@ -4,6 +4,7 @@
 //! re-exported here for the tests.
 
 pub mod agent;
+pub mod cli;
 pub mod fleet;
 pub mod scenario;
 pub mod schema;

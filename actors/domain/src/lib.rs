@@ -67,6 +67,7 @@ pub use policy::weak_jitter::{offset as weak_jitter_offset, Spread, WeakJitter};
 pub use policy::windows::{AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOW_MS};
 pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
+pub use values::count::count;
 pub use values::ids::{
     Actor, DeploymentId, Entity, GroupDeploymentId, Timestamp, UnknownId, RESERVED_ACTOR_NAMES,
 };

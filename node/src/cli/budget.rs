@@ -22,10 +22,10 @@ pub async fn run(client: &ApiClient, output: Output, args: BudgetArgs) -> Result
     };
     match (output, serde_json::from_value::<BudgetView>(v.clone())) {
         (Output::Table, Ok(view)) if args.delete => {
-            println!("removed the budget of {}", view.consumer)
+            outln!("removed the budget of {}", view.consumer)
         }
-        (Output::Table, Ok(view)) => print!("{}", render(&view)),
-        _ => println!(
+        (Output::Table, Ok(view)) => out!("{}", render(&view)),
+        _ => outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
         ),

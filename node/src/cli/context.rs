@@ -84,7 +84,7 @@ pub fn resolve(global: &GlobalOpts, file: &ConfigFile, path: &Path) -> Result<Ta
         global
             .server
             .as_ref()
-            .is_none_or(|s| same_servers(s, &c.server))
+            .is_none_or(|s| among_servers(s, &c.server))
     });
     Ok(Target {
         server: global
@@ -100,18 +100,21 @@ pub fn resolve(global: &GlobalOpts, file: &ConfigFile, path: &Path) -> Result<Ta
     })
 }
 
-/// Whether two `--server` values name the same servers (order, spaces and a trailing `/` aside).
-fn same_servers(a: &str, b: &str) -> bool {
-    let set = |s: &str| {
-        let mut v: Vec<String> = s
-            .split(',')
-            .map(|x| x.trim().trim_end_matches('/').to_string())
+/// Whether every server of the `--server` value `some` is one of `context`'s (order, spaces, a
+/// trailing `/` and an `http://` aside; `https://` is another server than the bare address).
+fn among_servers(some: &str, context: &str) -> bool {
+    let set = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(|x| {
+                let x = x.trim().trim_end_matches('/');
+                x.strip_prefix("http://").unwrap_or(x).to_string()
+            })
             .filter(|x| !x.is_empty())
-            .collect();
-        v.sort();
-        v
+            .collect()
     };
-    set(a) == set(b)
+    let theirs = set(context);
+    let ours = set(some);
+    !ours.is_empty() && ours.iter().all(|s| theirs.contains(s))
 }
 
 /// The target of a command: its flags and variables over the config file's context.
@@ -196,7 +199,7 @@ pub async fn login(args: LoginArgs, output: Output) -> Result<(), CliError> {
                 )
             })
             .unwrap_or_default();
-        println!(
+        outln!(
             "logged in to {}{as_who}: context {} {} in {} and now current",
             args.server.trim(),
             args.name,
@@ -248,7 +251,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
                         c["ca_file"].as_str().unwrap_or("-").to_string(),
                     ]);
                 }
-                print!("{}", t.render());
+                out!("{}", t.render());
             } else {
                 print_document(output, &Value::Array(list));
             }
@@ -258,7 +261,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             file.current = Some(name.clone());
             file.save(&path)?;
             if output.is_table() {
-                println!("context {name} is now current");
+                outln!("context {name} is now current");
             } else {
                 print_document(output, &json!({"current": name}));
             }
@@ -269,7 +272,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             })?;
             let c = file.context(&name, &path)?;
             if output.is_table() {
-                println!("{name} ({})", c.server);
+                outln!("{name} ({})", c.server);
             } else {
                 print_document(output, &describe(&name, c, true));
             }
@@ -282,7 +285,7 @@ pub fn run(command: ContextCommand, output: Output) -> Result<(), CliError> {
             }
             file.save(&path)?;
             if output.is_table() {
-                println!("deleted context {name}");
+                outln!("deleted context {name}");
             } else {
                 print_document(output, &json!({"deleted": name}));
             }

@@ -98,6 +98,23 @@ fn flags_win_field_by_field() {
 }
 
 #[test]
+fn one_of_the_contexts_own_servers_keeps_its_token() {
+    for server in ["p2:8081", "http://p1:8081/"] {
+        let t = target(&format!("deploy list --server {server}"), &file()).unwrap();
+        assert_eq!(
+            (t.server.as_str(), t.token.as_deref(), t.ca_file.as_deref()),
+            (server, Some("prod-secret"), Some(Path::new("/prod-ca.pem"))),
+            "{server}"
+        );
+    }
+    // One of its servers with another is not the context's.
+    let t = target("deploy list --server p1:8081,elsewhere:8081", &file()).unwrap();
+    assert_eq!(t.token, None);
+    let t = target("deploy list --server https://p1:8081", &file()).unwrap();
+    assert_eq!(t.token, None);
+}
+
+#[test]
 fn a_contexts_token_never_goes_to_other_servers() {
     let t = target("deploy list --server elsewhere:8081", &file()).unwrap();
     assert_eq!(

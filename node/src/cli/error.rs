@@ -47,6 +47,16 @@ pub enum CliError {
         /// What is missing.
         what: &'static str,
     },
+    /// `deploy resume` of a deployment a maintenance window still holds.
+    #[error("deployment {id} is still held by {windows}: a resume lifts a person's pause, never a window's hold; it goes on by itself once no window holds it (or change the window: convoy window show {first})")]
+    HeldByWindow {
+        /// The deployment.
+        id: String,
+        /// The windows holding it, each with until when.
+        windows: String,
+        /// The first of them.
+        first: String,
+    },
     /// A watched deployment ended without rolling forward.
     #[error("deployment {id} ended {status}: {counts}")]
     Ended {

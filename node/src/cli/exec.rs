@@ -23,7 +23,7 @@ use crate::client::ApiClient;
 /// Prints `value` as JSON or YAML, or as the table `table` makes of its typed view (JSON if it does not
 /// decode).
 fn show<T: DeserializeOwned>(output: Output, value: &Value, table: impl Fn(&T) -> String) {
-    print!("{}", shown(output, value, |v: &T, _| table(v)));
+    out!("{}", shown(output, value, |v: &T, _| table(v)));
 }
 
 /// `value` as JSON or YAML, or as the table `table` makes of its typed view, with more columns for
@@ -42,7 +42,7 @@ fn shown<T: DeserializeOwned>(
 /// Prints `value` as JSON or YAML, or the one-line `message` for tables.
 fn say(output: Output, value: &Value, message: impl FnOnce() -> String) {
     if output.is_table() {
-        println!("{}", message());
+        outln!("{}", message());
     } else {
         print_document(output, value);
     }
@@ -236,7 +236,11 @@ pub async fn deploy(
                 ("status", status),
             ]);
             let path = format!("/v1/deployments{q}");
-            let fetch = || async { Ok(list::all(client, &path, "deployments").await?) };
+            let fetch = || async {
+                Ok(list::newest_first(
+                    list::all(client, &path, "deployments").await?,
+                ))
+            };
             let table = |v: &Value| {
                 shown::<Vec<DeploymentSummary>>(output, v, |l, _| render::deployment_list(l))
             };
@@ -251,7 +255,18 @@ pub async fn deploy(
             act_with(client, output, &a.id, "pause", &body).await?
         }
         DeployCommand::Confirm(a) => act(client, output, &a.id, "confirm", a.message).await?,
-        DeployCommand::Resume(a) => act(client, output, &a.id, "resume", a.message).await?,
+        DeployCommand::Resume(a) => {
+            let v: Value = client
+                .post(
+                    &format!("{}/resume", verb_path(&a.id)),
+                    &message_body(a.message),
+                )
+                .await?;
+            show::<DeploymentView>(output, &v, render::deployment_line_nl);
+            if let Some(held) = super::held::still_held(client, &v).await? {
+                return Err(held);
+            }
+        }
         DeployCommand::Abort(a) => act(client, output, &a.id, "abort", a.message).await?,
         DeployCommand::Rollback(a) => act(client, output, &a.id, "rollback", a.message)
             .await
@@ -336,11 +351,15 @@ async fn act(
     action: &str,
     message: Option<String>,
 ) -> Result<(), CliError> {
-    let body = match message {
+    act_with(client, output, target, action, &message_body(message)).await
+}
+
+/// The body of a verb: `{"message": ...}` or `{}`.
+fn message_body(message: Option<String>) -> Value {
+    match message {
         Some(m) => json!({ "message": m }),
         None => json!({}),
-    };
-    act_with(client, output, target, action, &body).await
+    }
 }
 
 /// Posts `body` to `action` of `target` and shows the deployment it answers.

@@ -33,9 +33,9 @@ pub fn deployment_plan(p: &DeploymentPlan) -> String {
     let already = p.nodes.iter().filter(|n| n.step == 0).count();
     let steps: Vec<String> = p.steps.iter().map(u32::to_string).collect();
     out += &format!(
-        "strategy {}: {} nodes, {} to change in {} step(s) [{}], {} already on version {}, {} skipped\n",
+        "strategy {}: {}, {} to change in {} step(s) [{}], {} already on version {}, {} skipped\n",
         strategy(&p.settings.strategy),
-        p.nodes.len(),
+        convoy_actors::domain::count(p.nodes.len() as u64, "node"),
         p.nodes.len() - already,
         p.steps.len(),
         steps.join(","),
@@ -89,7 +89,7 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
             w.name,
             if w.open { "open" } else { "closed" },
             w.next_change
-                .map(|t| format!(", changes at {}", super::table::timestamp(t)))
+                .map(|t| format!(", changes at {}", super::zoned::utc(t)))
                 .unwrap_or_default()
         );
     }
@@ -97,7 +97,7 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
         out += &match p.held_until {
             Some(t) => format!(
                 "held by windows: it would start paused and go on at {}\n",
-                super::table::timestamp(t)
+                super::zoned::utc(t)
             ),
             None => "held by windows: it would start paused\n".to_string(),
         };
@@ -107,7 +107,7 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
             "weak nodes wait for window {}: outside a deployment they keep what they run{}\n",
             w.windows.join(", "),
             w.next_change
-                .map(|t| format!(" (next change at {})", super::table::timestamp(t)))
+                .map(|t| format!(" (next change at {})", super::zoned::utc(t)))
                 .unwrap_or_default()
         );
     }
@@ -119,7 +119,7 @@ fn policy_lines(p: &convoy_actors::domain::policies::PlanPolicies) -> String {
     }
     if let Some(f) = &p.finish {
         let when = match f.at {
-            Some(t) => super::table::timestamp(t),
+            Some(t) => super::zoned::utc(t),
             None => "never (no window lets it finish within the horizon)".to_string(),
         };
         out += &format!(

@@ -197,7 +197,7 @@ pub async fn node(
         NodeCommand::Show { id } => {
             let v: Value = client.get(&format!("/v1/nodes/{}", encode(&id))).await?;
             match output {
-                o if o.is_table() => print!("{}", node_view(&v)),
+                o if o.is_table() => out!("{}", node_view(&v)),
                 o => print_document(o, &v),
             }
         }
@@ -238,7 +238,7 @@ pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Re
         }
         Output::Table | Output::Wide => {
             if let Ok(view) = serde_json::from_value::<ConsumerView>(consumer.clone()) {
-                print!("{}", render::consumer(&view));
+                out!("{}", render::consumer(&view));
             }
             let mut t = Table::new(&["RESOURCE", "VERSION", "NODES"]);
             for (r, versions) in &dist {
@@ -246,8 +246,8 @@ pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Re
                     t.row([r.clone(), v.clone(), n.to_string()]);
                 }
             }
-            println!("\n{}", t.render());
-            print!("{}", node_table(&page));
+            outln!("\n{}", t.render());
+            out!("{}", node_table(&page));
         }
     }
     Ok(())
@@ -265,25 +265,49 @@ async fn ask(client: &ApiClient, http_addr: &str) -> Result<Value, String> {
         })
 }
 
-/// Every member as it answers for itself (`"reachable": false` and the error when it does not).
+/// Why a member is not ready (`GET /readyz` answered 503: `refused_by_peers`, `not_a_member`, ...) as
+/// `{"code", "message"}`; `None` when it is ready or did not say.
+async fn not_ready(client: &ApiClient, http_addr: &str) -> Option<Value> {
+    let url = format!("{}://{http_addr}", client.scheme());
+    match client
+        .get_from::<Value>(&url, "/readyz", MEMBER_TIMEOUT)
+        .await
+    {
+        Err(crate::client::ClientError::Api { code, message, .. }) => {
+            Some(json!({"code": code, "message": message}))
+        }
+        _ => None,
+    }
+}
+
+/// Every member as it answers for itself (`"reachable": false` and the error when it does not), with
+/// `not_ready` when its `/readyz` says why it is not ready: a server its peers refuse still answers
+/// `GET /v1/cluster` as a follower, but it is no working member (no role, no lag shown for it).
 pub async fn member_status(client: &ApiClient) -> Result<Vec<Value>, CliError> {
     let cluster: Value = client.get("/v1/cluster").await?;
     let members = cluster["members"].as_array().cloned().unwrap_or_default();
     let answers = futures::future::join_all(members.iter().map(|m| {
         let addr = m["http_addr"].as_str().unwrap_or_default().to_string();
-        async move { ask(client, &addr).await }
+        async move {
+            let me = ask(client, &addr).await?;
+            Ok::<_, String>((me, not_ready(client, &addr).await))
+        }
     }))
     .await;
     let applied: Vec<u64> = answers
         .iter()
-        .filter_map(|a| a.as_ref().ok()?["last_applied"].as_u64())
+        .filter_map(|a| a.as_ref().ok().filter(|(_, nr)| nr.is_none())?.0["last_applied"].as_u64())
         .collect();
     let top = applied.iter().copied().max().unwrap_or(0);
     Ok(members
         .iter()
         .zip(answers)
         .map(|(m, answer)| match answer {
-            Ok(me) => {
+            Ok((me, Some(why))) => json!({
+                "id": m["id"], "http_addr": m["http_addr"], "reachable": true, "not_ready": why,
+                "term": me["term"], "last_applied": me["last_applied"], "version": me["version"],
+            }),
+            Ok((me, None)) => {
                 let id = me["id"].as_u64();
                 let role = me["members"]
                     .as_array()
@@ -323,7 +347,9 @@ pub fn status_table(members: &[Value]) -> String {
         t.row([
             opt(m["id"].as_u64()),
             m["http_addr"].as_str().unwrap_or("-").to_string(),
-            if reachable {
+            if let Some(why) = m.get("not_ready").filter(|w| w.is_object()) {
+                not_ready_status(why)
+            } else if reachable {
                 "reachable".to_string()
             } else {
                 format!("unreachable: {}", m["error"].as_str().unwrap_or("?"))
@@ -338,11 +364,21 @@ pub fn status_table(members: &[Value]) -> String {
     t.render()
 }
 
+/// The `STATUS` of a member that answers but is not ready: `refused by its peers: ...`, `not a member`.
+fn not_ready_status(why: &Value) -> String {
+    let message = why["message"].as_str().unwrap_or("?");
+    match why["code"].as_str().unwrap_or("?") {
+        "refused_by_peers" => format!("refused: {message}"),
+        "not_a_member" => "not a member".to_string(),
+        code => format!("not ready ({code}): {message}"),
+    }
+}
+
 /// `convoy cluster status`.
 pub async fn cluster_status(client: &ApiClient, output: Output) -> Result<(), CliError> {
     let members = member_status(client).await?;
     match output {
-        o if o.is_table() => print!("{}", status_table(&members)),
+        o if o.is_table() => out!("{}", status_table(&members)),
         o => print_document(o, &json!(members)),
     }
     Ok(())
@@ -360,9 +396,9 @@ pub async fn version(client: &ApiClient, output: Output) -> Result<(), CliError>
             .collect::<Vec<_>>()}),
         ),
         Output::Table | Output::Wide => {
-            println!("client  {}", crate::VERSION);
+            outln!("client  {}", crate::VERSION);
             for m in &members {
-                println!(
+                outln!(
                     "server {} ({})  {}",
                     opt(m["id"].as_u64()),
                     m["http_addr"].as_str().unwrap_or("-"),

@@ -38,8 +38,8 @@ pub async fn run(client: &ApiClient, output: Output, args: LimitsArgs) -> Result
         }
     }
     match (output, serde_json::from_value::<LimitsAnswer>(v.clone())) {
-        (Output::Table, Ok(answer)) => print!("{}", render(&answer)),
-        _ => println!(
+        (Output::Table, Ok(answer)) => out!("{}", render(&answer)),
+        _ => outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
         ),

@@ -30,6 +30,15 @@ pub fn cut(value: &mut Value, limit: Option<u32>) {
     rows.truncate(limit as usize);
 }
 
+/// A list the server answers oldest first (deployments by id), newest first: what `deploy list` shows,
+/// so that `--limit N` and `| head` keep the newest N.
+pub fn newest_first(mut value: Value) -> Value {
+    if let Value::Array(rows) = &mut value {
+        rows.reverse();
+    }
+    value
+}
+
 /// The text of one frame: `table` for people, the document for scripts.
 fn frame(output: Output, value: &Value, table: &impl Fn(&Value) -> String) -> String {
     if output.is_table() {
@@ -59,7 +68,7 @@ where
     };
     let mut shown = text().await?;
     if !args.watch {
-        print!("{shown}");
+        out!("{shown}");
         return Ok(());
     }
     let mut screen = Frames::new(output);
@@ -132,7 +141,6 @@ impl Frames {
     }
 
     fn show(&mut self, text: &str) {
-        use std::io::Write;
         if let Some(term) = &self.term {
             let _ = term.clear_last_lines(self.drawn);
             let _ = term.write_str(text);
@@ -145,8 +153,8 @@ impl Frames {
             (_, Output::Yaml) => "---\n",
             _ => "\n",
         };
-        print!("{separator}{text}");
-        let _ = std::io::stdout().flush();
+        out!("{separator}{text}");
+        super::stdout::flush();
         self.count += 1;
     }
 }
@@ -191,5 +199,12 @@ mod tests {
         let mut untouched = json!([1, 2, 3]);
         cut(&mut untouched, None);
         assert_eq!(untouched, json!([1, 2, 3]));
+    }
+
+    #[test]
+    fn newest_first_then_the_limit_keeps_the_newest() {
+        let mut list = newest_first(json!([{"id": "d-1"}, {"id": "d-2"}, {"id": "d-3"}]));
+        cut(&mut list, Some(2));
+        assert_eq!(list, json!([{"id": "d-3"}, {"id": "d-2"}]));
     }
 }

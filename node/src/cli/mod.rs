@@ -8,6 +8,9 @@
 //! usage errors exit 2.
 //! The reference is `docs/CLI.md`; a test keeps it in step with the commands below.
 
+#[macro_use]
+mod stdout;
+
 mod analysis;
 mod args;
 mod body;
@@ -21,6 +24,7 @@ mod error;
 mod exec;
 mod explain;
 mod fleet;
+mod held;
 pub mod hoist;
 mod latest;
 mod limits;
@@ -37,6 +41,7 @@ mod token;
 mod undo;
 mod watch;
 mod window;
+mod zoned;
 
 #[cfg(test)]
 mod docs_test;

@@ -17,7 +17,7 @@ pub fn document(output: Output, value: &Value) -> String {
 
 /// Prints `value` as the document `output` asks for (see [`document`]).
 pub fn print_document(output: Output, value: &Value) {
-    print!("{}", document(output, value));
+    out!("{}", document(output, value));
 }
 
 #[cfg(test)]

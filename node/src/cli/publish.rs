@@ -40,7 +40,7 @@ fn waiting(list: &Value) -> Vec<String> {
                 .collect();
             let next = t["next_change"]
                 .as_u64()
-                .map(|at| format!(", next change at {}", super::table::timestamp(at)))
+                .map(|at| format!(", next change at {}", super::zoned::utc(at)))
                 .unwrap_or_default();
             format!(
                 "{} ({nodes} node{}, window {}{next})",

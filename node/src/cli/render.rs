@@ -45,7 +45,7 @@ pub fn completion(c: &Completion) -> String {
 pub fn settings(s: &Settings, nodes: Option<u32>) -> String {
     let mut out = format!("strategy:      {}\n", strategy(&s.strategy));
     out += &format!("min healthy:   {}\n", duration(s.min_healthy_ms));
-    // The number the deployment's own events use ("1 nodes failed; 0 tolerated; failed: ..."), not "default".
+    // The number the deployment's own events use ("1 node failed; 0 tolerated; failed: ..."), not "default".
     let tolerated = match (s.max_failed_nodes, nodes) {
         (Some(FailedNodes::Percent(p)), None) => format!("{p}% of the nodes"),
         (Some(FailedNodes::Percent(p)), Some(n)) => {
@@ -250,9 +250,9 @@ pub fn consumer(c: &ConsumerView) -> String {
         }
     }
     format!(
-        "consumer: {} ({} nodes)\n\n{}\n{}{holds}",
+        "consumer: {} ({})\n\n{}\n{}{holds}",
         c.name,
-        c.nodes.len(),
+        convoy_actors::domain::count(c.nodes.len() as u64, "node"),
         nodes.render(),
         if c.subscriptions.is_empty() {
             "no subscriptions\n".to_string()
@@ -290,7 +290,6 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
         // A pin on a held-back version still selects it (DEPLOYMENTS.md §3).
         out += &format!("held:          {h}\n");
     }
-    out += &settings(&policy.settings(), None);
     let unset: Vec<&str> = [
         ("strategy", s.strategy.is_none()),
         ("min_healthy_ms", s.min_healthy_ms.is_none()),
@@ -302,8 +301,18 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
     .into_iter()
     .filter_map(|(n, unset)| unset.then_some(n))
     .collect();
-    if !unset.is_empty() {
-        out += &format!("defaults for:  {}\n", unset.join(", "));
+    let weak = matches!(s.mode, convoy_actors::domain::Mode::Weak);
+    if weak && unset.len() == 6 && s.pulse_interval_ms.is_none() {
+        // A weak subscription moves each node by itself: no strategy of its own to show.
+        out += "settings:      none: each node moves by itself; a deployment by hand takes its own flags\n";
+    } else {
+        if weak {
+            out += "by hand:       a deployment by hand on it takes these unless its flags say otherwise\n";
+        }
+        out += &settings(&policy.settings(), None);
+        if !unset.is_empty() {
+            out += &format!("defaults for:  {}\n", unset.join(", "));
+        }
     }
     if let Some(b) = s.brake {
         out += &format!("brake:         {}\n", brake(&b));
@@ -314,7 +323,7 @@ pub fn subscription(c: &ConsumerView, resource: &str) -> String {
     out
 }
 
-/// A weak subscription's brake: "over 20% of the nodes failing a version within 600000 ms holds it back".
+/// A weak subscription's brake: "more than 20% (at least 3) of the nodes failing a version within 10m hold it back".
 fn brake(b: &convoy_actors::domain::Brake) -> String {
     if !b.enabled {
         return "off".into();
@@ -324,8 +333,9 @@ fn brake(b: &convoy_actors::domain::Brake) -> String {
         convoy_actors::domain::FailedNodes::Count(_) => String::new(),
     };
     format!(
-        "on: more than {}{min} of the nodes failing a version within {} ms hold it back",
-        b.max_failed, b.window_ms
+        "on: more than {}{min} of the nodes failing a version within {} hold it back",
+        b.max_failed,
+        humantime::format_duration(std::time::Duration::from_millis(b.window_ms))
     )
 }
 

@@ -213,9 +213,16 @@ fn a_brake_hold_and_the_consumer_events() {
     let text = subscription(&c, "api");
     assert!(
         text.contains(
-            "brake:         on: more than 20% (at least 3) of the nodes failing a version within 600000 ms \
+            "brake:         on: more than 20% (at least 3) of the nodes failing a version within 10m \
              hold it back\n"
         ),
+        "{text}"
+    );
+    // A weak subscription with no strategy of its own lists none.
+    assert!(
+        text.contains("settings:      none: each node moves by itself")
+            && !text.contains("strategy:")
+            && !text.contains("completion:"),
         "{text}"
     );
 }

@@ -122,10 +122,10 @@ pub async fn run(
                         .as_u64()
                         .map(|at| format!(", expires {}", timestamp(at)))
                         .unwrap_or_default();
-                    println!(
+                    outln!(
                         "created token {name} ({role}{expiry}); its secret, shown only this once:"
                     );
-                    println!("{}", v["secret"].as_str().unwrap_or("?"));
+                    outln!("{}", v["secret"].as_str().unwrap_or("?"));
                 }
             }
         }
@@ -143,7 +143,7 @@ pub async fn run(
                 .await?;
             match output {
                 Output::Json | Output::Yaml => print_document(output, &v),
-                Output::Table | Output::Wide => println!("revoked token {name}"),
+                Output::Table | Output::Wide => outln!("revoked token {name}"),
             }
         }
     }

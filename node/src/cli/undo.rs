@@ -111,7 +111,7 @@ pub async fn undo(
     let v: Value = client.post("/v1/deployments", &body).await?;
     match output {
         Output::Json | Output::Yaml => super::output::print_document(output, &v),
-        Output::Table | Output::Wide => println!(
+        Output::Table | Output::Wide => outln!(
             "started deployment {} ({}): {} of {} back to version {} on nodes {}",
             v["id"].as_str().unwrap_or("?"),
             v["status"].as_str().unwrap_or("?"),

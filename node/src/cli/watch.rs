@@ -346,15 +346,15 @@ pub async fn watch(
                 })?;
             match (&mut screen, output) {
                 (Some(screen), _) => screen.draw(&s, Duration::ZERO),
-                (None, Output::Json) => println!("{}", event.data),
+                (None, Output::Json) => outln!("{}", event.data),
                 (None, Output::Yaml) => {
                     let value = serde_json::from_str(&event.data).unwrap_or_default();
-                    print!("---\n{}", super::output::document(output, &value));
+                    out!("---\n{}", super::output::document(output, &value));
                 }
                 (None, Output::Table | Output::Wide) => {
                     let l = line(&s);
                     if l != printed {
-                        println!("{l}");
+                        outln!("{l}");
                         printed = l;
                     }
                 }
@@ -363,7 +363,7 @@ pub async fn watch(
                 return match code {
                     0 => {
                         if output.is_table() {
-                            println!(
+                            outln!(
                                 "deployment {} rolled forward: {} in {}",
                                 s.id,
                                 ended(&s),

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 use super::args::Output;
 use super::body::encode;
 use super::error::CliError;
-use super::table::{timestamp, Table};
+use super::table::Table;
+use super::zoned::in_zone;
 use crate::client::ApiClient;
 
 /// `convoy window ...`
@@ -152,8 +153,8 @@ pub async fn run(
         ),
     };
     match (output, render(&v)) {
-        (Output::Table, Some(text)) => print!("{text}"),
-        _ => println!(
+        (Output::Table, Some(text)) => out!("{text}"),
+        _ => outln!(
             "{}",
             serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
         ),
@@ -187,7 +188,7 @@ pub fn list(windows: &[WindowView]) -> String {
             if w.open { "yes" } else { "no" }.to_string(),
             w.next
                 .first()
-                .map_or("-".to_string(), |o| timestamp(o.opens_at)),
+                .map_or("-".to_string(), |o| in_zone(o.opens_at, &w.time_zone)),
         ]);
     }
     t.render()
@@ -214,11 +215,14 @@ pub fn show(w: &WindowView) -> String {
     )
 }
 
-/// `OPENS CLOSES` of the next openings.
+/// `OPENS CLOSES` of the next openings, in the window's zone.
 pub fn next(w: &WindowView) -> String {
     let mut t = Table::new(&["OPENS", "CLOSES"]);
     for o in &w.next {
-        t.row([timestamp(o.opens_at), timestamp(o.closes_at)]);
+        t.row([
+            in_zone(o.opens_at, &w.time_zone),
+            in_zone(o.closes_at, &w.time_zone),
+        ]);
     }
     t.render()
 }

@@ -32,7 +32,7 @@ fn a_window_prints_its_schedule_scope_holds_and_next_openings() {
         "consumers: web",
         "resources: every resource",
         "holds: d-3",
-        "2026-01-05 21:00:00.000  2026-01-05 23:00:00.000",
+        "2026-01-05 22:00:00 CET  2026-01-06 00:00:00 CET",
     ] {
         assert!(text.contains(expected), "{expected:?} not in:\n{text}");
     }

@@ -41,7 +41,10 @@ impl Deployment {
                 let named = self.failed_named();
                 return self.fail(
                     at,
-                    format!("{} nodes failed; {tolerated} tolerated; {named}", t.failed),
+                    format!(
+                        "{} failed; {tolerated} tolerated; {named}",
+                        crate::values::count::count(t.failed, "node")
+                    ),
                 );
             }
         }
@@ -220,8 +223,8 @@ impl Deployment {
                 if t.failed > tolerated {
                     let named = self.failed_named();
                     Some(format!(
-                        "{} nodes failed; {tolerated} tolerated; {named}",
-                        t.failed
+                        "{} failed; {tolerated} tolerated; {named}",
+                        crate::values::count::count(t.failed, "node")
                     ))
                 } else if let Some(needed) = quorum.filter(|q| t.succeeded < *q) {
                     Some(format!("quorum not met: {needed} needed"))

@@ -33,7 +33,7 @@ fn a_rolling_failure_is_a_failure_unless_tolerated() {
     k.failed(3);
     assert_eq!(k.d(id).status, Status::RolledBack);
     assert!(k.d(id).events.iter().any(|e| e.message.as_deref()
-        == Some("1 nodes failed; 0 tolerated; failed: c-3 (attempt 1 failed: exit 3)")));
+        == Some("1 node failed; 0 tolerated; failed: c-3 (attempt 1 failed: exit 3)")));
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn a_timeout_takes_the_failure_path_past_the_tolerance_an_unmet_quorum_or_on_tim
         "all at once judges failures at the timeout: {why}"
     );
     assert!(
-        why.ends_with("1 nodes failed; 0 tolerated; failed: c-0 (attempt 1 failed: exit 3)"),
+        why.ends_with("1 node failed; 0 tolerated; failed: c-0 (attempt 1 failed: exit 3)"),
         "{why}"
     );
     let (status, why) = run(&finish, &[], &[]);

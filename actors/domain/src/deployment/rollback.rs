@@ -164,7 +164,10 @@ impl Deployment {
 
     pub(crate) fn evaluate_back(&mut self, at: Timestamp) {
         if self.rollback.failed > 0 {
-            let msg = format!("{} nodes failed to roll back", self.rollback.failed);
+            let msg = format!(
+                "{} failed to roll back",
+                crate::values::count::count(self.rollback.failed, "node")
+            );
             let _ = self.transition(Status::Failed, at, Actor::System, Some(msg));
         } else if self.rollback.cursor as usize >= self.touched.len()
             && self.rollback.used == 0

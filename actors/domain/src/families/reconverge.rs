@@ -92,9 +92,9 @@ impl FollowUp {
             .map(|(b, n)| format!("{n} {}", b.word()))
             .collect();
         format!(
-            "follow-up to version {} for {} nodes: {}",
+            "follow-up to version {} for {}: {}",
             self.version,
-            self.ordinals.len(),
+            crate::values::count::count(self.ordinals.len() as u64, "node"),
             why.join(", ")
         )
     }

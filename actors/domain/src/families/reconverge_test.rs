@@ -89,7 +89,7 @@ fn a_node_silent_during_the_rollout_gets_a_follow_up_with_the_subscriptions_poli
     assert_eq!(
         created(&k, follow),
         (
-            Some("follow-up to version 2 for 1 nodes: 1 skipped"),
+            Some("follow-up to version 2 for 1 node: 1 skipped"),
             &Actor::System
         )
     );
@@ -124,7 +124,7 @@ fn a_node_added_later_waits_for_the_active_deployment_then_joins_through_a_follo
     assert_eq!(node_ids(&k, follow), vec!["c-2"]);
     assert_eq!(
         created(&k, follow).0,
-        Some("follow-up to version 2 for 1 nodes: 1 joined")
+        Some("follow-up to version 2 for 1 node: 1 joined")
     );
     // Default policy: rolling with install window 1.
     assert_eq!(k.d(follow).settings.strategy, rolling(1, 2));
@@ -160,7 +160,7 @@ fn returned_and_joined_nodes_share_one_follow_up_in_the_consumers_order() {
     assert_eq!(node_ids(&k, again), vec!["c-3"]);
     assert_eq!(
         created(&k, again).0,
-        Some("follow-up to version 2 for 1 nodes: 1 skipped")
+        Some("follow-up to version 2 for 1 node: 1 skipped")
     );
 }
 
@@ -186,7 +186,7 @@ fn a_tolerated_failure_is_followed_up_once_the_node_no_longer_reports_it_and_nev
     let follow = active(&k).expect("a follow-up for the failed node");
     assert_eq!(
         created(&k, follow).0,
-        Some("follow-up to version 2 for 1 nodes: 1 failed")
+        Some("follow-up to version 2 for 1 node: 1 failed")
     );
     // It fails again: no node of the follow-up succeeded, so it rolls back (issue 22 item 1).
     k.failed(1);
@@ -287,7 +287,7 @@ fn a_re_imaged_node_of_a_converged_consumer_gets_the_version_again() {
     let follow = active(&k).expect("a follow-up for the re-imaged node");
     assert_eq!(
         created(&k, follow).0,
-        Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
+        Some("follow-up to version 2 for 1 node: 1 re-imaged")
     );
 }
 
@@ -371,7 +371,7 @@ fn a_node_a_timeout_caught_is_followed_up_only_once_its_report_changes() {
     assert_eq!(node_ids(&k, follow), vec!["c-2"]);
     assert_eq!(
         created(&k, follow).0,
-        Some("follow-up to version 2 for 1 nodes: 1 timed out")
+        Some("follow-up to version 2 for 1 node: 1 timed out")
     );
 }
 
@@ -431,7 +431,7 @@ fn a_completion_timeout_leaves_the_nodes_it_never_admitted_to_a_follow_up() {
     assert_eq!(node_ids(&k, again), vec!["c-1"]);
     assert_eq!(
         created(&k, again).0,
-        Some("follow-up to version 2 for 1 nodes: 1 timed out")
+        Some("follow-up to version 2 for 1 node: 1 timed out")
     );
 }
 
@@ -489,7 +489,7 @@ fn follow_ups_still_start_once_retention_pruned_the_consumers_deployments() {
     assert_eq!(node_ids(&k, follow), vec!["c-3"]);
     assert_eq!(
         created(&k, follow).0,
-        Some("follow-up to version 2 for 1 nodes: 1 joined")
+        Some("follow-up to version 2 for 1 node: 1 joined")
     );
     k.installed(3);
     assert_eq!(k.d(follow).status, Status::RolledForward);

@@ -157,7 +157,7 @@ fn a_node_that_names_a_resource_holding_nothing_of_it_holds_nothing_and_is_follo
         );
         assert_eq!(
             d.events[0].message.as_deref(),
-            Some("follow-up to version 2 for 1 nodes: 1 re-imaged")
+            Some("follow-up to version 2 for 1 node: 1 re-imaged")
         );
         let t = k.target(&id, "r").unwrap();
         assert_eq!((t.version, t.install), (2, true));

@@ -192,8 +192,8 @@ impl Starts<'_> {
         d.tally.succeeded = pre_done;
         let message = spec.message.or_else(|| {
             Some(format!(
-                "deploy version {version} to {} nodes",
-                d.nodes.len()
+                "deploy version {version} to {}",
+                crate::values::count::count(d.nodes.len() as u64, "node")
             ))
         });
         d.push_event(cx.at, EventKind::Status, None, by.clone(), message);

@@ -139,6 +139,47 @@ impl Window {
     }
 }
 
+/// The cron fields by count: 5 (`minute hour day-of-month month day-of-week`), 6 (seconds first) or 7
+/// (a year last), with what each takes.
+const FIELDS: [(&str, &str); 7] = [
+    ("second", "0-59"),
+    ("minute", "0-59"),
+    ("hour", "0-23"),
+    ("day-of-month", "1-31, L or W"),
+    ("month", "1-12 or JAN-DEC"),
+    ("day-of-week", "0-7 or SUN-SAT, # or L"),
+    ("year", "a year"),
+];
+
+/// Why `schedule` (which croner refused) is bad, naming its first bad field and value: each field is tried
+/// alone, the others `*`; `None` when no field alone is refused (then croner's own reason is given).
+fn bad_field(schedule: &str) -> Option<String> {
+    let parts: Vec<&str> = schedule.split_whitespace().collect();
+    let names = match parts.len() {
+        5 => &FIELDS[1..6],
+        6 => &FIELDS[..6],
+        7 => &FIELDS[..],
+        n => {
+            return (!schedule.contains('@')).then(|| {
+                format!("{n} fields: a schedule has 5 (minute hour day-of-month month day-of-week), 6 (a second first) or 7 (a year last)")
+            })
+        }
+    };
+    parts.iter().enumerate().find_map(|(i, part)| {
+        let alone: Vec<&str> = (0..parts.len())
+            .map(|j| if j == i { *part } else { "*" })
+            .collect();
+        let e = Cron::from_str(&alone.join(" ")).err()?;
+        let (name, takes) = names[i];
+        let why = e.to_string();
+        let why = why.trim_start_matches("Component error: ").trim_end_matches('.');
+        Some(format!(
+            "its {name} field {:?} is not valid ({why}); a {name} is {takes}, or *, a list, a range or a step",
+            crate::errors::clip(part)
+        ))
+    })
+}
+
 impl Schedule {
     /// Parses a cron `schedule` in zone `time_zone`, open `duration_ms` after each occurrence.
     pub fn parse(
@@ -154,7 +195,11 @@ impl Schedule {
             ));
         }
         let cron = Cron::from_str(schedule).map_err(|e| {
-            DomainError::invalid("schedule", crate::errors::clip(schedule), &e.to_string())
+            DomainError::invalid(
+                "schedule",
+                crate::errors::clip(schedule),
+                &bad_field(schedule).unwrap_or_else(|| e.to_string()),
+            )
         })?;
         let tz = Tz::from_str(time_zone).map_err(|_| {
             DomainError::invalid(

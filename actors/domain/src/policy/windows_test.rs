@@ -93,6 +93,23 @@ fn bad_schedules_zones_and_durations_are_refused_naming_the_value() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("0 25 * * *"), "{err}");
+    assert!(
+        err.contains("hour field \"25\"") && err.contains("0-23"),
+        "the field and its value: {err}"
+    );
+    for (schedule, field) in [
+        ("0 22 * * 9", "day-of-week field \"9\""),
+        ("61 0 22 * * *", "second field \"61\""),
+        ("0 22 32 * *", "day-of-month field \"32\""),
+        ("0 22 * 1-13 *", "month field \"1-13\""),
+    ] {
+        let err = Schedule::parse(schedule, "UTC", H).unwrap_err().to_string();
+        assert!(err.contains(field), "{schedule}: {err}");
+    }
+    let err = Schedule::parse("0 22 * *", "UTC", H)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("4 fields"), "{err}");
     let err = Schedule::parse("0 1 * * *", "Mars/Olympus", H)
         .unwrap_err()
         .to_string();

@@ -2,6 +2,7 @@
 //! their transition table, the OpenAPI schemas of hand-written encodings, an apply's outcome, and text safe to
 //! show.
 
+pub mod count;
 pub mod ids;
 pub mod invalid;
 pub mod outcome;
