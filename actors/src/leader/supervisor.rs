@@ -132,7 +132,7 @@ impl<K: Kin> SupervisorCore<K> {
         }
         let silent = self.routing.silent(now);
         let mut due = Vec::new();
-        if let Some(tick) = self.weak_tick.due() {
+        if let Some(tick) = self.weak_tick.due(true) {
             due.push((Job::WeakTick, tick));
         }
         if let Some(forget) = self.housekeeping.forget(self.routing.liveness(), now) {
@@ -158,7 +158,7 @@ impl<K: Kin> SupervisorCore<K> {
         if !self.role.is_leader() {
             return None;
         }
-        self.weak_tick.due().map(|tick| (Job::WeakTick, tick))
+        self.weak_tick.due(false).map(|tick| (Job::WeakTick, tick))
     }
 
     /// The `Prune` to propose, when housekeeping finds it due.

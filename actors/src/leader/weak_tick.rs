@@ -15,6 +15,9 @@ pub struct WeakTick {
     host: Arc<dyn Host>,
     /// A `Tick` is being committed.
     ticking: bool,
+    /// The recorded time the last `Tick` was proposed for: the timer does not propose another for it (an
+    /// apply stamped before it, under a skewed clock, leaves it recorded; the liveness check retries).
+    proposed_for: Option<Timestamp>,
 }
 
 impl WeakTick {
@@ -23,6 +26,7 @@ impl WeakTick {
         Self {
             host,
             ticking: false,
+            proposed_for: None,
         }
     }
 
@@ -35,15 +39,18 @@ impl WeakTick {
         read_with(&self.host, |s| s.weak_tick_at())
     }
 
-    /// The `Tick` to propose now, if a recorded window change has come and none is being committed.
-    pub fn due(&mut self) -> Option<Command> {
+    /// The `Tick` to propose now, if a recorded window change has come and none is being committed; with
+    /// `again` false (the timer), not a second one for the same recorded time.
+    pub fn due(&mut self, again: bool) -> Option<Command> {
         if self.ticking {
             return None;
         }
         let now = self.host.now_ms();
-        if !read_with(&self.host, |s| s.weak_tick_due(now)) {
+        let at = read_with(&self.host, |s| s.weak_tick_at());
+        if at.is_none_or(|t| t > now) || (!again && at == self.proposed_for) {
             return None;
         }
+        self.proposed_for = at;
         tracing::debug!(
             now,
             "a window change for weak subscriptions: proposing Tick"

@@ -40,9 +40,9 @@ async fn a_recorded_window_change_is_ticked_once_and_then_the_next_one_is_awaite
     while wall_ms() < check_at {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let cmd = tick.due().expect("due at the recorded change");
+    let cmd = tick.due(false).expect("due at the recorded change");
     assert!(matches!(cmd, Command::Tick));
-    assert!(tick.due().is_none(), "one at a time");
+    assert!(tick.due(false).is_none(), "one at a time");
     let answer = host.apply(cmd);
     tick.ticked(Ok(answer));
     let next = host.state.lock().unwrap().weak_gate().check_at.unwrap();
@@ -51,6 +51,6 @@ async fn a_recorded_window_change_is_ticked_once_and_then_the_next_one_is_awaite
         "the next change is recorded: {next} after {check_at}"
     );
     if wall_ms() < next {
-        assert!(tick.due().is_none(), "not due before the next change");
+        assert!(tick.due(false).is_none(), "not due before the next change");
     }
 }

@@ -6,44 +6,51 @@
 //! state: a budget set while a deployment or a limit had more nodes out is legitimately over-full.)
 
 use convoy_actors::domain::analysis::run::Verdict;
-use convoy_actors::domain::{weak_jitter_offset, ClusterState, Mode};
+use convoy_actors::domain::{weak_jitter_offset, ClusterState, ConsumerView, Mode};
 
 use super::check::Violation;
 
-/// Every weak move under a budget or a limit holds a slot.
-pub fn weak_moves_hold_slots(state: &ClusterState) -> Vec<Violation> {
-    let mut out = Vec::new();
-    let limits = !state.fleet_limits().is_off();
-    for c in state.consumers() {
-        if c.budget.is_none() && !limits {
-            continue;
-        }
-        for (r, sub) in &c.subscriptions {
-            if sub.mode != Mode::Weak {
-                continue;
-            }
-            for id in &c.nodes {
-                let Some(node) = state.node(id) else {
-                    continue;
-                };
-                let Some(t) = node.targets.get(r) else {
-                    continue;
-                };
+/// The weak moves of `c`'s weak subscriptions outside a deployment: per node told to install a version it
+/// does not run, the resource, the node, the version and what it runs.
+fn weak_moves<'a>(
+    state: &'a ClusterState,
+    c: &'a ConsumerView,
+) -> impl Iterator<Item = (&'a str, &'a str, u64, Option<u64>)> + 'a {
+    c.subscriptions
+        .iter()
+        .filter(|(_, sub)| sub.mode == Mode::Weak)
+        .flat_map(move |(r, _)| {
+            c.nodes.iter().filter_map(move |id| {
+                let node = state.node(id)?;
+                let t = node.targets.get(r)?;
                 let current = node.resources.get(r).and_then(|e| e.current);
                 let moves = t.install && !t.uninstall && current != Some(t.version);
                 let deployed = node
                     .deployments
                     .iter()
                     .any(|d| state.deployment(*d).is_some_and(|v| v.resource == *r));
-                if moves && !deployed && state.weak_slots().grant(id, r) != Some(t.version) {
-                    out.push(Violation {
-                        rule: "weak-move-without-slot",
-                        detail: format!(
-                            "{id} is told to install {r} {} under {}'s policies with no slot",
-                            t.version, c.name
-                        ),
-                    });
-                }
+                (moves && !deployed).then_some((r.as_str(), id.as_str(), t.version, current))
+            })
+        })
+}
+
+/// Every weak move under a budget or a limit holds a slot.
+pub fn weak_moves_hold_slots(state: &ClusterState) -> Vec<Violation> {
+    let limits = !state.fleet_limits().is_off();
+    let mut out = Vec::new();
+    for c in state.consumers() {
+        if c.budget.is_none() && !limits {
+            continue;
+        }
+        for (r, id, version, _) in weak_moves(state, &c) {
+            if state.weak_slots().grant(id, r) != Some(version) {
+                out.push(Violation {
+                    rule: "weak-move-without-slot",
+                    detail: format!(
+                        "{id} is told to install {r} {version} under {}'s policies with no slot",
+                        c.name
+                    ),
+                });
             }
         }
     }
@@ -55,41 +62,23 @@ pub fn weak_moves_hold_slots(state: &ClusterState) -> Vec<Violation> {
 pub fn weak_moves_wait_their_jitter(state: &ClusterState) -> Vec<Violation> {
     let mut out = Vec::new();
     for c in state.consumers() {
-        for (r, sub) in &c.subscriptions {
-            let (Some(jitter), Some(spread)) =
-                (sub.start_jitter_ms, state.weak_jitter().spread(&c.name, r))
-            else {
+        for (r, id, version, current) in weak_moves(state, &c) {
+            let (Some(jitter), Some(spread)) = (
+                c.subscriptions.get(r).and_then(|s| s.start_jitter_ms),
+                state.weak_jitter().spread(&c.name, r),
+            ) else {
                 continue;
             };
-            if sub.mode != Mode::Weak {
-                continue;
-            }
-            for id in &c.nodes {
-                let Some(node) = state.node(id) else {
-                    continue;
-                };
-                let Some(t) = node.targets.get(r) else {
-                    continue;
-                };
-                let current = node.resources.get(r).and_then(|e| e.current);
-                let forward = t.install
-                    && !t.uninstall
-                    && t.version == spread.version
-                    && current.is_none_or(|v| v < t.version);
-                let deployed = node
-                    .deployments
-                    .iter()
-                    .any(|d| state.deployment(*d).is_some_and(|v| v.resource == *r));
-                let time = spread.since + weak_jitter_offset(&c.name, r, t.version, id, jitter);
-                if forward && !deployed && time > spread.judged {
-                    out.push(Violation {
-                        rule: "weak-move-before-its-jitter",
-                        detail: format!(
-                            "{id} is told to install {r} {} at {}, its time under {}'s start jitter is {time}",
-                            t.version, spread.judged, c.name
-                        ),
-                    });
-                }
+            let forward = version == spread.version && current.is_none_or(|v| v < version);
+            let time = spread.since + weak_jitter_offset(&c.name, r, version, id, jitter);
+            if forward && time > spread.judged {
+                out.push(Violation {
+                    rule: "weak-move-before-its-jitter",
+                    detail: format!(
+                        "{id} is told to install {r} {version} at {}, its time under {}'s start jitter is {time}",
+                        spread.judged, c.name
+                    ),
+                });
             }
         }
     }
