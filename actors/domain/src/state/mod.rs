@@ -507,41 +507,6 @@ impl ClusterState {
         &self.budgets
     }
 
-    /// The weak subscriptions the windows hold (read-only).
-    pub fn weak_gate(&self) -> &WeakGate {
-        &self.weak_gate
-    }
-
-    /// For the leader, with its own clock: whether a window change that a weak subscription waits for
-    /// has come, so a `Tick` is due (`policy/weak.rs`).
-    pub fn weak_tick_due(&self, now: Timestamp) -> bool {
-        self.weak_gate.due(now) || self.weak_jitter.due(now)
-    }
-
-    /// When the leader next ticks for the weak subscriptions: a window change they wait for, or the next
-    /// node's time of a start jitter's spread (`policy/weak_jitter.rs`).
-    pub fn weak_tick_at(&self) -> Option<Timestamp> {
-        match (self.weak_gate.check_at, self.weak_jitter.next_at()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// The spreads of the weak subscriptions with a start jitter (read-only).
-    pub fn weak_jitter(&self) -> &WeakJitter {
-        &self.weak_jitter
-    }
-
-    /// Judges the weak subscriptions under the windows at `at` when `rejudge` or a recorded window
-    /// change has come (`policy/weak.rs`).
-    fn judge_weak(&mut self, at: Timestamp, rejudge: bool) {
-        if !self.weak_gate.in_use(self.windows.len()) || !(rejudge || self.weak_gate.due(at)) {
-            return;
-        }
-        let now = admission::windows_at(&self.windows, at);
-        self.weak_gate.refresh(&self.consumers, &now, at);
-    }
-
     /// The maintenance windows by name (read-only).
     pub(crate) fn window_map(&self) -> &CowMap<String, Window> {
         &self.windows

@@ -1,4 +1,4 @@
-//! The weak subscriptions' slots pass (`policy/weak_slots.rs`): at the end of every apply while a weak
+//! The weak subscriptions' passes (`policy/weak.rs`, `policy/weak_jitter.rs`, `policy/weak_slots.rs`) and their read-only accessors: the windows' hold, the start jitter's spreads and the slots under budgets and fleet-wide limits, judged at the end of every apply.
 //! subscription is slotted, each of its nodes keeps, gets or gives back its slot under the budgets and the
 //! fleet-wide limits, after the deployments took theirs.
 
@@ -6,15 +6,52 @@ use super::ClusterState;
 use crate::deployment::progress::Gate;
 use crate::entities::model::Subscription;
 use crate::entities::model::{Mode, NodeState};
+use crate::policy::admission;
 use crate::policy::gate::Policies;
 use crate::policy::ledger::Ledger;
 use crate::policy::limits::Fleet;
-use crate::policy::weak_jitter::{offset, Spread};
+use crate::policy::weak::WeakGate;
+use crate::policy::weak_jitter::{offset, Spread, WeakJitter};
 use crate::policy::weak_slots::{judge, Slot, WeakSlots};
 use crate::values::ids::Timestamp;
 use std::collections::BTreeSet;
 
 impl ClusterState {
+    /// The weak subscriptions the windows hold (read-only).
+    pub fn weak_gate(&self) -> &WeakGate {
+        &self.weak_gate
+    }
+
+    /// For the leader, with its own clock: whether a window change that a weak subscription waits for
+    /// has come, so a `Tick` is due (`policy/weak.rs`).
+    pub fn weak_tick_due(&self, now: Timestamp) -> bool {
+        self.weak_gate.due(now) || self.weak_jitter.due(now)
+    }
+
+    /// When the leader next ticks for the weak subscriptions: a window change they wait for, or the next
+    /// node's time of a start jitter's spread (`policy/weak_jitter.rs`).
+    pub fn weak_tick_at(&self) -> Option<Timestamp> {
+        match (self.weak_gate.check_at, self.weak_jitter.next_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The spreads of the weak subscriptions with a start jitter (read-only).
+    pub fn weak_jitter(&self) -> &WeakJitter {
+        &self.weak_jitter
+    }
+
+    /// Judges the weak subscriptions under the windows at `at` when `rejudge` or a recorded window
+    /// change has come (`policy/weak.rs`).
+    pub(super) fn judge_weak(&mut self, at: Timestamp, rejudge: bool) {
+        if !self.weak_gate.in_use(self.windows.len()) || !(rejudge || self.weak_gate.due(at)) {
+            return;
+        }
+        let now = admission::windows_at(&self.windows, at);
+        self.weak_gate.refresh(&self.consumers, &now, at);
+    }
+
     /// Whether weak subscriptions of consumer `consumer` move only with a slot: it has a budget, or a
     /// fleet-wide limit is set.
     pub(crate) fn weak_slotted(&self, consumer: &str) -> bool {
