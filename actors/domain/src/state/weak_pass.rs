@@ -1,6 +1,4 @@
 //! The weak subscriptions' passes (`policy/weak.rs`, `policy/weak_jitter.rs`, `policy/weak_slots.rs`) and their read-only accessors: the windows' hold, the start jitter's spreads and the slots under budgets and fleet-wide limits, judged at the end of every apply.
-//! subscription is slotted, each of its nodes keeps, gets or gives back its slot under the budgets and the
-//! fleet-wide limits, after the deployments took theirs.
 
 use super::ClusterState;
 use crate::deployment::progress::Gate;
