@@ -14,6 +14,7 @@ pub mod fault;
 pub mod frame;
 pub mod inbox;
 pub mod noise;
+pub mod overtaken;
 pub mod rpc_target;
 pub mod sealed;
 pub mod server;

@@ -108,6 +108,7 @@ where
         meta: SnapshotMetaOf<TypeConfig>,
         data: Vec<u8>,
     ) -> Result<SnapshotResponse<TypeConfig>, String> {
+        super::overtaken::prepare(self, &vote, &meta).await?;
         let snapshot: SnapshotOf<TypeConfig, SM::SnapshotData> = openraft::Snapshot {
             meta,
             snapshot: SM::SnapshotData::from_snapshot_bytes(data),
@@ -132,6 +133,7 @@ where
         meta: SnapshotMetaOf<TypeConfig>,
         file: File,
     ) -> Result<SnapshotResponse<TypeConfig>, String> {
+        super::overtaken::prepare(self, &vote, &meta).await?;
         let data = SM::SnapshotData::from_snapshot_file(file)
             .map_err(|e| format!("cannot open the received snapshot: {e}"))?;
         let snapshot: SnapshotOf<TypeConfig, SM::SnapshotData> = openraft::Snapshot {

@@ -22,6 +22,9 @@ pub enum Mutation {
     /// openraft's leader restore on: a leader restarted in its term leads again without an election,
     /// and may overwrite entries the others committed (convoy turns it off).
     LeaderRestore,
+    /// Snapshots a follower's log overtook go to openraft as they come (convoy's guard off): its log
+    /// IO cursor goes back and its debug assertion stops the follower.
+    NoOvertakenGuard,
 }
 
 /// `convoy-lab simulate`'s flags.
@@ -94,6 +97,7 @@ impl SimArgs {
             },
             heartbeat_ms: self.heartbeat_ms,
             leader_restore: self.mutate == Some(Mutation::LeaderRestore),
+            no_overtaken_guard: self.mutate == Some(Mutation::NoOvertakenGuard),
         }
     }
 }

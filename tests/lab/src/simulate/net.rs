@@ -60,6 +60,8 @@ struct Inner {
     faults: NetFaults,
     up: BTreeMap<u64, SimRaft>,
     stats: NetStats,
+    /// The product's guard for snapshots a follower's log overtook is on (off: the mutation).
+    overtaken_guard: bool,
 }
 
 /// The network, shared by every server's clients and the harness.
@@ -75,6 +77,13 @@ enum Fate {
 }
 
 impl SimNet {
+    /// Hands every snapshot to openraft as it comes, without the product's guard for a snapshot the
+    /// receiver's log overtook (`convoy_raft::network::overtaken`): the mutation that shows the
+    /// guard is what keeps openraft's log IO from going back.
+    pub fn without_overtaken_guard(&self) {
+        lock(&self.inner).overtaken_guard = false;
+    }
+
     /// A network drawing its fates from `rng`, with no fault yet.
     pub fn new(rng: StdRng) -> Self {
         SimNet {
@@ -86,6 +95,7 @@ impl SimNet {
                 },
                 up: BTreeMap::new(),
                 stats: NetStats::default(),
+                overtaken_guard: true,
             })),
         }
     }
@@ -323,6 +333,7 @@ impl RaftNetworkV2<SimConfig> for SimPeer {
     ) -> Result<SnapshotResponse<SimConfig>, StreamingError<SimConfig>> {
         let bytes = snapshot.snapshot.into_inner();
         let meta = snapshot.meta;
+        let guard = lock(&self.net.inner).overtaken_guard;
         let sent = self
             .net
             .carry(
@@ -331,7 +342,11 @@ impl RaftNetworkV2<SimConfig> for SimPeer {
                 RPCTypes::InstallSnapshot,
                 option.hard_ttl(),
                 (vote, meta, bytes),
-                |raft, (vote, meta, bytes)| async move {
+                move |raft, (vote, meta, bytes)| async move {
+                    // As the product's transport does (`rpc_target.rs`).
+                    if guard {
+                        convoy_raft::network::overtaken::prepare(&raft, &vote, &meta).await?;
+                    }
                     let snapshot = SnapshotOf::<SimConfig, Cursor<Vec<u8>>> {
                         meta,
                         snapshot: Cursor::new(bytes),

@@ -71,6 +71,9 @@ pub struct SimOptions {
     pub heartbeat_ms: u64,
     /// openraft's leader restore on (the mutation `LeaderRestore` must be caught).
     pub leader_restore: bool,
+    /// Snapshots go to openraft without the product's guard for one the receiver's log overtook
+    /// (the mutation `NoOvertakenGuard`: openraft's log IO assertion must be met).
+    pub no_overtaken_guard: bool,
 }
 
 impl Default for SimOptions {
@@ -86,6 +89,7 @@ impl Default for SimOptions {
             schedule: Schedule::default(),
             heartbeat_ms: SIM_HEARTBEAT_MS,
             leader_restore: false,
+            no_overtaken_guard: false,
         }
     }
 }
@@ -150,6 +154,9 @@ impl RunReport {
         }
         if o.leader_restore {
             cmd.push_str(" --mutate leader-restore");
+        }
+        if o.no_overtaken_guard {
+            cmd.push_str(" --mutate no-overtaken-guard");
         }
         if !o.faults {
             cmd.push_str(" --no-faults");
@@ -285,6 +292,9 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
 async fn scenario(options: SimOptions, obs: Observations) -> anyhow::Result<RunStats> {
     let mut rng = StdRng::seed_from_u64(options.seed);
     let net = SimNet::new(StdRng::seed_from_u64(rng.gen()));
+    if options.no_overtaken_guard {
+        net.without_overtaken_guard();
+    }
     let mut cluster = Cluster::new(options.servers, options.fsync, net, obs.clone())?;
     cluster.set_heartbeat(options.heartbeat_ms)?;
     if options.leader_restore {

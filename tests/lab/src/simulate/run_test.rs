@@ -114,28 +114,52 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 /// Seeds that failed with a finding not yet fixed, with the simulated minutes they failed at: the batch
 /// skips those of its range (and says so); [`the_open_finding_seeds_pass`], ignored, replays them all until
-/// they are fixed. 7200050 (found at 1 minute, failed the same at 10): openraft's debug assertion "expect
-/// submitted ... < new_submitted" (its log IO progress went back, 271 then 265) as a follower of s3
-/// installed s3's snapshot, which ended before the entries the follower had already taken
-/// (docs/RELIABILITY.md, "Open: seed 7200050": openraft's engine, not the stores). It passes today
-/// because the run's course changed; the bug remains. 2027621, 2032322, 2042541 and 2043407 (1 minute,
-/// the first overnight run): the same assertion, failing today.
-const OPEN_FINDINGS: [(u64, f64); 9] = [
+/// they are fixed. 1406 (met on 2026-12-02 when weak subscriptions drew start jitters): openraft's "follower
+/// log reversion is not allowed" on the leader right after a follower's crash lost 3 unsynced entries
+/// (docs/RELIABILITY.md, open). The log-IO assertion's seeds are fixed: [`LOG_IO_SEEDS`].
+const OPEN_FINDINGS: [(u64, f64); 1] = [(1406, 10.0)];
+
+/// The seeds of openraft's log-IO assertion (`expect submitted < new_submitted`, `io_progress.rs`: a
+/// follower installed a snapshot that ended before the log IO it had already submitted under the same
+/// leader), with their simulated minutes: 7200050 and 2027621, 2032322, 2042541, 2043407 (the first
+/// overnight run), CI seeds 1094, 1919 and 1943 (2026-12-02). Fixed on convoy's side by
+/// `convoy_raft::network::overtaken` (docs/RELIABILITY.md, "the log-IO assertion"). The course of most
+/// changed since they were found; 1919, 1943 and 2032322 still meet it without the guard.
+const LOG_IO_SEEDS: [(u64, f64); 8] = [
     (7200050, 1.0),
     (2027621, 1.0),
     (2032322, 1.0),
     (2042541, 1.0),
     (2043407, 1.0),
-    // The same log-IO assertion (`io_progress.rs:126`), met in the CI range once the workload drew pins and
-    // policies (2026-12-02).
     (1094, 10.0),
-    // Met once weak subscriptions drew start jitters and the leader ticked at their times (2026-12-02): 1943 and 1919 are
-    // the same log-IO assertion; 1406 is openraft's "follower log reversion is not allowed" on the leader
-    // right after a follower's crash lost 3 unsynced entries (docs/RELIABILITY.md, open).
-    (1943, 10.0),
     (1919, 10.0),
-    (1406, 10.0),
+    (1943, 10.0),
 ];
+
+/// With the guard, every seed of [`LOG_IO_SEEDS`] passes; without it (the mutation
+/// `no-overtaken-guard`), 1919, 1943 and 2032322 meet openraft's assertion, so the guard is what fixes
+/// them.
+#[test]
+fn the_log_io_seeds_pass_with_the_overtaken_guard_and_fail_without_it() {
+    for (seed, minutes) in LOG_IO_SEEDS {
+        assert_seed_passes(seed, minutes);
+    }
+    for seed in [1919, 1943, 2032322] {
+        let minutes = LOG_IO_SEEDS.iter().find(|(s, _)| *s == seed).unwrap().1;
+        let report = run(&SimOptions {
+            no_overtaken_guard: true,
+            ..options(seed, minutes)
+        });
+        assert!(
+            report
+                .violations
+                .iter()
+                .any(|v| v.detail.contains("expect submitted")),
+            "seed {seed} without the guard: {:?}",
+            report.violations.iter().take(3).collect::<Vec<_>>()
+        );
+    }
+}
 
 /// The CI batch: `CONVOY_SIM_SEEDS` seeds (default 1,000, from seed 1,000) of `CONVOY_SIM_MINUTES`
 /// simulated minutes each (default 10) on `CONVOY_SIM_JOBS` threads (default 2): about 9 minutes of
@@ -268,7 +292,7 @@ fn the_membership_seeds_pass() {
 /// `cargo test -p convoy-lab --lib simulate::run_test::the_open_finding_seeds_pass -- --ignored`
 /// and move a seed to the regression tests once it is fixed. An empty list passes.
 #[test]
-#[ignore = "open findings: seeds 7200050, 2027621, 2032322, 2042541, 2043407 (openraft installs a snapshot behind submitted log IO)"]
+#[ignore = "open finding: seed 1406 (openraft's follower log reversion after a follower lost unsynced entries)"]
 fn the_open_finding_seeds_pass() {
     let mut failed = Vec::new();
     for (seed, minutes) in OPEN_FINDINGS {
