@@ -82,7 +82,7 @@ fn the_heartbeat_says_the_log_matches_and_is_committed_at_the_snapshots_entry() 
     let snapshot = id(4, 3, 726);
     let beat = heartbeat::<TypeConfig>(&vote, &snapshot);
     assert_eq!(beat.vote, vote);
-    assert_eq!(beat.prev_log_id, Some(snapshot.clone()));
+    assert_eq!(beat.prev_log_id, Some(snapshot));
     assert_eq!(beat.leader_commit, Some(snapshot));
     assert!(
         beat.entries.is_empty(),
