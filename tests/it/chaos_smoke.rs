@@ -36,6 +36,17 @@ fn two_short_chaos_seeds_find_no_violation() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(faults >= 6, "too few faults injected: {stdout}");
+    // Each seed judged the states its servers' logs went through (`chaos/replayed.rs`).
+    for seed in ["seed 101:", "seed 102:"] {
+        let judged: usize = stdout
+            .lines()
+            .find(|l| l.starts_with(seed))
+            .and_then(|l| l.split(" replayed states").next())
+            .and_then(|l| l.rsplit(", ").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(judged > 0, "{seed} judged no replayed state: {stdout}");
+    }
 }
 
 /// Regression: a follower restarted behind a purged log while the state held tens of thousands of

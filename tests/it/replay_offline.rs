@@ -125,3 +125,54 @@ async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow
     );
     Ok(())
 }
+
+/// The chaos harness judges the states a stopped cluster's logs went through with the simulator's state
+/// checkers (`convoy_lab::chaos::replayed`): a real cluster's pinned subscription, paused and aborted
+/// deployment pass, and a data dir that does not replay is a violation, not a silent skip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chaos_harness_judges_every_replayed_state() -> anyhow::Result<()> {
+    let mut cluster = Cluster::start_with(ClusterOptions {
+        snapshot_every: 20,
+        snapshot_max_every: Some(20),
+        ..ClusterOptions::for_tests(3)
+    })
+    .await?;
+    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
+    let api = cluster.server(leader).client();
+    resource_with_v1(&api, "app").await?;
+    consumer(&api, "web", 4).await?;
+    for k in 0..25 {
+        post_ok(&api, "/v1/resources", json!({"name": format!("r-{k}")})).await?;
+    }
+    let started = post_ok(
+        &api,
+        "/v1/deployments",
+        json!({"consumer": "web", "resource": "app", "version": 1, "pulse_interval_ms": 60000}),
+    )
+    .await?;
+    let id = started["id"].as_str().unwrap().to_string();
+    post_ok(&api, &format!("/v1/deployments/{id}/pause"), json!({})).await?;
+    post_ok(&api, &format!("/v1/deployments/{id}/abort"), json!({})).await?;
+    for s in [1, 2, 3] {
+        cluster.server_mut(s).terminate();
+    }
+
+    let judged = convoy_lab::chaos::replayed::check(cluster.dir(), &[1, 2, 3]).await;
+    let rules: Vec<_> = judged.violations.iter().map(|v| v.rule).collect();
+    assert!(rules.is_empty(), "{:?}", judged.violations);
+    // More than the three final states: the entries after each server's snapshot were judged one by one.
+    assert!(judged.states > 3, "judged only {} states", judged.states);
+
+    let missing = convoy_lab::chaos::replayed::check(cluster.dir(), &[9]).await;
+    assert_eq!(
+        missing
+            .violations
+            .iter()
+            .map(|v| v.rule)
+            .collect::<Vec<_>>(),
+        ["replay-failed"],
+        "{:?}",
+        missing.violations
+    );
+    Ok(())
+}

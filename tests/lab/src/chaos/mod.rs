@@ -6,11 +6,13 @@ pub mod check;
 mod check_fleet;
 mod check_limits;
 pub mod check_policies;
+pub mod check_state;
 pub mod check_waits;
 mod faults;
 mod fleet_ops;
 mod history;
 mod mistakes;
+pub mod replayed;
 mod run;
 mod workload;
 
@@ -60,7 +62,7 @@ pub struct ChaosArgs {
 
 fn summary_line(r: &SeedReport) -> String {
     format!(
-        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads and {} node targets checked, {} fleet targets and {} liveness reads against {} bans, {} violations",
+        "seed {}: {} faults, {} operations, {} writes acknowledged, {} deployments, {} group deployments, {} reads and {} node targets checked, {} fleet targets and {} liveness reads against {} bans, {} replayed states, {} violations",
         r.seed,
         r.faults.len(),
         r.operations,
@@ -72,6 +74,7 @@ fn summary_line(r: &SeedReport) -> String {
         r.fleet.0,
         r.fleet.1,
         r.fleet.2,
+        r.replayed_states,
         r.violations.len()
     )
 }

@@ -53,6 +53,8 @@ pub struct SeedReport {
     /// Per leader kill: ms to the first acknowledged write sent after it, and to the next
     /// deployment progress (an event stamped after it).
     pub recoveries: Vec<(Option<u64>, Option<u64>)>,
+    /// States the servers' replayed logs went through, each judged by `check_state`.
+    pub replayed_states: usize,
 }
 
 /// How a run is shaped.
@@ -249,7 +251,15 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
     ));
     let faults = history.faults.lock().unwrap().clone();
     let recoveries = recoveries(&faults, &acked, &finals);
-    cluster.lock().unwrap().stop();
+    let servers_ran = {
+        let mut cluster = cluster.lock().unwrap();
+        let servers_ran = cluster.running();
+        cluster.stop();
+        servers_ran
+    };
+    // Every state the servers' logs went through, judged by the simulator's state checkers.
+    let replayed = super::replayed::check(dir, &servers_ran).await;
+    violations.extend(replayed.violations);
     let operations = *history.operations.lock().unwrap();
     let targets = history.targets.lock().unwrap().len();
     let fleet = (
@@ -269,6 +279,7 @@ pub async fn run_seed(seed: u64, config: &RunConfig, dir: &Path) -> anyhow::Resu
         fleet,
         violations,
         recoveries,
+        replayed_states: replayed.states,
     })
 }
 

@@ -26,12 +26,8 @@ use super::reads::{self, ReadMode};
 use super::runtime;
 use super::schedule::Schedule;
 use super::workload::Workload;
-use crate::chaos::check::{rollback_order, windows, Violation};
-use crate::chaos::check_policies::{
-    holds_have_evidence, pins_select_their_version, weak_moves_hold_slots,
-    weak_moves_wait_their_jitter,
-};
-use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
+use crate::chaos::check::Violation;
+use crate::chaos::check_state;
 
 /// The harness's step: how often it acts and checks.
 const STEP: Duration = Duration::from_millis(100);
@@ -253,39 +249,14 @@ fn describe(command: &Command) -> String {
     text.chars().take(160).collect()
 }
 
-/// The domain checkers over one server's state: windows and rollback order of every deployment.
+/// The domain checkers over one server's state (`chaos::check_state`, which the chaos harness runs
+/// over replayed logs too).
 fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool) {
-    let ids = if all {
-        state
-            .deployments(&Default::default())
-            .into_iter()
-            .map(|d| d.id)
-            .collect()
-    } else {
-        state.active_deployments()
-    };
-    for id in ids {
-        let Some(view) = state.deployment(id) else {
-            continue;
-        };
-        let waits = waits_agree(&view)
-            .into_iter()
-            .chain(timeout_in_active_time(&view));
-        for v in windows(&view)
-            .into_iter()
-            .chain(rollback_order(&view))
-            .chain(waits)
-        {
-            obs.violate(v.rule, format!("s{server} {id}: {}", v.detail));
+    for (id, v) in check_state::violations(state, all) {
+        match id {
+            Some(id) => obs.violate(v.rule, format!("s{server} {id}: {}", v.detail)),
+            None => obs.violate(v.rule, format!("s{server}: {}", v.detail)),
         }
-    }
-    let policies = weak_moves_hold_slots(state)
-        .into_iter()
-        .chain(holds_have_evidence(state))
-        .chain(pins_select_their_version(state))
-        .chain(weak_moves_wait_their_jitter(state));
-    for v in policies {
-        obs.violate(v.rule, format!("s{server}: {}", v.detail));
     }
 }
 
