@@ -43,6 +43,26 @@ async fn errors_are_json_for_404_405_413_and_415() -> anyhow::Result<()> {
         .await?;
     assert_eq!(raw.status().as_u16(), 405);
     assert_eq!(raw.headers()["allow"], "GET");
+    // A path names one operation: `.../summary` and `.../watch` serve GET alone, never the steering
+    // verbs' POST (a catch-all `{action}` route made `Allow` say `GET, POST`), and an unknown verb is 404.
+    for (method, path) in [
+        ("POST", "/v1/deployments/d-1/summary"),
+        ("POST", "/v1/deployments/d-1/watch"),
+        ("OPTIONS", "/v1/deployments/d-1/summary"),
+    ] {
+        let raw = reqwest::Client::new()
+            .request(method.parse()?, format!("http://{addr}{path}"))
+            .header("content-type", "application/json")
+            .body("{}")
+            .send()
+            .await?;
+        assert_eq!(raw.status().as_u16(), 405, "{method} {path}");
+        assert_eq!(raw.headers()["allow"], "GET", "{method} {path}");
+    }
+    let (status, body) = client
+        .exchange(Method::POST, "/v1/deployments/d-1/bogus", None)
+        .await?;
+    shape(status, &body, 404, "not_found");
 
     // Over the 4 MB JSON limit, and over the limit of a bodyless action's optional body.
     let big = format!("{{\"name\": \"{}\"}}", "a".repeat(5 * 1024 * 1024));

@@ -11,9 +11,10 @@ use super::deployments::{pulse_id, steer, stop, ActionBody};
 use super::error::ApiError;
 use super::openapi::answers::PulseReply;
 use super::route::Route;
+use super::verbs::{Abort, Pause, Resume, Rollback, Verb};
 use crate::replica::Replica;
 
-/// This module's routes (`.../pulse` before `.../{action}`: the first match decides).
+/// This module's routes.
 pub fn routes() -> Vec<Route> {
     vec![
         Route::post(
@@ -28,19 +29,22 @@ pub fn routes() -> Vec<Route> {
             "OK to keep pulsing, STOP to stop (also when none is active).",
         )
         .errors(&[400, 409]),
-        Route::post(
-            "/v1/consumers/{consumer}/resources/{resource}/{action}",
-            Operate,
-            "steer deployments",
-        )
-        .summary(
-            "pause, resume, abort or rollback the active deployment of a consumer and a resource",
-        )
-        .to(act)
+        verb::<Pause>("/v1/consumers/{consumer}/resources/{resource}/pause"),
+        verb::<Resume>("/v1/consumers/{consumer}/resources/{resource}/resume"),
+        verb::<Abort>("/v1/consumers/{consumer}/resources/{resource}/abort"),
+        verb::<Rollback>("/v1/consumers/{consumer}/resources/{resource}/rollback"),
+    ]
+}
+
+/// The route of steering verb `V` on the active deployment of the pair, at `pattern` (ending in `V::NAME`).
+fn verb<V: Verb + 'static>(pattern: &'static str) -> Route {
+    debug_assert!(pattern.ends_with(V::NAME));
+    Route::post(pattern, Operate, "steer deployments")
+        .summary(V::SUMMARY)
+        .to(act::<V>)
         .body::<ActionBody>()
         .json::<DeploymentView>(200, "The deployment.")
-        .errors(&[400, 404, 409]),
-    ]
+        .errors(&[400, 404, 409])
 }
 
 /// The active deployment of `resource` on `consumer`, read after a read barrier through the leader (a
@@ -66,17 +70,17 @@ fn none_active(consumer: &str, resource: &str) -> ApiError {
     ))
 }
 
-async fn act(
+async fn act<V: Verb>(
     replica: web::Data<Replica>,
     caller: Caller,
-    path: web::Path<(String, String, String)>,
+    path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let (consumer, resource, action) = path.into_inner();
+    let (consumer, resource) = path.into_inner();
     let id = active(&replica, &consumer, &resource)
         .await?
         .ok_or_else(|| none_active(&consumer, &resource))?;
-    steer(&replica, caller, id, &action, &body).await
+    steer(&replica, caller, id, V::NAME, &body).await
 }
 
 async fn pulse(

@@ -38,6 +38,7 @@ pub fn routes() -> Vec<Route> {
             "ask whether a server is a member",
         )
         .summary("Whether a server id is a member")
+        .numbers(&["id"])
         .to(membership)
         .json::<MembershipAnswer>(200, "The answer.")
         .errors(&[400]),
@@ -49,6 +50,7 @@ pub fn routes() -> Vec<Route> {
             .errors(&[400]),
         Route::delete("/v1/cluster/members/{id}", Admin, "remove cluster members")
             .summary("Remove a server")
+            .numbers(&["id"])
             .to(remove_member)
             .json::<ClusterAnswer>(200, "The cluster after the change.")
             .errors(&[400]),
@@ -58,6 +60,7 @@ pub fn routes() -> Vec<Route> {
             "replace cluster members",
         )
         .summary("Replace a server whose data dir was lost")
+        .numbers(&["id"])
         .to(replace_member)
         .json::<ClusterAnswer>(200, "The cluster after the change.")
         .errors(&[400]),

@@ -18,9 +18,10 @@ use super::error::ApiError;
 use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
 use super::route::Route;
+use super::verbs::{Abort, Pause, Resume, Rollback, Verb};
 use crate::replica::Replica;
 
-/// This module's routes (`.../pulse` and `.../confirm` before `.../{action}`: the first match decides).
+/// This module's routes.
 pub fn routes() -> Vec<Route> {
     vec![
         Route::post("/v1/deployments", Operate, "start deployments")
@@ -57,13 +58,22 @@ pub fn routes() -> Vec<Route> {
             .body::<ActionBody>()
             .json::<DeploymentView>(200, "The deployment.")
             .errors(&[400, 404, 409]),
-        Route::post("/v1/deployments/{id}/{action}", Operate, "steer deployments")
-            .summary("pause, resume, abort or rollback")
-            .to(act)
-            .body::<ActionBody>()
-            .json::<DeploymentView>(200, "The deployment.")
-            .errors(&[400, 404, 409]),
+        verb::<Pause>("/v1/deployments/{id}/pause"),
+        verb::<Resume>("/v1/deployments/{id}/resume"),
+        verb::<Abort>("/v1/deployments/{id}/abort"),
+        verb::<Rollback>("/v1/deployments/{id}/rollback"),
     ]
+}
+
+/// The route of steering verb `V` at `pattern` (which ends in `V::NAME`).
+fn verb<V: Verb + 'static>(pattern: &'static str) -> Route {
+    debug_assert!(pattern.ends_with(V::NAME));
+    Route::post(pattern, Operate, "steer deployments")
+        .summary(V::SUMMARY)
+        .to(act::<V>)
+        .body::<ActionBody>()
+        .json::<DeploymentView>(200, "The deployment.")
+        .errors(&[400, 404, 409])
 }
 
 /// `POST /v1/deployments` body, as in API.md.
@@ -336,15 +346,14 @@ fn action_body(body: &[u8]) -> Result<ActionBody, ApiError> {
     serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("action body: {e}")))
 }
 
-async fn act(
+async fn act<V: Verb>(
     replica: web::Data<Replica>,
     caller: Caller,
-    path: web::Path<(String, String)>,
+    id: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let (raw, action) = path.into_inner();
-    let id = parse_id(&raw)?;
-    steer(&replica, caller, id, &action, &body).await
+    let id = parse_id(&id.into_inner())?;
+    steer(&replica, caller, id, V::NAME, &body).await
 }
 
 async fn confirm(

@@ -29,6 +29,7 @@ pub mod route;
 pub mod stream_slots;
 pub mod tokens;
 pub mod ui;
+pub mod verbs;
 pub mod watch;
 pub mod whoami;
 pub mod why;
@@ -40,7 +41,7 @@ use actix_web::web;
 
 use route::Route;
 
-/// Each resource's declarations, in the order the first match decides (`.../pulse` before `.../{action}`)
+/// Each resource's declarations, in the order the first match decides (a literal segment before a `{param}` one that would take it)
 /// and `GET /v1/whoami` lists them.
 const RESOURCES: &[fn() -> Vec<Route>] = &[
     cluster::routes,

@@ -85,6 +85,8 @@ pub struct Route {
     pub answers: Vec<Answer>,
     /// The error statuses it can answer besides those every route can (see `openapi`).
     pub errors: &'static [u16],
+    /// The path parameters that are whole numbers (a server id); the others are strings.
+    pub numbers: &'static [&'static str],
     register: Option<Register>,
 }
 
@@ -112,6 +114,7 @@ impl Route {
             body: None,
             answers: Vec::new(),
             errors: &[],
+            numbers: &[],
             register: None,
         }
     }
@@ -205,6 +208,12 @@ impl Route {
     /// The error statuses of its own (400, 404, 409, ...); those every route can give are added.
     pub fn errors(mut self, errors: &'static [u16]) -> Self {
         self.errors = errors;
+        self
+    }
+
+    /// Declares path parameters `names` whole numbers (the OpenAPI document says so; a non-number is 400).
+    pub fn numbers(mut self, names: &'static [&'static str]) -> Self {
+        self.numbers = names;
         self
     }
 

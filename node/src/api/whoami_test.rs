@@ -22,7 +22,7 @@ fn each_role_is_told_exactly_the_rows_it_is_granted() {
 
 #[test]
 fn the_dashboards_buttons_follow_the_role() {
-    let steer = ("POST", "/v1/deployments/{id}/{action}");
+    let steer = ("POST", "/v1/deployments/{id}/pause");
     let pulse = ("POST", "/v1/deployments/{id}/pulse");
     assert!(may(Role::Operator, steer.0, steer.1) && may(Role::Operator, pulse.0, pulse.1));
     assert!(!may(Role::Reader, steer.0, steer.1) && !may(Role::Reader, pulse.0, pulse.1));

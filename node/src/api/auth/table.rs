@@ -1,7 +1,7 @@
 //! The permission table, read from the route declarations (`routes`: the app's, `Routes::of` a
 //! request, handed in rather than imported from `api`): the auth middleware consults it on every
 //! request (a path no route declares is 404), and the metrics label requests by the pattern it finds.
-//! The first route that matches decides (`.../pulse` before `.../{action}`).
+//! The first route that matches decides (a literal segment is declared before a `{param}` one that would take it).
 
 pub use crate::api::route::Route as Rule;
 

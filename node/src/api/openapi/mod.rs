@@ -17,7 +17,7 @@ use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
 };
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, ResponseBuilder};
 
 use super::route::{Content, Route, Routes};
@@ -132,11 +132,19 @@ fn operation(spec: &mut Spec, route: &Route) {
         .split('/')
         .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
         .map(|name| {
+            let schema = if route.numbers.contains(&name) {
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                    .minimum(Some(0))
+            } else {
+                ObjectBuilder::new().schema_type(Type::String)
+            };
             ParameterBuilder::new()
                 .name(name)
                 .parameter_in(ParameterIn::Path)
                 .required(Required::True)
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .schema(Some(schema))
                 .build()
         })
         .collect();

@@ -234,3 +234,32 @@ fn durations_are_described_in_both_spellings() {
         );
     }
 }
+
+#[test]
+fn server_ids_in_paths_are_whole_numbers_and_every_steering_verb_is_its_own_operation() {
+    let spec = spec();
+    for (method, path) in [
+        ("get", "/v1/cluster/membership/{id}"),
+        ("delete", "/v1/cluster/members/{id}"),
+        ("post", "/v1/cluster/members/{id}/replace"),
+    ] {
+        let schema = &spec["paths"][path][method]["parameters"][0]["schema"];
+        assert_eq!(schema["type"], "integer", "{method} {path}: {schema}");
+    }
+    let deployment_id = &spec["paths"]["/v1/deployments/{id}"]["get"]["parameters"][0]["schema"];
+    assert_eq!(deployment_id["type"], "string", "{deployment_id}");
+    let paths = spec["paths"].as_object().expect("paths");
+    assert!(
+        paths.keys().all(|p| !p.contains("{action}")),
+        "no catch-all action route"
+    );
+    for verb in ["pause", "resume", "abort", "rollback"] {
+        for prefix in [
+            "/v1/deployments/{id}",
+            "/v1/consumers/{consumer}/resources/{resource}",
+        ] {
+            let path = format!("{prefix}/{verb}");
+            assert!(paths[&path]["post"].is_object(), "{path}");
+        }
+    }
+}
