@@ -350,6 +350,15 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
         .await?;
     p.admin("POST", &format!("{pair}/abort"), Some(json!({})), 404)
         .await?;
+    p.admin(
+        "POST",
+        "/v1/deployments/d-99/rollback",
+        Some(json!({})),
+        404,
+    )
+    .await?;
+    p.admin("POST", &format!("{pair}/rollback"), Some(json!({})), 404)
+        .await?;
     p.admin("POST", &format!("{pair}/pulse"), Some(json!({})), 200)
         .await?;
     p.admin(
