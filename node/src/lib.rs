@@ -9,6 +9,7 @@ pub mod api;
 pub mod cli;
 pub mod client;
 pub mod client_error;
+pub mod client_pages;
 pub mod common;
 pub mod config;
 pub mod config_checks;

@@ -15,6 +15,8 @@ mod analysis_prometheus;
 mod api_errors;
 mod api_pages;
 mod api_routes;
+mod api_show_pages;
+mod bench_crowded;
 mod api_watch;
 mod chaos_smoke;
 mod cli_contexts;

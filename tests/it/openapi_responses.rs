@@ -126,6 +126,10 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     .await?;
     p.admin("GET", "/v1/resources", None, 200).await?;
     p.admin("GET", "/v1/resources/app", None, 200).await?;
+    p.admin("GET", "/v1/resources/app?offset=1&limit=1", None, 200)
+        .await?;
+    p.admin("GET", "/v1/resources/app?limit=1001", None, 400)
+        .await?;
     p.admin("GET", "/v1/resources/nope", None, 404).await?;
     for _ in 0..3 {
         p.admin(
@@ -189,6 +193,17 @@ async fn every_route_answers_as_the_spec_says() -> anyhow::Result<()> {
     .await?;
     p.admin("GET", "/v1/consumers", None, 200).await?;
     p.admin("GET", "/v1/consumers/web", None, 200).await?;
+    p.admin("GET", "/v1/consumers/web?offset=0&limit=1", None, 200)
+        .await?;
+    p.admin("GET", "/v1/consumers/web?limit=0", None, 400)
+        .await?;
+    p.admin("GET", "/v1/consumers/web/subscriptions", None, 200)
+        .await?;
+    p.admin("GET", "/v1/consumers/nope/subscriptions", None, 404)
+        .await?;
+    p.admin("GET", "/v1/consumers/web/holds", None, 200).await?;
+    p.admin("GET", "/v1/consumers/web/holds?offset=x", None, 400)
+        .await?;
     // A disruption budget, set, read, refused, shown in the consumer and removed before anything rolls.
     let budget = "/v1/consumers/web/budget";
     p.admin("GET", budget, None, 404).await?;

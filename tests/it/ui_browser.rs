@@ -176,6 +176,8 @@ async fn the_dashboard_follows_steers_and_survives_a_leader_kill_in_a_real_brows
     // A fleet of 30 simulated nodes on v1, then a rolling deployment of v2, two at a time, slow enough to watch.
     resource_with_v1(&api, "app").await?;
     let nodes = consumer(&api, "web", 30).await?;
+    // More nodes than the consumer's show answers at once (1,000): the page says how many it leaves out.
+    consumer(&api, "wide", 1_005).await?;
     let fleet_client = ApiClient::new(&cluster.addresses())?
         .with_token(Some(ADMIN))
         .with_patience(Duration::ZERO);

@@ -281,6 +281,9 @@ export async function consumersPage(api) {
 /** One consumer with its nodes' liveness and version distribution (the first nodes, to bound the requests). */
 export async function consumerPage(api, name) {
   const c = await api.get(`/v1/consumers/${encodeURIComponent(name)}`);
+  // The show answers a page of the nodes (`page.total` of them in all) and the first 100 subscriptions.
+  const total = c.page ? c.page.total : c.nodes.length;
+  const subsLeft = (c.subscriptions_total ?? 0) - Object.keys(c.subscriptions).length;
   const probed = c.nodes.slice(0, MAX_PROBED_NODES);
   const nodes = [];
   for (let i = 0; i < probed.length; i += 16) {
@@ -300,8 +303,9 @@ export async function consumerPage(api, name) {
     { id: "consumer", "data-consumer": c.name },
     h("h2", {}, `Consumer ${c.name}`),
     h("table", {}, h("thead", {}, h("tr", {}, ["resource", "mode", "pin", "selected", "version", "deployment", "strategy"].map((t) => h("th", {}, t)))), h("tbody", {}, subscriptionRows(c))),
+    subsLeft > 0 ? h("p", { class: "more" }, `${subsLeft} more subscriptions not shown`) : "",
     h("h3", {}, "Nodes"),
-    h("p", {}, `${live} of ${nodes.length} active${c.nodes.length > nodes.length ? ` (first ${nodes.length} of ${c.nodes.length} shown)` : ""}`),
+    h("p", { class: "nodes-count" }, `${live} of ${nodes.length} active${total > nodes.length ? ` (first ${nodes.length} of ${total} shown; ${total - nodes.length} more not shown)` : ""}`),
     h("h3", {}, "Versions running"),
     h("ul", {}, Object.entries(dist).sort().map(([k, v]) => h("li", {}, `${k}: ${v} nodes`))),
     h("div", { class: "nodes" }, nodes.map((n) => h("span", { class: n.active ? "node up" : "node down", title: n.id }, n.id))),

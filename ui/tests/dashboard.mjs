@@ -193,6 +193,10 @@ try {
   await page.goto(`${page.url().split("#")[0]}#/consumers/web`);
   await page.locator("#consumer").waitFor(WAIT);
   await page.screenshot({ path: path.join(shots, "consumer.png") });
+  // A consumer with more nodes than its show's page (1,005: the show answers 1,000) says how many it leaves out.
+  await page.goto(`${page.url().split("#")[0]}#/consumers/wide`);
+  const counted = await page.locator(`#consumer[data-consumer="wide"] .nodes-count`).textContent(WAIT);
+  if (!counted.includes("of 1005 shown; 705 more not shown")) throw new Error(`the wide consumer's nodes read ${JSON.stringify(counted)}`);
 
   // 5. A deployment with metric analysis: per metric its counters, its verdict and its last measurements (the
   //    first query's error, then values), each at a UTC time with the local time on hover.

@@ -64,7 +64,9 @@ pub use policy::ledger::{Account, LISTED_NODES};
 pub use policy::limits::{FleetLimits, FleetSetting, LimitSource, MAX_FLEET_LIMIT};
 pub use policy::weak::{WeakGate, WeakWait};
 pub use policy::weak_jitter::{offset as weak_jitter_offset, Spread, WeakJitter};
-pub use policy::windows::{AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOW_MS};
+pub use policy::windows::{
+    AppliesTo, Overrun, Schedule, Window, WindowKind, MAX_WINDOWS, MAX_WINDOW_MS,
+};
 pub use state::format::STATE_FORMAT;
 pub use state::{ClusterState, SNAPSHOT_LIMIT};
 pub use values::count::count;
@@ -84,7 +86,7 @@ pub use values::threshold::FailedNodes;
 pub use views::explain::{Decision, NodeHistory};
 pub use views::fleet::{FleetPage, NodeLine};
 pub use views::gauges::{ActiveGauges, Gauges, ALL_PHASES, ALL_STATUSES};
-pub use views::pages::Page;
+pub use views::pages::{Page, Paging, DEFAULT_PAGE};
 pub use views::plan::{
     DeploymentPlan, GroupPlanItem, PassedOver, PlannedNode, SkippedNode, VersionReason,
 };
@@ -94,6 +96,7 @@ pub use views::report_bounds::{
     check_report, cut_errors, node_consumers, report_cost, CUT_MARKER, MAX_ERROR_BYTES,
     MAX_LOG_PATH_BYTES, MAX_REPORT_BYTES,
 };
+pub use views::shows::{ConsumerShow, ResourceShow, SubscriptionEntry};
 pub use views::summary::{
     FailingNode, NodePage, PageInfo, PhaseCounts, PulseView, SummaryView, WindowUse, Windows,
 };

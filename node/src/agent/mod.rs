@@ -54,7 +54,7 @@ use convoy_actors::domain::Target;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 
-use crate::client::ApiClient;
+use crate::client::{ApiClient, ClientError};
 use executor::{AgentConfig, Executor, ResourceDoc};
 use health_policy::{HealthRules, RestartPolicy};
 use process::TeardownTimes;
@@ -319,10 +319,18 @@ async fn work_once(
         if !plan::valid_name(&name) {
             continue;
         }
-        match client
-            .get::<ResourceDoc>(&format!("/v1/resources/{name}"))
+        // Every version: the show answers a page of them.
+        let path = format!("/v1/resources/{name}");
+        let doc = crate::client_pages::show(client, &path, "versions")
             .await
-        {
+            .and_then(|v| {
+                serde_json::from_value::<ResourceDoc>(v).map_err(|e| ClientError::Decode {
+                    server: client.servers().join(","),
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })
+            });
+        match doc {
             Ok(doc) => {
                 views.insert(name, doc);
             }

@@ -4,16 +4,16 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Brake, Change, Command, Completion, ConsumerView, FailedNodes, Mode, Pacing, Policy,
-    PolicyPatch, Strategy,
+    Brake, Change, Command, Completion, ConsumerShow, ConsumerView, FailedNodes, HoldView, Mode,
+    Pacing, Policy, PolicyPatch, Strategy, SubscriptionEntry,
 };
 use serde::{Deserialize, Deserializer};
 
 use super::auth::Caller;
 use super::durations::Durations;
 use super::error::ApiError;
-use super::page::{answer, ListQuery};
-use super::read::{found, Consistency};
+use super::page::{answer, ListQuery, ShowQuery};
+use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;
 
@@ -41,8 +41,30 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/consumers/{name}", Read, "read consumers")
             .summary("Show a consumer")
             .to(show)
-            .query::<Consistency>()
-            .json::<ConsumerView>(200, "The consumer.")
+            .query::<ShowQuery>()
+            .json::<ConsumerShow>(
+                200,
+                "The consumer with one page of its nodes (`?offset=&limit=`, where it sits in `page`), its first 100 \
+                 subscriptions and holds and their counts.",
+            )
+            .errors(&[400, 404]),
+        Route::get("/v1/consumers/{name}/subscriptions", Read, "read consumers")
+            .summary("List a consumer's subscriptions")
+            .to(subscriptions)
+            .query::<ListQuery>()
+            .list::<SubscriptionEntry>(
+                200,
+                "Its subscriptions by resource, each with its `resource` (a page object with `offset` or `limit`).",
+            )
+            .errors(&[400, 404]),
+        Route::get("/v1/consumers/{name}/holds", Read, "read consumers")
+            .summary("List a consumer's held-back versions")
+            .to(holds)
+            .query::<ListQuery>()
+            .list::<HoldView>(
+                200,
+                "Its held-back versions by resource then version (a page object with `offset` or `limit`).",
+            )
             .errors(&[400, 404]),
         Route::put(
             "/v1/consumers/{name}/nodes",
@@ -123,17 +145,55 @@ async fn list(
     answer(&req, "consumers", page, w)
 }
 
+/// One page of the consumer's nodes, built from a copy of the state (issue 37 §2).
 async fn show(
     replica: web::Data<Replica>,
     name: web::Path<String>,
-    q: web::Query<Consistency>,
+    q: web::Query<ShowQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let w = q.window()?;
     let name = name.into_inner();
     let key = name.clone();
     let view = replica
-        .read(q.consistent, move |s| s.consumer(&key))
+        .read_snapshot(q.consistent, move |s| {
+            s.consumer_show(&key, w.offset, w.limit)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(found(view, "consumer", &name)?))
+}
+
+/// A page of the consumer's subscriptions (the show lists the first 100), from a copy of the state.
+async fn subscriptions(
+    replica: web::Data<Replica>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    q: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let w = q.window()?;
+    let name = name.into_inner();
+    let key = name.clone();
+    let page = replica
+        .read_snapshot(q.consistent, move |s| {
+            s.subscriptions_page(&key, w.offset, w.limit)
+        })
+        .await?;
+    answer(&req, "subscriptions", found(page, "consumer", &name)?, w)
+}
+
+/// A page of the consumer's held-back versions (the show lists the first 100), from a copy of the state.
+async fn holds(
+    replica: web::Data<Replica>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    q: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let w = q.window()?;
+    let name = name.into_inner();
+    let key = name.clone();
+    let page = replica
+        .read_snapshot(q.consistent, move |s| s.holds_page(&key, w.offset, w.limit))
+        .await?;
+    answer(&req, "holds", found(page, "consumer", &name)?, w)
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

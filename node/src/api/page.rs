@@ -11,8 +11,9 @@ use serde::Serialize;
 
 use super::error::ApiError;
 
-/// Objects on a page when `limit` is not given (with `offset`).
-pub const DEFAULT_PAGE: usize = 100;
+/// Objects on a page when `limit` is not given (with `offset`); also the most a show lists of a small inner
+/// list (a consumer's subscriptions and holds).
+pub const DEFAULT_PAGE: usize = convoy_actors::domain::DEFAULT_PAGE;
 /// The most objects one answer holds, paged or not.
 pub const MAX_PAGE: usize = 1_000;
 /// The largest `offset` taken (far beyond any list; an offset past the end is an empty page).
@@ -68,13 +69,13 @@ pub fn answer<T: Serialize>(
     page: Page<T>,
     w: Window,
 ) -> Result<HttpResponse, ApiError> {
-    let end = w.offset.saturating_add(page.items.len());
-    let next = (end < page.total && !page.items.is_empty()).then_some(end);
+    let place = page.paging(w.offset, w.limit);
+    let next = place.next_offset;
     if w.paged {
         let mut body = serde_json::Map::new();
-        body.insert("total".into(), page.total.into());
-        body.insert("offset".into(), w.offset.into());
-        body.insert("limit".into(), w.limit.into());
+        body.insert("total".into(), place.total.into());
+        body.insert("offset".into(), place.offset.into());
+        body.insert("limit".into(), place.limit.into());
         body.insert(
             key.into(),
             serde_json::to_value(&page.items).map_err(|e| ApiError::Internal(e.to_string()))?,
@@ -118,6 +119,32 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
+    /// The window it asks for, or a 400 naming the parameter.
+    pub fn window(&self) -> Result<Window, ApiError> {
+        window(self.offset.as_deref(), self.limit.as_deref())
+    }
+}
+
+/// The query of a single-object show (`GET /v1/resources/{name}`, `GET /v1/consumers/{name}`): `?consistent=`
+/// and the page of its big inner list (versions, nodes), with the list routes' bounds; the answer always
+/// says where the page sits (`page`).
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ShowQuery {
+    /// Wait for a read barrier through the leader before reading.
+    #[serde(default)]
+    pub consistent: bool,
+    /// Versions or nodes to skip (0 to 100,000,000; default 0).
+    #[serde(default)]
+    #[param(value_type = Option<u64>)]
+    pub offset: Option<String>,
+    /// Versions or nodes on the page (1 to 1,000; default 100 with `offset`, else 1,000).
+    #[serde(default)]
+    #[param(value_type = Option<u64>)]
+    pub limit: Option<String>,
+}
+
+impl ShowQuery {
     /// The window it asks for, or a 400 naming the parameter.
     pub fn window(&self) -> Result<Window, ApiError> {
         window(self.offset.as_deref(), self.limit.as_deref())

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, ReadResources};
 use convoy_actors::domain::{
-    Artifact, ClusterState, Command, Dependency, DomainError, Mode, ResourceView, Response,
+    Artifact, ClusterState, Command, Dependency, DomainError, Mode, ResourceShow, ResourceView,
+    Response,
 };
 use serde::Deserialize;
 
@@ -13,8 +14,8 @@ use super::auth::Caller;
 use super::deployments::DryRun;
 use super::error::ApiError;
 use super::openapi::answers::{Reach, Taker, VersionPublished, WaitingTaker};
-use super::page::{answer, ListQuery};
-use super::read::{found, Consistency};
+use super::page::{answer, ListQuery, ShowQuery};
+use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;
 
@@ -36,8 +37,11 @@ pub fn routes() -> Vec<Route> {
         Route::get("/v1/resources/{name}", ReadResources, "read resources")
             .summary("Show a resource")
             .to(show)
-            .query::<Consistency>()
-            .json::<ResourceView>(200, "The resource and its versions.")
+            .query::<ShowQuery>()
+            .json::<ResourceShow>(
+                200,
+                "The resource and one page of its versions (`?offset=&limit=`), with where it sits (`page`).",
+            )
             .errors(&[400, 404]),
         Route::post("/v1/resources/{name}/versions", Operate, "publish versions")
             .summary("Publish a version (or see who would take it with dry_run)")
@@ -102,15 +106,19 @@ async fn list(
     answer(&req, "resources", page, w)
 }
 
+/// One page of the resource's versions, built from a copy of the state (issue 37 §2).
 async fn show(
     replica: web::Data<Replica>,
     name: web::Path<String>,
-    q: web::Query<Consistency>,
+    q: web::Query<ShowQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    let w = q.window()?;
     let name = name.into_inner();
     let key = name.clone();
     let view = replica
-        .read(q.consistent, move |s| s.resource(&key))
+        .read_snapshot(q.consistent, move |s| {
+            s.resource_show(&key, w.offset, w.limit)
+        })
         .await?;
     Ok(HttpResponse::Ok().json(found(view, "resource", &name)?))
 }

@@ -18,7 +18,8 @@ use super::error::CliError;
 use super::latest;
 use super::output::{document, print_document};
 use super::{deploy_file, explain, list, publish, render, watch};
-use crate::client::ApiClient;
+use crate::client::{ApiClient, ClientError};
+use crate::client_pages;
 
 /// Prints `value` as JSON or YAML, or as the table `table` makes of its typed view (JSON if it does not
 /// decode).
@@ -75,9 +76,9 @@ pub async fn resource(
             return list::run(client, output, args, fetch, table).await;
         }
         ResourceCommand::Show { name } => {
-            let v: Value = client
-                .get(&format!("/v1/resources/{}", encode(&name)))
-                .await?;
+            // Every version, however many pages they take.
+            let path = format!("/v1/resources/{}", encode(&name));
+            let v = client_pages::show(client, &path, "versions").await?;
             show(output, &v, render::resource);
         }
         ResourceCommand::Retract {
@@ -127,9 +128,15 @@ pub async fn consumer(
         }
         ConsumerCommand::Subscribe(args) => {
             // An existing subscription is PATCHed (only the flags given change); a new one is PUT.
-            let current: ConsumerView = client
-                .get(&format!("/v1/consumers/{}", encode(&args.consumer)))
-                .await?;
+            // Every subscription, past the first 100 the show lists too.
+            let current =
+                client_pages::consumer_subscriptions(client, &encode(&args.consumer)).await?;
+            let current: ConsumerView =
+                serde_json::from_value(current).map_err(|e| ClientError::Decode {
+                    server: client.servers().join(","),
+                    path: format!("/v1/consumers/{}", encode(&args.consumer)),
+                    reason: e.to_string(),
+                })?;
             let existing = current.subscriptions.get(&args.resource);
             let body = body::subscribe(&args, existing)?;
             let path = format!(

@@ -223,9 +223,8 @@ pub fn distribution(nodes: &[Value]) -> BTreeMap<String, BTreeMap<String, u64>> 
 /// `consumer show`: the consumer, each node's versions and liveness, and how many nodes run each
 /// version of each resource.
 pub async fn consumer_show(client: &ApiClient, output: Output, name: &str) -> Result<(), CliError> {
-    let mut consumer: Value = client
-        .get(&format!("/v1/consumers/{}", encode(name)))
-        .await?;
+    // Every node, subscription and hold, however many pages they take.
+    let mut consumer = crate::client_pages::consumer(client, &encode(name)).await?;
     let page: Value = client
         .get(&format!("/v1/nodes?consumer={}&limit=5000", encode(name)))
         .await?;

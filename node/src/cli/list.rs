@@ -161,50 +161,7 @@ impl Frames {
 
 /// Every object of a paged list route (`GET /v1/resources` and the like, API.md "Lists are paged"): the pages
 /// of `path` walked by `next_offset`, 1,000 objects each, their `key` arrays joined into the bare array the
-/// route answers unpaged. A server that answers a bare array (one from before pages) is taken as it is.
+/// route answers unpaged ([`crate::client_pages::list`]).
 pub async fn all(client: &ApiClient, path: &str, key: &str) -> Result<Value, ClientError> {
-    let sep = if path.contains('?') { '&' } else { '?' };
-    let mut rows = Vec::new();
-    let mut offset = 0u64;
-    loop {
-        let page: Value = client
-            .get(&format!("{path}{sep}offset={offset}&limit=1000"))
-            .await?;
-        let Value::Object(mut page) = page else {
-            return Ok(page);
-        };
-        if let Some(Value::Array(items)) = page.remove(key) {
-            rows.extend(items);
-        }
-        match page.get("next_offset").and_then(Value::as_u64) {
-            Some(next) if next > offset => offset = next,
-            _ => return Ok(Value::Array(rows)),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_limit_keeps_the_first_rows_of_a_list_or_a_node_page() {
-        let mut list = json!([1, 2, 3]);
-        cut(&mut list, Some(2));
-        assert_eq!(list, json!([1, 2]));
-        let mut page = json!({"nodes": [{"id": "a"}, {"id": "b"}], "total": 2});
-        cut(&mut page, Some(1));
-        assert_eq!(page, json!({"nodes": [{"id": "a"}], "total": 2}));
-        let mut untouched = json!([1, 2, 3]);
-        cut(&mut untouched, None);
-        assert_eq!(untouched, json!([1, 2, 3]));
-    }
-
-    #[test]
-    fn newest_first_then_the_limit_keeps_the_newest() {
-        let mut list = newest_first(json!([{"id": "d-1"}, {"id": "d-2"}, {"id": "d-3"}]));
-        cut(&mut list, Some(2));
-        assert_eq!(list, json!([{"id": "d-3"}, {"id": "d-2"}]));
-    }
+    crate::client_pages::list(client, path, key).await
 }

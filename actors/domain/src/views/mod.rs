@@ -15,12 +15,15 @@ pub mod precheck;
 pub mod providers;
 pub mod queries;
 pub mod report_bounds;
+pub mod shows;
 pub mod summary;
 pub mod targets;
 pub mod windows;
 
 use crate::entities::group_deployment::{GroupStatus, StepItem};
-use crate::entities::model::{Artifact, Dependency, Member, Mode, NodeResource, Retraction};
+use crate::entities::model::{
+    Artifact, Consumer, Dependency, Member, Mode, NodeResource, Retraction, Version,
+};
 use crate::entities::tokens::{Role, Token};
 use crate::state::ClusterState;
 use crate::values::ids::{Actor, DeploymentId, GroupDeploymentId, Timestamp};
@@ -288,23 +291,9 @@ impl ClusterState {
     /// A resource and its versions.
     pub fn resource(&self, name: &str) -> Option<ResourceView> {
         let r = self.resource_map().get(name)?;
-        let versions = r
-            .versions
-            .values()
-            .map(|v| VersionView {
-                version: v.version,
-                label: v.label.clone(),
-                artifact: v.artifact.clone(),
-                metadata: v.metadata.clone(),
-                depends_on: v.depends_on.clone(),
-                health_port: v.health_port,
-                published_at: v.published_at,
-                retracted: v.retracted.clone(),
-            })
-            .collect();
         Some(ResourceView {
             name: r.name.clone(),
-            versions,
+            versions: r.versions.values().map(version_view).collect(),
         })
     }
 
@@ -319,62 +308,53 @@ impl ClusterState {
     /// A consumer, its nodes and subscriptions.
     pub fn consumer(&self, name: &str) -> Option<ConsumerView> {
         let c = self.consumer_map().get(name)?;
-        let subscriptions = c
-            .subscriptions
-            .iter()
-            .map(|(r, s)| {
-                let p = &s.policy;
-                let view = SubscriptionView {
-                    mode: s.mode,
-                    strategy: p.strategy.clone(),
-                    pin: s.pin,
-                    completion: p.completion.clone(),
-                    min_healthy_ms: p.min_healthy_ms,
-                    max_failures_per_node: p.max_failures_per_node,
-                    max_failed_nodes: p.max_failed_nodes,
-                    rollback_on_failure: p.rollback_on_failure,
-                    pulse_interval_ms: p.pulse_interval_ms,
-                    analysis: p.analysis.clone(),
-                    brake: (s.mode == Mode::Weak).then(|| p.brake()),
-                    brake_failures: (s.mode == Mode::Weak && !s.brake_record.failures.is_empty())
-                        .then(|| BrakeFailures {
-                            version: s.brake_record.version,
-                            nodes: s.brake_record.failures.clone(),
-                        }),
-                    start_jitter_ms: p.start_jitter_ms.filter(|j| *j > 0),
-                    spread: self.weak_jitter().spread(name, r).cloned(),
-                    selected: self.selected_version(name, r),
-                    held: self.selected_version(name, r).and_then(|v| {
-                        let h = c.holds.get(r)?.get(&v)?;
-                        Some(h.reason(name, r, v))
-                    }),
-                    version: s.version,
-                    deployment: c.active.get(r).copied(),
-                };
-                (r.clone(), view)
-            })
-            .collect();
-        let holds = c
-            .holds
-            .iter()
-            .flat_map(|(r, vs)| {
-                vs.iter().map(move |(v, h)| HoldView {
-                    resource: r.clone(),
-                    version: *v,
-                    by: h.by().to_string(),
-                    deployment: h.deployment(),
-                    at: h.at,
-                    reason: h.reason(name, r, *v),
-                })
-            })
-            .collect();
         Some(ConsumerView {
             name: c.name.clone(),
             nodes: c.nodes.to_vec(),
-            subscriptions,
-            holds,
+            subscriptions: self.subscription_views(c).collect(),
+            holds: hold_views(c).collect(),
             events: c.events.clone(),
             budget: self.budget(name),
+        })
+    }
+
+    /// A consumer's subscriptions as it shows them, by resource.
+    pub(crate) fn subscription_views<'a>(
+        &'a self,
+        c: &'a Consumer,
+    ) -> impl Iterator<Item = (String, SubscriptionView)> + 'a {
+        let name = c.name.as_str();
+        c.subscriptions.iter().map(move |(r, s)| {
+            let p = &s.policy;
+            let view = SubscriptionView {
+                mode: s.mode,
+                strategy: p.strategy.clone(),
+                pin: s.pin,
+                completion: p.completion.clone(),
+                min_healthy_ms: p.min_healthy_ms,
+                max_failures_per_node: p.max_failures_per_node,
+                max_failed_nodes: p.max_failed_nodes,
+                rollback_on_failure: p.rollback_on_failure,
+                pulse_interval_ms: p.pulse_interval_ms,
+                analysis: p.analysis.clone(),
+                brake: (s.mode == Mode::Weak).then(|| p.brake()),
+                brake_failures: (s.mode == Mode::Weak && !s.brake_record.failures.is_empty()).then(
+                    || BrakeFailures {
+                        version: s.brake_record.version,
+                        nodes: s.brake_record.failures.clone(),
+                    },
+                ),
+                start_jitter_ms: p.start_jitter_ms.filter(|j| *j > 0),
+                spread: self.weak_jitter().spread(name, r).cloned(),
+                selected: self.selected_version(name, r),
+                held: self.selected_version(name, r).and_then(|v| {
+                    let h = c.holds.get(r)?.get(&v)?;
+                    Some(h.reason(name, r, v))
+                }),
+                version: s.version,
+                deployment: c.active.get(r).copied(),
+            };
+            (r.clone(), view)
         })
     }
 
@@ -510,4 +490,33 @@ fn token_view(t: &Token) -> TokenView {
         expires_at: t.expires_at,
         consumers: t.consumers.clone(),
     }
+}
+
+/// A published version as the API shows it.
+pub(crate) fn version_view(v: &Version) -> VersionView {
+    VersionView {
+        version: v.version,
+        label: v.label.clone(),
+        artifact: v.artifact.clone(),
+        metadata: v.metadata.clone(),
+        depends_on: v.depends_on.clone(),
+        health_port: v.health_port,
+        published_at: v.published_at,
+        retracted: v.retracted.clone(),
+    }
+}
+
+/// A consumer's holds as it shows them, by resource then version.
+pub(crate) fn hold_views(c: &Consumer) -> impl Iterator<Item = HoldView> + '_ {
+    let name = c.name.as_str();
+    c.holds.iter().flat_map(move |(r, vs)| {
+        vs.iter().map(move |(v, h)| HoldView {
+            resource: r.clone(),
+            version: *v,
+            by: h.by().to_string(),
+            deployment: h.deployment(),
+            at: h.at,
+            reason: h.reason(name, r, *v),
+        })
+    })
 }

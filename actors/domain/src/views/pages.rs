@@ -4,6 +4,8 @@
 //! its `limit`, whatever the count of objects. Pages are in the list's own order (by name; deployments by id;
 //! group deployments newest first), so consecutive offsets over an unchanged state give every object once.
 
+use serde::{Deserialize, Serialize};
+
 use crate::state::ClusterState;
 use crate::values::ids::Timestamp;
 use crate::views::windows::WindowView;
@@ -11,6 +13,25 @@ use crate::views::{
     ConsumerView, DeploymentFilter, DeploymentSummary, GroupDeploymentView, GroupView,
     ResourceView, StatusFilter, TokenView,
 };
+
+/// Objects on a page when no `limit` is given, and the most a show lists of a small inner list (a consumer's
+/// subscriptions and holds, `views/shows.rs`).
+pub const DEFAULT_PAGE: usize = 100;
+
+/// Where a page sits in its list, as the API answers it: `{"total", "offset", "limit", "next_offset"?}`;
+/// `next_offset`, the offset of the next page, is absent on the last one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Paging {
+    /// Objects in the whole list (every page).
+    pub total: usize,
+    /// Objects skipped before this page.
+    pub offset: usize,
+    /// Objects a page holds at most.
+    pub limit: usize,
+    /// The `offset` of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
 
 /// One page of a list: `items` are at most `limit` objects from `offset`; `total` counts every page.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,9 +43,21 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// Where this page, taken from `offset` with `limit`, sits in its list: the next page starts after its
+    /// objects, unless it reached the end (or is empty: past the end).
+    pub fn paging(&self, offset: usize, limit: usize) -> Paging {
+        let end = offset.saturating_add(self.items.len());
+        Paging {
+            total: self.total,
+            offset,
+            limit,
+            next_offset: (end < self.total && !self.items.is_empty()).then_some(end),
+        }
+    }
+
     /// The page of `keys` (the whole list, in order) from `offset`, at most `limit`, each key's view built
     /// by `view` (a key whose view is `None` is left out).
-    fn of<K>(
+    pub(crate) fn of<K>(
         total: usize,
         keys: impl Iterator<Item = K>,
         offset: usize,

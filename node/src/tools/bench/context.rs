@@ -47,6 +47,10 @@ pub enum Scenario {
     /// (j) Other writes' p99 while one agent token floods reports at the API's limit, against the quiet
     /// p99. Not in the default set.
     ReportFlood,
+    /// (k) Writes' p50 and p99 quiet, then with every object a token can create at its maximum count
+    /// (`--crowded-scale` of it) while readers list everything in a loop; the elections meanwhile. Not in
+    /// the default set.
+    Crowded,
 }
 
 /// The scenarios `convoy bench` runs when `--scenario` is not given.
@@ -112,6 +116,10 @@ pub struct BenchOptions {
     /// Objects of the `apply-pause-*` scenarios.
     #[arg(long, default_value_t = 1_000_000)]
     pub pause_objects: usize,
+    /// The fraction of the `crowded` scenario's full counts (1,000 windows, consumers, budgets,
+    /// deployments and tokens) it creates: 0.01 for 10 of each (at least 1 each).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    pub crowded_scale: f64,
     /// The servers' `RUST_LOG`; keep `convoy_raft::sm_store=info` for the snapshot build times.
     #[arg(long, default_value = "warn,convoy_raft::sm_store=info")]
     pub server_log: String,
@@ -127,6 +135,14 @@ pub struct BenchOptions {
     /// Keep data dirs and logs here (default: a temp dir under /var/tmp, removed).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+}
+
+/// A `--crowded-scale`: a number above 0, at most 1.
+fn parse_scale(raw: &str) -> Result<f64, String> {
+    match raw.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 1.0 => Ok(s),
+        _ => Err(format!("{raw:?} is not a fraction above 0 and at most 1")),
+    }
 }
 
 /// What every scenario gets.

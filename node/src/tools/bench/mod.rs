@@ -5,6 +5,7 @@
 mod apply_pause;
 pub mod cluster;
 pub mod context;
+mod crowded;
 pub mod failover;
 mod ingest;
 mod ingest_batched;
@@ -37,6 +38,7 @@ pub async fn run_scenario(ctx: &mut Ctx, scenario: Scenario) -> anyhow::Result<(
         Scenario::ApplyPauseResources => apply_pause::run(ctx, apply_pause::Objects::Resources),
         Scenario::ApplyPauseNodes => apply_pause::run(ctx, apply_pause::Objects::Nodes),
         Scenario::ReportFlood => report_flood::run(ctx).await,
+        Scenario::Crowded => crowded::run(ctx).await,
     };
     result.with_context(|| format!("scenario {scenario:?}"))
 }

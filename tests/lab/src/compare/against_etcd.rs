@@ -1,4 +1,4 @@
-//! convoy's throughput and failover scenarios run against a 3-member etcd on the same machine, each
+//! convoy's throughput, failover and crowded scenarios run against a 3-member etcd on the same machine, each
 //! after convoy's own rows, with the convoy/etcd ratios.
 
 use std::sync::Arc;
@@ -53,6 +53,18 @@ pub async fn etcd_throughput(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()>
             "both to the leader",
         );
     }
+    Ok(())
+}
+
+/// The `crowded` scenario's write load (16 clients, `--duration`) against etcd's leader: the p50 and p99
+/// beside convoy's quiet and crowded ones, from the same run.
+pub async fn etcd_crowded(ctx: &mut Ctx, cmp: &Compare) -> anyhow::Result<()> {
+    let etcd = EtcdCluster::start(&ctx.dir("etcd-crowded"))?;
+    etcd.wait_ready(&cmp.etcd_http, Duration::from_secs(30))
+        .await?;
+    let leader = etcd.leader(&cmp.etcd_http).await.unwrap_or(0);
+    let r = etcd_load(ctx, cmp, &etcd.client_urls()[leader], "crowded", 16).await;
+    throughput::record_as(&mut ctx.results, "crowded", "etcd → leader, quiet", &r);
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! `convoy-lab bench`: convoy's benchmark scenarios (`convoy bench`'s, same flags) and the comparisons
 //! with other systems on the same machine: a 3-member etcd driven with the same load (`--etcd`, after
-//! the `throughput` and `failover` scenarios), and wrk, an external load generator (`--scenario wrk`).
+//! the `throughput`, `failover` and `crowded` scenarios), and wrk, an external load generator (`--scenario wrk`).
 
 mod against_etcd;
 pub mod cpu;
@@ -37,6 +37,7 @@ impl ValueEnum for LabScenario {
             LabScenario::Convoy(Scenario::ApplyPauseResources),
             LabScenario::Convoy(Scenario::ApplyPauseNodes),
             LabScenario::Convoy(Scenario::ReportFlood),
+            LabScenario::Convoy(Scenario::Crowded),
             LabScenario::Wrk,
         ];
         ALL
@@ -116,6 +117,9 @@ pub fn run(args: LabBenchArgs) -> anyhow::Result<()> {
                         }
                         Scenario::Failover if cmp.etcd => {
                             against_etcd::etcd_failover(&mut ctx, &cmp).await
+                        }
+                        Scenario::Crowded if cmp.etcd => {
+                            against_etcd::etcd_crowded(&mut ctx, &cmp).await
                         }
                         _ => Ok(()),
                     };
