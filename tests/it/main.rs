@@ -67,6 +67,8 @@ mod monitoring_rollbacks;
 mod openapi_probe;
 mod openapi_responses;
 mod operator_mistakes;
+mod readiness_bootstrap;
+mod readiness_quorum;
 mod replay_offline;
 mod security_agent_cost;
 mod security_limits;
