@@ -69,6 +69,7 @@ mod openapi_responses;
 mod operator_mistakes;
 mod readiness_bootstrap;
 mod readiness_quorum;
+mod readme_walkthrough;
 mod replay_offline;
 mod security_agent_cost;
 mod security_limits;
