@@ -1,6 +1,10 @@
 //! When a server is ready to serve (`GET /readyz`): a pure judgement of what the replica reports, so
 //! each reason is tested without a cluster.
 
+use std::time::Duration;
+
+pub use convoy_raft::node::Contact;
+
 /// At most this many committed entries may wait to be applied on a ready server: a server further
 /// behind is catching up (after a restart, or from a snapshot) and would answer reads with old state.
 pub const MAX_READY_LAG: u64 = 1_000;
@@ -24,6 +28,14 @@ pub struct ReplicaView {
     pub committed: u64,
     /// The last index this server applied.
     pub applied: u64,
+    /// Word of a quorum: how long since one acknowledged this leader, or since this follower heard from
+    /// its leader.
+    pub contact: Contact,
+    /// How long without word of a quorum a server stays ready ([`convoy_raft::RaftConfig::quorum_patience`]).
+    pub patience: Duration,
+    /// This server has a `bootstrap_token_file` (token auth) and has not applied the bootstrap admin token
+    /// yet: every token is unknown to it.
+    pub bootstrapping: bool,
 }
 
 /// Why a server is not ready; `code` is the API error code of the 503.
@@ -44,6 +56,26 @@ pub enum NotReady {
     /// No leader is known.
     #[error("no leader is known yet")]
     NoLeader,
+    /// This server leads but no quorum of voters has acknowledged it for longer than the patience: its
+    /// writes cannot commit (its followers are down or cut off).
+    #[error("this server leads but no quorum of voters has acknowledged it for {}: writes cannot commit until a majority of the voters answers it (ready again once one does; not ready after {})", secs(.silent), secs(.patience))]
+    NoQuorum {
+        /// Since a quorum last acknowledged it.
+        silent: Duration,
+        /// The patience it exceeded.
+        patience: Duration,
+    },
+    /// This server follows a leader it has not heard from for longer than the patience: it is cut off from
+    /// it (the leader still runs for all it knows, so no election replaced it).
+    #[error("this server has not heard from its leader, server {leader}, for {}: it is cut off from it, so its writes cannot commit and its reads may be old (ready again once the leader or a new one reaches it; not ready after {})", secs(.silent), secs(.patience))]
+    LeaderUnreachable {
+        /// The leader it names.
+        leader: u64,
+        /// Since it last heard from it.
+        silent: Duration,
+        /// The patience it exceeded.
+        patience: Duration,
+    },
     /// Applying is far behind the commit index.
     #[error("catching up: applied {applied} of {committed} committed entries (ready within {MAX_READY_LAG})")]
     CatchingUp {
@@ -52,6 +84,14 @@ pub enum NotReady {
         /// Committed index.
         committed: u64,
     },
+    /// Token auth is on and the bootstrap admin token is not applied yet: every token is unknown here.
+    #[error("bootstrapping: the bootstrap admin token (bootstrap_token_file) is not applied on this server yet, so it knows no token; retry once GET /readyz answers 200")]
+    Bootstrapping,
+}
+
+/// A duration as a person reads it in a reason: `2.4 s`.
+fn secs(d: &Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
 }
 
 impl NotReady {
@@ -69,7 +109,10 @@ impl NotReady {
             NotReady::RefusesPeers(_) => "another_cluster",
             NotReady::NotAMember => "not_a_member",
             NotReady::NoLeader => "no_leader",
+            NotReady::NoQuorum { .. } => "no_quorum",
+            NotReady::LeaderUnreachable { .. } => "leader_unreachable",
             NotReady::CatchingUp { .. } => "catching_up",
+            NotReady::Bootstrapping => "bootstrapping",
         }
     }
 }
@@ -92,116 +135,33 @@ impl ReplicaView {
         if self.leader.is_none() {
             return Err(NotReady::NoLeader);
         }
+        let patience = self.patience;
+        match self.contact {
+            Contact::Leading { silent } if silent > patience => {
+                return Err(NotReady::NoQuorum { silent, patience })
+            }
+            Contact::Following { leader, silent } if silent > patience => {
+                return Err(NotReady::LeaderUnreachable {
+                    leader,
+                    silent,
+                    patience,
+                })
+            }
+            _ => {}
+        }
         if self.committed.saturating_sub(self.applied) > MAX_READY_LAG {
             return Err(NotReady::CatchingUp {
                 applied: self.applied,
                 committed: self.committed,
             });
         }
+        if self.bootstrapping {
+            return Err(NotReady::Bootstrapping);
+        }
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ready() -> ReplicaView {
-        ReplicaView {
-            fatal: None,
-            refused: None,
-            refusing: None,
-            member: true,
-            leader: Some(1),
-            committed: 5_000,
-            applied: 5_000,
-        }
-    }
-
-    #[test]
-    fn a_member_with_a_leader_that_keeps_up_is_ready() {
-        assert_eq!(ready().judge(), Ok(()));
-        let slightly_behind = ReplicaView {
-            applied: 5_000 - MAX_READY_LAG,
-            ..ready()
-        };
-        assert_eq!(slightly_behind.judge(), Ok(()));
-    }
-
-    #[test]
-    fn each_reason_is_named_with_its_code() {
-        let cases = [
-            (
-                ReplicaView {
-                    fatal: Some("disk full".into()),
-                    ..ready()
-                },
-                "fatal",
-            ),
-            (
-                ReplicaView {
-                    refused: Some("server 1 refuses server 3".into()),
-                    ..ready()
-                },
-                "refused_by_peers",
-            ),
-            (
-                ReplicaView {
-                    refusing: Some("server 0 (cluster a) refuses server 1 (cluster b)".into()),
-                    ..ready()
-                },
-                "another_cluster",
-            ),
-            (
-                ReplicaView {
-                    member: false,
-                    ..ready()
-                },
-                "not_a_member",
-            ),
-            (
-                ReplicaView {
-                    leader: None,
-                    ..ready()
-                },
-                "no_leader",
-            ),
-            (
-                ReplicaView {
-                    applied: 5_000 - MAX_READY_LAG - 1,
-                    ..ready()
-                },
-                "catching_up",
-            ),
-        ];
-        for (view, code) in cases {
-            assert_eq!(view.judge().unwrap_err().code(), code, "{view:?}");
-        }
-    }
-
-    #[test]
-    fn a_fatal_error_wins_over_every_other_reason() {
-        let view = ReplicaView {
-            fatal: Some("disk full".into()),
-            refused: Some("server 1 refuses server 3".into()),
-            refusing: None,
-            member: false,
-            leader: None,
-            committed: 10,
-            applied: 0,
-        };
-        assert_eq!(view.judge(), Err(NotReady::Fatal("disk full".into())));
-    }
-
-    #[test]
-    fn peers_refusing_this_server_come_before_membership() {
-        // A wiped member is no member on its own view; the refusal says what to do about it.
-        let view = ReplicaView {
-            refused: Some("server 1 refuses server 3: run replace-member 3".into()),
-            member: false,
-            leader: None,
-            ..ready()
-        };
-        assert_eq!(view.judge().unwrap_err().code(), "refused_by_peers");
-    }
-}
+#[path = "readiness_test.rs"]
+mod tests;

@@ -53,6 +53,8 @@ pub struct Replica {
     removed: crate::membership::Removed,
     /// The names of this server's `[[analysis_provider]]`s: an analysis naming another is refused.
     providers: Arc<Vec<String>>,
+    /// This server has a `bootstrap_token_file`: until the bootstrap token is applied it knows no token.
+    bootstrap_token: bool,
 }
 
 impl Replica {
@@ -63,7 +65,22 @@ impl Replica {
             rt,
             removed: Default::default(),
             providers: Arc::default(),
+            bootstrap_token: false,
         }
+    }
+
+    /// This replica, for a server with a `bootstrap_token_file` (token auth): not ready, and answering 503
+    /// for unknown tokens, until the bootstrap token is applied ([`Replica::bootstrapping`]).
+    pub fn with_bootstrap_token(mut self) -> Self {
+        self.bootstrap_token = true;
+        self
+    }
+
+    /// Whether this server has a `bootstrap_token_file` and has not applied the bootstrap token yet (the
+    /// first leader proposes it after its election: see `api::auth::bootstrap`). Revoking it later does not
+    /// bring this back.
+    pub fn bootstrapping(&self) -> bool {
+        self.bootstrap_token && !self.node.read(|m| m.state().tokens().bootstrapped())
     }
 
     /// This replica, refusing every analysis that names none of `providers` (its config's names).
@@ -221,6 +238,9 @@ impl Replica {
             leader: metrics.current_leader,
             committed: metrics.local_committed.as_ref().map_or(0, |l| l.index),
             applied: self.node.applied().last_applied(),
+            contact: self.node.contact(&metrics),
+            patience: self.node.quorum_patience(),
+            bootstrapping: self.bootstrapping(),
         }
     }
 

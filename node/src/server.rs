@@ -182,8 +182,11 @@ fn serve(args: ServerArgs, banner: Option<&str>) -> anyhow::Result<()> {
         println!("{banner}");
     }
     let providers = config.analysis_providers.iter().map(|p| p.name.clone());
-    let replica =
+    let mut replica =
         Replica::new(node.clone(), rt.handle().clone()).with_providers(providers.collect());
+    if config.bootstrap_token.is_some() {
+        replica = replica.with_bootstrap_token();
+    }
     rt.spawn(exit_on_fatal(replica.clone()));
     crate::analysis::runner::spawn(
         replica.clone(),

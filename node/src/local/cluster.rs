@@ -72,7 +72,7 @@ impl Cluster {
     }
 
     /// With token auth, waits until every running server has applied the bootstrap token (the
-    /// first leader replicates it after its election; until then a server answers 401).
+    /// first leader replicates it after its election; until then a server is not ready and answers 503).
     pub async fn wait_token_known(&self, timeout: Duration) -> anyhow::Result<()> {
         if self.options.bootstrap_token.is_none() {
             return Ok(());

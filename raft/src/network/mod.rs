@@ -12,6 +12,7 @@ pub mod admission;
 pub mod client;
 pub mod fault;
 pub mod frame;
+pub mod heard;
 pub mod inbox;
 pub mod noise;
 pub mod overtaken;

@@ -27,6 +27,7 @@ use tracing::{debug, error, warn};
 
 use super::admission::{Pending, Refusal, RefusalLog, Ticket};
 use super::frame::{FrameError, MAX_FRAME_BYTES};
+use super::heard::Heard;
 use super::inbox::{self, Inbox};
 use super::noise::{self, AuthError};
 use super::standing::{Standing, Trouble};
@@ -68,6 +69,8 @@ pub struct ServerConfig {
     pub identity: Arc<dyn PeerCheck>,
     /// Where peers' refusals and returns are recorded (shared with the client side).
     pub standing: Arc<Standing>,
+    /// When each leading peer was last heard from (its AppendEntries and snapshot parts).
+    pub heard: Arc<Heard>,
 }
 
 impl Default for ServerConfig {
@@ -85,6 +88,7 @@ impl Default for ServerConfig {
             peer_closed: None,
             identity: Arc::new(NoIdentity),
             standing: Arc::new(Standing::default()),
+            heard: Arc::new(Heard::default()),
         }
     }
 }
@@ -406,7 +410,7 @@ async fn serve_connection<R: RaftRpcTarget>(
             }
             Ok(Ok(request)) => request,
         };
-        let response = dispatch(&shared.raft, &*shared.handler, &shared.inbox, id, request).await;
+        let response = dispatch(&shared, id, request).await;
         match tokio::time::timeout(config.write_timeout, session.write(&mut stream, &response))
             .await
         {
@@ -437,17 +441,27 @@ fn named_sender(request: &RpcRequest) -> Option<NodeId> {
     Some(*vote.leader_id().node_id())
 }
 
+/// Whether only a leader sends `request` (AppendEntries, heartbeats, snapshots): what [`Heard`] records.
+fn from_a_leader(request: &RpcRequest) -> bool {
+    matches!(
+        request,
+        RpcRequest::AppendEntries(_)
+            | RpcRequest::FullSnapshot { .. }
+            | RpcRequest::SnapshotChunk { .. }
+            | RpcRequest::SnapshotDone { .. }
+    )
+}
+
 /// Hands one request to the raft core or the client handler and wraps the answer.
 ///
 /// A raft RPC must name the session's proven peer as its sender: one that names another node is
 /// refused, so a member cannot speak for another.
 async fn dispatch<R: RaftRpcTarget>(
-    raft: &R,
-    handler: &dyn ClientHandler,
-    inbox: &Arc<Mutex<Inbox>>,
+    shared: &Shared<R>,
     peer: NodeId,
     request: RpcRequest,
 ) -> RpcResponse {
+    let (raft, handler, inbox) = (&shared.raft, &*shared.handler, &shared.inbox);
     if let Some(named) = named_sender(&request).filter(|named| *named != peer) {
         warn!(
             peer,
@@ -456,6 +470,9 @@ async fn dispatch<R: RaftRpcTarget>(
         return RpcResponse::RaftError(format!(
             "rpc names node {named} as its sender but this session authenticated node {peer}"
         ));
+    }
+    if from_a_leader(&request) {
+        shared.config.heard.from(peer, Instant::now());
     }
     let refused = RpcResponse::RaftError;
     match request {

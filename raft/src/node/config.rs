@@ -82,6 +82,14 @@ impl RaftConfig {
         }
     }
 
+    /// How long a replica may go without word of a quorum (module `contact`) and still be ready: the leader
+    /// lease (openraft: the election timeout's upper bound) plus the longest election timeout, after which
+    /// a follower that has not heard from its leader campaigns. A healthy leader hears from its quorum at
+    /// every heartbeat, a follower from its leader.
+    pub fn quorum_patience(&self) -> Duration {
+        Duration::from_millis(2 * self.election_timeout_ms.1)
+    }
+
     /// The openraft settings a replica runs with; convoy-lab's simulation runs openraft with them too.
     pub fn openraft_config(&self) -> Result<openraft::Config, RaftError> {
         let config = openraft::Config {

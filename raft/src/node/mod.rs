@@ -4,6 +4,7 @@
 mod ask_peers;
 mod batcher;
 mod config;
+pub mod contact;
 pub mod core_watch;
 mod handler;
 mod info;
@@ -12,6 +13,7 @@ mod stop;
 mod storage_hold;
 
 pub use config::{RaftConfig, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_MAX_EVERY};
+pub use contact::Contact;
 pub use handler::may_change_membership;
 pub use info::{ClusterInfo, MemberInfo, Role};
 pub use storage_hold::StorageHold;
@@ -28,6 +30,7 @@ use crate::error::RaftError;
 use crate::identity::{ClusterId, Identity, Opened};
 use crate::log_store::{open_db_tuned, RocksLogStore};
 use crate::network::client::{Network, NetworkConfig};
+use crate::network::heard::Heard;
 use crate::network::server::{ServerConfig, TransportServer};
 use crate::network::standing::Standing;
 use crate::network::{ClientError, ClientHandler, ClientRequest, ClientResponse};
@@ -56,6 +59,8 @@ pub struct RaftNode<S: StateMachine> {
     core: Arc<CoreState>,
     /// The database, watched: [`RaftNode::hold_storage`] hands out a hold on it.
     db: std::sync::Weak<rocksdb::DB>,
+    /// When each leading peer was last heard from (the transport server records it).
+    heard: Arc<Heard>,
     _state: PhantomData<S>,
 }
 
@@ -111,6 +116,7 @@ impl<S: StateMachine> RaftNode<S> {
             ..NetworkConfig::default()
         };
         let standing = Arc::new(Standing::default());
+        let heard = Arc::new(Heard::default());
         let network = Network::with_identity(
             config.id,
             secret.clone(),
@@ -150,6 +156,7 @@ impl<S: StateMachine> RaftNode<S> {
             peer_closed: Some(crate::failover::spawn(config.id, raft.clone())),
             identity: identity.clone(),
             standing,
+            heard: heard.clone(),
             ..ServerConfig::default()
         };
         let server = TransportServer::spawn_with(
@@ -200,6 +207,7 @@ impl<S: StateMachine> RaftNode<S> {
             identity,
             core,
             db: db_watch,
+            heard,
             _state: PhantomData,
         }))
     }
@@ -223,6 +231,18 @@ impl<S: StateMachine> RaftNode<S> {
     /// must exit.
     pub fn core_stopped(&self) -> Option<String> {
         self.core.stopped().map(str::to_string)
+    }
+
+    /// Word of a quorum as `metrics` (this replica's) and the transport have it: see [`contact`].
+    pub fn contact(&self, metrics: &openraft::RaftMetrics<crate::types::TypeConfig>) -> Contact {
+        let now = Instant::now();
+        contact::contact(&contact::Seen::of(metrics, now), &self.heard, now)
+    }
+
+    /// How long this replica may go without word of a quorum and still be ready: see
+    /// [`RaftConfig::quorum_patience`].
+    pub fn quorum_patience(&self) -> Duration {
+        self.config.quorum_patience()
     }
 
     /// Why this server's peers refuse it (another cluster, a replaced data dir, another secret),

@@ -46,13 +46,21 @@ pub fn standing(machine: &Machine, hash: &SecretHash) -> Standing {
 }
 
 /// The token of `hash`, catching up to the leader's commit index before calling it unknown; 401
-/// `unauthenticated` (unknown or revoked) or `token_expired`, 503 when the leader cannot be asked.
+/// `unauthenticated` (unknown or revoked) or `token_expired`, 503 when the leader cannot be asked. While this
+/// server has not applied the bootstrap token it knows no token at all: an unknown one is then 503
+/// `unavailable` with readiness's `bootstrapping` reason, never 401 (a client retries a 503).
 pub async fn authenticate(replica: &Replica, hash: SecretHash) -> Result<Token, ApiError> {
     let mut found = replica.node().read(|m| standing(m, &hash));
     if found == Standing::Unknown {
-        found = catch_up(replica, hash).await?;
+        found = match catch_up(replica, hash).await {
+            Err(_) if replica.bootstrapping() => Standing::Unknown,
+            caught_up => caught_up?,
+        };
     }
     match found {
+        Standing::Unknown if replica.bootstrapping() => Err(ApiError::Unavailable(
+            crate::readiness::NotReady::Bootstrapping.to_string(),
+        )),
         Standing::Valid(token) => Ok(token),
         Standing::Expired(token) => Err(ApiError::TokenExpired(format!(
             "token {:?} expired at {} ms since the epoch: ask an admin for a new one",
