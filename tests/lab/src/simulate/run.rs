@@ -28,8 +28,8 @@ use super::schedule::Schedule;
 use super::workload::Workload;
 use crate::chaos::check::{rollback_order, windows, Violation};
 use crate::chaos::check_policies::{
-    holds_have_evidence, pins_select_their_version, weak_moves_hold_slots,
-    weak_moves_wait_their_jitter,
+    holds_have_evidence, pins_select_their_version, rollbacks_revoke_dependencies,
+    weak_moves_hold_slots, weak_moves_wait_their_jitter,
 };
 use crate::chaos::check_waits::{timeout_in_active_time, waits_agree};
 
@@ -283,7 +283,8 @@ fn check_domain(obs: &Observations, server: u64, state: &ClusterState, all: bool
         .into_iter()
         .chain(holds_have_evidence(state))
         .chain(pins_select_their_version(state))
-        .chain(weak_moves_wait_their_jitter(state));
+        .chain(weak_moves_wait_their_jitter(state))
+        .chain(rollbacks_revoke_dependencies(state));
     for v in policies {
         obs.violate(v.rule, format!("s{server}: {}", v.detail));
     }
