@@ -423,3 +423,108 @@ async fn scenarios(
     );
     Ok(())
 }
+
+/// A PromQL parse error: Prometheus answers it HTTP 400 (`bad_data`).
+const UNPARSABLE: &str = "max(app_error_ratio{node=~\"{{nodes}}\"}";
+
+/// Issue 36 §5 against a real Prometheus: a dry-run metric whose every query errors (a PromQL parse error,
+/// answered HTTP 400) neither blocks nor decides a per-batch analysis: the deployment rolls forward batch by
+/// batch on its good metric alone, and the dry-run metric's errors are recorded and shown. And a background
+/// analysis in which every measurement errored never ends ROLLED_FORWARD: every node done, it waits for a
+/// successful measurement, saying so, then pauses at its error limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analysis_never_passes_what_prometheus_did_not_measure() -> anyhow::Result<()> {
+    if prometheus_binary().is_none() {
+        eprintln!(
+            "SKIPPED: no `prometheus` binary on PATH (apt-get install prometheus; .ci/run does)"
+        );
+        return Ok(());
+    }
+    let series: Series = Arc::default();
+    let target = exporter(series.clone()).await?;
+    for node in ["dry-0", "dry-1", "dry-2", "dry-3"] {
+        series.lock().unwrap().insert(
+            format!("app_error_ratio{{node=\"{node}\"}}"),
+            "0.001".into(),
+        );
+    }
+    let prometheus = Prometheus::start(&target).await?;
+    let options = ClusterOptions {
+        extra: format!(
+            "analysis_provider = [{{ name = \"prom\", prometheus = \"http://{}\", timeout = \"2s\" }}]\n",
+            prometheus.addr
+        ),
+        ..ClusterOptions::for_tests(3)
+    };
+    let cluster = Cluster::start_with(options).await?;
+    let api = cluster.client_except(0);
+    let result = unmeasured(&cluster, &api).await;
+    cluster.logs_on_error(result)
+}
+
+async fn unmeasured(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
+    let (_, _dry) = fleet(cluster, api, "dry", 4).await?;
+    let (_, _bgerr) = fleet(cluster, api, "bgerr", 2).await?;
+
+    // Per batch: `errors` judged (two good measurements a batch), `shadow` dry-run and unparsable.
+    let mut with_dry = analysis(ERRORS, 2, json!({}));
+    with_dry["metrics"].as_array_mut().expect("metrics").push(
+        json!({"name": "shadow", "query": UNPARSABLE, "success": "result < 0.05",
+                     "interval_ms": 1000, "count": 2, "dry_run": true}),
+    );
+    let dry = deploy(api, "dry", &[2], with_dry).await?;
+    // Background: one judged metric, every query of it errors.
+    let bg = post_ok(
+        api,
+        "/v1/deployments",
+        json!({"consumer": "bgerr", "resource": "bgerrapp", "version": 2,
+               "strategy": {"all_at_once": {}},
+               "analysis": {"provider": "prom", "mode": "background", "metrics": [
+                   {"name": "errors", "query": UNPARSABLE, "success": "result < 0.05",
+                    "interval_ms": 1000, "consecutive_error_limit": 3}]}}),
+    )
+    .await?;
+    let bg = bg["id"].as_str().unwrap_or_default().to_string();
+
+    let view = wait_status(api, &dry, "ROLLED_FORWARD", LONG).await?;
+    for batch in [1, 2] {
+        assert!(
+            event_at(&view, &format!("analysis of batch {batch} passed")).is_some(),
+            "{:?}",
+            event_messages(&view)
+        );
+    }
+    let run = &view["analysis"];
+    assert_eq!(run["passed"], 2, "{run}");
+    assert_eq!(run["metrics"][0]["name"], "errors", "{run}");
+    assert_eq!(run["metrics"][0]["successes"], 2, "{run}");
+    let shadow = &run["metrics"][1];
+    assert_eq!(shadow["name"], "shadow", "{shadow}");
+    assert_eq!(shadow["taken"], 0, "{shadow}");
+    assert!(shadow["total"].as_u64() >= Some(1), "{shadow}");
+    let errors: Vec<&str> = shadow["last"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["measured"]["error"].as_str())
+        .collect();
+    assert!(
+        !errors.is_empty() && errors.iter().all(|e| e.contains("HTTP 400")),
+        "the dry-run metric's errors are recorded: {shadow}"
+    );
+
+    // Every node of the background deployment installs v2; its analysis never measured anything.
+    let view = wait_deployment(api, &bg, LONG, |v| v["status"] != "ROLLING_FORWARD").await?;
+    assert_eq!(view["status"], "ROLL_FORWARD_PAUSED", "{view}");
+    assert_eq!(view["paused_by"], "analysis", "{view}");
+    let m = &view["analysis"]["metrics"][0];
+    assert_eq!(m["successes"], 0, "{m}");
+    assert!(
+        event_messages(&view)
+            .iter()
+            .any(|t| t.contains("consecutive errors, 3 tolerated (last: HTTP 400")),
+        "{:?}",
+        event_messages(&view)
+    );
+    Ok(())
+}

@@ -2,7 +2,8 @@
 //! several report rounds (issue 22): holds named by plan and start and lifted into a deployment by the same
 //! actor (item 11), a canary that sticks on a pinned weak subscription (7), a re-imaged node that
 //! reconverges after a canary (8), nodes a quorum left behind and a broken node that gets no chain of
-//! follow-ups (4), and a blank joiner that does not flip a dependency (6).
+//! follow-ups (4), and a blank joiner that does not flip a dependency (6); and a stale node that comes back on
+//! an older version of a dependency, which never revokes it (issue 36 §6, seed 003).
 
 use std::time::Duration;
 
@@ -334,4 +335,127 @@ async fn which_version_a_node_runs_with_slow_agents() -> anyhow::Result<()> {
         Err(anyhow::anyhow!("{}", failures.join("\n")))
     };
     cluster.logs_on_error(result)
+}
+
+/// Issue 36 §6 (seed 003): `sa` 2 needs `sl` 2 on the same consumer. `sn-2` goes stale on `sl` 1 while the
+/// others move to `sl` 2, so the dependency holds and `sa` 2 rolls out; `sn-2` comes back still on `sl` 1,
+/// and its install of 2 takes several report rounds. Today the dependency flipped back for every node (a
+/// downgrade deployment of `sa` 1 started) and forward again once it caught up; now it holds: only a
+/// rollback, a retraction or an edit of the subscription revokes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_node_coming_back_never_revokes_a_dependency() -> anyhow::Result<()> {
+    let cluster = Cluster::start_with(ClusterOptions {
+        node_timeout_ms: Some(1_500),
+        ..ClusterOptions::for_tests(3)
+    })
+    .await?;
+    let api = cluster.client_except(0);
+    let result = stale_node_keeps_dependency(&cluster, &api).await;
+    cluster.logs_on_error(result)
+}
+
+async fn stale_node_keeps_dependency(cluster: &Cluster, api: &RawClient) -> anyhow::Result<()> {
+    for r in ["sl", "sa"] {
+        resource_with_v1(api, r).await?;
+    }
+    let nodes = consumer(api, "sn", 3).await?;
+    let _steady = slow("sl").start(&cluster.http_addrs(), &nodes[..2], Some(1));
+    let stale = slow("sl").start(&cluster.http_addrs(), &nodes[2..], Some(1));
+    wait_running(api, &nodes, "sl", 1, LONG).await?;
+    put_ok(
+        api,
+        "/v1/consumers/sn/subscriptions/sl",
+        json!({"mode": "weak"}),
+    )
+    .await?;
+    put_ok(
+        api,
+        "/v1/consumers/sn/subscriptions/sa",
+        json!({"mode": "strong", "strategy": {"all_at_once": {}}}),
+    )
+    .await?;
+    let first = nth(api, "sn", "sa", 1).await?;
+    wait_status(
+        api,
+        first["id"].as_str().context("id")?,
+        "ROLLED_FORWARD",
+        LONG,
+    )
+    .await?;
+
+    // sn-2 goes stale on sl 1.
+    stale.stop().await;
+    eventually(LONG, || async {
+        let view = get_ok(api, "/v1/nodes/sn-2").await.ok()?;
+        (view["active"] == false).then_some(())
+    })
+    .await
+    .context("sn-2 never became inactive")?;
+    // The others move to sl 2: the dependency of sa 2 holds, and sa 2 rolls out.
+    publish(api, "sl", json!({})).await?;
+    wait_running(api, &nodes[..2], "sl", 2, LONG).await?;
+    publish(
+        api,
+        "sa",
+        json!({"depends_on": [{"resource": "sl", "version": 2}]}),
+    )
+    .await?;
+    let up = nth(api, "sn", "sa", 2).await?;
+    ensure!(up["version"] == 2, "{up}");
+    wait_status(
+        api,
+        up["id"].as_str().context("id")?,
+        "ROLLED_FORWARD",
+        LONG,
+    )
+    .await?;
+
+    // sn-2 comes back, still on sl 1, and takes several report rounds to install sl 2.
+    let back = FleetConfig {
+        download: Duration::from_millis(1_000),
+        install: Duration::from_millis(3_000),
+        ..FleetConfig::new("sl")
+    };
+    let _back = back.start(&cluster.http_addrs(), &nodes[2..], Some(1));
+    eventually(LONG, || async {
+        let view = get_ok(api, "/v1/nodes/sn-2").await.ok()?;
+        (view["active"] == true).then_some(())
+    })
+    .await
+    .context("sn-2 never came back")?;
+    let selected =
+        get_ok(api, "/v1/consumers/sn").await?["subscriptions"]["sa"]["selected"].clone();
+    let node = get_ok(api, "/v1/nodes/sn-2").await?;
+    if node["resources"]["sl"]["current"] == 1 {
+        ensure!(
+            selected == 2,
+            "sn-2 came back on sl 1 and sa's selection went to {selected}"
+        );
+    }
+    wait_running(api, &nodes, "sl", 2, LONG).await?;
+    // Every deployment of sa has ended (sn-2's follow-up of sa 2 too): none of them was a downgrade.
+    let all = eventually(LONG, || async {
+        let all = deployments(api, "sn", "sa").await.ok()?;
+        all.iter()
+            .all(|d| {
+                d["status"] == "ROLLED_FORWARD"
+                    || d["status"] == "FAILED"
+                    || d["status"] == "ROLLED_BACK"
+                    || d["status"] == "ABORTED"
+            })
+            .then_some(all)
+    })
+    .await
+    .context("a deployment of sa never ended")?;
+    ensure!(
+        all[1..].iter().all(|d| d["version"] == 2),
+        "the stale node flipped the dependency: {:?}",
+        all.iter()
+            .map(|d| (&d["id"], &d["version"], &d["status"]))
+            .collect::<Vec<_>>()
+    );
+    let selected = &get_ok(api, "/v1/consumers/sn").await?["subscriptions"]["sa"]["selected"];
+    ensure!(*selected == 2, "sa selects {selected}");
+    ensure!(currents(api, &nodes[..2], "sa").await? == vec![Some(2), Some(2)]);
+    Ok(())
 }

@@ -128,11 +128,14 @@ pub struct Subscription {
     /// them on until the selection changes (DEPLOYMENTS.md §4); cleared by an edit of the subscription.
     #[serde(default)]
     pub kept: Option<Kept>,
-    /// The lowest version the consumer's nodes ran when the last node that ran the resource came back
-    /// empty (re-imaged): a dependency on the resource keeps holding while no node runs it
-    /// (DEPLOYMENTS.md §3, "it does not flap"). Forgotten by an edit of the subscription.
+    /// What the consumer's nodes reached of the resource (`families/reached.rs`): the highest the lowest
+    /// version its active, interested nodes that run it ran has been (none on a retracted version), since
+    /// the subscription was made or edited, a deployment of it on the consumer rolled back, or a node moved
+    /// back to an older version. A dependency on the resource at this version or below keeps holding when
+    /// a node comes back stale, joins or is re-imaged on an older version or on nothing, and while no node
+    /// runs it (DEPLOYMENTS.md §3, "it does not flap"). A retracted version here does not count.
     #[serde(default)]
-    pub emptied_at: Option<u64>,
+    pub reached: Option<u64>,
     /// A weak subscription's brake: the recent failures of the selected version it counts.
     #[serde(default)]
     pub brake_record: BrakeRecord,

@@ -316,6 +316,7 @@ impl Groups<'_> {
             consumers: self.consumers,
             nodes: self.nodes,
             groups: self.groups,
+            deployments: self.deployments,
         }
     }
 

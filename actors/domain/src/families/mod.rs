@@ -7,6 +7,7 @@ pub mod forget;
 pub mod group;
 pub mod group_abort;
 pub mod lifecycle;
+pub mod reached;
 pub mod reconverge;
 pub mod registry;
 pub mod removal;

@@ -19,11 +19,12 @@ use crate::deployment::progress::{failure_reason, seen_bits};
 use crate::deployment::seen::{Fact, Seen};
 use crate::deployment::Deployment;
 use crate::entities::model::{
-    Consumer, NodeReport, NodeResource, OkSince, ResourceReport, VersionProgress,
+    Consumer, NodeReport, NodeResource, OkSince, Resource, ResourceReport, VersionProgress,
 };
 use crate::entities::nodes::NodeTable;
 use crate::errors::{check_name, DomainError, Entity};
 use crate::families::brakes::Failure;
+use crate::families::reached::{Reached, Touched};
 use crate::families::registry::check_node_list;
 use crate::families::removal::{mark_removal, unmark_removal};
 use crate::families::settle::{Cx, Ending};
@@ -77,9 +78,25 @@ pub(crate) struct Reports<'a> {
     pub deployments: &'a mut CowMap<DeploymentId, Deployment>,
     /// The active deployments; one ended by a report leaves it.
     pub active: &'a mut BTreeSet<DeploymentId>,
+    /// The resources: which versions are retracted (what nodes reached, `reached.rs`).
+    pub resources: &'a CowMap<String, Resource>,
 }
 
 impl Reports<'_> {
+    /// Raises what the nodes of the pairs `touched` names reached (`reached.rs`).
+    fn reach(&mut self, touched: Touched) {
+        if touched.is_empty() {
+            return;
+        }
+        Reached {
+            consumers: self.consumers,
+            nodes: self.nodes,
+            resources: self.resources,
+            deployments: self.deployments,
+        }
+        .raise(touched);
+    }
+
     /// Settles deployment `id` after a change (see [`Ending::touch`]).
     fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
         Ending {
@@ -163,6 +180,14 @@ impl Reports<'_> {
         for n in &gone {
             mark_removal(self.nodes, self.consumers, n, None);
         }
+        // A node that left may have been the one on the oldest version: what the others reached rises.
+        let mut touched = Touched::default();
+        if !gone.is_empty() {
+            for r in &subscribed {
+                touched.note(&name, r, false);
+            }
+        }
+        self.reach(touched);
         for n in &add {
             for r in &subscribed {
                 unmark_removal(self.nodes, n, r);
@@ -192,6 +217,8 @@ impl Reports<'_> {
         // "rollback order"); then each report is acted on, in the batch's order.
         let mut pending: Vec<(Actor, VecMap<DeploymentId, Effect>)> =
             Vec::with_capacity(reports.len());
+        // The (consumer, resource) pairs whose nodes changed what they run or whether they count.
+        let mut touched = Touched::default();
         for report in reports {
             // Per affected deployment, in id order, what the report means for it.
             let mut affected: VecMap<DeploymentId, Effect> = VecMap::new();
@@ -201,8 +228,8 @@ impl Reports<'_> {
                 resources,
                 by,
             } = report;
-            // The resources this report empties (re-imaged) while the node ran them, with what it ran.
-            let mut emptied: Vec<(String, u64)> = Vec::new();
+            // The resources whose `current` or interest this report changes, and whether it moved back.
+            let mut changed: Vec<(String, bool)> = Vec::new();
             // The node's id again, only when the report shows a failure (the brakes may count it).
             let failing = resources
                 .values()
@@ -231,6 +258,9 @@ impl Reports<'_> {
             if !was_active && now_active {
                 cx.reconcile = true;
             }
+            if was_active != now_active {
+                changed.extend(ns.resources.keys().map(|r| (r.clone(), false)));
+            }
             for (r, mut rr) in resources {
                 // Named, wanted and holding nothing (no `current`, no version): the node holds nothing
                 // of it, as if it said `removed` (a re-imaged machine's agent reports so).
@@ -240,12 +270,7 @@ impl Reports<'_> {
                 if rr.removed && !ns.removing.is_empty() {
                     ns.removing.remove(&r);
                 }
-                if rr.removed && rr.current.is_none() && now_active {
-                    let interested = rr.interested.unwrap_or_else(|| ns.interested(&r));
-                    if let Some(was) = ns.current(&r).filter(|_| interested) {
-                        emptied.push((r.clone(), was));
-                    }
-                }
+                let before = (ns.current(&r), ns.interested(&r));
                 if let Some(id) = &failing {
                     let before = ns.resources.get(&r);
                     // In a deployment of the resource when the report came (before any report of the
@@ -273,7 +298,10 @@ impl Reports<'_> {
                         }
                     }
                 }
-                let e = ns.resources.get_or_default(r);
+                if !ns.resources.contains_key(&r) {
+                    ns.resources.insert(r.clone(), NodeResource::default());
+                }
+                let e = ns.resources.get_mut(&r).expect("inserted above");
                 if let Some(i) = rr.interested {
                     e.interested = i;
                 }
@@ -304,14 +332,27 @@ impl Reports<'_> {
                     // A failure it no longer reports: a follow-up may take it now (reconverge.rs).
                     cx.reconcile = true;
                 }
+                if (e.current, e.interested) != before {
+                    // Moved back: it runs an older version again (a rollback on it, a downgrade).
+                    let back = e.interested
+                        && now_active
+                        && matches!((before.0, e.current), (Some(b), Some(a)) if a < b);
+                    changed.push((r.clone(), back));
+                }
                 merge_versions(&mut e.versions, rr.versions);
                 note_ok_since(e, cx.at);
             }
-            // Its consumers, read only when it emptied something (rare: a report allocates nothing here).
-            let consumers: Vec<String> = match emptied.is_empty() {
-                true => Vec::new(),
-                false => ns.consumers.iter().cloned().collect(),
-            };
+            for (r, back) in &changed {
+                for cname in &ns.consumers {
+                    if self
+                        .consumers
+                        .get(cname)
+                        .is_some_and(|c| c.subscriptions.contains_key(r))
+                    {
+                        touched.note(cname, r, *back);
+                    }
+                }
+            }
             for (id, effect) in affected.iter_mut() {
                 let Effect::Record {
                     position,
@@ -330,9 +371,6 @@ impl Reports<'_> {
                 if seen.any(&[Fact::Fail, Fact::BackFail]) {
                     *reason = failure_reason(d.version, from, nr);
                 }
-            }
-            for (resource, was) in emptied {
-                self.remember_emptied(&consumers, &resource, was);
             }
             pending.push((by, affected));
         }
@@ -365,33 +403,8 @@ impl Reports<'_> {
                 self.touch(id, cx);
             }
         }
+        self.reach(touched);
         Ok(Response::Done)
-    }
-
-    /// A node of `consumers` (active, interested) no longer runs `resource` (it ran `was`): on each of
-    /// them where no active, interested node runs it any more, the subscription remembers `was`, so a
-    /// dependency on it keeps holding while the nodes catch up (DEPLOYMENTS.md §3, "it does not flap").
-    fn remember_emptied(&mut self, consumers: &[String], resource: &str, was: u64) {
-        for cname in consumers {
-            let Some(c) = self.consumers.get(cname) else {
-                continue;
-            };
-            if !c.subscriptions.contains_key(resource) {
-                continue;
-            }
-            let others_run_it = c.nodes.iter().any(|n| {
-                self.nodes.get(n).is_some_and(|o| {
-                    o.active && o.interested(resource) && o.current(resource).is_some()
-                })
-            });
-            if others_run_it {
-                continue;
-            }
-            let c = self.consumers.get_mut(cname).expect("read above");
-            if let Some(sub) = c.subscriptions.get_mut(resource) {
-                sub.emptied_at = Some(was);
-            }
-        }
     }
 
     /// Marks `nodes` inactive (the leader heard nothing from them for the node timeout): each is skipped
@@ -404,12 +417,25 @@ impl Reports<'_> {
         if let Some(n) = nodes.iter().find(|n| !self.nodes.contains_key(*n)) {
             return Err(DomainError::not_found(Entity::Node, n));
         }
+        let mut touched = Touched::default();
         for n in nodes {
             let ns = self.nodes.get_mut(&n).expect("checked");
             if !ns.active {
                 continue;
             }
             ns.active = false;
+            // It may have been the node on the oldest version: what the others reached rises.
+            for r in ns.resources.keys() {
+                for cname in &ns.consumers {
+                    if self
+                        .consumers
+                        .get(cname)
+                        .is_some_and(|c| c.subscriptions.contains_key(r))
+                    {
+                        touched.note(cname, r, false);
+                    }
+                }
+            }
             let positions: Vec<(DeploymentId, u32)> =
                 ns.deployments.iter().map(|(d, p)| (*d, *p)).collect();
             for (id, p) in positions {
@@ -420,6 +446,7 @@ impl Reports<'_> {
                 self.touch(id, cx);
             }
         }
+        self.reach(touched);
         Ok(Response::Done)
     }
 }

@@ -46,6 +46,7 @@ fn run(k: &Kit, batch: Vec<NodeReport>) -> After {
         nodes: &mut nodes,
         deployments: &mut deployments,
         active: &mut active,
+        resources: k.s.resource_map(),
     }
     .report_nodes(batch, &mut cx)
     .expect("reports accepted");

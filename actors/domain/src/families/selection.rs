@@ -5,16 +5,20 @@
 //!
 //! A dependency "R @ v needs R2 @ v2" must hold where R2 lives: inside a group containing (consumer, R), on the
 //! member consumer that holds R2; otherwise on the same consumer. It holds when that consumer converged on
-//! R2 ≥ v2, or when every active, interested node of it that runs R2 runs ≥ v2 (and there is at least one):
-//! nodes holding nothing never revoke it, and a retracted version does not count.
+//! R2 ≥ v2, or its nodes reached R2 ≥ v2 (`reached.rs`), or when every active, interested node of it that
+//! runs R2 runs ≥ v2 (and there is at least one): nodes holding nothing, and nodes that come back or join on
+//! an older version, never revoke it, and a retracted version does not count.
 
 //!
 //! [`Selection`] answers these over borrowed maps (the resources, consumers, nodes and groups), so a handler
 //! that changes other maps can still ask; `ClusterState::selection` builds one over the whole state.
 
+use crate::deployment::Deployment;
 use crate::entities::membership::Membership;
 use crate::entities::model::{Consumer, Dependency, Group, HoldOrigin, NodeState, Resource};
 use crate::entities::nodes::NodeTable;
+use crate::families::reached::rolling_back;
+use crate::values::ids::DeploymentId;
 use convoy_collections::CowMap;
 
 /// The selection rules, reading the maps they depend on.
@@ -28,6 +32,8 @@ pub(crate) struct Selection<'a> {
     pub nodes: &'a NodeTable,
     /// The groups: where a dependency of a member must hold.
     pub groups: &'a CowMap<String, Group>,
+    /// The deployments: a dependency on a resource a deployment rolls back does not hold.
+    pub deployments: &'a CowMap<DeploymentId, Deployment>,
 }
 
 impl<'a> Selection<'a> {
@@ -165,22 +171,27 @@ impl<'a> Selection<'a> {
         )
     }
 
-    /// `consumer` runs `resource` at `version` or newer: it converged on such a version, or every active,
-    /// interested node of it that runs a version runs such a version (and at least one does), or none
-    /// runs one and the last that did ran such a version (`Subscription::emptied_at`). A node that
-    /// holds nothing (a blank joiner, a re-imaged node) never revokes it, so a dependency that holds does not
-    /// flap while such nodes catch up; a version that is retracted does not count (DEPLOYMENTS.md §3).
+    /// `consumer` runs `resource` at `version` or newer: it converged on such a version, or its nodes
+    /// reached one (`Subscription::reached`, see `reached.rs`), or every active, interested node of it that
+    /// runs a version runs such a version (and at least one does). A node that holds nothing (a blank
+    /// joiner, a re-imaged node) or comes back stale or joins on an older version never revokes what its
+    /// nodes reached, so a dependency that holds does not flap while such nodes catch up; only a rollback, a
+    /// retraction (a retracted version does not count), an edit of the subscription or a node that moves
+    /// back revokes it (DEPLOYMENTS.md §3).
     pub(crate) fn installed_at_least(&self, consumer: &str, resource: &str, version: u64) -> bool {
         let Some(c) = self.consumers.get(consumer) else {
             return false;
         };
         let counts = |v: u64| v >= version && !self.is_retracted(resource, v);
-        if c.subscriptions
-            .get(resource)
-            .and_then(|s| s.version)
-            .is_some_and(counts)
+        let sub = c.subscriptions.get(resource);
+        if sub.and_then(|s| s.version).is_some_and(counts)
+            || sub.and_then(|s| s.reached).is_some_and(counts)
         {
             return true;
+        }
+        if rolling_back(c, self.deployments, resource) {
+            // A rollback of it revokes the dependency at once, before its nodes move back.
+            return false;
         }
         let mut any = false;
         for n in &c.nodes {
@@ -198,12 +209,7 @@ impl<'a> Selection<'a> {
             }
             any = true;
         }
-        // No node runs it (all re-imaged or blank): what they ran when the last one emptied still counts.
-        any || c
-            .subscriptions
-            .get(resource)
-            .and_then(|s| s.emptied_at)
-            .is_some_and(counts)
+        any
     }
 }
 

@@ -189,3 +189,238 @@ fn a_dependency_stops_holding_when_the_holders_version_is_retracted_or_rolled_ba
     k.report_node("c-1", "lib", Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(k.s.selected_version("c", "r"), Some(2), "rolled back");
 }
+
+/// Issue 36 §6 (seed 003): `c` of three nodes runs `lib` 1 (weakly), and `r` 3 needs `lib` 2. `c-2` goes
+/// stale; `c-0` and `c-1` move to `lib` 2, so the dependency holds and `r` 3 is selected.
+fn dependency_that_holds_while_c2_is_stale() -> Kit {
+    let mut k = Kit::new(3);
+    other(&mut k);
+    for n in ["c-0", "c-1", "c-2"] {
+        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+    }
+    k.subscribe("c", "lib", Mode::Weak, None);
+    let v3 = k.publish(vec![Dependency {
+        resource: "lib".into(),
+        version: 2,
+    }]);
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(2),
+        "lib 2 runs nowhere"
+    );
+    k.ok(Command::MarkInactive {
+        nodes: vec!["c-2".into()],
+    });
+    for n in ["c-0", "c-1"] {
+        k.node_installed(n, "lib", 1, 2);
+    }
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(v3),
+        "every active node runs lib 2"
+    );
+    k
+}
+
+#[test]
+fn a_stale_node_coming_back_on_an_older_version_never_revokes_a_dependency_that_holds() {
+    let mut k = dependency_that_holds_while_c2_is_stale();
+    // It comes back active, still on lib 1: today the selection flipped back to 2 for every node.
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert!(k.s.node("c-2").is_some_and(|n| n.active));
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(3),
+        "a stale node came back"
+    );
+    let c0 = k.s.node_table().get("c-0").cloned().expect("c-0");
+    assert_eq!(k.s.selection().selected_for_node("c", "r", &c0), Some(3));
+    // It catches up: nothing changes.
+    k.node_installed("c-2", "lib", 1, 2);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3), "caught up");
+}
+
+#[test]
+fn a_node_joining_on_an_older_version_never_revokes_a_dependency_that_holds() {
+    let mut k = dependency_that_holds();
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec!["c-2".into()],
+        remove: vec![],
+    });
+    // It joins running lib 1: today the selection flipped back to 2.
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3), "a joiner on lib 1");
+    // A node of another consumer, known on lib 1 already, joins too.
+    k.ok(Command::CreateConsumer {
+        name: "d".into(),
+        nodes: vec!["d-0".into()],
+    });
+    k.report_node("d-0", "lib", Some(1), &[(1, vp(true, true, None))]);
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec!["d-0".into()],
+        remove: vec![],
+    });
+    k.report_node("d-0", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(3),
+        "a known node joined"
+    );
+}
+
+#[test]
+fn a_dependency_that_never_held_is_not_made_to_hold_by_a_node_that_came_back() {
+    // `c-2` comes back on lib 1 before the others move: it counts, the dependency never held.
+    let mut k = Kit::new(3);
+    other(&mut k);
+    for n in ["c-0", "c-1", "c-2"] {
+        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+    }
+    k.subscribe("c", "lib", Mode::Weak, None);
+    k.publish(vec![Dependency {
+        resource: "lib".into(),
+        version: 2,
+    }]);
+    k.ok(Command::MarkInactive {
+        nodes: vec!["c-2".into()],
+    });
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    for n in ["c-0", "c-1"] {
+        k.node_installed(n, "lib", 1, 2);
+    }
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(2),
+        "c-2 still runs lib 1"
+    );
+}
+
+#[test]
+fn a_retraction_revokes_a_dependency_a_stale_node_did_not() {
+    let mut k = dependency_that_holds_while_c2_is_stale();
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3));
+    k.ok(Command::RetractVersion {
+        resource: "lib".into(),
+        version: 2,
+        message: None,
+        by: Actor::User,
+    });
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "lib 2 retracted");
+}
+
+#[test]
+fn an_edit_of_the_holders_subscription_revokes_a_dependency_a_stale_node_did_not() {
+    let mut k = dependency_that_holds_while_c2_is_stale();
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3));
+    // An edit starts over from what the nodes run now: c-2 runs lib 1.
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "lib".into(),
+        mode: None,
+        pin: Default::default(),
+        policy: Default::default(),
+    });
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(2),
+        "subscription edited"
+    );
+    // It catches up: the dependency holds again.
+    k.node_installed("c-2", "lib", 1, 2);
+    assert_eq!(k.s.selected_version("c", "r"), Some(3), "caught up");
+}
+
+#[test]
+fn an_edit_of_the_holders_subscription_keeps_a_dependency_its_nodes_still_meet() {
+    let mut k = dependency_that_holds_while_c2_is_stale();
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "lib".into(),
+        mode: None,
+        pin: Default::default(),
+        policy: Default::default(),
+    });
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(3),
+        "every active node runs lib 2"
+    );
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(3),
+        "held since the edit"
+    );
+}
+
+#[test]
+fn a_rollback_of_the_holders_deployment_revokes_a_dependency_at_once() {
+    // `lib` 2 reaches c-0 and c-1 by a deployment by hand; c-2 never ran lib, so it is still in flight.
+    let mut k = Kit::new(3);
+    other(&mut k);
+    for n in ["c-0", "c-1"] {
+        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+    }
+    k.subscribe("c", "lib", Mode::Weak, None);
+    let v3 = k.publish(vec![Dependency {
+        resource: "lib".into(),
+        version: 2,
+    }]);
+    let id = k.start(spec(
+        "c",
+        "lib",
+        2,
+        Strategy::AllAtOnce { fail_fast: false },
+    ));
+    for n in ["c-0", "c-1"] {
+        k.node_installed(n, "lib", 1, 2);
+    }
+    assert!(k.status(id).is_active(), "c-2 has not finished");
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(v3),
+        "lib 2 runs on c-0 and c-1"
+    );
+    // A person rolls it back: the dependency stops holding before any node moved back.
+    k.op(rollback, id).expect("rollback");
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "rolling back");
+    // A node's report while it rolls back brings nothing back.
+    k.report_node(
+        "c-0",
+        "lib",
+        Some(2),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    assert_eq!(
+        k.s.selected_version("c", "r"),
+        Some(2),
+        "still rolling back"
+    );
+    for n in ["c-0", "c-1"] {
+        k.report_node(
+            n,
+            "lib",
+            Some(1),
+            &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+        );
+    }
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "moved back");
+}
+
+#[test]
+fn a_node_moving_back_revokes_a_dependency_a_stale_node_did_not() {
+    let mut k = dependency_that_holds_while_c2_is_stale();
+    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    // c-0 goes back to lib 1 (a deployment of it by hand, a rollback on the node): it runs an older one again.
+    k.report_node(
+        "c-0",
+        "lib",
+        Some(1),
+        &[(1, vp(true, true, None)), (2, vp(true, true, None))],
+    );
+    assert_eq!(k.s.selected_version("c", "r"), Some(2), "c-0 moved back");
+}

@@ -64,6 +64,21 @@ pub(crate) struct Ending<'a> {
 }
 
 impl Ending<'_> {
+    /// Forgets what the nodes of deployment `id`'s consumer reached of its resource (`reached.rs`): it
+    /// rolls back, or rolled back.
+    fn revoke_reached(&mut self, id: DeploymentId) {
+        let Some(d) = self.deployments.get(&id) else {
+            return;
+        };
+        let sub = self
+            .consumers
+            .get_mut(&d.consumer)
+            .and_then(|c| c.subscriptions.get_mut(&d.resource));
+        if let Some(sub) = sub.filter(|s| s.reached.is_some()) {
+            sub.reached = None;
+        }
+    }
+
     /// Notes deployment `id` as changed; when it became terminal, unregisters it, holds back its version if
     /// it rolled back, and queues its follow-ups (`cx.ended`, the outcome).
     pub(crate) fn touch(&mut self, id: DeploymentId, cx: &mut Cx) {
@@ -71,9 +86,20 @@ impl Ending<'_> {
             return;
         };
         cx.touched.insert(id);
-        if d.status.is_active() || !self.active.remove(&id) {
+        let status = d.status;
+        if status.is_active() && !status.is_forward() {
+            // It rolls back: a dependency on its resource that its nodes reached is revoked (reached.rs).
+            self.revoke_reached(id);
+        }
+        if status.is_active() || !self.active.remove(&id) {
             return;
         }
+        if status == Status::RolledBack {
+            self.revoke_reached(id);
+        }
+        let Some(d) = self.deployments.get(&id) else {
+            return;
+        };
         self.nodes
             .leave_deployment(id, d.nodes.iter().map(|n| n.id.as_str()));
         if let Some(c) = self.consumers.get_mut(&d.consumer) {

@@ -69,6 +69,7 @@ impl Starts<'_> {
             consumers: self.consumers,
             nodes: self.nodes,
             groups: self.groups,
+            deployments: self.deployments,
         }
     }
 

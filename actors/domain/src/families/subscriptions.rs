@@ -15,6 +15,7 @@ use crate::entities::model::{
 use crate::entities::nodes::NodeTable;
 use crate::entities::policy::{Change, Policy, PolicyPatch};
 use crate::errors::{DomainError, Entity};
+use crate::families::reached::Reached;
 use crate::families::removal::unmark_removal;
 use crate::values::ids::{Actor, DeploymentId, Timestamp};
 use crate::values::status::Status;
@@ -58,7 +59,7 @@ impl Subscriptions<'_> {
             last_selected: old.last_selected.filter(|_| old.mode == mode),
             version: old.version,
             kept: None,
-            emptied_at: None,
+            reached: None,
             brake_record: Default::default(),
         };
         let nodes = c.nodes.clone();
@@ -66,7 +67,8 @@ impl Subscriptions<'_> {
             unmark_removal(self.nodes, n, &resource);
         }
         let c = self.consumers.get_mut(&consumer).expect("checked");
-        c.subscriptions.insert(resource, sub);
+        c.subscriptions.insert(resource.clone(), sub);
+        self.start_over(&consumer, &resource);
         Ok(())
     }
 
@@ -98,13 +100,26 @@ impl Subscriptions<'_> {
         new.policy.patch(patch);
         // An edit of the subscription is a new decision: what a deployment by hand left stops counting.
         new.kept = None;
-        new.emptied_at = None;
+        new.reached = None;
         new.brake_record = Default::default();
         self.check_subscription(&consumer, &resource, new.pin, &new.policy)?;
         self.check_new_pin(&resource, old.pin, new.pin)?;
         let c = self.consumers.get_mut(&consumer).expect("checked");
-        c.subscriptions.insert(resource, new);
+        c.subscriptions.insert(resource.clone(), new);
+        self.start_over(&consumer, &resource);
         Ok(())
+    }
+
+    /// A new or edited subscription is a new decision: what its nodes reached starts over from what they
+    /// run now (`reached.rs`), so a dependency on it holds again only as they stand.
+    fn start_over(&mut self, consumer: &str, resource: &str) {
+        Reached {
+            consumers: self.consumers,
+            nodes: self.nodes,
+            resources: self.resources,
+            deployments: self.deployments,
+        }
+        .revoke(consumer, resource);
     }
 
     fn check_subscription(

@@ -205,6 +205,7 @@ impl ClusterState {
             consumers: &self.consumers,
             nodes: &self.nodes,
             groups: &self.groups,
+            deployments: &self.deployments,
         }
     }
 
@@ -236,6 +237,7 @@ impl ClusterState {
             nodes: &mut self.nodes,
             deployments: &mut self.deployments,
             active: &mut self.active,
+            resources: &self.resources,
         }
     }
 

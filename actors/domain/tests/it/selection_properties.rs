@@ -1,6 +1,7 @@
 //! Property tests of which version a node should run (issue 22): holds on nodes in two consumers,
-//! dependencies with blank joiners and re-imaged nodes, canaries on pinned subscriptions (weak and strong),
-//! and follow-ups that never chain. Nodes follow their targets, as agents do.
+//! dependencies with blank joiners, re-imaged nodes and stale nodes coming back (issue 36), canaries on
+//! pinned subscriptions (weak and strong), and follow-ups that never chain. Nodes follow their targets, as
+//! agents do.
 
 use convoy_domain::testing::*;
 use convoy_domain::Strategy;
@@ -209,6 +210,65 @@ fn dependency() -> Kit {
     k
 }
 
+/// What nodes of the holder do to a dependency that holds (issue 36 §6): go stale, come back on what they
+/// ran, follow their targets, join on an older version.
+#[derive(Clone, Debug)]
+enum Back {
+    /// Node i stops reporting: the leader marks it inactive.
+    Stale(usize),
+    /// Node i reports again what the server last heard it run (back from stale, or just reporting).
+    Return(usize),
+    /// Node i does what its target says for `lib`.
+    Follow(usize),
+    /// A node joins `c` running `lib` 1.
+    Join,
+}
+
+fn back() -> impl PStrategy<Value = Back> {
+    prop_oneof![
+        2 => (0..NODES).prop_map(Back::Stale),
+        3 => (0..NODES).prop_map(Back::Return),
+        3 => (0..NODES).prop_map(Back::Follow),
+        1 => Just(Back::Join),
+    ]
+}
+
+fn runs(version: u64) -> ResourceReport {
+    ResourceReport {
+        interested: None,
+        current: Some(version),
+        versions: BTreeMap::from([(version, vp(true, true, None))]),
+        removed: false,
+        log: None,
+    }
+}
+
+/// Consumer `c`: `lib` 1 on `c-3` and `c-4`, which went stale, and 2 on the others (weakly); `r` 3 needs
+/// `lib` 2, which holds.
+fn dependency_with_stale_nodes() -> Kit {
+    let mut k = Kit::empty();
+    k.fleet("c", "r", NODES);
+    k.ok(Command::CreateResource { name: "lib".into() });
+    k.publish_to("lib");
+    k.publish_to("lib");
+    for i in 0..NODES {
+        report(
+            &mut k,
+            &format!("c-{i}"),
+            "lib",
+            runs(if i < 3 { 2 } else { 1 }),
+        );
+    }
+    k.subscribe("c", "lib", Mode::Weak, None);
+    k.subscribe("c", "r", Mode::Weak, None);
+    k.ok(Command::MarkInactive {
+        nodes: vec!["c-3".into(), "c-4".into()],
+    });
+    k.publish_to("r");
+    k.publish_deps("r", vec![("lib", 2)]);
+    k
+}
+
 /// `c` strong, pinned at 1 (every node runs it), then a canary of 2 by hand on `canary`, rolled forward.
 fn canary_on_pinned_strong(canary: (usize, usize)) -> Kit {
     let mut k = Kit::new(NODES);
@@ -283,6 +343,35 @@ proptest! {
                 }
                 Op::Follow(i) | Op::Fail(i) => follow(&mut k, &format!("c-{i}"), "lib", false),
                 _ => continue,
+            }
+            prop_assert_eq!(k.s.selected_version("c", "r"), Some(3), "after {:?}", op);
+        }
+    }
+
+    /// A dependency that holds is never revoked by a node that comes back from stale, or joins, on an older
+    /// version: the selection never flips back (issue 36 §6, seed 003).
+    #[test]
+    fn a_dependency_that_holds_never_flaps_as_nodes_go_stale_and_come_back(ops in prop::collection::vec(back(), 1..40)) {
+        let mut k = dependency_with_stale_nodes();
+        prop_assert_eq!(k.s.selected_version("c", "r"), Some(3));
+        let mut joined = 0;
+        for op in &ops {
+            match op {
+                Back::Stale(i) => {
+                    k.ok(Command::MarkInactive { nodes: vec![format!("c-{i}")] });
+                }
+                Back::Return(i) => {
+                    let node = format!("c-{i}");
+                    let was = k.s.node(&node).and_then(|n| n.resources.get("lib").and_then(|x| x.current));
+                    report(&mut k, &node, "lib", was.map_or_else(removed, runs));
+                }
+                Back::Follow(i) => follow(&mut k, &format!("c-{i}"), "lib", false),
+                Back::Join => {
+                    let id = format!("c-new-{joined}");
+                    joined += 1;
+                    k.ok(Command::UpdateConsumerNodes { name: "c".into(), add: vec![id.clone()], remove: vec![] });
+                    report(&mut k, &id, "lib", runs(1));
+                }
             }
             prop_assert_eq!(k.s.selected_version("c", "r"), Some(3), "after {:?}", op);
         }

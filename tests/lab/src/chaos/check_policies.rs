@@ -3,10 +3,17 @@
 //! it does not run, while its consumer has a budget or a fleet-wide limit is set, only when it holds a slot for
 //! that version: what a node is told (`views/targets.rs`) and the slots the apply granted
 //! (`state/weak_pass.rs`) never disagree. (How many slots a budget's nodes hold is not checked from one
-//! state: a budget set while a deployment or a limit had more nodes out is legitimately over-full.)
+//! state: a budget set while a deployment or a limit had more nodes out is legitimately over-full.) A rollback
+//! revokes a dependency at once (issue 36 §6): no selection needs a version of a resource whose deployment on
+//! its holder rolls back. (That a stale node coming back never revokes one is a rule over time, of two states
+//! and the commands between them, which no checker of one state can see: the domain's and the e2e tests
+//! check it.)
 
 use convoy_actors::domain::analysis::run::Verdict;
-use convoy_actors::domain::{weak_jitter_offset, ClusterState, ConsumerView, Mode};
+use convoy_actors::domain::{
+    weak_jitter_offset, ClusterState, ConsumerView, DeploymentId, GroupView, Mode, ResourceView,
+    Status,
+};
 
 use super::check::Violation;
 
@@ -150,3 +157,78 @@ pub fn pins_select_their_version(state: &ClusterState) -> Vec<Violation> {
     }
     out
 }
+
+/// No selection needs a version of a resource whose deployment on the consumer that holds it rolls back
+/// (unless that consumer converged on the version): a rollback revokes a dependency at once (DEPLOYMENTS.md §3).
+pub fn rollbacks_revoke_dependencies(state: &ClusterState) -> Vec<Violation> {
+    let status = |id: DeploymentId| state.deployment(id).map(|d| d.status);
+    dependencies_through_rollbacks(
+        &state.consumers(),
+        &state.resources(),
+        &state.groups(),
+        status,
+    )
+}
+
+/// [`rollbacks_revoke_dependencies`] over the views it reads; `status` answers a deployment's status.
+pub fn dependencies_through_rollbacks(
+    consumers: &[ConsumerView],
+    resources: &[ResourceView],
+    groups: &[GroupView],
+    status: impl Fn(DeploymentId) -> Option<Status>,
+) -> Vec<Violation> {
+    let holder = |consumer: &str, resource: &str, dep: &str| -> String {
+        groups
+            .iter()
+            .filter(|g| {
+                g.members
+                    .iter()
+                    .any(|m| m.consumer == consumer && m.resource == resource)
+            })
+            .find_map(|g| g.members.iter().find(|m| m.resource == dep))
+            .map_or_else(|| consumer.to_string(), |m| m.consumer.clone())
+    };
+    let mut out = Vec::new();
+    for c in consumers {
+        for (r, sub) in &c.subscriptions {
+            let Some(selected) = sub.selected.filter(|v| sub.pin != Some(*v)) else {
+                continue;
+            };
+            let Some(version) = resources
+                .iter()
+                .find(|x| x.name == *r)
+                .and_then(|x| x.versions.iter().find(|v| v.version == selected))
+            else {
+                continue;
+            };
+            for dep in &version.depends_on {
+                let h = holder(&c.name, r, &dep.resource);
+                let Some(hs) = consumers
+                    .iter()
+                    .find(|x| x.name == h)
+                    .and_then(|x| x.subscriptions.get(&dep.resource))
+                else {
+                    continue;
+                };
+                let Some(id) = hs.deployment else {
+                    continue;
+                };
+                let back = status(id).is_some_and(|s| s.is_active() && !s.is_forward());
+                if back && hs.version.is_none_or(|v| v < dep.version) {
+                    out.push(Violation {
+                        rule: "dependency-through-a-rollback",
+                        detail: format!(
+                            "{}: {r} selects {selected}, which needs {} {} on {h}, while {id} rolls it back there",
+                            c.name, dep.resource, dep.version
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "check_policies_test.rs"]
+mod tests;
