@@ -124,7 +124,8 @@ const OPEN_FINDINGS: [(u64, f64); 1] = [(1406, 10.0)];
 /// leader), with their simulated minutes: 7200050 and 2027621, 2032322, 2042541, 2043407 (the first
 /// overnight run), CI seeds 1094, 1919 and 1943 (2026-12-02). Fixed on convoy's side by
 /// `convoy_raft::network::overtaken` (docs/RELIABILITY.md, "the log-IO assertion"). The course of most
-/// changed since they were found; 1919, 1943 and 2032322 still meet it without the guard.
+/// changed since they were found; 1943 and 2032322 still meet it without the guard (1919 did until the
+/// dependency rule of issue 36 changed its course).
 const LOG_IO_SEEDS: [(u64, f64); 8] = [
     (7200050, 1.0),
     (2027621, 1.0),
@@ -137,8 +138,9 @@ const LOG_IO_SEEDS: [(u64, f64); 8] = [
 ];
 
 /// With the guard, every seed of [`LOG_IO_SEEDS`] passes; without it (the mutation
-/// `no-overtaken-guard`), 1919, 1943 and 2032322 meet openraft's assertion, so the guard is what fixes
-/// them.
+/// `no-overtaken-guard`), 1943 and 2032322 meet openraft's assertion, so the guard is what fixes them.
+/// A change to the domain changes the seeds' course: when one stops meeting the assertion without the guard,
+/// find one that does (`convoy-lab simulate --seeds N --first-seed F --mutate no-overtaken-guard`).
 #[test]
 fn the_log_io_seeds_pass_with_the_overtaken_guard_and_fail_without_it() {
     for (seed, minutes) in LOG_IO_SEEDS {
@@ -146,7 +148,7 @@ fn the_log_io_seeds_pass_with_the_overtaken_guard_and_fail_without_it() {
     }
     let reproducing = LOG_IO_SEEDS
         .into_iter()
-        .filter(|(seed, _)| [1919, 1943, 2032322].contains(seed));
+        .filter(|(seed, _)| [1943, 2032322].contains(seed));
     for (seed, minutes) in reproducing {
         let report = run(&SimOptions {
             no_overtaken_guard: true,
@@ -157,7 +159,7 @@ fn the_log_io_seeds_pass_with_the_overtaken_guard_and_fail_without_it() {
                 .violations
                 .iter()
                 .any(|v| v.detail.contains("expect submitted")),
-            "seed {seed} without the guard: {:?}",
+            "seed {seed} without the guard no longer meets the assertion (its course changed: find another, see the doc): {:?}",
             report.violations.iter().take(3).collect::<Vec<_>>()
         );
     }
