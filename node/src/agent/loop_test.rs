@@ -63,7 +63,9 @@ impl FakeApi {
                     parts.next().unwrap_or("").to_string(),
                     parts.next().unwrap_or("").to_string(),
                 );
-                let (status, answer) = handler(&method, &path, &body);
+                // Routed on the path alone, as the server's router does (the agent asks shows for a page).
+                let route = path.split('?').next().unwrap_or("");
+                let (status, answer) = handler(&method, route, &body);
                 log.lock().unwrap().push((method, path, body));
                 let answer = answer.to_string();
                 // A 429 says when to come back, as the server's report budget does.
