@@ -16,6 +16,31 @@ fn other(k: &mut Kit) {
     }
 }
 
+/// Node `node` reports it runs `lib` 1, installed and healthy.
+fn on_lib_1(k: &mut Kit, node: &str) {
+    k.report_node(node, "lib", Some(1), &[(1, vp(true, true, None))]);
+}
+
+/// An edit of consumer `c`'s subscription to `lib` that changes nothing but starts the selection over.
+fn edit_lib_subscription(k: &mut Kit) {
+    k.ok(Command::PatchSubscription {
+        consumer: "c".into(),
+        resource: "lib".into(),
+        mode: None,
+        pin: Default::default(),
+        policy: Default::default(),
+    });
+}
+
+/// Node `node` joins consumer `c`.
+fn join_c(k: &mut Kit, node: &str) {
+    k.ok(Command::UpdateConsumerNodes {
+        name: "c".into(),
+        add: vec![node.into()],
+        remove: vec![],
+    });
+}
+
 #[test]
 fn newest_pin_and_dependency_invariant_in_priority_order() {
     let mut k = Kit::new(1);
@@ -112,11 +137,7 @@ fn dependency_that_holds() -> Kit {
 fn a_blank_joiner_or_a_re_imaged_node_never_revokes_a_dependency_that_holds() {
     let mut k = dependency_that_holds();
     // Issue 22 item 6: a blank node joining the holder flipped the selection back to version 2.
-    k.ok(Command::UpdateConsumerNodes {
-        name: "c".into(),
-        add: vec!["c-2".into()],
-        remove: vec![],
-    });
+    join_c(&mut k, "c-2");
     k.report_node("c-2", "r", Some(1), &[(1, vp(true, true, None))]);
     assert_eq!(k.s.selected_version("c", "r"), Some(3), "a joiner");
     let emptied = ResourceReport {
@@ -156,13 +177,7 @@ fn a_holder_re_imaged_whole_keeps_its_dependency_until_its_subscription_changes(
         assert_eq!(k.s.selected_version("c", "r"), Some(3), "{n} re-imaged");
     }
     // An edit of the holder's subscription is a new decision: what its nodes ran stops counting.
-    k.ok(Command::PatchSubscription {
-        consumer: "c".into(),
-        resource: "lib".into(),
-        mode: None,
-        pin: Default::default(),
-        policy: Default::default(),
-    });
+    edit_lib_subscription(&mut k);
     assert_eq!(
         k.s.selected_version("c", "r"),
         Some(2),
@@ -186,7 +201,7 @@ fn a_dependency_stops_holding_when_the_holders_version_is_retracted_or_rolled_ba
     });
     assert_eq!(k.s.selected_version("c", "r"), Some(3));
     // Rolled back: a node runs version 1 again.
-    k.report_node("c-1", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-1");
     assert_eq!(k.s.selected_version("c", "r"), Some(2), "rolled back");
 }
 
@@ -196,7 +211,7 @@ fn dependency_that_holds_while_c2_is_stale() -> Kit {
     let mut k = Kit::new(3);
     other(&mut k);
     for n in ["c-0", "c-1", "c-2"] {
-        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+        on_lib_1(&mut k, n);
     }
     k.subscribe("c", "lib", Mode::Weak, None);
     let v3 = k.publish(vec![Dependency {
@@ -226,7 +241,7 @@ fn dependency_that_holds_while_c2_is_stale() -> Kit {
 fn a_stale_node_coming_back_on_an_older_version_never_revokes_a_dependency_that_holds() {
     let mut k = dependency_that_holds_while_c2_is_stale();
     // It comes back active, still on lib 1: today the selection flipped back to 2 for every node.
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     assert!(k.s.node("c-2").is_some_and(|n| n.active));
     assert_eq!(
         k.s.selected_version("c", "r"),
@@ -243,26 +258,18 @@ fn a_stale_node_coming_back_on_an_older_version_never_revokes_a_dependency_that_
 #[test]
 fn a_node_joining_on_an_older_version_never_revokes_a_dependency_that_holds() {
     let mut k = dependency_that_holds();
-    k.ok(Command::UpdateConsumerNodes {
-        name: "c".into(),
-        add: vec!["c-2".into()],
-        remove: vec![],
-    });
+    join_c(&mut k, "c-2");
     // It joins running lib 1: today the selection flipped back to 2.
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     assert_eq!(k.s.selected_version("c", "r"), Some(3), "a joiner on lib 1");
     // A node of another consumer, known on lib 1 already, joins too.
     k.ok(Command::CreateConsumer {
         name: "d".into(),
         nodes: vec!["d-0".into()],
     });
-    k.report_node("d-0", "lib", Some(1), &[(1, vp(true, true, None))]);
-    k.ok(Command::UpdateConsumerNodes {
-        name: "c".into(),
-        add: vec!["d-0".into()],
-        remove: vec![],
-    });
-    k.report_node("d-0", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "d-0");
+    join_c(&mut k, "d-0");
+    on_lib_1(&mut k, "d-0");
     assert_eq!(
         k.s.selected_version("c", "r"),
         Some(3),
@@ -276,7 +283,7 @@ fn a_dependency_that_never_held_is_not_made_to_hold_by_a_node_that_came_back() {
     let mut k = Kit::new(3);
     other(&mut k);
     for n in ["c-0", "c-1", "c-2"] {
-        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+        on_lib_1(&mut k, n);
     }
     k.subscribe("c", "lib", Mode::Weak, None);
     k.publish(vec![Dependency {
@@ -286,7 +293,7 @@ fn a_dependency_that_never_held_is_not_made_to_hold_by_a_node_that_came_back() {
     k.ok(Command::MarkInactive {
         nodes: vec!["c-2".into()],
     });
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     for n in ["c-0", "c-1"] {
         k.node_installed(n, "lib", 1, 2);
     }
@@ -300,7 +307,7 @@ fn a_dependency_that_never_held_is_not_made_to_hold_by_a_node_that_came_back() {
 #[test]
 fn a_retraction_revokes_a_dependency_a_stale_node_did_not() {
     let mut k = dependency_that_holds_while_c2_is_stale();
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     assert_eq!(k.s.selected_version("c", "r"), Some(3));
     k.ok(Command::RetractVersion {
         resource: "lib".into(),
@@ -314,16 +321,10 @@ fn a_retraction_revokes_a_dependency_a_stale_node_did_not() {
 #[test]
 fn an_edit_of_the_holders_subscription_revokes_a_dependency_a_stale_node_did_not() {
     let mut k = dependency_that_holds_while_c2_is_stale();
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     assert_eq!(k.s.selected_version("c", "r"), Some(3));
     // An edit starts over from what the nodes run now: c-2 runs lib 1.
-    k.ok(Command::PatchSubscription {
-        consumer: "c".into(),
-        resource: "lib".into(),
-        mode: None,
-        pin: Default::default(),
-        policy: Default::default(),
-    });
+    edit_lib_subscription(&mut k);
     assert_eq!(
         k.s.selected_version("c", "r"),
         Some(2),
@@ -337,19 +338,13 @@ fn an_edit_of_the_holders_subscription_revokes_a_dependency_a_stale_node_did_not
 #[test]
 fn an_edit_of_the_holders_subscription_keeps_a_dependency_its_nodes_still_meet() {
     let mut k = dependency_that_holds_while_c2_is_stale();
-    k.ok(Command::PatchSubscription {
-        consumer: "c".into(),
-        resource: "lib".into(),
-        mode: None,
-        pin: Default::default(),
-        policy: Default::default(),
-    });
+    edit_lib_subscription(&mut k);
     assert_eq!(
         k.s.selected_version("c", "r"),
         Some(3),
         "every active node runs lib 2"
     );
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     assert_eq!(
         k.s.selected_version("c", "r"),
         Some(3),
@@ -363,7 +358,7 @@ fn a_rollback_of_the_holders_deployment_revokes_a_dependency_at_once() {
     let mut k = Kit::new(3);
     other(&mut k);
     for n in ["c-0", "c-1"] {
-        k.report_node(n, "lib", Some(1), &[(1, vp(true, true, None))]);
+        on_lib_1(&mut k, n);
     }
     k.subscribe("c", "lib", Mode::Weak, None);
     let v3 = k.publish(vec![Dependency {
@@ -414,7 +409,7 @@ fn a_rollback_of_the_holders_deployment_revokes_a_dependency_at_once() {
 #[test]
 fn a_node_moving_back_revokes_a_dependency_a_stale_node_did_not() {
     let mut k = dependency_that_holds_while_c2_is_stale();
-    k.report_node("c-2", "lib", Some(1), &[(1, vp(true, true, None))]);
+    on_lib_1(&mut k, "c-2");
     // c-0 goes back to lib 1 (a deployment of it by hand, a rollback on the node): it runs an older one again.
     k.report_node(
         "c-0",
