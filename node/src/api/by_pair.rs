@@ -3,15 +3,15 @@
 //! pair's active deployment and hands it to the id routes' handler (`deployments::steer`, `pulse_id`).
 
 use actix_web::{web, HttpResponse};
-use convoy_actors::domain::Permission::{Operate, Pulse};
-use convoy_actors::domain::{check_name, DeploymentId, DeploymentView};
+use convoy_actors::domain::Permission::Pulse;
+use convoy_actors::domain::{check_name, DeploymentId};
 
 use super::auth::Caller;
-use super::deployments::{pulse_id, steer, stop, ActionBody};
+use super::deployments::{pulse_id, steer, stop};
 use super::error::ApiError;
 use super::openapi::answers::PulseReply;
 use super::route::Route;
-use super::verbs::{Abort, Pause, Resume, Rollback, Verb};
+use super::verbs::{self, Abort, Pause, Resume, Rollback, Verb};
 use crate::replica::Replica;
 
 /// This module's routes.
@@ -29,22 +29,23 @@ pub fn routes() -> Vec<Route> {
             "OK to keep pulsing, STOP to stop (also when none is active).",
         )
         .errors(&[400, 409]),
-        verb::<Pause>("/v1/consumers/{consumer}/resources/{resource}/pause"),
-        verb::<Resume>("/v1/consumers/{consumer}/resources/{resource}/resume"),
-        verb::<Abort>("/v1/consumers/{consumer}/resources/{resource}/abort"),
-        verb::<Rollback>("/v1/consumers/{consumer}/resources/{resource}/rollback"),
+        verbs::route::<Pause, _, _>(
+            "/v1/consumers/{consumer}/resources/{resource}/pause",
+            act::<Pause>,
+        ),
+        verbs::route::<Resume, _, _>(
+            "/v1/consumers/{consumer}/resources/{resource}/resume",
+            act::<Resume>,
+        ),
+        verbs::route::<Abort, _, _>(
+            "/v1/consumers/{consumer}/resources/{resource}/abort",
+            act::<Abort>,
+        ),
+        verbs::route::<Rollback, _, _>(
+            "/v1/consumers/{consumer}/resources/{resource}/rollback",
+            act::<Rollback>,
+        ),
     ]
-}
-
-/// The route of steering verb `V` on the active deployment of the pair, at `pattern` (ending in `V::NAME`).
-fn verb<V: Verb + 'static>(pattern: &'static str) -> Route {
-    debug_assert!(pattern.ends_with(V::NAME));
-    Route::post(pattern, Operate, "steer deployments")
-        .summary(V::SUMMARY)
-        .to(act::<V>)
-        .body::<ActionBody>()
-        .json::<DeploymentView>(200, "The deployment.")
-        .errors(&[400, 404, 409])
 }
 
 /// The active deployment of `resource` on `consumer`, read after a read barrier through the leader (a

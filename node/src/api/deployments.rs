@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::openapi::answers::{DeploymentStarted, PulseReply};
 use super::read::found;
 use super::route::Route;
-use super::verbs::{Abort, Pause, Resume, Rollback, Verb};
+use super::verbs::{self, action_body, Abort, ActionBody, Pause, Resume, Rollback, Verb};
 use crate::replica::Replica;
 
 /// This module's routes.
@@ -58,22 +58,11 @@ pub fn routes() -> Vec<Route> {
             .body::<ActionBody>()
             .json::<DeploymentView>(200, "The deployment.")
             .errors(&[400, 404, 409]),
-        verb::<Pause>("/v1/deployments/{id}/pause"),
-        verb::<Resume>("/v1/deployments/{id}/resume"),
-        verb::<Abort>("/v1/deployments/{id}/abort"),
-        verb::<Rollback>("/v1/deployments/{id}/rollback"),
+        verbs::route::<Pause, _, _>("/v1/deployments/{id}/pause", act::<Pause>),
+        verbs::route::<Resume, _, _>("/v1/deployments/{id}/resume", act::<Resume>),
+        verbs::route::<Abort, _, _>("/v1/deployments/{id}/abort", act::<Abort>),
+        verbs::route::<Rollback, _, _>("/v1/deployments/{id}/rollback", act::<Rollback>),
     ]
-}
-
-/// The route of steering verb `V` at `pattern` (which ends in `V::NAME`).
-fn verb<V: Verb + 'static>(pattern: &'static str) -> Route {
-    debug_assert!(pattern.ends_with(V::NAME));
-    Route::post(pattern, Operate, "steer deployments")
-        .summary(V::SUMMARY)
-        .to(act::<V>)
-        .body::<ActionBody>()
-        .json::<DeploymentView>(200, "The deployment.")
-        .errors(&[400, 404, 409])
 }
 
 /// `POST /v1/deployments` body, as in API.md.
@@ -324,26 +313,6 @@ async fn show(
     body["page"] =
         serde_json::to_value(info).map_err(|e| ApiError::Internal(format!("page info: {e}")))?;
     Ok(HttpResponse::Ok().json(body))
-}
-
-/// Optional body of pause/resume/confirm/abort/rollback.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ActionBody {
-    #[serde(default)]
-    message: Option<String>,
-    /// Pause only: also take back install permission from the nodes admitted but not yet installing.
-    #[serde(default)]
-    hard: bool,
-}
-
-/// The optional body of pause/resume/confirm/abort/rollback: none at all, or `{"message"?, "hard"?}`
-/// exactly — a malformed body is refused rather than read as "no body" (the action would run regardless).
-fn action_body(body: &[u8]) -> Result<ActionBody, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(ActionBody::default());
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("action body: {e}")))
 }
 
 async fn act<V: Verb>(

@@ -3,6 +3,14 @@
 //! one operation, so `Allow` and the OpenAPI document list only what a path serves (a catch-all
 //! `{action}` route made every `POST .../summary` or `.../watch` look served).
 
+use actix_web::{FromRequest, Handler, Responder};
+use convoy_actors::domain::DeploymentView;
+use convoy_actors::domain::Permission::Operate;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::route::Route;
+
 /// A steering verb: its path segment (what `deployments::steer` is told) and its summary.
 pub(crate) trait Verb {
     /// The path segment and the action `steer` runs.
@@ -35,4 +43,41 @@ impl Verb for Abort {
 impl Verb for Rollback {
     const NAME: &'static str = "rollback";
     const SUMMARY: &'static str = "Roll back (in reverse install order)";
+}
+
+/// The route of steering verb `V` at `pattern` (which ends in `V::NAME`), served by `handler`: the same
+/// role, body, answer and errors whether the deployment is named by its id or by its job key.
+pub(crate) fn route<V: Verb, F, Args>(pattern: &'static str, handler: F) -> Route
+where
+    F: Handler<Args> + Send + Sync,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    debug_assert!(pattern.ends_with(V::NAME));
+    Route::post(pattern, Operate, "steer deployments")
+        .summary(V::SUMMARY)
+        .to(handler)
+        .body::<ActionBody>()
+        .json::<DeploymentView>(200, "The deployment.")
+        .errors(&[400, 404, 409])
+}
+
+/// Optional body of pause/resume/confirm/abort/rollback.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ActionBody {
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+    /// Pause only: also take back install permission from the nodes admitted but not yet installing.
+    #[serde(default)]
+    pub(crate) hard: bool,
+}
+
+/// The optional body of pause/resume/confirm/abort/rollback: none at all, or `{"message"?, "hard"?}`
+/// exactly — a malformed body is refused rather than read as "no body" (the action would run regardless).
+pub(crate) fn action_body(body: &[u8]) -> Result<ActionBody, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(ActionBody::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("action body: {e}")))
 }
