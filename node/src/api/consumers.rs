@@ -4,15 +4,15 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use convoy_actors::domain::Permission::{Operate, Read};
 use convoy_actors::domain::{
-    Brake, Change, Command, Completion, ConsumerShow, ConsumerView, FailedNodes, HoldView, Mode,
-    Pacing, Policy, PolicyPatch, Strategy, SubscriptionEntry,
+    Brake, Change, ClusterState, Command, Completion, ConsumerShow, ConsumerView, FailedNodes,
+    HoldView, Mode, Pacing, Page, Policy, PolicyPatch, Strategy, SubscriptionEntry,
 };
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::auth::Caller;
 use super::durations::Durations;
 use super::error::ApiError;
-use super::page::{answer, ListQuery, ShowQuery};
+use super::page::{answer, ListQuery, ShowQuery, Window};
 use super::read::found;
 use super::route::Route;
 use crate::replica::Replica;
@@ -169,15 +169,15 @@ async fn subscriptions(
     name: web::Path<String>,
     q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let w = q.window()?;
-    let name = name.into_inner();
-    let key = name.clone();
-    let page = replica
-        .read_snapshot(q.consistent, move |s| {
-            s.subscriptions_page(&key, w.offset, w.limit)
-        })
-        .await?;
-    answer(&req, "subscriptions", found(page, "consumer", &name)?, w)
+    inner_page(
+        &replica,
+        &req,
+        name.into_inner(),
+        &q,
+        "subscriptions",
+        |s, c, w| s.subscriptions_page(c, w.offset, w.limit),
+    )
+    .await
 }
 
 /// A page of the consumer's held-back versions (the show lists the first 100), from a copy of the state.
@@ -187,13 +187,32 @@ async fn holds(
     name: web::Path<String>,
     q: web::Query<ListQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    inner_page(&replica, &req, name.into_inner(), &q, "holds", |s, c, w| {
+        s.holds_page(c, w.offset, w.limit)
+    })
+    .await
+}
+
+/// A page of one of consumer `name`'s inner lists, answered under `key` as the list routes answer: `page`
+/// reads it from a copy of the state, `None` (a 404 naming the consumer) when there is no such consumer.
+async fn inner_page<T, F>(
+    replica: &Replica,
+    req: &HttpRequest,
+    name: String,
+    q: &ListQuery,
+    key: &str,
+    page: F,
+) -> Result<HttpResponse, ApiError>
+where
+    T: Serialize + Send + 'static,
+    F: FnOnce(&ClusterState, &str, Window) -> Option<Page<T>> + Send + 'static,
+{
     let w = q.window()?;
-    let name = name.into_inner();
-    let key = name.clone();
-    let page = replica
-        .read_snapshot(q.consistent, move |s| s.holds_page(&key, w.offset, w.limit))
+    let consumer = name.clone();
+    let found_page = replica
+        .read_snapshot(q.consistent, move |s| page(s, &consumer, w))
         .await?;
-    answer(&req, "holds", found(page, "consumer", &name)?, w)
+    answer(req, key, found(found_page, "consumer", &name)?, w)
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
