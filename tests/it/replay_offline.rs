@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 use convoy_tests::scenario::{consumer, post_ok, resource_with_v1};
 use convoy_tests::{convoy_bin, Cluster, ClusterOptions};
-use serde_json::json;
+use serde_json::{json, Value};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow::Result<()> {
-    let mut cluster = Cluster::start_with(ClusterOptions {
+/// A three-server cluster that snapshots every 20 entries, holding `app` v1, a 4-node consumer `web`,
+/// `fillers` more resources (a snapshot and a log tail after it) and one deployment paused with `pause`'s
+/// body, then aborted; answers the cluster and the deployment's id.
+async fn paused_then_aborted(fillers: usize, pause: Value) -> anyhow::Result<(Cluster, String)> {
+    let cluster = Cluster::start_with(ClusterOptions {
         snapshot_every: 20,
         snapshot_max_every: Some(20),
         ..ClusterOptions::for_tests(3)
@@ -21,8 +23,7 @@ async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow
     let api = cluster.server(leader).client();
     resource_with_v1(&api, "app").await?;
     consumer(&api, "web", 4).await?;
-    // Enough entries for a snapshot and a log tail after it.
-    for k in 0..45 {
+    for k in 0..fillers {
         post_ok(&api, "/v1/resources", json!({"name": format!("r-{k}")})).await?;
     }
     let started = post_ok(
@@ -32,13 +33,14 @@ async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow
     )
     .await?;
     let id = started["id"].as_str().unwrap().to_string();
-    post_ok(
-        &api,
-        &format!("/v1/deployments/{id}/pause"),
-        json!({"message": "looking"}),
-    )
-    .await?;
+    post_ok(&api, &format!("/v1/deployments/{id}/pause"), pause).await?;
     post_ok(&api, &format!("/v1/deployments/{id}/abort"), json!({})).await?;
+    Ok((cluster, id))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow::Result<()> {
+    let (mut cluster, id) = paused_then_aborted(45, json!({"message": "looking"})).await?;
 
     // Every server at one index with one digest; then stop server 3 cleanly.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -127,32 +129,11 @@ async fn replaying_a_stopped_servers_log_reaches_the_clusters_digest() -> anyhow
 }
 
 /// The chaos harness judges the states a stopped cluster's logs went through with the simulator's state
-/// checkers (`convoy_lab::chaos::replayed`): a real cluster's pinned subscription, paused and aborted
-/// deployment pass, and a data dir that does not replay is a violation, not a silent skip.
+/// checkers (`convoy_lab::chaos::replayed`): a real cluster's paused and aborted deployment
+/// passes, and a data dir that does not replay is a violation, not a silent skip.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chaos_harness_judges_every_replayed_state() -> anyhow::Result<()> {
-    let mut cluster = Cluster::start_with(ClusterOptions {
-        snapshot_every: 20,
-        snapshot_max_every: Some(20),
-        ..ClusterOptions::for_tests(3)
-    })
-    .await?;
-    let leader = cluster.wait_leader(Duration::from_secs(15)).await?;
-    let api = cluster.server(leader).client();
-    resource_with_v1(&api, "app").await?;
-    consumer(&api, "web", 4).await?;
-    for k in 0..25 {
-        post_ok(&api, "/v1/resources", json!({"name": format!("r-{k}")})).await?;
-    }
-    let started = post_ok(
-        &api,
-        "/v1/deployments",
-        json!({"consumer": "web", "resource": "app", "version": 1, "pulse_interval_ms": 60000}),
-    )
-    .await?;
-    let id = started["id"].as_str().unwrap().to_string();
-    post_ok(&api, &format!("/v1/deployments/{id}/pause"), json!({})).await?;
-    post_ok(&api, &format!("/v1/deployments/{id}/abort"), json!({})).await?;
+    let (mut cluster, _) = paused_then_aborted(25, json!({})).await?;
     for s in [1, 2, 3] {
         cluster.server_mut(s).terminate();
     }

@@ -36,6 +36,32 @@ pub async fn get_ok(api: &RawClient, path: &str) -> anyhow::Result<Value> {
     Ok(answer)
 }
 
+/// Every route of `routes` refuses a bad `offset` or `limit` (zero, past the bounds, not a number, 10,000
+/// digits, empty) with a 400 whose message names the parameter and stays short (the value cut).
+pub async fn refuses_bad_pages(api: &RawClient, routes: &[&str]) -> anyhow::Result<()> {
+    let huge = "9".repeat(10_000);
+    for route in routes {
+        for (query, name) in [
+            ("limit=0", "limit"),
+            ("limit=1001", "limit"),
+            ("limit=ten", "limit"),
+            (&*format!("limit={huge}"), "limit"),
+            ("offset=-1", "offset"),
+            ("offset=100000001", "offset"),
+            ("offset=0&limit=", "limit"),
+        ] {
+            let (status, body) = api.get(&format!("{route}?{query}")).await?;
+            let message = body["error"]["message"].as_str().unwrap_or_default();
+            ensure!(
+                status == 400 && message.starts_with(name) && message.len() < 200,
+                "{route}?{}: {status} {body}",
+                &query[..query.len().min(40)]
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Creates `resource` with one published version (version 1).
 pub async fn resource_with_v1(api: &RawClient, resource: &str) -> anyhow::Result<()> {
     post_ok(api, "/v1/resources", json!({"name": resource})).await?;
